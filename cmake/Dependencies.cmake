@@ -1,0 +1,54 @@
+# Finds every third-party dependency and exposes each as a target:
+#   rlwb::torch  LibTorch from the pinned torch wheel (CUDA-enabled; runs on CPU)
+#   rlwb::zmq    libzmq + cppzmq      rlwb::seccomp  libseccomp
+#   SQLiteCpp, yaml-cpp, nlohmann_json::nlohmann_json, GTest::gtest_main
+# Only targets that need LibTorch link rlwb::torch: its headers are the slow
+# part of a build.
+
+set(RLWB_PYTHON "python3" CACHE STRING "Python interpreter that has the torch wheel")
+execute_process(
+  COMMAND ${RLWB_PYTHON} -c "import torch, os; print(torch.utils.cmake_prefix_path); print(os.path.dirname(torch.__file__))"
+  OUTPUT_VARIABLE _torch_out RESULT_VARIABLE _torch_rc ERROR_QUIET
+  OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT _torch_rc EQUAL 0)
+  message(FATAL_ERROR "RLWB needs the torch wheel: '${RLWB_PYTHON} -c \"import torch\"' failed. "
+                      "Run scripts/setup.sh, or pass -DRLWB_PYTHON=/path/to/python-with-torch.")
+endif()
+string(REPLACE "\n" ";" _torch_out "${_torch_out}")
+list(GET _torch_out 0 TORCH_CMAKE_PREFIX)
+list(GET _torch_out 1 TORCH_PACKAGE_DIR)
+list(APPEND CMAKE_PREFIX_PATH ${TORCH_CMAKE_PREFIX})
+
+# Torch's CMake probes the GPU's architecture with a CUDA try_run that fails on
+# a machine without a GPU (and with CMake 3.25 + C++20). Naming the target
+# architectures skips the probe: Ampere and Hopper.
+if(NOT DEFINED ENV{TORCH_CUDA_ARCH_LIST})
+  set(ENV{TORCH_CUDA_ARCH_LIST} "8.0;9.0")
+endif()
+find_package(Torch REQUIRED)
+
+# libtorch_cuda needs the NCCL/CUDA libraries of the wheel's nvidia-* packages
+# (newer than the system's); tell the linker where they are. At run time
+# libtorch's own RPATH finds them.
+get_filename_component(_site_packages ${TORCH_PACKAGE_DIR} DIRECTORY)
+file(GLOB _nvidia_lib_dirs LIST_DIRECTORIES true ${_site_packages}/nvidia/*/lib)
+string(REPLACE ";" ":" _nvidia_rpath_link "${_nvidia_lib_dirs}")
+add_library(rlwb_torch INTERFACE)
+target_link_libraries(rlwb_torch INTERFACE ${TORCH_LIBRARIES})
+target_include_directories(rlwb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+target_link_options(rlwb_torch INTERFACE "-Wl,-rpath-link,${_nvidia_rpath_link}")
+add_library(rlwb::torch ALIAS rlwb_torch)
+
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
+add_library(rlwb_zmq INTERFACE)
+target_link_libraries(rlwb_zmq INTERFACE PkgConfig::ZMQ)
+add_library(rlwb::zmq ALIAS rlwb_zmq)
+add_library(rlwb::seccomp ALIAS PkgConfig::SECCOMP)
+
+find_package(SQLiteCpp REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(GTest REQUIRED)
+find_package(Threads REQUIRED)

@@ -1,0 +1,99 @@
+// Batch: the one container that moves between dataflow nodes (HybridFlow's
+// DataProto). Used by the controller, the wire codec, dispatch and every
+// worker method.
+//
+// A Batch has `rows()` rows shared by all columns:
+//   - tensor columns: name -> torch::Tensor whose dim 0 is the row dimension;
+//   - object columns: name -> one JSON value per row (prompt text, ground
+//     truth, sandbox verdicts, ...);
+//   - meta: one JSON object for the whole batch (temperature, metrics, ...).
+// A Batch with no columns has 0 rows. Every operation that breaks the row
+// invariant throws BatchError with a message that names the column.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <torch/types.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rlwb::core {
+
+class BatchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Batch {
+ public:
+  using Json = nlohmann::json;
+
+  Batch() = default;
+
+  // Number of rows; 0 when there are no columns.
+  int64_t rows() const;
+  bool empty() const { return tensors_.empty() && objects_.empty(); }
+
+  // Columns. set_* checks that the row count matches the existing columns
+  // (any count is accepted for the first column). A 0-dim tensor cannot be a
+  // column (it has no row dimension): keep scalars in meta or as shape {1}.
+  void set_tensor(const std::string& name, torch::Tensor value);
+  void set_objects(const std::string& name, std::vector<Json> values);
+  const torch::Tensor& tensor(const std::string& name) const;  // throws if absent
+  const std::vector<Json>& objects(const std::string& name) const;  // throws if absent
+  bool has(const std::string& name) const;
+  bool has_tensor(const std::string& name) const { return tensors_.count(name) > 0; }
+  bool has_objects(const std::string& name) const { return objects_.count(name) > 0; }
+  void erase(const std::string& name);
+  // All column names, tensor and object, sorted.
+  std::vector<std::string> column_names() const;
+
+  const std::map<std::string, torch::Tensor>& tensors() const { return tensors_; }
+  const std::map<std::string, std::vector<Json>>& object_columns() const { return objects_; }
+  Json& meta() { return meta_; }
+  const Json& meta() const { return meta_; }
+
+  // A new Batch with only the named columns (tensor or object; meta kept).
+  // Throws naming the first missing column.
+  Batch select(const std::vector<std::string>& names) const;
+
+  // Rows [begin, end) of every column; tensors are views, not copies.
+  Batch slice(int64_t begin, int64_t end) const;
+
+  // Splits into n parts of ceil(rows/n) rows each. With pad=true the last
+  // rows are repeated (copies of row 0.. from the start) so every part has
+  // the same size, and meta["_pad_rows"] of the returned parts' owner is
+  // reported through `padded_rows`. With pad=false the rows must divide
+  // evenly or BatchError is thrown.
+  std::vector<Batch> chunk(int64_t n, bool pad = false, int64_t* padded_rows = nullptr) const;
+
+  // Concatenates along rows. All parts must have the same columns and
+  // dtypes; meta is taken from the first part.
+  static Batch concat(const std::vector<Batch>& parts);
+
+  // Adds the other batch's columns to this one. A column present in both
+  // must be equal (same dtype, shape and values), otherwise BatchError names
+  // it: a union never overwrites silently. Meta keys merge the same way.
+  void union_with(const Batch& other);
+
+  // Repeats every row n times: interleave=true gives r0 r0 r1 r1 ..., false
+  // gives r0 r1 ... r0 r1 ... (GRPO's n samples per prompt use interleave).
+  Batch repeat(int64_t n, bool interleave = true) const;
+
+  // Rows in the given order (a permutation or any index list).
+  Batch reorder(const std::vector<int64_t>& index) const;
+
+  // Moves every tensor to the device (no-op for tensors already there).
+  Batch to(const torch::Device& device) const;
+
+ private:
+  void check_rows(const std::string& name, int64_t n) const;
+
+  std::map<std::string, torch::Tensor> tensors_;
+  std::map<std::string, std::vector<Json>> objects_;
+  Json meta_ = Json::object();
+};
+
+}  // namespace rlwb::core

@@ -1,0 +1,5 @@
+// Version of RLWB (CLI, runs table).
+#pragma once
+namespace rlwb::core {
+const char* version();
+}  // namespace rlwb::core
