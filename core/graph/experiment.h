@@ -3,7 +3,8 @@
 // anything starts. Used by the CLI (rlwb run / rlwb validate), the controller
 // and the GUI editor. No LibTorch here.
 //
-// File shape (see docs/ARCHITECTURE.md for every key):
+// File shape (docs/graph-file.md has every key, the override syntax and the
+// checks):
 //   name: demo            algorithm: grpo          seed: 1
 //   pools:   {main: {workers: 2, device: cpu}}
 //   models:  {actor: {role: actor, pool: main, parallel: {dp: 2, tp: 1, pp: 1}, config: {...}}}
@@ -30,11 +31,13 @@ struct PoolSpec {
   std::string name;
   int workers = 1;            // processes in the pool
   std::string device = "cpu"; // "cpu" or "cuda" (one GPU per worker)
+  bool operator==(const PoolSpec&) const = default;
 };
 
 struct ParallelSpec {
   int dp = 1, tp = 1, pp = 1;
   int world() const { return dp * tp * pp; }
+  bool operator==(const ParallelSpec&) const = default;
 };
 
 struct ModelSpec {
@@ -43,21 +46,25 @@ struct ModelSpec {
   std::string pool;
   ParallelSpec parallel;
   nlohmann::json config = nlohmann::json::object();  // passed to the role's init
+  bool operator==(const ModelSpec&) const = default;
 };
 
 struct RewardSpec {
   std::string name;
   std::string type;
   nlohmann::json config = nlohmann::json::object();
+  bool operator==(const RewardSpec&) const = default;
 };
 
 struct NodeSpec {
   std::string id;
-  std::string call;              // as written: "actor.generate", "builtin.grpo_advantage"
+  std::string call;              // as written: "actor.generate", "builtin.grpo_advantage";
+                                 // the saved file takes the call from here
   std::string target;            // part before the first '.'
   std::string method;            // part after it
   std::vector<std::string> in, out;
   int line = 0;                  // 1-based line in the file, 0 when unknown
+  bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
 };
 
 struct Experiment {
@@ -74,18 +81,42 @@ struct Experiment {
   nlohmann::json layout = nlohmann::json::object();
   nlohmann::json raw = nlohmann::json::object();  // the whole resolved document
 
+  // Where each key was written: dotted path ("trainer.steps", "nodes.2.in",
+  // "models.actor.parallel.dp"; list items by 0-based index) -> 1-based line
+  // in `file` as written. Lines always refer to the file, also after
+  // overrides; a key that an override added or replaced wholesale has no
+  // line of its own. Empty for experiments built in code.
+  std::map<std::string, int> lines;
+  std::vector<std::string> overrides;  // as given to the loader, in order
+
   int steps() const { return trainer.value("steps", 1); }
+  // Line of `path`, else of its nearest ancestor that has one; 0 if none.
+  int line_of(const std::string& path) const;
 };
 
+// True when `a` and `b` describe the same experiment: every field and `raw`
+// equal, ignoring where they came from (file, text, lines, overrides, node
+// lines). A saved and reloaded experiment is the same_content as the original.
+bool same_content(const Experiment& a, const Experiment& b);
+
+enum class Severity { error, warning };
+
 // One problem found in a graph file. `node` is empty for file-level issues.
+// Warnings (e.g. layout for a node that does not exist) do not stop a run.
 struct GraphIssue {
   std::string file;
   int line = 0;
   std::string node;
   std::string message;  // what is wrong
   std::string hint;     // what to do about it
-  std::string to_string() const;  // "file:line: node 'x': message (hint: ...)"
+  Severity severity = Severity::error;
+  // "file:line: node 'x': message (hint: ...)"; warnings say "warning: "
+  // after the location; the line is left out when 0, the file when empty.
+  std::string to_string() const;
 };
+
+// True when any issue is an error (not just a warning).
+bool has_errors(const std::vector<GraphIssue>& issues);
 
 class GraphError : public std::runtime_error {
  public:
@@ -108,17 +139,38 @@ struct MethodCatalog {
   int machine_cpu_workers = 64;  // most CPU worker processes we allow
 };
 
-// Parses YAML text, applies overrides ("trainer.steps=5", value parsed as
-// YAML), fills the structs. Throws GraphError (syntax errors with line).
+// Parses YAML text, applies overrides, fills the structs. Throws GraphError
+// with every problem found: YAML syntax errors (with line), malformed or
+// unresolvable overrides, duplicate keys and values of the wrong type (with
+// line and hint). Overrides, applied in order (Hydra style):
+//   key.path=value    replace a key that exists (value parsed as YAML:
+//                     5 int, 0.1 float, true bool, [a, b] list, text string)
+//   +key.path=value   add a key that does not exist yet (creates maps on the
+//                     way; on a list, index == size appends)
+//   ++key.path=value  replace, or add when missing
+//   ~key.path         remove a key or list item
+// Path segments are map keys, 0-based list indices, or on a list of maps
+// the `id` of an item ("nodes.gen.out=[responses]").
+// `text` is the input as given when there are no overrides, and
+// experiment_to_yaml() of the result when there are.
 Experiment load_experiment_text(const std::string& text, const std::string& file,
                                 const std::vector<std::string>& overrides = {});
 Experiment load_experiment_file(const std::string& path,
                                 const std::vector<std::string>& overrides = {});
 
-// Every problem in the experiment, in file order; empty when it can run.
+// Every problem in the experiment, in file order (issues without a line
+// last); no errors (has_errors() false) when it can run.
 std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodCatalog& catalog);
 
-// Serialises back to YAML (the GUI's save). Keys in the canonical order.
+// Serialises back to YAML (the GUI's save). Keys in the canonical order:
+// name, algorithm, seed, pools, models, rewards, task, trainer, nodes,
+// layout, then other keys sorted; inside a pool workers, device; a model
+// role, pool, parallel {dp, tp, pp}, config; a reward type, config; a node
+// id, call, in, out; other maps sorted. Lists of scalars, `parallel` and
+// layout entries are flow style (`in: [a, b]`). Struct fields win over `raw`;
+// keys only in `raw` are kept. A key is written when the loaded file had it
+// or its value differs from the default. Loading the result and saving it
+// again gives the same bytes.
 std::string experiment_to_yaml(const Experiment& exp);
 
 }  // namespace rlwb::core

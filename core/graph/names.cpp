@@ -1,0 +1,67 @@
+// Name lists and "did you mean" matching for graph messages.
+#include "core/graph/names.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace rlwb::core::graph_detail {
+namespace {
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string list_names(const std::vector<std::string>& names) {
+  if (names.empty()) return "(none)";
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+std::vector<std::string> similar_names(const std::string& name,
+                                       const std::vector<std::string>& candidates) {
+  const std::string wanted = lower(name);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const auto& candidate : candidates) {
+    if (candidate == name) continue;
+    const std::string other = lower(candidate);
+    std::size_t distance = edit_distance(wanted, other);
+    std::size_t shorter = std::min(wanted.size(), other.size());
+    bool close = distance <= std::max<std::size_t>(1, shorter / 3);
+    bool contains = shorter >= 3 && (wanted.find(other) != std::string::npos ||
+                                     other.find(wanted) != std::string::npos);
+    if (close || contains) scored.emplace_back(distance, candidate);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> names;
+  for (auto& [_, candidate] : scored)
+    if (std::find(names.begin(), names.end(), candidate) == names.end()) names.push_back(candidate);
+  return names;
+}
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  auto similar = similar_names(name, candidates);
+  return similar.empty() ? std::string() : " did you mean '" + similar.front() + "'?";
+}
+
+}  // namespace rlwb::core::graph_detail

@@ -1,0 +1,31 @@
+// validate_experiment: runs every check family and returns what they find in
+// file order.
+#include "core/graph/checks.h"
+
+#include <algorithm>
+
+namespace rlwb::core {
+
+namespace graph_detail {
+int IssueList::node_line(std::size_t index, const std::string& field) const {
+  const NodeSpec& node = exp_.nodes.at(index);
+  const std::string path = "nodes." + std::to_string(index);
+  if (exp_.line_of(path) != node.line) return node.line;  // nodes edited since loading
+  return exp_.line_of(field.empty() ? path : path + "." + field);
+}
+}  // namespace graph_detail
+
+std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodCatalog& catalog) {
+  std::vector<GraphIssue> issues;
+  graph_detail::IssueList out(exp, issues);
+  graph_detail::check_resources(out, catalog);
+  graph_detail::check_node_calls(out, catalog);
+  graph_detail::check_dataflow(out, catalog);
+  std::stable_sort(issues.begin(), issues.end(), [](const GraphIssue& a, const GraphIssue& b) {
+    auto key = [](const GraphIssue& i) { return i.line > 0 ? i.line : INT32_MAX; };
+    return key(a) < key(b);
+  });
+  return issues;
+}
+
+}  // namespace rlwb::core

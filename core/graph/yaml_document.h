@@ -1,0 +1,47 @@
+// Internal to core/graph: YAML text <-> JSON value, keeping the line of
+// every key. The loader reads graph files and override values through it;
+// the writer emits through it. Scalars resolve by the YAML 1.2 core schema:
+// quoted -> string; plain null/~/empty -> null; true/false -> bool;
+// 12, 0x1f, 0o17 -> int; 1.5, 1e-3, .inf, .nan -> float; anything else ->
+// string (so yes/no/on/off stay strings).
+#pragma once
+
+#include "core/graph/experiment.h"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rlwb::core::graph_detail {
+
+using LineMap = std::map<std::string, int>;
+
+// Joins a dotted path: join_path("nodes", "2") == "nodes.2", join_path("", "a") == "a".
+std::string join_path(const std::string& parent, const std::string& key);
+
+// Parses one YAML document. Syntax errors become one issue with the line;
+// duplicate and non-scalar keys become issues too (the rest still parses).
+// Records the 1-based line of each key (and list item) in `lines`.
+nlohmann::json parse_yaml_document(const std::string& text, const std::string& file,
+                                   LineMap& lines, std::vector<GraphIssue>& issues);
+
+// What a plain (unquoted) scalar means under the core schema.
+nlohmann::json resolve_plain_scalar(const std::string& text);
+
+// How a map's keys are ordered and whether it or a list is written inline.
+struct YamlShape {
+  std::vector<std::string> first_keys;  // in this order, then the rest sorted
+  bool flow = false;
+};
+// Path of the value being written, list items as "#": {"models", "*"} style
+// matching is up to the callback.
+using ShapeOf = YamlShape (*)(const std::vector<std::string>& path);
+
+// Writes `value` as block YAML ending in a newline. Strings that would read
+// back as something else are quoted; floats use the shortest text that reads
+// back to the same double.
+std::string emit_yaml(const nlohmann::json& value, ShapeOf shape_of);
+
+}  // namespace rlwb::core::graph_detail
