@@ -1,3 +1,55 @@
-// rlwb: the command line. Placeholder until the CLI lands.
-#include <cstdio>
-int main() { std::puts("rlwb: not built yet"); return 1; }
+// rlwb: the command line. Argument parsing only; the work is in core/ and
+// workers/.
+//   rlwb run FILE [key.path=value ...] [--db PATH] [--name NAME] [--transport ipc|tcp]
+//   rlwb validate FILE [key.path=value ...]
+//   rlwb runs list [--db PATH]
+//   rlwb runs show ID [--db PATH]
+//   rlwb --version
+#include "app/commands.h"
+#include "core/common/version.h"
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr const char* kUsage = R"(usage:
+  rlwb run FILE [key.path=value ...] [--db PATH] [--name NAME] [--transport ipc|tcp]
+      run an experiment graph file (Ctrl-C stops it cleanly; the run is kept as 'interrupted')
+  rlwb validate FILE [key.path=value ...]
+      check a graph file and list every problem, without starting anything
+  rlwb runs list [--db PATH]
+  rlwb runs show ID [--db PATH]
+      read the tracking database (default runs/rlwb.db)
+  rlwb --version
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::cout << "rlwb " << rlwb::core::version() << "\n";
+    return 0;
+  }
+  try {
+    rlwb::app::CommandLine cl = rlwb::app::parse_command_line(args);
+    if (cl.command == "run") return rlwb::app::cmd_run(cl, argv[0]);
+    if (cl.command == "validate") return rlwb::app::cmd_validate(cl);
+    if (cl.command == "runs") return rlwb::app::cmd_runs(cl);
+    std::cerr << "rlwb: unknown command '" << cl.command << "'\n" << kUsage;
+    return 2;
+  } catch (const rlwb::app::UsageError& e) {
+    std::cerr << "rlwb: " << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "rlwb: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -52,3 +52,7 @@ find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
+
+# NCCL's header matching the wheel's libnccl (only workers/spmd_nccl.cpp uses it).
+find_path(RLWB_NCCL_INCLUDE_DIR nccl.h PATHS ${_site_packages}/nvidia/nccl/include /usr/local/cuda/include
+          NO_DEFAULT_PATH)

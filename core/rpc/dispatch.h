@@ -1,0 +1,57 @@
+// Dispatch modes: how one call on a worker group becomes one call per rank,
+// and how the per-rank replies become one result. The mode is declared next
+// to the worker method (workers/method_registry.h) and reaches the
+// controller when the worker registers; callers never name it.
+//   broadcast      same input to every rank; result = rank 0's reply, all kept
+//   rank0          only rank 0 runs it
+//   split_dp       rows chunked over all ranks (padded when uneven, padding
+//                  stripped after), replies concatenated in rank order
+//   split_dp_mesh  rows chunked over the DP groups of a (dp, pp, tp) mesh;
+//                  every tp/pp rank of a DP group gets the same chunk; only
+//                  collectors (tp == 0, last pp stage) are concatenated
+//   all_to_all     the caller gives one input per rank; replies concatenated
+// Pure functions on Batch: unit-tested without processes.
+#pragma once
+
+#include "core/batch/batch.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlwb::core {
+
+enum class DispatchMode { broadcast, rank0, split_dp, split_dp_mesh, all_to_all };
+
+std::string dispatch_mode_name(DispatchMode mode);
+DispatchMode dispatch_mode_from_name(const std::string& name);  // throws std::invalid_argument
+
+// Parallel layout of a group. Rank r has coordinates with tp fastest:
+// r = (dp_index * pp + pp_index) * tp + tp_index.
+struct Mesh {
+  int dp = 1, pp = 1, tp = 1;
+  int world() const { return dp * pp * tp; }
+  int dp_index(int rank) const { return rank / (pp * tp); }
+  int pp_index(int rank) const { return (rank / tp) % pp; }
+  int tp_index(int rank) const { return rank % tp; }
+  bool is_collector(int rank) const { return tp_index(rank) == 0 && pp_index(rank) == pp - 1; }
+};
+
+struct DispatchPlan {
+  std::vector<std::optional<Batch>> inputs;  // per rank; nullopt = rank not called
+  int64_t input_rows = 0;                    // rows before padding
+  int64_t padded_rows = 0;                   // rows added to even out the chunks
+  int parts = 1;                             // number of chunks the rows were split into
+};
+
+// per_rank is used by all_to_all only (must have world() entries).
+DispatchPlan plan_dispatch(DispatchMode mode, const Mesh& mesh, const Batch& input,
+                           const std::vector<Batch>& per_rank = {});
+
+// Turns per-rank replies (same indexing as plan.inputs; unused ranks empty)
+// into the group's result. Padding is stripped in proportion to the rows a
+// rank returned per row it received (a method may return k rows per row).
+Batch collect_replies(DispatchMode mode, const Mesh& mesh, const DispatchPlan& plan,
+                      const std::vector<Batch>& replies);
+
+}  // namespace rlwb::core

@@ -1,0 +1,358 @@
+#include "core/rpc/rpc_server.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace rlwb::core {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::json;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+struct PendingCall {
+  std::string worker, model, method;
+  std::promise<Batch> promise;
+  Clock::time_point deadline;
+};
+
+struct WorkerState {
+  WorkerInfo info;
+  Clock::time_point last_seen;
+};
+
+}  // namespace
+
+struct RpcServer::Impl {
+  RpcOptions options;
+  zmq::context_t context{1};
+  zmq::socket_t router{context, zmq::socket_type::router};
+  std::string address;
+  int wake_fd = -1;
+
+  mutable std::mutex mu;  // guards everything below
+  std::deque<std::vector<zmq::message_t>> outbox;
+  std::map<uint64_t, PendingCall> pending;
+  std::map<std::string, WorkerState> workers;
+  std::condition_variable registered_cv;
+  uint64_t next_id = 1;
+
+  std::atomic<bool> stopping{false};
+  std::thread io_thread;
+
+  void wake() {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = write(wake_fd, &one, sizeof one);
+  }
+
+  // Fails a pending call with an error attributed to its worker. Caller holds mu.
+  void fail_locked(uint64_t id, const std::string& message) {
+    auto it = pending.find(id);
+    if (it == pending.end()) return;
+    RemoteErrorInfo info;
+    auto w = workers.find(it->second.worker);
+    if (w != workers.end()) {
+      info.group = w->second.info.group;
+      info.rank = w->second.info.rank;
+      info.host = w->second.info.host;
+      info.pid = w->second.info.pid;
+    } else {
+      info.group = it->second.worker;
+    }
+    info.model = it->second.model;
+    info.method = it->second.method;
+    info.message = message;
+    it->second.promise.set_exception(std::make_exception_ptr(RemoteError(info)));
+    pending.erase(it);
+  }
+
+  void mark_dead_locked(const std::string& id, const std::string& reason) {
+    auto w = workers.find(id);
+    if (w != workers.end()) {
+      if (!w->second.info.alive) return;
+      w->second.info.alive = false;
+      w->second.info.death_reason = reason;
+    }
+    std::vector<uint64_t> ids;
+    for (auto& [rid, call] : pending)
+      if (call.worker == id) ids.push_back(rid);
+    for (auto rid : ids) fail_locked(rid, reason);
+  }
+
+  void send_control(const std::string& worker, const char* kind) {
+    std::vector<zmq::message_t> frames;
+    frames.emplace_back(worker.data(), worker.size());
+    encode_message(Json{{"kind", kind}}, Batch{}, frames);
+    std::lock_guard<std::mutex> lock(mu);
+    outbox.push_back(std::move(frames));
+  }
+
+  void handle_incoming(std::vector<zmq::message_t>& frames) {
+    if (frames.size() < 2) return;  // identity + at least a header
+    std::string from = frames[0].to_string();
+    Message msg;
+    try {
+      msg = decode_message(frames, 1);
+    } catch (const WireError& e) {
+      // A reply we cannot read: fail whatever that worker was doing rather
+      // than leave its caller waiting.
+      std::lock_guard<std::mutex> lock(mu);
+      std::vector<uint64_t> ids;
+      for (auto& [rid, call] : pending)
+        if (call.worker == from) ids.push_back(rid);
+      for (auto rid : ids) fail_locked(rid, std::string("unreadable reply: ") + e.what());
+      return;
+    }
+    const Json& h = msg.header;
+    std::string kind = h.value("kind", "");
+    std::lock_guard<std::mutex> lock(mu);
+    auto now = Clock::now();
+    if (kind == wire_kind::kRegister) {
+      WorkerState& w = workers[from];
+      w.info.id = from;
+      w.info.group = h.value("group", "");
+      w.info.rank = h.value("rank", 0);
+      w.info.world = h.value("world", 1);
+      w.info.host = h.value("host", "");
+      w.info.pid = h.value("pid", 0);
+      w.info.roles = h.value("roles", Json::object());
+      w.info.devices = h.value("devices", Json::array());
+      w.info.alive = true;
+      w.info.death_reason.clear();
+      w.last_seen = now;
+      std::vector<zmq::message_t> welcome;
+      welcome.emplace_back(from.data(), from.size());
+      encode_message(Json{{"kind", wire_kind::kWelcome}}, Batch{}, welcome);
+      outbox.push_back(std::move(welcome));
+      registered_cv.notify_all();
+      return;
+    }
+    auto w = workers.find(from);
+    if (w != workers.end()) w->second.last_seen = now;
+    if (kind != wire_kind::kReply) return;  // heartbeat or unknown: liveness only
+    uint64_t id = h.value("id", uint64_t{0});
+    auto it = pending.find(id);
+    if (it == pending.end()) return;  // late reply of a call already failed
+    if (h.value("status", "") == "ok") {
+      it->second.promise.set_value(std::move(msg.batch));
+      pending.erase(it);
+    } else {
+      auto info = RemoteErrorInfo::from_json(h.value("error", Json::object()));
+      it->second.promise.set_exception(std::make_exception_ptr(RemoteError(info)));
+      pending.erase(it);
+    }
+  }
+
+  void check_deadlines(Clock::time_point& last_beat) {
+    auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<uint64_t> expired;
+    for (auto& [id, call] : pending)
+      if (now > call.deadline) expired.push_back(id);
+    for (auto id : expired) fail_locked(id, "no reply within the call's timeout");
+    for (auto& [id, w] : workers) {
+      if (!w.info.alive) continue;
+      double silent = seconds_between(w.last_seen, now);
+      if (silent * 1000 > options.dead_after.count()) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "worker stopped responding: no heartbeat for %.1f s", silent);
+        mark_dead_locked(id, buf);
+      }
+    }
+    if (now - last_beat >= options.heartbeat_interval) {
+      last_beat = now;
+      for (auto& [id, w] : workers) {
+        if (!w.info.alive) continue;
+        std::vector<zmq::message_t> beat;
+        beat.emplace_back(id.data(), id.size());
+        encode_message(Json{{"kind", wire_kind::kHeartbeat}}, Batch{}, beat);
+        outbox.push_back(std::move(beat));
+      }
+    }
+  }
+
+  void flush_outbox() {
+    std::deque<std::vector<zmq::message_t>> batch;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      batch.swap(outbox);
+    }
+    for (auto& frames : batch) {
+      std::string to = frames[0].to_string();
+      try {
+        for (size_t i = 0; i < frames.size(); ++i)
+          router.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+      } catch (const zmq::error_t& e) {
+        // ROUTER_MANDATORY: the peer is gone. Fail its calls.
+        std::lock_guard<std::mutex> lock(mu);
+        mark_dead_locked(to, std::string("cannot reach worker: ") + e.what());
+      }
+    }
+  }
+
+  void run() {
+    auto last_beat = Clock::now();
+    std::vector<zmq::pollitem_t> items = {
+        {router.handle(), 0, ZMQ_POLLIN, 0},
+        {nullptr, wake_fd, ZMQ_POLLIN, 0},
+    };
+    while (!stopping) {
+      zmq::poll(items, std::chrono::milliseconds(50));
+      if (items[1].revents & ZMQ_POLLIN) {
+        uint64_t n;
+        [[maybe_unused]] auto r = read(wake_fd, &n, sizeof n);
+      }
+      // Drain everything that arrived, without blocking.
+      for (int i = 0; i < 1000; ++i) {
+        std::vector<zmq::message_t> frames;
+        zmq::message_t part;
+        if (!router.recv(part, zmq::recv_flags::dontwait)) break;
+        frames.push_back(std::move(part));
+        while (frames.back().more()) {
+          zmq::message_t next;
+          if (!router.recv(next, zmq::recv_flags::none)) break;
+          frames.push_back(std::move(next));
+        }
+        handle_incoming(frames);
+      }
+      flush_outbox();
+      check_deadlines(last_beat);
+      flush_outbox();
+    }
+  }
+};
+
+RpcServer::RpcServer(const std::string& bind_address, RpcOptions options) : impl_(new Impl) {
+  impl_->options = options;
+  impl_->router.set(zmq::sockopt::router_mandatory, 1);
+  impl_->router.set(zmq::sockopt::linger, 0);
+  impl_->router.set(zmq::sockopt::router_handover, 1);  // a restarted worker takes its id back
+  try {
+    impl_->router.bind(bind_address);
+  } catch (const zmq::error_t& e) {
+    throw std::runtime_error("rpc: cannot bind controller socket to '" + bind_address + "': " + e.what() +
+                             " (is another run using it? pick another address)");
+  }
+  impl_->address = impl_->router.get(zmq::sockopt::last_endpoint);
+  impl_->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  impl_->io_thread = std::thread([this] { impl_->run(); });
+}
+
+RpcServer::~RpcServer() {
+  impl_->stopping = true;
+  impl_->wake();
+  if (impl_->io_thread.joinable()) impl_->io_thread.join();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<uint64_t> ids;
+  for (auto& [id, call] : impl_->pending) ids.push_back(id);
+  for (auto id : ids) impl_->fail_locked(id, "controller endpoint shut down");
+  close(impl_->wake_fd);
+}
+
+const std::string& RpcServer::address() const { return impl_->address; }
+
+void RpcServer::wait_for_workers(const std::vector<std::string>& ids, std::chrono::milliseconds timeout,
+                                 const std::function<std::string()>& abort_check) {
+  auto deadline = Clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  while (true) {
+    std::vector<std::string> missing;
+    for (auto& id : ids) {
+      auto it = impl_->workers.find(id);
+      if (it == impl_->workers.end() || !it->second.info.alive) missing.push_back(id);
+    }
+    if (missing.empty()) return;
+    if (abort_check) {
+      lock.unlock();
+      std::string reason = abort_check();
+      lock.lock();
+      if (!reason.empty()) throw std::runtime_error(reason);
+    }
+    if (Clock::now() > deadline) {
+      std::string names;
+      for (auto& m : missing) names += (names.empty() ? "" : ", ") + m;
+      throw std::runtime_error("workers did not register within " +
+                               std::to_string(timeout.count() / 1000.0).substr(0, 4) +
+                               " s: " + names + " (see their logs)");
+    }
+    impl_->registered_cv.wait_for(lock, std::chrono::milliseconds(50));
+  }
+}
+
+std::future<Batch> RpcServer::call(const std::string& worker, const std::string& model,
+                                   const std::string& method, Batch input, Json args, Json context,
+                                   std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = impl_->options.call_timeout;
+  std::vector<zmq::message_t> frames;
+  frames.emplace_back(worker.data(), worker.size());
+  std::future<Batch> future;
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  uint64_t id = impl_->next_id++;
+  PendingCall& call = impl_->pending[id];
+  call.worker = worker;
+  call.model = model;
+  call.method = method;
+  call.deadline = Clock::now() + timeout;
+  future = call.promise.get_future();
+  auto w = impl_->workers.find(worker);
+  if (w == impl_->workers.end() || !w->second.info.alive) {
+    impl_->fail_locked(id, w == impl_->workers.end() ? "worker is not registered"
+                                                     : "worker is dead: " + w->second.info.death_reason);
+    return future;
+  }
+  Json header = {{"kind", wire_kind::kCall}, {"id", id},     {"model", model},
+                 {"method", method},         {"args", args}, {"context", context}};
+  try {
+    encode_message(header, input, frames, impl_->options.wire);
+  } catch (const std::exception& e) {
+    impl_->fail_locked(id, std::string("cannot encode the call's input: ") + e.what());
+    return future;
+  }
+  impl_->outbox.push_back(std::move(frames));
+  impl_->wake();
+  return future;
+}
+
+void RpcServer::report_worker_death(const std::string& worker, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->mark_dead_locked(worker, reason);
+}
+
+std::vector<WorkerInfo> RpcServer::workers() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<WorkerInfo> out;
+  auto now = Clock::now();
+  for (auto& [id, w] : impl_->workers) {
+    out.push_back(w.info);
+    out.back().seconds_since_heartbeat = seconds_between(w.last_seen, now);
+  }
+  return out;
+}
+
+std::optional<WorkerInfo> RpcServer::worker(const std::string& id) const {
+  for (auto& w : workers())
+    if (w.id == id) return w;
+  return std::nullopt;
+}
+
+void RpcServer::shutdown_workers() {
+  std::vector<std::string> ids;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    for (auto& [id, w] : impl_->workers)
+      if (w.info.alive) ids.push_back(id);
+  }
+  for (auto& id : ids) impl_->send_control(id, wire_kind::kShutdown);
+  impl_->wake();
+}
+
+}  // namespace rlwb::core

@@ -1,0 +1,30 @@
+#include "workers/catalog.h"
+
+#include "core/controller/builtins.h"
+
+#include <filesystem>
+#include <thread>
+
+namespace rlwb::workers {
+
+static int count_gpus() {
+  // /dev/nvidia0, /dev/nvidia1, ... without loading CUDA in the controller.
+  int n = 0;
+  while (std::filesystem::exists("/dev/nvidia" + std::to_string(n))) ++n;
+  return n;
+}
+
+core::MethodCatalog build_catalog(const RoleRegistry& registry) {
+  core::MethodCatalog catalog;
+  for (auto& [role, methods] : registry.describe().items())
+    for (auto& [method, mode] : methods.items()) catalog.role_methods[role].insert(method);
+  for (auto& [name, fn] : core::builtin_nodes()) catalog.builtins.insert(name);
+  for (auto& [name, task] : core::task_sources()) catalog.task_columns[name] = task.columns;
+  catalog.machine_gpus = count_gpus();
+  // CPU workers may oversubscribe the cores (tests run 4 ranks on 2 cores),
+  // but not without bound.
+  catalog.machine_cpu_workers = std::max(8u, 4 * std::thread::hardware_concurrency());
+  return catalog;
+}
+
+}  // namespace rlwb::workers

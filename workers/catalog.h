@@ -1,0 +1,13 @@
+// The validator's catalog for this build: every registered role's methods,
+// the controller's builtins and task sources, and this machine's capacity.
+// Used by the CLI (rlwb run / validate), the GUI and tests.
+#pragma once
+
+#include "core/graph/experiment.h"
+#include "workers/method_registry.h"
+
+namespace rlwb::workers {
+
+core::MethodCatalog build_catalog(const RoleRegistry& registry = builtin_roles());
+
+}  // namespace rlwb::workers

@@ -1,0 +1,83 @@
+// Roles and their methods, as the worker process hosts them. A role (actor,
+// critic, reference, ...) is a class; each of its methods is registered
+// together with its dispatch mode, so the rule for fanning a call out lives
+// next to the method (the controller learns it at registration). The same
+// registry gives the graph validator its catalog of role methods.
+#pragma once
+
+#include "core/batch/batch.h"
+#include "core/rpc/dispatch.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rlwb::workers {
+
+class SpmdGroup;
+
+// What a role instance knows about where it runs.
+struct WorkerEnv {
+  std::string group, host, model;
+  int rank = 0, world = 1, pid = 0;
+  core::Mesh mesh;
+  std::string device = "cpu";
+  // The pool's c10d process group (created on first use, collectively).
+  std::function<SpmdGroup&()> spmd;
+};
+
+class Role {
+ public:
+  virtual ~Role() = default;
+};
+
+struct CallContext {
+  const nlohmann::json& args;     // per-call arguments from the controller
+  const nlohmann::json& context;  // run, step, node (profiling context)
+  WorkerEnv& env;
+};
+
+using MethodFn = std::function<core::Batch(Role&, const core::Batch&, CallContext&)>;
+using RoleFactory = std::function<std::unique_ptr<Role>(const nlohmann::json& config, WorkerEnv& env)>;
+
+struct MethodSpec {
+  std::string name;
+  core::DispatchMode mode = core::DispatchMode::split_dp;
+  MethodFn fn;
+};
+
+struct RoleSpec {
+  std::string name;
+  std::string description;
+  RoleFactory create;
+  std::vector<MethodSpec> methods;
+};
+
+class RoleRegistry {
+ public:
+  void add(RoleSpec spec);  // throws on a duplicate name
+  const RoleSpec* find(const std::string& role) const;
+  const MethodSpec* find_method(const std::string& role, const std::string& method) const;
+  // {role: {method: dispatch mode name}} -- sent in the register message.
+  nlohmann::json describe() const;
+  std::vector<std::string> role_names() const;
+
+ private:
+  std::map<std::string, RoleSpec> roles_;
+};
+
+// Typed helper: registers `fn` (a member-like lambda taking R&) as a method.
+template <class R>
+MethodSpec method(std::string name, core::DispatchMode mode,
+                  std::function<core::Batch(R&, const core::Batch&, CallContext&)> fn) {
+  return MethodSpec{std::move(name), mode, [fn](Role& role, const core::Batch& in, CallContext& ctx) {
+                      return fn(static_cast<R&>(role), in, ctx);
+                    }};
+}
+
+// Every role this build knows: the demo/test roles now, the model roles later.
+RoleRegistry& builtin_roles();
+
+}  // namespace rlwb::workers

@@ -1,0 +1,77 @@
+#include "workers/spmd_group.h"
+
+#include "workers/spmd_nccl.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <stdexcept>
+
+namespace rlwb::workers {
+
+struct SpmdGroup::Impl {
+  SpmdOptions options;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::Backend> gloo;
+  c10::intrusive_ptr<c10d::Backend> nccl;  // created on the first CUDA collective
+
+  c10d::Backend& backend_for(const torch::Tensor& t) {
+    if (!t.is_cuda()) return *gloo;
+    if (!nccl) nccl = make_nccl_backend(store, options.rank, options.world, options.timeout);
+    return *nccl;
+  }
+};
+
+SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
+  impl_->options = options;
+  if (options.world < 1 || options.rank < 0 || options.rank >= options.world)
+    throw std::invalid_argument("spmd: rank " + std::to_string(options.rank) + " outside world " +
+                                std::to_string(options.world));
+  c10d::TCPStoreOptions store_options;
+  store_options.port = static_cast<uint16_t>(options.store_port);
+  store_options.isServer = options.rank == 0;
+  store_options.numWorkers = options.world;
+  store_options.waitWorkers = false;
+  store_options.timeout = options.timeout;
+  try {
+    impl_->store = c10::make_intrusive<c10d::TCPStore>(options.store_host, store_options);
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create_default(options.timeout);
+    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world,
+                                                              gloo_options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("spmd: rank " + std::to_string(options.rank) + "/" + std::to_string(options.world) +
+                             " could not join the process group at " + options.store_host + ":" +
+                             std::to_string(options.store_port) + ": " + e.what());
+  }
+}
+
+SpmdGroup::~SpmdGroup() = default;
+
+int SpmdGroup::rank() const { return impl_->options.rank; }
+int SpmdGroup::world() const { return impl_->options.world; }
+
+void SpmdGroup::all_reduce_sum(torch::Tensor& tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  impl_->backend_for(tensor).allreduce(tensors)->wait(impl_->options.timeout);
+}
+
+void SpmdGroup::broadcast(torch::Tensor& tensor, int root) {
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::BroadcastOptions opts;
+  opts.rootRank = root;
+  impl_->backend_for(tensor).broadcast(tensors, opts)->wait(impl_->options.timeout);
+}
+
+std::vector<torch::Tensor> SpmdGroup::all_gather(const torch::Tensor& tensor) {
+  std::vector<std::vector<at::Tensor>> outputs(1);
+  for (int r = 0; r < world(); ++r) outputs[0].push_back(torch::empty_like(tensor));
+  std::vector<at::Tensor> inputs{tensor.contiguous()};
+  impl_->backend_for(tensor).allgather(outputs, inputs)->wait(impl_->options.timeout);
+  return outputs[0];
+}
+
+void SpmdGroup::barrier() {
+  impl_->gloo->barrier()->wait(impl_->options.timeout);
+}
+
+}  // namespace rlwb::workers

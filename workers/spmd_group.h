@@ -1,0 +1,43 @@
+// The SPMD side of a worker group: the ranks of one resource pool form a
+// torch c10d process group (Gloo for CPU tensors, NCCL for CUDA tensors),
+// rendezvousing through a c10d TCPStore served by rank 0. Collectives go
+// through torch's own distributed library; nothing here is hand-written
+// over ZeroMQ. Used by roles for gradient all-reduce and weight gathers.
+#pragma once
+
+#include <torch/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace rlwb::workers {
+
+struct SpmdOptions {
+  std::string store_host = "127.0.0.1";
+  int store_port = 0;        // chosen by the launcher; rank 0 serves it
+  int rank = 0, world = 1;
+  std::chrono::milliseconds timeout{60000};  // every collective is bounded
+};
+
+class SpmdGroup {
+ public:
+  explicit SpmdGroup(SpmdOptions options);
+  ~SpmdGroup();
+
+  int rank() const;
+  int world() const;
+  // In place; tensors on CPU use Gloo, on CUDA use NCCL.
+  void all_reduce_sum(torch::Tensor& tensor);
+  void broadcast(torch::Tensor& tensor, int root);
+  // Returns world() tensors shaped like `tensor`.
+  std::vector<torch::Tensor> all_gather(const torch::Tensor& tensor);
+  void barrier();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rlwb::workers
