@@ -155,7 +155,8 @@ struct Controller::Impl {
     }
     auto g = groups.find(node.target);
     if (g == groups.end()) throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
-    nlohmann::json context = {{"run", run_id}, {"step", step}, {"node", node.id}};
+    // The node's column names travel with the call so a method can serve any names.
+    nlohmann::json context = {{"run", run_id}, {"step", step}, {"node", node.id}, {"in", node.in}, {"out", node.out}};
     auto group_future = g->second->call(node.method, input, context);
     return std::async(std::launch::async, [f = std::move(group_future)]() mutable { return f.get().merged; });
   }

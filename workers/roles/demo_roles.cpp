@@ -16,6 +16,7 @@ using core::DispatchMode;
 struct DemoRole : Role {
   int sleep_ms = 0;     // simulated work per call, to show overlap
   double factor = 1.0;  // multiplies outputs of square/negate
+  int64_t fail_from_step = 1;  // `fail` throws from this step on (earlier steps pass)
 };
 
 void simulate_work(const DemoRole& role) {
@@ -23,6 +24,17 @@ void simulate_work(const DemoRole& role) {
 }
 
 torch::Tensor rank_column(int64_t rows, int rank) { return torch::full({rows}, rank, torch::kInt64); }
+
+// Column names: a graph node's in/out lists (sent in the call context) win
+// over the method's defaults, so one method serves any column names.
+std::string in_column(const CallContext& ctx, const char* fallback) {
+  const auto& in = ctx.context.value("in", nlohmann::json::array());
+  return in.empty() ? fallback : in[0].get<std::string>();
+}
+std::string out_column(const CallContext& ctx, const char* fallback) {
+  const auto& out = ctx.context.value("out", nlohmann::json::array());
+  return out.empty() ? fallback : out[0].get<std::string>();
+}
 
 }  // namespace
 
@@ -34,22 +46,24 @@ void register_demo_roles(RoleRegistry& registry) {
     auto role = std::make_unique<DemoRole>();
     role->sleep_ms = config.value("sleep_ms", 0);
     role->factor = config.value("factor", 1.0);
+    role->fail_from_step = config.value("fail_from_step", int64_t{1});
     return role;
   };
   using D = DemoRole;
   spec.methods = {
       method<D>("square", DispatchMode::split_dp,
-                [](D& r, const Batch& in, CallContext&) {
+                [](D& r, const Batch& in, CallContext& ctx) {
                   simulate_work(r);
+                  auto x = in.tensor(in_column(ctx, "x"));
                   Batch out;
-                  out.set_tensor("x_sq", in.tensor("x") * in.tensor("x") * r.factor);
+                  out.set_tensor(out_column(ctx, "x_sq"), x * x * r.factor);
                   return out;
                 }),
       method<D>("negate", DispatchMode::split_dp,
-                [](D& r, const Batch& in, CallContext&) {
+                [](D& r, const Batch& in, CallContext& ctx) {
                   simulate_work(r);
                   Batch out;
-                  out.set_tensor("x_neg", -in.tensor("x") * r.factor);
+                  out.set_tensor(out_column(ctx, "x_neg"), -in.tensor(in_column(ctx, "x")) * r.factor);
                   return out;
                 }),
       method<D>("tag_rank", DispatchMode::split_dp,
@@ -90,17 +104,22 @@ void register_demo_roles(RoleRegistry& registry) {
       method<D>("global_sum", DispatchMode::split_dp,
                 [](D&, const Batch& in, CallContext& ctx) {
                   // Each rank sums its chunk; c10d all-reduce gives every rank the total.
-                  auto total = in.tensor("x").to(torch::kFloat64).sum().reshape({1});
+                  auto total = in.tensor(in_column(ctx, "x")).to(torch::kFloat64).sum().reshape({1});
                   ctx.env.spmd().all_reduce_sum(total);
                   Batch out;
-                  out.set_tensor("total", total.expand({in.rows()}).contiguous());
+                  out.set_tensor(out_column(ctx, "total"), total.expand({in.rows()}).contiguous());
                   return out;
                 }),
       method<D>("expand", DispatchMode::split_dp,
                 [](D&, const Batch& in, CallContext&) { return in.select({"x"}).repeat(2, true); }),
       method<D>("fail", DispatchMode::broadcast,
-                [](D&, const Batch&, CallContext& ctx) -> Batch {
+                [](D& r, const Batch& in, CallContext& ctx) -> Batch {
+                  if (ctx.context.value("step", int64_t{1}) < r.fail_from_step) return in.select({});
                   throw std::runtime_error(ctx.args.value("message", std::string("demo failure requested")));
+                }),
+      method<D>("crash", DispatchMode::rank0,
+                [](D&, const Batch&, CallContext&) -> Batch {
+                  std::abort();  // a worker dying in native code, as a segfault would
                 }),
       method<D>("sleep", DispatchMode::broadcast,
                 [](D&, const Batch& in, CallContext& ctx) {

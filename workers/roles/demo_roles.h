@@ -9,7 +9,7 @@
 namespace rlwb::workers {
 
 // Registers role "demo" with methods square, negate, tag_rank, mesh_coords,
-// first_rank, everyone, per_rank_echo, global_sum, expand, fail, sleep.
+// first_rank, everyone, per_rank_echo, global_sum, expand, fail, crash, sleep.
 void register_demo_roles(RoleRegistry& registry);
 
 }  // namespace rlwb::workers
