@@ -106,7 +106,7 @@ class StructReader {
         continue;
       }
       NodeSpec node;
-      node.line = exp_.line_of(at);
+      if (auto line = exp_.lines.find(at); line != exp_.lines.end()) node.line = line->second;
       get_text(item, "id", at, node.id);
       get_text(item, "call", at, node.call);
       auto dot = node.call.find('.');

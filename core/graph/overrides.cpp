@@ -172,6 +172,7 @@ void apply(json& doc, LineMap& lines, const Override& o) {
   }
 
   const std::string& last = o.path.back();
+  const std::string parent_written = written;
   written = join_path(written, last);
   if (parent->is_object()) {
     const std::string path = join_path(parent_path, last);
@@ -218,9 +219,8 @@ void apply(json& doc, LineMap& lines, const Override& o) {
       erase_lines_below(lines, path, false);
     }
   } else {
-    throw OverrideProblem{"'" + o.path.front() + "...' reaches " + type_name(*parent) +
-                              ", which has no keys",
-                          "override the whole value instead"};
+    throw OverrideProblem{"'" + parent_written + "' is " + type_name(*parent) + ", not a map or list",
+                          "override '" + parent_written + "' as a whole"};
   }
 }
 
