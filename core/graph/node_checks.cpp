@@ -25,7 +25,7 @@ struct Target {
 Target resolve_target(const Experiment& exp, const MethodCatalog& catalog, const std::string& name) {
   Target t;
   if (name == "builtin") {
-    t = {true, true, &catalog.builtins, "the controller's builtins"};
+    t = {true, true, &catalog.builtins, "builtin"};
   } else if (auto model = exp.models.find(name); model != exp.models.end()) {
     auto role = catalog.role_methods.find(model->second.role);
     t.known = true;
@@ -55,21 +55,29 @@ void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index)
   }
   Target target = resolve_target(exp, catalog, node.target);
   if (!target.known) {
-    std::vector<std::string> names;
-    for (const auto& [name, _] : exp.models) names.push_back(name);
-    for (const auto& [name, _] : exp.rewards) names.push_back(name);
-    std::string hint = "models: " + list_names(names) + "; builtins are called as builtin.<name>.";
+    std::vector<std::string> models, rewards;
+    for (const auto& [name, _] : exp.models) models.push_back(name);
+    for (const auto& [name, _] : exp.rewards) rewards.push_back(name);
+    std::string hint = "models: " + list_names(models) + "; rewards: " + list_names(rewards) +
+                       "; builtins are called as builtin.<name>.";
+    std::vector<std::string> names = models;
+    names.insert(names.end(), rewards.begin(), rewards.end());
     names.push_back("builtin");
     out.add(line, node.id,
             "calls '" + node.target + "', which is not a model, a reward or 'builtin'",
             hint + did_you_mean(node.target, names));
     return;
   }
+  // A model with an unknown role is reported at the model, not at each call.
   if (!target.checkable || target.methods->count(node.method)) return;
-  // A model with an unknown role is reported at the model; here only the method.
   const auto methods = sorted(*target.methods);
-  out.add(line, node.id, target.owner + " has no method '" + node.method + "'",
-          target.owner + " has: " + list_names(methods) + "." + did_you_mean(node.method, methods));
+  const std::string choices = list_names(methods) + "." + did_you_mean(node.method, methods);
+  if (node.target == "builtin")
+    out.add(line, node.id, "calls builtin '" + node.method + "' that the controller does not have",
+            "builtins: " + choices);
+  else
+    out.add(line, node.id, target.owner + " has no method '" + node.method + "'",
+            target.owner + " has: " + choices);
 }
 
 }  // namespace

@@ -125,7 +125,7 @@ void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path,
   switch (value.type()) {
     case json::value_t::object: {
       YamlShape shape = shape_of(path);
-      if (shape.flow) out << YAML::Flow;
+      if (shape.flow || value.empty()) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& key : ordered_keys(value, shape.first_keys)) {
         out << YAML::Key;
@@ -163,7 +163,7 @@ void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path,
       out << format_double(value.get<double>());
       break;
     default:  // null, binary, discarded
-      out << "null";
+      out << YAML::Null;  // "~": the emitter would quote the word null
       break;
   }
 }

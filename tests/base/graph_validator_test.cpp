@@ -1,0 +1,300 @@
+// The validator: every problem in a graph, each with file, line, node and a
+// hint. One test per kind of problem, on small inline graphs.
+#include "tests/base/graph_test_support.h"
+
+#include <gmock/gmock.h>
+
+namespace rlwb::core {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::fixture_path;
+using testing::issue_with;
+using testing::test_catalog;
+using testing::validate_text;
+
+// A valid graph; the tests change one line each. Line numbers on the right.
+const std::string kSmall = R"(name: small
+pools:
+  main: {workers: 2}
+models:
+  actor: {role: actor, pool: main, parallel: {dp: 2}}
+  ref: {role: reference, pool: main, parallel: {dp: 2}}
+rewards:
+  math: {type: math}
+task: {name: arithmetic}
+trainer: {steps: 2}
+nodes:
+  - {id: gen, call: actor.generate, in: [prompts], out: [responses]}
+  - {id: ref, call: ref.compute_ref_log_prob, in: [responses], out: [ref_log_probs]}
+  - {id: score, call: math.score, in: [responses, answers], out: [scores]}
+  - {id: update, call: actor.update, in: [responses, ref_log_probs, scores], out: [metrics]}
+)";
+//   1 name, 2 pools, 3 main, 4 models, 5 actor, 6 ref, 7 rewards, 8 math,
+//   9 task, 10 trainer, 11 nodes, 12 gen, 13 ref, 14 score, 15 update
+
+std::string edit(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' is not in the graph";
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+std::vector<GraphIssue> validate_small(const std::string& from, const std::string& to) {
+  return validate_text(edit(kSmall, from, to));
+}
+
+TEST(GraphValidator, GoodGraphsHaveNoIssues) {
+  EXPECT_TRUE(validate_text(kSmall).empty());
+  auto issues = validate_experiment(load_experiment_file(fixture_path("grpo_good.yaml")),
+                                    test_catalog());
+  for (const auto& issue : issues) ADD_FAILURE() << issue.to_string();
+}
+
+TEST(GraphValidator, UnknownTargetListsModelsAndRewards) {
+  auto issues = validate_small("call: math.score", "call: maths.score");
+  GraphIssue issue = issue_with(issues, "calls 'maths', which is not a model, a reward or 'builtin'");
+  EXPECT_EQ(issue.file, "exp.yaml");
+  EXPECT_EQ(issue.line, 14);
+  EXPECT_EQ(issue.node, "score");
+  EXPECT_THAT(issue.hint, HasSubstr("models: actor, ref; rewards: math"));
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'math'?"));
+}
+
+TEST(GraphValidator, UnknownBuiltinListsTheBuiltins) {
+  auto issues = validate_small("call: math.score", "call: builtin.grpo_advantages");
+  GraphIssue issue = issue_with(issues, "calls builtin 'grpo_advantages' that the controller does not have");
+  EXPECT_EQ(issue.line, 14);
+  EXPECT_THAT(issue.hint, HasSubstr("gae_advantage, grpo_advantage, kl_penalty"));
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'grpo_advantage'?"));
+}
+
+TEST(GraphValidator, UnknownMethodListsTheRolesMethods) {
+  auto issues = validate_small("call: actor.generate", "call: actor.generat");
+  GraphIssue issue = issue_with(issues, "model 'actor' (role 'actor') has no method 'generat'");
+  EXPECT_EQ(issue.line, 12);
+  EXPECT_EQ(issue.node, "gen");
+  EXPECT_THAT(issue.hint, HasSubstr("has: compute_log_prob, generate, update."));
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'generate'?"));
+}
+
+TEST(GraphValidator, UnknownRewardMethodListsTheTypesMethods) {
+  auto issues = validate_small("call: math.score", "call: math.grade");
+  GraphIssue issue = issue_with(issues, "reward 'math' (type 'math') has no method 'grade'");
+  EXPECT_THAT(issue.hint, HasSubstr("has: score"));
+}
+
+TEST(GraphValidator, CallWithoutMethodIsAnIssue) {
+  auto issues = validate_small("call: math.score", "call: score");
+  EXPECT_THAT(issue_with(issues, "call 'score' is not <target>.<method>").hint,
+              HasSubstr("<model>.<method>"));
+}
+
+TEST(GraphValidator, ModelWithUnknownRoleListsTheRoles) {
+  auto issues = validate_small("actor: {role: actor,", "actor: {role: actr,");
+  ASSERT_EQ(issues.size(), 1u);  // the calls of the model are not reported again
+  GraphIssue issue = issue_with(issues, "model 'actor' has role 'actr' that no worker implements");
+  EXPECT_EQ(issue.line, 5);
+  EXPECT_EQ(issue.node, "");
+  EXPECT_THAT(issue.hint, HasSubstr("actor, critic, reference, reward_model"));
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'actor'?"));
+}
+
+TEST(GraphValidator, ModelWithoutRoleIsAnIssue) {
+  auto issues = validate_small("actor: {role: actor, ", "actor: {");
+  EXPECT_EQ(issue_with(issues, "model 'actor' has no role").line, 5);
+}
+
+TEST(GraphValidator, ModelInUnknownPoolListsThePools) {
+  auto issues = validate_small("pool: main, parallel: {dp: 2}}\n  ref", "pool: mian, parallel: {dp: 2}}\n  ref");
+  GraphIssue issue = issue_with(issues, "model 'actor' is in pool 'mian' that is not defined");
+  EXPECT_EQ(issue.line, 5);
+  EXPECT_THAT(issue.hint, HasSubstr("pools: main. did you mean 'main'?"));
+}
+
+TEST(GraphValidator, UnknownRewardTypeListsTheTypes) {
+  auto issues = validate_small("{type: math}", "{type: mth}");
+  GraphIssue issue = issue_with(issues, "reward 'math' has type 'mth' that no reward module implements");
+  EXPECT_EQ(issue.line, 8);
+  EXPECT_THAT(issue.hint, HasSubstr("code, math"));
+}
+
+TEST(GraphValidator, MissingInputColumnNamesTheNodeThatWritesASimilarName) {
+  auto issues = validate_small("in: [responses, ref_log_probs, scores]", "in: [responses, ref_logprobs, scores]");
+  ASSERT_EQ(issues.size(), 1u);
+  GraphIssue issue = issue_with(issues, "reads column 'ref_logprobs' that no node writes");
+  EXPECT_EQ(issue.line, 15);
+  EXPECT_EQ(issue.node, "update");
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'ref_log_probs' (written by node 'ref')?"));
+  EXPECT_EQ(issue.to_string(),
+            "exp.yaml:15: node 'update': reads column 'ref_logprobs' that no node writes "
+            "(hint: did you mean 'ref_log_probs' (written by node 'ref')?)");
+}
+
+TEST(GraphValidator, MissingInputColumnWithNothingSimilarSaysWhatTheTaskProvides) {
+  auto issues = validate_small("in: [prompts]", "in: [questions]");
+  GraphIssue issue = issue_with(issues, "reads column 'questions' that no node writes");
+  EXPECT_EQ(issue.node, "gen");
+  EXPECT_THAT(issue.hint, HasSubstr("the task 'arithmetic' provides: answers, prompts"));
+}
+
+TEST(GraphValidator, ColumnWrittenByTwoNodesIsAnIssueAtTheSecond) {
+  auto issues = validate_text(kSmall +
+                              "  - {id: score2, call: math.score, in: [responses], out: [scores]}\n");
+  GraphIssue issue = issue_with(issues, "writes column 'scores' that node 'score' (line 14) writes too");
+  EXPECT_EQ(issue.line, 16);
+  EXPECT_EQ(issue.node, "score2");
+  EXPECT_THAT(issue.hint, HasSubstr("one writer"));
+}
+
+TEST(GraphValidator, NodeWritingATaskColumnIsAnIssue) {
+  auto issues = validate_text(kSmall +
+                              "  - {id: fmt, call: builtin.kl_penalty, in: [responses], out: [answers]}\n");
+  GraphIssue issue = issue_with(issues, "writes column 'answers' that the task 'arithmetic' already provides");
+  EXPECT_EQ(issue.line, 16);
+  EXPECT_EQ(issue.node, "fmt");
+}
+
+TEST(GraphValidator, CycleNamesItsNodesAndColumns) {
+  auto issues = validate_text(kSmall +
+                              "  - {id: a, call: builtin.kl_penalty, in: [prompts, y], out: [x]}\n"
+                              "  - {id: b, call: builtin.gae_advantage, in: [x], out: [z]}\n"
+                              "  - {id: c, call: builtin.grpo_advantage, in: [z], out: [y]}\n");
+  ASSERT_EQ(issues.size(), 1u);
+  GraphIssue issue = issue_with(issues, "is in a cycle 'a' -> 'b' -> 'c' -> 'a' (through columns 'x', 'z', 'y')");
+  EXPECT_EQ(issue.line, 16);
+  EXPECT_EQ(issue.node, "a");
+  EXPECT_THAT(issue.hint, HasSubstr("wait on each other"));
+}
+
+TEST(GraphValidator, NodeReadingItsOwnOutputIsACycle) {
+  auto issues = validate_small("in: [responses, answers], out: [scores]", "in: [responses, scores], out: [scores]");
+  GraphIssue issue = issue_with(issues, "reads column 'scores' that it writes itself");
+  EXPECT_EQ(issue.line, 14);
+  EXPECT_EQ(issue.node, "score");
+}
+
+TEST(GraphValidator, DuplicateNodeIdsAreAnIssueAtTheSecond) {
+  auto issues = validate_small("{id: score,", "{id: ref,");
+  GraphIssue issue = issue_with(issues, "the id is used twice (first on line 13)");
+  EXPECT_EQ(issue.line, 14);
+  EXPECT_EQ(issue.node, "ref");
+}
+
+TEST(GraphValidator, EmptyNodeIdIsAnIssue) {
+  auto issues = validate_small("{id: score, call", "{call");
+  GraphIssue issue = issue_with(issues, "node 3 (calling 'math.score') has no id");
+  EXPECT_EQ(issue.line, 14);
+}
+
+TEST(GraphValidator, CudaPoolsLargerThanTheMachineAreAnIssue) {
+  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  gpus: {workers: 3, device: cuda}\n  more: {workers: 1, device: cuda}\n");
+  GraphIssue issue = issue_with(issues, "the cuda pools need 4 workers (gpus: 3, more: 1) but this machine has 2 GPUs");
+  EXPECT_EQ(issue.line, 4);
+  EXPECT_THAT(issue.hint, HasSubstr("lower workers"));
+}
+
+TEST(GraphValidator, CpuPoolsLargerThanTheMachineAreAnIssue) {
+  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  big: {workers: 7}\n");
+  EXPECT_EQ(issue_with(issues, "the cpu pools need 9 workers (big: 7, main: 2) but this machine has 8").line, 4);
+}
+
+TEST(GraphValidator, PoolWithoutWorkersOrWithAnUnknownDeviceIsAnIssue) {
+  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  odd: {workers: 0, device: gpu}\n");
+  EXPECT_EQ(issue_with(issues, "pool 'odd' has 0 workers").line, 4);
+  EXPECT_THAT(issue_with(issues, "pool 'odd' has device 'gpu'").hint, HasSubstr("device: cuda"));
+}
+
+TEST(GraphValidator, ParallelSizeBelowOneIsAnIssue) {
+  auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {dp: 2, tp: 0}}\n  ref");
+  GraphIssue issue = issue_with(issues, "model 'actor' has parallel tp = 0");
+  EXPECT_EQ(issue.line, 5);
+  EXPECT_THAT(issue.hint, HasSubstr("1 or more"));
+}
+
+TEST(GraphValidator, ParallelSizesThatDoNotFillThePoolAreAnIssue) {
+  auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {dp: 2, tp: 2}}\n  ref");
+  GraphIssue issue = issue_with(issues, "model 'actor' has dp*tp*pp = 2*2*1 = 4 ranks but pool 'main' has 2 workers");
+  EXPECT_EQ(issue.line, 5);
+  EXPECT_THAT(issue.hint, HasSubstr("set dp: 1, or set pool 'main' workers: 4"));
+}
+
+TEST(GraphValidator, TrainerStepsBelowOneIsAnIssue) {
+  auto issues = validate_small("steps: 2", "steps: 0");
+  GraphIssue issue = issue_with(issues, "trainer.steps is 0");
+  EXPECT_EQ(issue.line, 10);
+  EXPECT_THAT(issue.hint, HasSubstr("steps: 1 or more"));
+}
+
+TEST(GraphValidator, UnknownTaskListsTheTasks) {
+  auto issues = validate_small("{name: arithmetic}", "{name: arithmatic}");
+  GraphIssue issue = issue_with(issues, "unknown task 'arithmatic'");
+  EXPECT_EQ(issue.line, 9);
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'arithmetic'?"));
+}
+
+TEST(GraphValidator, GraphWithoutNodesIsAnIssue) {
+  auto issues = validate_text("task: {name: arithmetic}\nnodes: []\n");
+  EXPECT_EQ(issue_with(issues, "the experiment has no nodes").line, 2);
+}
+
+TEST(GraphValidator, LayoutForAnUnknownNodeIsOnlyAWarning) {
+  auto issues = validate_text(kSmall + "layout:\n  gen: {x: 1, y: 2}\n  gne: {x: 5, y: 5}\n");
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].severity, Severity::warning);
+  EXPECT_EQ(issues[0].line, 18);
+  EXPECT_EQ(issues[0].node, "gne");
+  EXPECT_THAT(issues[0].hint, HasSubstr("did you mean 'gen'?"));
+  EXPECT_THAT(issues[0].to_string(), HasSubstr("exp.yaml:18: warning: node 'gne':"));
+  EXPECT_FALSE(has_errors(issues));
+}
+
+TEST(GraphValidator, ReportsEveryProblemInFileOrder) {
+  std::string text = edit(kSmall, "steps: 2", "steps: 0");
+  text = edit(text, "call: actor.generate", "call: actor.generat");
+  text = edit(text, "{type: math}", "{type: mth}");
+  text = edit(text, "[responses, ref_log_probs, scores]", "[responses, ref_logprobs, scores]");
+  auto issues = validate_text(text);
+  std::vector<int> lines;
+  for (const auto& issue : issues) lines.push_back(issue.line);
+  EXPECT_EQ(lines, (std::vector<int>{8, 10, 12, 15}));
+}
+
+TEST(GraphValidator, IssuesOfAValueSetByAnOverridePointAtItsKey) {
+  auto issues = validate_experiment(
+      load_experiment_text(kSmall, "exp.yaml", {"trainer.steps=0"}), test_catalog());
+  EXPECT_EQ(issue_with(issues, "trainer.steps is 0").line, 10);
+}
+
+TEST(GraphValidator, NodesEditedAfterLoadingUseTheirOwnLines) {
+  Experiment exp = load_experiment_text(kSmall, "exp.yaml");
+  exp.nodes.erase(exp.nodes.begin());  // the GUI deleted 'gen'; `lines` is stale now
+  auto issues = validate_experiment(exp, test_catalog());
+  ASSERT_EQ(issues.size(), 3u);  // ref, score and update read 'responses'
+  EXPECT_THAT(issues[0].message, HasSubstr("reads column 'responses' that no node writes"));
+  EXPECT_EQ(issues[0].node, "ref");
+  EXPECT_EQ(issues[0].line, 13);
+  EXPECT_EQ(issues[2].line, 15);
+}
+
+TEST(GraphValidator, ExperimentBuiltInCodeIsValidated) {
+  Experiment exp;
+  exp.pools["main"] = {"main", 1, "cpu"};
+  exp.models["actor"] = {"actor", "actor", "main", {1, 1, 1}, nlohmann::json::object()};
+  exp.task = {{"name", "arithmetic"}};
+  NodeSpec gen;
+  gen.id = "gen";
+  gen.call = "actor.generate";
+  gen.target = "actor";
+  gen.method = "generate";
+  gen.in = {"prompts"};
+  gen.out = {"responses"};
+  exp.nodes.push_back(gen);
+  EXPECT_TRUE(validate_experiment(exp, test_catalog()).empty());
+  exp.nodes[0].in = {"prompt"};
+  auto issues = validate_experiment(exp, test_catalog());
+  EXPECT_EQ(issue_with(issues, "reads column 'prompt'").line, 0);
+  EXPECT_EQ(issues[0].to_string().rfind("node 'gen': reads column 'prompt'", 0), 0u);
+}
+
+}  // namespace
+}  // namespace rlwb::core
