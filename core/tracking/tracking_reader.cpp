@@ -135,8 +135,16 @@ std::vector<std::pair<std::string, std::string>> TrackingReader::tags(int64_t ru
 
 std::vector<std::string> TrackingReader::metric_keys(int64_t run) {
   return impl_->read("metric keys", [run](SQLite::Database& db) {
-    SQLite::Statement query(db,
-                            "SELECT DISTINCT key FROM metrics WHERE run_id = ? ORDER BY key");
+    // Hops from key to next key through the (run_id, key, step) index: cost
+    // grows with the number of keys, not of points (DISTINCT reads them all).
+    SQLite::Statement query(
+        db,
+        "WITH RECURSIVE keys(key) AS ("
+        "  SELECT min(key) FROM metrics WHERE run_id = ?1"
+        "  UNION ALL"
+        "  SELECT (SELECT min(key) FROM metrics WHERE run_id = ?1 AND key > keys.key)"
+        "  FROM keys WHERE keys.key IS NOT NULL) "
+        "SELECT key FROM keys WHERE key IS NOT NULL");
     query.bind(1, run);
     std::vector<std::string> keys;
     while (query.executeStep()) keys.push_back(query.getColumn(0).getString());
