@@ -43,7 +43,7 @@ int64_t Batch::rows() const {
 
 void Batch::check_rows(const std::string& name, int64_t n) const {
   auto mismatch = [&](const std::string& other, int64_t other_rows) {
-    fail("set", "column '" + name + "' has " + std::to_string(n) + " rows but column '" + other +
+    throw BatchError("Batch: column '" + name + "' has " + std::to_string(n) + " rows but column '" + other +
                     "' has " + std::to_string(other_rows) +
                     "; every column of a batch needs one entry per row");
   };
