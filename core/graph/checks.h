@@ -2,10 +2,10 @@
 // validate_experiment() runs them all and sorts what they find by line.
 #pragma once
 
-#include "core/graph/experiment.h"
-
 #include <string>
 #include <vector>
+
+#include "core/graph/experiment.h"
 
 namespace rlwb::core::graph_detail {
 

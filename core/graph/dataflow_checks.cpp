@@ -2,11 +2,11 @@
 // input columns exist; they come from the task (at the start of a step) or
 // from the one node that writes them. So every input needs a writer, every
 // column has at most one, and the writer -> reader edges must not loop.
-#include "core/graph/checks.h"
-#include "core/graph/names.h"
-
 #include <algorithm>
 #include <map>
+
+#include "core/graph/checks.h"
+#include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {
 namespace {
@@ -68,7 +68,8 @@ void check_inputs(IssueList& out, const Columns& columns) {
       std::string hint;
       for (const auto& similar : similar_names(column, written))
         hint += std::string(hint.empty() ? "did you mean " : ", or ") + "'" + similar +
-                "' (written by " + writer_name(exp, columns, columns.writers.at(similar).front()) + ")";
+                "' (written by " + writer_name(exp, columns, columns.writers.at(similar).front()) +
+                ")";
       if (hint.empty()) {
         hint = "add a node that writes it";
         if (!columns.task_name.empty()) {
@@ -159,7 +160,8 @@ std::vector<std::pair<int, Edge>> shortest_cycle(const std::vector<std::vector<E
         if (!std::binary_search(component.begin(), component.end(), e.to)) continue;
         if (e.to == start) {
           std::vector<std::pair<int, Edge>> cycle{{v, e}};
-          for (int at = v; at != start; at = came_from.at(at).first) cycle.push_back(came_from.at(at));
+          for (int at = v; at != start; at = came_from.at(at).first)
+            cycle.push_back(came_from.at(at));
           std::reverse(cycle.begin(), cycle.end());
           return cycle;
         }

@@ -21,9 +21,9 @@ bool same_content(const Experiment& a, const Experiment& b) {
   if (a.nodes.size() != b.nodes.size()) return false;
   for (std::size_t i = 0; i < a.nodes.size(); ++i)
     if (!same_node(a.nodes[i], b.nodes[i])) return false;
-  return a.name == b.name && a.algorithm == b.algorithm && a.seed == b.seed &&
-         a.pools == b.pools && a.models == b.models && a.rewards == b.rewards &&
-         a.task == b.task && a.trainer == b.trainer && a.layout == b.layout && a.raw == b.raw;
+  return a.name == b.name && a.algorithm == b.algorithm && a.seed == b.seed && a.pools == b.pools &&
+         a.models == b.models && a.rewards == b.rewards && a.task == b.task &&
+         a.trainer == b.trainer && a.layout == b.layout && a.raw == b.raw;
 }
 
 }  // namespace rlwb::core

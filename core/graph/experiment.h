@@ -17,9 +17,8 @@
 // `builtin.<name>` (run inside the controller).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -29,8 +28,8 @@ namespace rlwb::core {
 
 struct PoolSpec {
   std::string name;
-  int workers = 1;            // processes in the pool
-  std::string device = "cpu"; // "cpu" or "cuda" (one GPU per worker)
+  int workers = 1;             // processes in the pool
+  std::string device = "cpu";  // "cpu" or "cuda" (one GPU per worker)
   bool operator==(const PoolSpec&) const = default;
 };
 
@@ -42,7 +41,7 @@ struct ParallelSpec {
 
 struct ModelSpec {
   std::string name;
-  std::string role;   // worker role that implements it (actor, critic, ...)
+  std::string role;  // worker role that implements it (actor, critic, ...)
   std::string pool;
   ParallelSpec parallel;
   nlohmann::json config = nlohmann::json::object();  // passed to the role's init
@@ -58,18 +57,18 @@ struct RewardSpec {
 
 struct NodeSpec {
   std::string id;
-  std::string call;              // as written: "actor.generate", "builtin.grpo_advantage";
-                                 // the saved file takes the call from here
-  std::string target;            // part before the first '.'
-  std::string method;            // part after it
+  std::string call;    // as written: "actor.generate", "builtin.grpo_advantage";
+                       // the saved file takes the call from here
+  std::string target;  // part before the first '.'
+  std::string method;  // part after it
   std::vector<std::string> in, out;
-  int line = 0;                  // 1-based line in the file, 0 when unknown
+  int line = 0;                                      // 1-based line in the file, 0 when unknown
   bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
 };
 
 struct Experiment {
-  std::string file;              // path it was loaded from ("" for text)
-  std::string text;              // resolved YAML text (after overrides)
+  std::string file;  // path it was loaded from ("" for text)
+  std::string text;  // resolved YAML text (after overrides)
   std::string name, algorithm;
   int64_t seed = 1;
   std::map<std::string, PoolSpec> pools;
@@ -77,7 +76,7 @@ struct Experiment {
   std::map<std::string, RewardSpec> rewards;
   nlohmann::json task = nlohmann::json::object();
   nlohmann::json trainer = nlohmann::json::object();
-  std::vector<NodeSpec> nodes;   // in file order
+  std::vector<NodeSpec> nodes;  // in file order
   nlohmann::json layout = nlohmann::json::object();
   nlohmann::json raw = nlohmann::json::object();  // the whole resolved document
 

@@ -1,14 +1,13 @@
 // Loads a graph file: YAML -> document (with key lines) -> overrides ->
 // typed structs. Every wrong type is reported with its line and a hint;
 // what the values mean is the validator's job.
-#include "core/graph/experiment.h"
-
-#include "core/graph/overrides.h"
-#include "core/graph/yaml_document.h"
-
 #include <climits>
 #include <fstream>
 #include <sstream>
+
+#include "core/graph/experiment.h"
+#include "core/graph/overrides.h"
+#include "core/graph/yaml_document.h"
 
 namespace rlwb::core {
 namespace {
@@ -35,44 +34,53 @@ class StructReader {
     if (!doc.is_object()) {
       issues_.push_back({exp_.file, 1, "",
                          "the file should be a map of sections (name:, pools:, models:, nodes:, "
-                         "...), not " + describe(doc),
+                         "...), not " +
+                             describe(doc),
                          "start the file with 'name: my_experiment' at column 1"});
       return;
     }
     get_text(doc, "name", "", exp_.name);
     get_text(doc, "algorithm", "", exp_.algorithm);
     if (doc.contains("seed")) {
-      if (doc["seed"].is_number_integer()) exp_.seed = doc["seed"].get<int64_t>();
-      else wrong("seed", doc["seed"], "a whole number", "write e.g. seed: 1");
+      if (doc["seed"].is_number_integer())
+        exp_.seed = doc["seed"].get<int64_t>();
+      else
+        wrong("seed", doc["seed"], "a whole number", "write e.g. seed: 1");
     }
-    for_each_entry(doc, "pools", [&](const std::string& name, const json& v, const std::string& at) {
-      PoolSpec pool;
-      pool.name = name;
-      get_int(v, "workers", at, pool.workers, "workers: 2");
-      get_text(v, "device", at, pool.device);
-      exp_.pools[name] = pool;
-    });
-    for_each_entry(doc, "models", [&](const std::string& name, const json& v, const std::string& at) {
-      ModelSpec model;
-      model.name = name;
-      get_text(v, "role", at, model.role);
-      get_text(v, "pool", at, model.pool);
-      if (const json* parallel = get_map(v, "parallel", at, "parallel: {dp: 2, tp: 1, pp: 1}")) {
-        const std::string parallel_at = join_path(at, "parallel");
-        get_int(*parallel, "dp", parallel_at, model.parallel.dp, "dp: 2");
-        get_int(*parallel, "tp", parallel_at, model.parallel.tp, "tp: 1");
-        get_int(*parallel, "pp", parallel_at, model.parallel.pp, "pp: 1");
-      }
-      if (const json* config = get_map(v, "config", at, "config: {lr: 1.0e-6}")) model.config = *config;
-      exp_.models[name] = model;
-    });
-    for_each_entry(doc, "rewards", [&](const std::string& name, const json& v, const std::string& at) {
-      RewardSpec reward;
-      reward.name = name;
-      get_text(v, "type", at, reward.type);
-      if (const json* config = get_map(v, "config", at, "config: {}")) reward.config = *config;
-      exp_.rewards[name] = reward;
-    });
+    for_each_entry(doc, "pools",
+                   [&](const std::string& name, const json& v, const std::string& at) {
+                     PoolSpec pool;
+                     pool.name = name;
+                     get_int(v, "workers", at, pool.workers, "workers: 2");
+                     get_text(v, "device", at, pool.device);
+                     exp_.pools[name] = pool;
+                   });
+    for_each_entry(doc, "models",
+                   [&](const std::string& name, const json& v, const std::string& at) {
+                     ModelSpec model;
+                     model.name = name;
+                     get_text(v, "role", at, model.role);
+                     get_text(v, "pool", at, model.pool);
+                     if (const json* parallel =
+                             get_map(v, "parallel", at, "parallel: {dp: 2, tp: 1, pp: 1}")) {
+                       const std::string parallel_at = join_path(at, "parallel");
+                       get_int(*parallel, "dp", parallel_at, model.parallel.dp, "dp: 2");
+                       get_int(*parallel, "tp", parallel_at, model.parallel.tp, "tp: 1");
+                       get_int(*parallel, "pp", parallel_at, model.parallel.pp, "pp: 1");
+                     }
+                     if (const json* config = get_map(v, "config", at, "config: {lr: 1.0e-6}"))
+                       model.config = *config;
+                     exp_.models[name] = model;
+                   });
+    for_each_entry(doc, "rewards",
+                   [&](const std::string& name, const json& v, const std::string& at) {
+                     RewardSpec reward;
+                     reward.name = name;
+                     get_text(v, "type", at, reward.type);
+                     if (const json* config = get_map(v, "config", at, "config: {}"))
+                       reward.config = *config;
+                     exp_.rewards[name] = reward;
+                   });
     if (const json* task = get_map(doc, "task", "", "task: {name: arithmetic}")) {
       exp_.task = *task;
       std::string ignored;
@@ -102,7 +110,8 @@ class StructReader {
       const std::string at = join_path("nodes", std::to_string(i));
       const json& item = nodes[i];
       if (!item.is_object()) {
-        wrong(at, item, "a map", "write a node as {id: ..., call: <model>.<method>, in: [...], out: [...]}");
+        wrong(at, item, "a map",
+              "write a node as {id: ..., call: <model>.<method>, in: [...], out: [...]}");
         continue;
       }
       NodeSpec node;
@@ -144,7 +153,8 @@ class StructReader {
   void get_text(const json& map, const std::string& key, const std::string& at, std::string& out) {
     if (!map.contains(key)) return;
     const json& value = map[key];
-    if (value.is_string()) out = value.get<std::string>();
+    if (value.is_string())
+      out = value.get<std::string>();
     else if (value.is_structured() || value.is_null())
       wrong(join_path(at, key), value, "text", "write one name, e.g. " + key + ": name");
     else
@@ -173,8 +183,10 @@ class StructReader {
       return;
     }
     for (std::size_t i = 0; i < value.size(); ++i) {
-      if (value[i].is_string()) out.push_back(value[i].get<std::string>());
-      else wrong(join_path(path, std::to_string(i)), value[i], "a column name", "quote it");
+      if (value[i].is_string())
+        out.push_back(value[i].get<std::string>());
+      else
+        wrong(join_path(path, std::to_string(i)), value[i], "a column name", "quote it");
     }
   }
 
@@ -206,7 +218,8 @@ Experiment load_experiment_text(const std::string& text, const std::string& file
   return exp;
 }
 
-Experiment load_experiment_file(const std::string& path, const std::vector<std::string>& overrides) {
+Experiment load_experiment_file(const std::string& path,
+                                const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw GraphError({{path, 0, "", "cannot read the experiment file",

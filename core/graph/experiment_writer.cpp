@@ -1,7 +1,6 @@
 // experiment_to_yaml: the structs merged over `raw` (so keys the structs do
 // not model survive), written in the canonical key order.
 #include "core/graph/experiment.h"
-
 #include "core/graph/yaml_document.h"
 
 namespace rlwb::core {
@@ -51,7 +50,8 @@ json document_of(const Experiment& exp) {
     json m = entry_of(exp.raw, "models", name);
     put(m, "role", model.role, "");
     put(m, "pool", model.pool, "");
-    json parallel = m.contains("parallel") && m["parallel"].is_object() ? m["parallel"] : json::object();
+    json parallel =
+        m.contains("parallel") && m["parallel"].is_object() ? m["parallel"] : json::object();
     put(parallel, "dp", model.parallel.dp, 1);
     put(parallel, "tp", model.parallel.tp, 1);
     put(parallel, "pp", model.parallel.pp, 1);

@@ -1,7 +1,7 @@
 // GraphIssue's one-line form and GraphError, which carries every issue.
-#include "core/graph/experiment.h"
-
 #include <algorithm>
+
+#include "core/graph/experiment.h"
 
 namespace rlwb::core {
 

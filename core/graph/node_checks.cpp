@@ -1,10 +1,10 @@
 // Checks of each node's identity and call: ids are present and unique, and
 // `call` names a model method of the model's role, a method of the reward's
 // type, or a builtin the controller runs.
+#include <map>
+
 #include "core/graph/checks.h"
 #include "core/graph/names.h"
-
-#include <map>
 
 namespace rlwb::core::graph_detail {
 namespace {
@@ -16,13 +16,14 @@ std::vector<std::string> sorted(const std::set<std::string>& names) {
 // The methods `target` offers, or nothing when it (or its role/type) is
 // unknown; `owner` describes it for messages.
 struct Target {
-  bool known = false;         // target names a model, reward or "builtin"
-  bool checkable = false;     // and its method list is known
+  bool known = false;      // target names a model, reward or "builtin"
+  bool checkable = false;  // and its method list is known
   const std::set<std::string>* methods = nullptr;
   std::string owner;
 };
 
-Target resolve_target(const Experiment& exp, const MethodCatalog& catalog, const std::string& name) {
+Target resolve_target(const Experiment& exp, const MethodCatalog& catalog,
+                      const std::string& name) {
   Target t;
   if (name == "builtin") {
     t = {true, true, &catalog.builtins, "builtin"};
@@ -88,13 +89,13 @@ void check_node_calls(IssueList& out, const MethodCatalog& catalog) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeSpec& node = nodes[i];
     if (node.id.empty()) {
-      out.add(out.node_line(i), "", "node " + std::to_string(i + 1) + " (calling '" + node.call +
-                                        "') has no id",
+      out.add(out.node_line(i), "",
+              "node " + std::to_string(i + 1) + " (calling '" + node.call + "') has no id",
               "add id: <short name>; other nodes' layout and messages refer to it");
     } else if (auto [first, inserted] = first_with_id.emplace(node.id, i); !inserted) {
       out.add(out.node_line(i, "id"), node.id,
-              "the id is used twice (first on line " + std::to_string(out.node_line(first->second)) +
-                  ")",
+              "the id is used twice (first on line " +
+                  std::to_string(out.node_line(first->second)) + ")",
               "give each node its own id");
     }
     check_call(out, catalog, i);

@@ -3,11 +3,11 @@
 // or remove it.
 #include "core/graph/overrides.h"
 
-#include "core/graph/names.h"
-
 #include <algorithm>
 #include <cctype>
 #include <optional>
+
+#include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {
 namespace {
@@ -17,9 +17,9 @@ using nlohmann::json;
 enum class Op { set, add, set_or_add, remove };
 
 struct Override {
-  std::string text;                // as the user wrote it
+  std::string text;  // as the user wrote it
   Op op = Op::set;
-  std::vector<std::string> path;   // as written (ids allowed for list items)
+  std::vector<std::string> path;  // as written (ids allowed for list items)
   json value;
 };
 
@@ -58,12 +58,13 @@ Override parse_override(const std::string& text, const std::string& file) {
       throw OverrideProblem{"a removal takes no value", "write ~" + key.substr(0, key.find('='))};
   } else {
     auto eq = key.find('=');
-    if (eq == std::string::npos)
-      throw OverrideProblem{"has no '='", kSyntaxHint};
+    if (eq == std::string::npos) throw OverrideProblem{"has no '='", kSyntaxHint};
     value = key.substr(eq + 1);
     key.erase(eq);
-    if (key.rfind("++", 0) == 0) o.op = Op::set_or_add, key.erase(0, 2);
-    else if (key.rfind("+", 0) == 0) o.op = Op::add, key.erase(0, 1);
+    if (key.rfind("++", 0) == 0)
+      o.op = Op::set_or_add, key.erase(0, 2);
+    else if (key.rfind("+", 0) == 0)
+      o.op = Op::add, key.erase(0, 1);
   }
   if (key.empty()) throw OverrideProblem{"has no key before the '='", kSyntaxHint};
   o.path = split_path(key);
@@ -103,8 +104,8 @@ std::vector<std::string> ids_of(const json& list) {
 
 // Index of `segment` in `list`: a number, or the id of an item.
 std::optional<std::size_t> list_index(const json& list, const std::string& segment) {
-  if (!segment.empty() && std::all_of(segment.begin(), segment.end(),
-                                       [](unsigned char c) { return std::isdigit(c); }))
+  if (!segment.empty() &&
+      std::all_of(segment.begin(), segment.end(), [](unsigned char c) { return std::isdigit(c); }))
     return std::stoul(segment);
   for (std::size_t i = 0; i < list.size(); ++i)
     if (list[i].is_object() && list[i].value("id", json()) == json(segment)) return i;
@@ -124,12 +125,18 @@ void shift_lines_after(LineMap& lines, const std::string& list_path, std::size_t
   const std::string prefix = list_path.empty() ? "" : list_path + ".";
   LineMap shifted;
   for (auto it = lines.begin(); it != lines.end();) {
-    if (it->first.rfind(prefix, 0) != 0) { ++it; continue; }
+    if (it->first.rfind(prefix, 0) != 0) {
+      ++it;
+      continue;
+    }
     std::string rest = it->first.substr(prefix.size());
     std::size_t digits = 0;
     while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
     bool is_item = digits > 0 && (digits == rest.size() || rest[digits] == '.');
-    if (!is_item || std::stoul(rest.substr(0, digits)) <= removed) { ++it; continue; }
+    if (!is_item || std::stoul(rest.substr(0, digits)) <= removed) {
+      ++it;
+      continue;
+    }
     shifted[prefix + std::to_string(std::stoul(rest.substr(0, digits)) - 1) + rest.substr(digits)] =
         it->second;
     it = lines.erase(it);
@@ -148,11 +155,11 @@ void apply(json& doc, LineMap& lines, const Override& o) {
     if (parent->is_object()) {
       if (!parent->contains(segment)) {
         if (!may_add)
-          throw OverrideProblem{"'" + written + "' does not exist",
-                                (parent_path.empty() ? std::string("the file") : "'" + parent_path + "'") +
-                                    " has: " + list_names(keys_of(*parent)) + "." +
-                                    did_you_mean(segment, keys_of(*parent)) +
-                                    (o.op == Op::set ? " To add it write +" + o.text : "")};
+          throw OverrideProblem{
+              "'" + written + "' does not exist",
+              (parent_path.empty() ? std::string("the file") : "'" + parent_path + "'") + " has: " +
+                  list_names(keys_of(*parent)) + "." + did_you_mean(segment, keys_of(*parent)) +
+                  (o.op == Op::set ? " To add it write +" + o.text : "")};
         (*parent)[segment] = json::object();
       }
       parent = &(*parent)[segment];
@@ -199,11 +206,10 @@ void apply(json& doc, LineMap& lines, const Override& o) {
     const std::size_t size = parent->size();
     bool appends = index && *index == size && may_add;
     if (!index || (*index >= size && !appends))
-      throw OverrideProblem{"'" + written + "' is not an item of the list (" + std::to_string(size) +
-                                " items)",
-                            "use an index from 0 or an item id (" + list_names(ids_of(*parent)) +
-                                "); to append write +" + join_path(parent_path, std::to_string(size)) +
-                                "=..."};
+      throw OverrideProblem{
+          "'" + written + "' is not an item of the list (" + std::to_string(size) + " items)",
+          "use an index from 0 or an item id (" + list_names(ids_of(*parent)) +
+              "); to append write +" + join_path(parent_path, std::to_string(size)) + "=..."};
     if (o.op == Op::add && !appends)
       throw OverrideProblem{"'" + written + "' exists already",
                             "to replace it write " + o.text.substr(1)};
@@ -219,8 +225,9 @@ void apply(json& doc, LineMap& lines, const Override& o) {
       erase_lines_below(lines, path, false);
     }
   } else {
-    throw OverrideProblem{"'" + parent_written + "' is " + type_name(*parent) + ", not a map or list",
-                          "override '" + parent_written + "' as a whole"};
+    throw OverrideProblem{
+        "'" + parent_written + "' is " + type_name(*parent) + ", not a map or list",
+        "override '" + parent_written + "' as a whole"};
   }
 }
 

@@ -3,12 +3,11 @@
 // documented on load_experiment_text() in experiment.h.
 #pragma once
 
-#include "core/graph/yaml_document.h"
-
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include "core/graph/yaml_document.h"
 
 namespace rlwb::core::graph_detail {
 

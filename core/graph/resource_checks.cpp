@@ -1,10 +1,10 @@
 // Checks of what the graph runs on: pools against the machine, models
 // against roles and pools, rewards against reward types, the task, the
 // trainer, and the editor's layout.
+#include <algorithm>
+
 #include "core/graph/checks.h"
 #include "core/graph/names.h"
-
-#include <algorithm>
 
 namespace rlwb::core::graph_detail {
 namespace {
@@ -31,8 +31,10 @@ void check_capacity(IssueList& out, const std::string& device, int capacity,
   out.add(out.line("pools." + first), "",
           "the " + device + " pools need " + std::to_string(total) + " workers (" + parts +
               ") but this machine has " + std::to_string(capacity) + " " + capacity_name,
-          "lower workers in the " + device + " pools (and the models' parallel sizes with them), "
-          "or launch on a cluster with more " + capacity_name);
+          "lower workers in the " + device +
+              " pools (and the models' parallel sizes with them), "
+              "or launch on a cluster with more " +
+              capacity_name);
 }
 
 void check_pools(IssueList& out, const MethodCatalog& catalog) {
@@ -82,7 +84,8 @@ void check_models(IssueList& out, const MethodCatalog& catalog) {
   for (const auto& [name, model] : out.exp().models) {
     const std::string at = "models." + name;
     if (name == "builtin")
-      out.add(out.line(at), "", "a model is named 'builtin', the prefix of the controller's builtins",
+      out.add(out.line(at), "",
+              "a model is named 'builtin', the prefix of the controller's builtins",
               "rename the model");
     if (model.role.empty())
       out.add(out.line(at), "", "model '" + name + "' has no role",
@@ -114,16 +117,18 @@ void check_rewards(IssueList& out, const MethodCatalog& catalog) {
       out.add(out.line(at), "", "reward '" + name + "' has no type",
               "add type: <one of " + list_names(types) + ">");
     else if (!catalog.reward_methods.count(reward.type))
-      out.add(out.line(at + ".type"), "",
-              "reward '" + name + "' has type '" + reward.type + "' that no reward module implements",
-              "types: " + list_names(types) + "." + did_you_mean(reward.type, types));
+      out.add(
+          out.line(at + ".type"), "",
+          "reward '" + name + "' has type '" + reward.type + "' that no reward module implements",
+          "types: " + list_names(types) + "." + did_you_mean(reward.type, types));
   }
 }
 
 void check_task_and_trainer(IssueList& out, const MethodCatalog& catalog) {
   const Experiment& exp = out.exp();
   const auto tasks = keys_of(catalog.task_columns);
-  const nlohmann::json& task_name = exp.task.contains("name") ? exp.task["name"] : nlohmann::json("");
+  const nlohmann::json& task_name =
+      exp.task.contains("name") ? exp.task["name"] : nlohmann::json("");
   const std::string name = task_name.is_string() ? task_name.get<std::string>() : "";
   if (!task_name.is_string())
     out.add(out.line("task.name"), "", "task.name should be text, not " + task_name.dump(),
@@ -134,10 +139,11 @@ void check_task_and_trainer(IssueList& out, const MethodCatalog& catalog) {
   else if (!catalog.task_columns.count(name))
     out.add(out.line("task.name"), "", "unknown task '" + name + "'",
             "tasks: " + list_names(tasks) + "." + did_you_mean(name, tasks));
-  const nlohmann::json& steps = exp.trainer.contains("steps") ? exp.trainer["steps"] : nlohmann::json(1);
+  const nlohmann::json& steps =
+      exp.trainer.contains("steps") ? exp.trainer["steps"] : nlohmann::json(1);
   if (!steps.is_number_integer())
-    out.add(out.line("trainer.steps"), "", "trainer.steps should be a whole number, not " + steps.dump(),
-            "set steps: 1 or more");
+    out.add(out.line("trainer.steps"), "",
+            "trainer.steps should be a whole number, not " + steps.dump(), "set steps: 1 or more");
   else if (steps.get<int64_t>() < 1)
     out.add(out.line("trainer.steps"), "", "trainer.steps is " + steps.dump(),
             "set steps: 1 or more");

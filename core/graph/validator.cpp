@@ -1,8 +1,8 @@
 // validate_experiment: runs every check family and returns what they find in
 // file order.
-#include "core/graph/checks.h"
-
 #include <algorithm>
+
+#include "core/graph/checks.h"
 
 namespace rlwb::core {
 

@@ -82,7 +82,8 @@ json parse_integer(std::string digits, int base) {
     return std::strtod((negative ? "-" + digits : digits).c_str(), nullptr);  // too big: float
   }
   constexpr uint64_t max_int = std::numeric_limits<int64_t>::max();
-  if (!negative) return magnitude <= max_int ? json(static_cast<int64_t>(magnitude)) : json(magnitude);
+  if (!negative)
+    return magnitude <= max_int ? json(static_cast<int64_t>(magnitude)) : json(magnitude);
   if (magnitude <= max_int + 1) return static_cast<int64_t>(0 - magnitude);
   return -static_cast<double>(magnitude);
 }
@@ -98,8 +99,7 @@ std::string format_double(double value) {
   return text;
 }
 
-void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path,
-          ShapeOf shape_of);
+void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path, ShapeOf shape_of);
 
 void emit_string(YAML::Emitter& out, const std::string& text) {
   // Quote what a reader would take for a number, bool or null.
@@ -120,8 +120,7 @@ std::vector<std::string> ordered_keys(const json& map, const std::vector<std::st
   return keys;
 }
 
-void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path,
-          ShapeOf shape_of) {
+void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path, ShapeOf shape_of) {
   switch (value.type()) {
     case json::value_t::object: {
       YamlShape shape = shape_of(path);
@@ -162,7 +161,7 @@ void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path,
     case json::value_t::number_float:
       out << format_double(value.get<double>());
       break;
-    default:  // null, binary, discarded
+    default:              // null, binary, discarded
       out << YAML::Null;  // "~": the emitter would quote the word null
       break;
   }
@@ -180,8 +179,8 @@ json parse_yaml_document(const std::string& text, const std::string& file, LineM
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    std::string where = e.mark.column >= 0 ? " (column " + std::to_string(e.mark.column + 1) + ")"
-                                           : std::string();
+    std::string where =
+        e.mark.column >= 0 ? " (column " + std::to_string(e.mark.column + 1) + ")" : std::string();
     issues.push_back({file, line_of_mark(e.mark), "", "YAML syntax error: " + e.msg + where,
                       "check the indentation, colons and quotes on this line and the one above"});
     return nullptr;

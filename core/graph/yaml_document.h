@@ -6,13 +6,12 @@
 // string (so yes/no/on/off stay strings).
 #pragma once
 
-#include "core/graph/experiment.h"
-
-#include <nlohmann/json.hpp>
-
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/graph/experiment.h"
 
 namespace rlwb::core::graph_detail {
 
@@ -24,8 +23,8 @@ std::string join_path(const std::string& parent, const std::string& key);
 // Parses one YAML document. Syntax errors become one issue with the line;
 // duplicate and non-scalar keys become issues too (the rest still parses).
 // Records the 1-based line of each key (and list item) in `lines`.
-nlohmann::json parse_yaml_document(const std::string& text, const std::string& file,
-                                   LineMap& lines, std::vector<GraphIssue>& issues);
+nlohmann::json parse_yaml_document(const std::string& text, const std::string& file, LineMap& lines,
+                                   std::vector<GraphIssue>& issues);
 
 // What a plain (unquoted) scalar means under the core schema.
 nlohmann::json resolve_plain_scalar(const std::string& text);

@@ -1,7 +1,7 @@
 // GraphIssue's one-line form, warnings, and GraphError's message.
-#include "core/graph/experiment.h"
-
 #include <gtest/gtest.h>
+
+#include "core/graph/experiment.h"
 
 namespace rlwb::core {
 namespace {
@@ -27,9 +27,7 @@ TEST(GraphIssue, WarningsSayWarning) {
   EXPECT_TRUE(has_errors({issue, GraphIssue{"exp.yaml", 5, "", "x", ""}}));
 }
 
-TEST(GraphIssue, DefaultSeverityIsError) {
-  EXPECT_EQ(GraphIssue{}.severity, Severity::error);
-}
+TEST(GraphIssue, DefaultSeverityIsError) { EXPECT_EQ(GraphIssue{}.severity, Severity::error); }
 
 TEST(GraphError, WhatListsEveryIssueOnItsOwnLine) {
   GraphError error({{"a.yaml", 1, "", "first", ""}, {"a.yaml", 2, "n", "second", "h"}});

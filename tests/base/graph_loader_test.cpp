@@ -1,16 +1,16 @@
 // Loading graph files: every field into the structs, YAML scalars by the core
 // schema, syntax errors and wrong types as issues with lines and hints.
-#include "tests/base/graph_test_support.h"
-
 #include <gmock/gmock.h>
 
 #include <cmath>
 
+#include "tests/base/graph_test_support.h"
+
 namespace rlwb::core {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::fixture_path;
+using ::testing::HasSubstr;
 using testing::issue_with;
 using testing::load_issues;
 using testing::read_fixture;
@@ -190,7 +190,8 @@ layout: []
       {"'layout' should be a map", 12},
   };
   EXPECT_EQ(issues.size(), expected.size());
-  for (const auto& [message, line] : expected) EXPECT_EQ(issue_with(issues, message).line, line) << message;
+  for (const auto& [message, line] : expected)
+    EXPECT_EQ(issue_with(issues, message).line, line) << message;
   EXPECT_THAT(issue_with(issues, "'nodes.0.id'").hint, HasSubstr("id: '3'"));
 }
 

@@ -2,14 +2,14 @@
 // registry, fixture paths, and issue lookup.
 #pragma once
 
-#include "core/graph/experiment.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "core/graph/experiment.h"
 
 namespace rlwb::core::testing {
 

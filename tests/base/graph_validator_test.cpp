@@ -1,14 +1,14 @@
 // The validator: every problem in a graph, each with file, line, node and a
 // hint. One test per kind of problem, on small inline graphs.
-#include "tests/base/graph_test_support.h"
-
 #include <gmock/gmock.h>
+
+#include "tests/base/graph_test_support.h"
 
 namespace rlwb::core {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::fixture_path;
+using ::testing::HasSubstr;
 using testing::issue_with;
 using testing::test_catalog;
 using testing::validate_text;
@@ -45,14 +45,15 @@ std::vector<GraphIssue> validate_small(const std::string& from, const std::strin
 
 TEST(GraphValidator, GoodGraphsHaveNoIssues) {
   EXPECT_TRUE(validate_text(kSmall).empty());
-  auto issues = validate_experiment(load_experiment_file(fixture_path("grpo_good.yaml")),
-                                    test_catalog());
+  auto issues =
+      validate_experiment(load_experiment_file(fixture_path("grpo_good.yaml")), test_catalog());
   for (const auto& issue : issues) ADD_FAILURE() << issue.to_string();
 }
 
 TEST(GraphValidator, UnknownTargetListsModelsAndRewards) {
   auto issues = validate_small("call: math.score", "call: maths.score");
-  GraphIssue issue = issue_with(issues, "calls 'maths', which is not a model, a reward or 'builtin'");
+  GraphIssue issue =
+      issue_with(issues, "calls 'maths', which is not a model, a reward or 'builtin'");
   EXPECT_EQ(issue.file, "exp.yaml");
   EXPECT_EQ(issue.line, 14);
   EXPECT_EQ(issue.node, "score");
@@ -62,7 +63,8 @@ TEST(GraphValidator, UnknownTargetListsModelsAndRewards) {
 
 TEST(GraphValidator, UnknownBuiltinListsTheBuiltins) {
   auto issues = validate_small("call: math.score", "call: builtin.grpo_advantages");
-  GraphIssue issue = issue_with(issues, "calls builtin 'grpo_advantages' that the controller does not have");
+  GraphIssue issue =
+      issue_with(issues, "calls builtin 'grpo_advantages' that the controller does not have");
   EXPECT_EQ(issue.line, 14);
   EXPECT_THAT(issue.hint, HasSubstr("gae_advantage, grpo_advantage, kl_penalty"));
   EXPECT_THAT(issue.hint, HasSubstr("did you mean 'grpo_advantage'?"));
@@ -105,7 +107,8 @@ TEST(GraphValidator, ModelWithoutRoleIsAnIssue) {
 }
 
 TEST(GraphValidator, ModelInUnknownPoolListsThePools) {
-  auto issues = validate_small("pool: main, parallel: {dp: 2}}\n  ref", "pool: mian, parallel: {dp: 2}}\n  ref");
+  auto issues = validate_small("pool: main, parallel: {dp: 2}}\n  ref",
+                               "pool: mian, parallel: {dp: 2}}\n  ref");
   GraphIssue issue = issue_with(issues, "model 'actor' is in pool 'mian' that is not defined");
   EXPECT_EQ(issue.line, 5);
   EXPECT_THAT(issue.hint, HasSubstr("pools: main. did you mean 'main'?"));
@@ -113,13 +116,15 @@ TEST(GraphValidator, ModelInUnknownPoolListsThePools) {
 
 TEST(GraphValidator, UnknownRewardTypeListsTheTypes) {
   auto issues = validate_small("{type: math}", "{type: mth}");
-  GraphIssue issue = issue_with(issues, "reward 'math' has type 'mth' that no reward module implements");
+  GraphIssue issue =
+      issue_with(issues, "reward 'math' has type 'mth' that no reward module implements");
   EXPECT_EQ(issue.line, 8);
   EXPECT_THAT(issue.hint, HasSubstr("code, math"));
 }
 
 TEST(GraphValidator, MissingInputColumnNamesTheNodeThatWritesASimilarName) {
-  auto issues = validate_small("in: [responses, ref_log_probs, scores]", "in: [responses, ref_logprobs, scores]");
+  auto issues = validate_small("in: [responses, ref_log_probs, scores]",
+                               "in: [responses, ref_logprobs, scores]");
   ASSERT_EQ(issues.size(), 1u);
   GraphIssue issue = issue_with(issues, "reads column 'ref_logprobs' that no node writes");
   EXPECT_EQ(issue.line, 15);
@@ -138,18 +143,20 @@ TEST(GraphValidator, MissingInputColumnWithNothingSimilarSaysWhatTheTaskProvides
 }
 
 TEST(GraphValidator, ColumnWrittenByTwoNodesIsAnIssueAtTheSecond) {
-  auto issues = validate_text(kSmall +
-                              "  - {id: score2, call: math.score, in: [responses], out: [scores]}\n");
-  GraphIssue issue = issue_with(issues, "writes column 'scores' that node 'score' (line 14) writes too");
+  auto issues = validate_text(
+      kSmall + "  - {id: score2, call: math.score, in: [responses], out: [scores]}\n");
+  GraphIssue issue =
+      issue_with(issues, "writes column 'scores' that node 'score' (line 14) writes too");
   EXPECT_EQ(issue.line, 16);
   EXPECT_EQ(issue.node, "score2");
   EXPECT_THAT(issue.hint, HasSubstr("one writer"));
 }
 
 TEST(GraphValidator, NodeWritingATaskColumnIsAnIssue) {
-  auto issues = validate_text(kSmall +
-                              "  - {id: fmt, call: builtin.kl_penalty, in: [responses], out: [answers]}\n");
-  GraphIssue issue = issue_with(issues, "writes column 'answers' that the task 'arithmetic' already provides");
+  auto issues = validate_text(
+      kSmall + "  - {id: fmt, call: builtin.kl_penalty, in: [responses], out: [answers]}\n");
+  GraphIssue issue =
+      issue_with(issues, "writes column 'answers' that the task 'arithmetic' already provides");
   EXPECT_EQ(issue.line, 16);
   EXPECT_EQ(issue.node, "fmt");
 }
@@ -160,14 +167,16 @@ TEST(GraphValidator, CycleNamesItsNodesAndColumns) {
                               "  - {id: b, call: builtin.gae_advantage, in: [x], out: [z]}\n"
                               "  - {id: c, call: builtin.grpo_advantage, in: [z], out: [y]}\n");
   ASSERT_EQ(issues.size(), 1u);
-  GraphIssue issue = issue_with(issues, "is in a cycle 'a' -> 'b' -> 'c' -> 'a' (through columns 'x', 'z', 'y')");
+  GraphIssue issue =
+      issue_with(issues, "is in a cycle 'a' -> 'b' -> 'c' -> 'a' (through columns 'x', 'z', 'y')");
   EXPECT_EQ(issue.line, 16);
   EXPECT_EQ(issue.node, "a");
   EXPECT_THAT(issue.hint, HasSubstr("wait on each other"));
 }
 
 TEST(GraphValidator, NodeReadingItsOwnOutputIsACycle) {
-  auto issues = validate_small("in: [responses, answers], out: [scores]", "in: [responses, scores], out: [scores]");
+  auto issues = validate_small("in: [responses, answers], out: [scores]",
+                               "in: [responses, scores], out: [scores]");
   GraphIssue issue = issue_with(issues, "reads column 'scores' that it writes itself");
   EXPECT_EQ(issue.line, 14);
   EXPECT_EQ(issue.node, "score");
@@ -187,19 +196,27 @@ TEST(GraphValidator, EmptyNodeIdIsAnIssue) {
 }
 
 TEST(GraphValidator, CudaPoolsLargerThanTheMachineAreAnIssue) {
-  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  gpus: {workers: 3, device: cuda}\n  more: {workers: 1, device: cuda}\n");
-  GraphIssue issue = issue_with(issues, "the cuda pools need 4 workers (gpus: 3, more: 1) but this machine has 2 GPUs");
+  auto issues = validate_small("  main: {workers: 2}\n",
+                               "  main: {workers: 2}\n  gpus: {workers: 3, device: cuda}\n  more: "
+                               "{workers: 1, device: cuda}\n");
+  GraphIssue issue = issue_with(
+      issues, "the cuda pools need 4 workers (gpus: 3, more: 1) but this machine has 2 GPUs");
   EXPECT_EQ(issue.line, 4);
   EXPECT_THAT(issue.hint, HasSubstr("lower workers"));
 }
 
 TEST(GraphValidator, CpuPoolsLargerThanTheMachineAreAnIssue) {
-  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  big: {workers: 7}\n");
-  EXPECT_EQ(issue_with(issues, "the cpu pools need 9 workers (big: 7, main: 2) but this machine has 8").line, 4);
+  auto issues =
+      validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  big: {workers: 7}\n");
+  EXPECT_EQ(
+      issue_with(issues, "the cpu pools need 9 workers (big: 7, main: 2) but this machine has 8")
+          .line,
+      4);
 }
 
 TEST(GraphValidator, PoolWithoutWorkersOrWithAnUnknownDeviceIsAnIssue) {
-  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  odd: {workers: 0, device: gpu}\n");
+  auto issues = validate_small("  main: {workers: 2}\n",
+                               "  main: {workers: 2}\n  odd: {workers: 0, device: gpu}\n");
   EXPECT_EQ(issue_with(issues, "pool 'odd' has 0 workers").line, 4);
   EXPECT_THAT(issue_with(issues, "pool 'odd' has device 'gpu'").hint, HasSubstr("device: cuda"));
 }
@@ -213,7 +230,8 @@ TEST(GraphValidator, ParallelSizeBelowOneIsAnIssue) {
 
 TEST(GraphValidator, ParallelSizesThatDoNotFillThePoolAreAnIssue) {
   auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {dp: 2, tp: 2}}\n  ref");
-  GraphIssue issue = issue_with(issues, "model 'actor' has dp*tp*pp = 2*2*1 = 4 ranks but pool 'main' has 2 workers");
+  GraphIssue issue = issue_with(
+      issues, "model 'actor' has dp*tp*pp = 2*2*1 = 4 ranks but pool 'main' has 2 workers");
   EXPECT_EQ(issue.line, 5);
   EXPECT_THAT(issue.hint, HasSubstr("set dp: 1, or set pool 'main' workers: 4"));
 }
@@ -260,8 +278,8 @@ TEST(GraphValidator, ReportsEveryProblemInFileOrder) {
 }
 
 TEST(GraphValidator, IssuesOfAValueSetByAnOverridePointAtItsKey) {
-  auto issues = validate_experiment(
-      load_experiment_text(kSmall, "exp.yaml", {"trainer.steps=0"}), test_catalog());
+  auto issues = validate_experiment(load_experiment_text(kSmall, "exp.yaml", {"trainer.steps=0"}),
+                                    test_catalog());
   EXPECT_EQ(issue_with(issues, "trainer.steps is 0").line, 10);
 }
 

@@ -1,14 +1,14 @@
 // Saving graphs: canonical key order, flow-style column lists, values that
 // read back the same, struct edits over `raw`, and a byte-stable round trip.
-#include "tests/base/graph_test_support.h"
-
 #include <gmock/gmock.h>
+
+#include "tests/base/graph_test_support.h"
 
 namespace rlwb::core {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::fixture_path;
+using ::testing::HasSubstr;
 
 Experiment reload(const Experiment& exp) {
   return load_experiment_text(experiment_to_yaml(exp), "saved.yaml");
@@ -48,7 +48,8 @@ TEST(GraphWriter, WritesEntityKeysInTheCanonicalOrder) {
 
 TEST(GraphWriter, WritesNodeColumnsAsFlowLists) {
   std::string yaml = experiment_to_yaml(load_experiment_file(fixture_path("grpo_good.yaml")));
-  EXPECT_THAT(yaml, HasSubstr("    in: [prompts, responses, old_log_probs, ref_log_probs, advantages]\n"));
+  EXPECT_THAT(
+      yaml, HasSubstr("    in: [prompts, responses, old_log_probs, ref_log_probs, advantages]\n"));
   EXPECT_THAT(yaml, HasSubstr("    out: [actor_metrics]\n"));
   std::string shuffled = experiment_to_yaml(load_experiment_file(fixture_path("shuffled.yaml")));
   EXPECT_THAT(shuffled, HasSubstr("    out: []\n"));
@@ -127,10 +128,10 @@ TEST(GraphWriter, StructEditsWinOverRaw) {
 }
 
 TEST(GraphWriter, DefaultsTheFileDidNotHaveAreNotWritten) {
-  std::string yaml = experiment_to_yaml(load_experiment_text(
-      "pools:\n  main: {workers: 1}\nmodels:\n  a: {role: actor, pool: main}\n"
-      "nodes:\n  - {id: g, call: a.generate}\n",
-      "exp.yaml"));
+  std::string yaml = experiment_to_yaml(
+      load_experiment_text("pools:\n  main: {workers: 1}\nmodels:\n  a: {role: actor, pool: main}\n"
+                           "nodes:\n  - {id: g, call: a.generate}\n",
+                           "exp.yaml"));
   // No seed, device, parallel, in or out: the file had none and they are defaults.
   EXPECT_EQ(yaml,
             "pools:\n  main:\n    workers: 1\nmodels:\n  a:\n    role: actor\n    pool: main\n"
