@@ -1,8 +1,8 @@
 // flatten_params: a run's nested config as dotted key/value rows for the
 // params table (see tracking.h).
-#include "core/tracking/tracking.h"
-
 #include <set>
+
+#include "core/tracking/tracking.h"
 
 namespace rlwb::core {
 namespace {

@@ -1,10 +1,10 @@
 // Ending a run (see run_end.h).
 #include "core/tracking/run_end.h"
 
+#include <SQLiteCpp/Statement.h>
+
 #include "core/tracking/time_now.h"
 #include "core/tracking/tracking.h"
-
-#include <SQLiteCpp/Statement.h>
 
 namespace rlwb::core {
 

@@ -1,20 +1,21 @@
 // The text of `rlwb runs list` (format_runs_table) and `rlwb runs show ID`
 // (format_run_details): aligned plain text, one section per table of the
 // tracking DB.
-#include "core/tracking/text_table.h"
-#include "core/tracking/time_now.h"
-#include "core/tracking/tracking.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+
+#include "core/tracking/text_table.h"
+#include "core/tracking/time_now.h"
+#include "core/tracking/tracking.h"
 
 namespace rlwb::core {
 namespace {
 
 constexpr int kEventsShown = 10;
 constexpr const char* kTimingPrefix = "timing_s/";
+constexpr const char* kTimestamp = "%Y-%m-%d %H:%M:%S";
 
 std::string format_number(double value) {
   if (std::isnan(value)) return "nan";
@@ -71,8 +72,8 @@ std::string run_fields(const RunInfo& run,
       {"experiment", run.experiment_file},
       {"host", run.host + (run.pid > 0 ? " (pid " + std::to_string(run.pid) + ")" : "")},
       {"seed", std::to_string(run.seed)},
-      {"started", format_local_time(run.start_time, "%Y-%m-%d %H:%M:%S")},
-      {"ended", run.end_time > 0 ? format_local_time(run.end_time, "%Y-%m-%d %H:%M:%S") : "-"},
+      {"started", format_local_time(run.start_time, kTimestamp)},
+      {"ended", run.end_time > 0 ? format_local_time(run.end_time, kTimestamp) : "-"},
       {"duration", format_duration(run_duration(run))},
       {"last step", format_step(run.last_step)},
   };
@@ -104,24 +105,26 @@ std::string timing_section(const std::vector<MetricSummary>& summaries) {
 
 std::string params_section(const std::vector<std::pair<std::string, std::string>>& params) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(params.size());
   for (const auto& [key, value] : params) rows.push_back({key, value});
   return render_text_table(rows, "  ");
 }
 
 std::string artifacts_section(const std::vector<ArtifactRecord>& artifacts) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(artifacts.size());
   for (const ArtifactRecord& artifact : artifacts) {
-    rows.push_back({format_local_time(artifact.time, "%Y-%m-%d %H:%M:%S"), artifact.kind,
-                    artifact.path});
+    rows.push_back({format_local_time(artifact.time, kTimestamp), artifact.kind, artifact.path});
   }
   return render_text_table(rows, "  ");
 }
 
 std::string events_section(const std::vector<EventRecord>& events) {
   std::vector<std::vector<std::string>> rows;
+  rows.reserve(events.size());
   for (const EventRecord& event : events) {
-    rows.push_back({format_local_time(event.time, "%Y-%m-%d %H:%M:%S"), event.level,
-                    event.source, event.text});
+    rows.push_back(
+        {format_local_time(event.time, kTimestamp), event.level, event.source, event.text});
   }
   return render_text_table(rows, "  ");
 }
@@ -133,11 +136,10 @@ std::string format_runs_table(const std::vector<RunInfo>& runs) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "NAME", "ALGORITHM", "STATUS", "STEP", "SCORE", "STARTED", "DURATION"}};
   for (const RunInfo& run : runs) {
-    rows.push_back({std::to_string(run.id), run.name, run.algorithm, run.status,
-                    format_step(run.last_step),
-                    run.last_score ? format_number(*run.last_score) : "-",
-                    format_local_time(run.start_time, "%Y-%m-%d %H:%M"),
-                    format_duration(run_duration(run))});
+    rows.push_back(
+        {std::to_string(run.id), run.name, run.algorithm, run.status, format_step(run.last_step),
+         run.last_score ? format_number(*run.last_score) : "-",
+         format_local_time(run.start_time, "%Y-%m-%d %H:%M"), format_duration(run_duration(run))});
   }
   return render_text_table(rows);
 }

@@ -3,8 +3,6 @@
 // upgrade path of old files is the same code that builds new ones.
 #include "core/tracking/schema.h"
 
-#include "core/tracking/tracking.h"
-
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 #include <sqlite3.h>
@@ -12,6 +10,8 @@
 #include <filesystem>
 #include <iterator>
 #include <system_error>
+
+#include "core/tracking/tracking.h"
 
 namespace rlwb::core {
 namespace {
@@ -92,8 +92,7 @@ CREATE TABLE tags (
   PRIMARY KEY (run_id, key)) WITHOUT ROWID;
 )sql"},
 };
-static_assert(std::size(kMigrations) == kTrackingSchemaVersion,
-              "one migration per schema version");
+static_assert(std::size(kMigrations) == kTrackingSchemaVersion, "one migration per schema version");
 
 bool has_table(SQLite::Database& db, const char* name) {
   SQLite::Statement query(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
@@ -119,8 +118,9 @@ int stored_version(SQLite::Database& db, const std::string& path) {
   }
   SQLite::Statement query(db, "SELECT max(version) FROM schema_version");
   if (!query.executeStep() || query.getColumn(0).isNull()) {
-    throw TrackingError(path + ": the schema_version table is empty; the file is damaged or "
-                               "not an RLWB tracking database.");
+    throw TrackingError(path +
+                        ": the schema_version table is empty; the file is damaged or "
+                        "not an RLWB tracking database.");
   }
   return query.getColumn(0).getInt();
 }
@@ -129,8 +129,7 @@ void refuse_newer(int version, const std::string& path) {
   if (version > kTrackingSchemaVersion) {
     throw TrackingError(path + ": tracking database schema version " + std::to_string(version) +
                         " is newer than this RLWB build understands (" +
-                        std::to_string(kTrackingSchemaVersion) +
-                        "); upgrade RLWB to open it.");
+                        std::to_string(kTrackingSchemaVersion) + "); upgrade RLWB to open it.");
   }
 }
 
@@ -138,9 +137,10 @@ void refuse_newer(int version, const std::string& path) {
 [[noreturn]] void rethrow_open_error(const SQLite::Exception& e, const std::string& path) {
   const int code = e.getErrorCode() & 0xff;
   if (code == SQLITE_NOTADB) {
-    throw TrackingError(path + ": not an SQLite database, so not an RLWB tracking database; "
-                               "RLWB left it untouched. Point RLWB at another file (default "
-                               "runs/rlwb.db).");
+    throw TrackingError(path +
+                        ": not an SQLite database, so not an RLWB tracking database; "
+                        "RLWB left it untouched. Point RLWB at another file (default "
+                        "runs/rlwb.db).");
   }
   if (code == SQLITE_BUSY) {
     throw TrackingError(path + ": database stayed locked for " +
@@ -165,9 +165,11 @@ void configure_writer_connection(SQLite::Database& db, const std::string& path) 
   SQLite::Statement wal(db, "PRAGMA journal_mode = WAL");
   wal.executeStep();
   if (wal.getColumn(0).getString() != "wal") {
-    throw TrackingError(path + ": the file system does not support SQLite's WAL mode (journal "
-                               "mode stayed '" + wal.getColumn(0).getString() +
-                               "'); put the tracking database on a local disk.");
+    throw TrackingError(path +
+                        ": the file system does not support SQLite's WAL mode (journal "
+                        "mode stayed '" +
+                        wal.getColumn(0).getString() +
+                        "'); put the tracking database on a local disk.");
   }
   // FULL: each commit is fsynced, so a batch survives a power loss too; with
   // batched commits that is a few fsyncs a second.
@@ -210,8 +212,7 @@ SQLite::Database open_tracking_db_for_writing(const std::string& path) {
     }
   }
   try {
-    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-                        kTrackingBusyTimeoutMs);
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, kTrackingBusyTimeoutMs);
     configure_writer_connection(db, path);
     migrate(db, path);
     return db;
@@ -222,8 +223,9 @@ SQLite::Database open_tracking_db_for_writing(const std::string& path) {
 
 SQLite::Database open_tracking_db_for_reading(const std::string& path) {
   if (!std::filesystem::exists(path)) {
-    throw TrackingError(path + ": no tracking database here (no run has been recorded yet, or "
-                               "the workspace is elsewhere).");
+    throw TrackingError(path +
+                        ": no tracking database here (no run has been recorded yet, or "
+                        "the workspace is elsewhere).");
   }
   try {
     SQLite::Database db(path, SQLite::OPEN_READONLY, kTrackingBusyTimeoutMs);
@@ -231,8 +233,7 @@ SQLite::Database open_tracking_db_for_reading(const std::string& path) {
     refuse_newer(version, path);
     if (version < kTrackingSchemaVersion) {
       throw TrackingError(path + ": tracking database schema version " + std::to_string(version) +
-                          " is older than this build's " +
-                          std::to_string(kTrackingSchemaVersion) +
+                          " is older than this build's " + std::to_string(kTrackingSchemaVersion) +
                           "; start a run or any `rlwb runs` command that changes runs (rename, "
                           "tag, delete) to migrate it, then read it again.");
     }

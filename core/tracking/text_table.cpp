@@ -28,7 +28,8 @@ std::string render_text_table(const std::vector<std::vector<std::string>>& rows,
     std::string line = indent;
     for (size_t column = 0; column < row.size(); ++column) {
       line += row[column];
-      if (column + 1 < row.size()) line.append(widths[column] - display_width(row[column]) + 2, ' ');
+      if (column + 1 < row.size())
+        line.append(widths[column] - display_width(row[column]) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     text += line + "\n";

@@ -6,8 +6,7 @@
 namespace rlwb::core {
 
 inline double unix_time_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace rlwb::core

@@ -21,10 +21,9 @@
 //   has passed (or after flush()/end_run()); commits are fsynced.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -108,14 +107,14 @@ class TrackingWriter {
   ~TrackingWriter();  // flushes
 
   int64_t start_run(const std::string& name, const std::string& experiment_file,
-                    const std::string& experiment_text, const std::string& algorithm,
-                    int64_t seed, const nlohmann::json& params /* flattened on write */);
+                    const std::string& experiment_text, const std::string& algorithm, int64_t seed,
+                    const nlohmann::json& params /* flattened on write */);
   void log_metric(int64_t run, const std::string& key, int64_t step, double value);
   // level: "debug", "info", "warning" or "error".
   void log_event(int64_t run, const std::string& level, const std::string& source,
                  const std::string& text);
-  void log_sample(int64_t run, int64_t step, const std::string& prompt,
-                  const std::string& response, double reward, const nlohmann::json& details);
+  void log_sample(int64_t run, int64_t step, const std::string& prompt, const std::string& response,
+                  double reward, const nlohmann::json& details);
   void log_artifact(int64_t run, const std::string& kind, const std::string& path);
   // For the profiler: `data` is opaque text (JSON by convention).
   void log_profile(int64_t run, int64_t step, const std::string& node, const std::string& kind,

@@ -2,15 +2,15 @@
 // live controller. Each call is one short IMMEDIATE transaction, so it waits
 // (at most the busy timeout) for the writer's current batch and never leaves
 // a half-done change.
-#include "core/tracking/process_identity.h"
-#include "core/tracking/run_end.h"
-#include "core/tracking/schema.h"
-#include "core/tracking/tracking.h"
-
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
 #include <mutex>
+
+#include "core/tracking/process_identity.h"
+#include "core/tracking/run_end.h"
+#include "core/tracking/schema.h"
+#include "core/tracking/tracking.h"
 
 namespace rlwb::core {
 namespace {
@@ -56,8 +56,7 @@ struct TrackingAdmin::Impl {
   }
 };
 
-TrackingAdmin::TrackingAdmin(const std::string& db_path)
-    : impl_(std::make_unique<Impl>(db_path)) {}
+TrackingAdmin::TrackingAdmin(const std::string& db_path) : impl_(std::make_unique<Impl>(db_path)) {}
 
 TrackingAdmin::~TrackingAdmin() = default;
 
@@ -156,8 +155,7 @@ std::vector<int64_t> TrackingAdmin::mark_stale_runs(const std::string& status) {
     for (size_t i = 0; i < stale.size(); ++i) {
       record_run_end(impl_->db, stale[i], status,
                      "the controller process (pid " + std::to_string(stale_pids[i]) + " on " +
-                         self.host +
-                         ") exited without ending this run: it crashed or was killed",
+                         self.host + ") exited without ending this run: it crashed or was killed",
                      "tracking");
     }
     return stale;

@@ -1,14 +1,14 @@
 // TrackingReader: read-only queries for the CLI and GUI. Each call is one
 // short read transaction on a WAL snapshot, so it sees every committed batch
 // and never holds up the writer. Polling calls return rows after a rowid.
-#include "core/tracking/schema.h"
-#include "core/tracking/tracking.h"
-
 #include <SQLiteCpp/Statement.h>
 
 #include <algorithm>
 #include <limits>
 #include <mutex>
+
+#include "core/tracking/schema.h"
+#include "core/tracking/tracking.h"
 
 namespace rlwb::core {
 namespace {
@@ -99,8 +99,8 @@ const std::string& TrackingReader::path() const { return impl_->path; }
 
 std::vector<RunInfo> TrackingReader::list_runs() {
   return impl_->read("runs", [](SQLite::Database& db) {
-    SQLite::Statement query(db, std::string("SELECT ") + kRunColumns +
-                                    " FROM runs ORDER BY id DESC");
+    SQLite::Statement query(db,
+                            std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id DESC");
     std::vector<RunInfo> runs;
     while (query.executeStep()) runs.push_back(read_run(query));
     return runs;
@@ -109,8 +109,7 @@ std::vector<RunInfo> TrackingReader::list_runs() {
 
 std::optional<RunInfo> TrackingReader::run(int64_t id) {
   return impl_->read("a run", [id](SQLite::Database& db) -> std::optional<RunInfo> {
-    SQLite::Statement query(db, std::string("SELECT ") + kRunColumns +
-                                    " FROM runs WHERE id = ?");
+    SQLite::Statement query(db, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
     query.bind(1, id);
     if (!query.executeStep()) return std::nullopt;
     return read_run(query);
@@ -155,11 +154,11 @@ std::vector<std::string> TrackingReader::metric_keys(int64_t run) {
 std::vector<MetricPoint> TrackingReader::metrics(int64_t run, int64_t after_rowid,
                                                  const std::string& key) {
   return impl_->read("metrics", [&](SQLite::Database& db) {
-    SQLite::Statement query(
-        db, key.empty() ? "SELECT rowid, key, step, value, wall_time FROM metrics "
-                          "WHERE run_id = ? AND rowid > ? ORDER BY rowid"
-                        : "SELECT rowid, key, step, value, wall_time FROM metrics "
-                          "WHERE run_id = ? AND rowid > ? AND key = ? ORDER BY rowid");
+    SQLite::Statement query(db, key.empty()
+                                    ? "SELECT rowid, key, step, value, wall_time FROM metrics "
+                                      "WHERE run_id = ? AND rowid > ? ORDER BY rowid"
+                                    : "SELECT rowid, key, step, value, wall_time FROM metrics "
+                                      "WHERE run_id = ? AND rowid > ? AND key = ? ORDER BY rowid");
     query.bind(1, run);
     query.bind(2, after_rowid);
     if (!key.empty()) query.bind(3, key);

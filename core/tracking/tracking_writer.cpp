@@ -3,12 +3,6 @@
 // on the disk); a background thread commits the queue in one transaction
 // every flush interval, or sooner when it reaches kBatchRows. Run start/end
 // and artifacts commit at once, after the queue, so rowid order is log order.
-#include "core/tracking/process_identity.h"
-#include "core/tracking/run_end.h"
-#include "core/tracking/schema.h"
-#include "core/tracking/time_now.h"
-#include "core/tracking/tracking.h"
-
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
 
@@ -21,6 +15,12 @@
 #include <mutex>
 #include <set>
 #include <thread>
+
+#include "core/tracking/process_identity.h"
+#include "core/tracking/run_end.h"
+#include "core/tracking/schema.h"
+#include "core/tracking/time_now.h"
+#include "core/tracking/tracking.h"
 
 namespace rlwb::core {
 namespace {
@@ -122,9 +122,10 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
     }
   }
   if (!rows.samples.empty()) {
-    SQLite::Statement insert(db,
-                             "INSERT INTO samples (run_id, step, prompt, response, reward, details) "
-                             "VALUES (?, ?, ?, ?, ?, ?)");
+    SQLite::Statement insert(
+        db,
+        "INSERT INTO samples (run_id, step, prompt, response, reward, details) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     for (const SampleRow& row : rows.samples) {
       insert.bind(1, row.run);
       insert.bind(2, row.step);
@@ -171,8 +172,7 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
 void require_event_level(const std::string& level) {
   static const std::set<std::string> kLevels = {"debug", "info", "warning", "error"};
   if (!kLevels.count(level)) {
-    throw TrackingError("event level '" + level +
-                        "' is not one of debug, info, warning, error");
+    throw TrackingError("event level '" + level + "' is not one of debug, info, warning, error");
   }
 }
 
@@ -321,9 +321,8 @@ TrackingWriter::TrackingWriter(const std::string& db_path, int flush_interval_ms
 TrackingWriter::~TrackingWriter() = default;
 
 int64_t TrackingWriter::start_run(const std::string& name, const std::string& experiment_file,
-                                  const std::string& experiment_text,
-                                  const std::string& algorithm, int64_t seed,
-                                  const nlohmann::json& params) {
+                                  const std::string& experiment_text, const std::string& algorithm,
+                                  int64_t seed, const nlohmann::json& params) {
   if (name.empty()) throw TrackingError("a run needs a name");
   const auto flat_params = flatten_params(params);
   const ProcessIdentity owner = current_process_identity();
@@ -367,8 +366,7 @@ int64_t TrackingWriter::start_run(const std::string& name, const std::string& ex
   return run;
 }
 
-void TrackingWriter::log_metric(int64_t run, const std::string& key, int64_t step,
-                                double value) {
+void TrackingWriter::log_metric(int64_t run, const std::string& key, int64_t step, double value) {
   if (key.empty()) throw TrackingError("a metric needs a key");
   if (step < 0) {
     throw TrackingError("metric '" + key + "': step must be >= 0, got " + std::to_string(step));
@@ -385,8 +383,9 @@ void TrackingWriter::log_event(int64_t run, const std::string& level, const std:
   require_event_level(level);
   impl_->require_run(run);
   const double time = unix_time_now();
-  impl_->enqueue(
-      [&](PendingRows& rows) { rows.events.push_back({run, time, level, source, text}); });
+  impl_->enqueue([&](PendingRows& rows) {
+    rows.events.push_back({run, time, level, source, text});
+  });
 }
 
 void TrackingWriter::log_sample(int64_t run, int64_t step, const std::string& prompt,
@@ -394,7 +393,8 @@ void TrackingWriter::log_sample(int64_t run, int64_t step, const std::string& pr
                                 const nlohmann::json& details) {
   impl_->require_run(run);
   std::string details_text =
-      details.is_null() ? "{}" : details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      details.is_null() ? "{}"
+                        : details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   impl_->enqueue([&](PendingRows& rows) {
     rows.samples.push_back({run, step, prompt, response, reward, std::move(details_text)});
   });
@@ -410,8 +410,9 @@ void TrackingWriter::log_artifact(int64_t run, const std::string& kind, const st
 void TrackingWriter::log_profile(int64_t run, int64_t step, const std::string& node,
                                  const std::string& kind, const std::string& data) {
   impl_->require_run(run);
-  impl_->enqueue(
-      [&](PendingRows& rows) { rows.profiles.push_back({run, step, node, kind, data}); });
+  impl_->enqueue([&](PendingRows& rows) {
+    rows.profiles.push_back({run, step, node, kind, data});
+  });
 }
 
 void TrackingWriter::end_run(int64_t run, const std::string& status, const std::string& error) {

@@ -1,13 +1,13 @@
 // TrackingAdmin: rename, tags, delete, and ending runs whose controller died.
-#include "core/tracking/tracking.h"
-#include "tests/base/tracking_test_support.h"
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "core/tracking/tracking.h"
+#include "tests/base/tracking_test_support.h"
 
 namespace rlwb::core {
 namespace {

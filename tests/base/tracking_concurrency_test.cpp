@@ -1,9 +1,6 @@
 // The tracking DB under concurrency and crashes: readers (threads and other
 // processes) polling while the writer writes, maintenance next to a live
 // writer, a writer killed with SIGKILL, and the write rate.
-#include "core/tracking/tracking.h"
-#include "tests/base/tracking_test_support.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,6 +12,9 @@
 #include <cstdio>
 #include <iostream>
 #include <thread>
+
+#include "core/tracking/tracking.h"
+#include "tests/base/tracking_test_support.h"
 
 namespace rlwb::core {
 namespace {
@@ -189,7 +189,8 @@ TEST_F(TrackingTest, WriteRateOfBatchedMetrics) {
   TrackingWriter writer(path());
   const int64_t run = writer.start_run("r", "", "", "ppo", 0, nullptr);
   const auto start = Clock::now();
-  for (int i = 0; i < kCount; ++i) writer.log_metric(run, i % 2 ? "actor/pg_loss" : "actor/entropy", i / 2, i);
+  for (int i = 0; i < kCount; ++i)
+    writer.log_metric(run, i % 2 ? "actor/pg_loss" : "actor/entropy", i / 2, i);
   writer.flush();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double rate = kCount / seconds;
@@ -202,8 +203,8 @@ TEST_F(TrackingTest, WriteRateOfBatchedMetrics) {
   const auto read_start = Clock::now();
   EXPECT_EQ(reader.metrics(run).size(), static_cast<size_t>(kCount));
   const double read_seconds = std::chrono::duration<double>(Clock::now() - read_start).count();
-  std::cout << "[ metrics ] read back in " << read_seconds << " s: "
-            << static_cast<int64_t>(kCount / read_seconds) << " metrics/s\n";
+  std::cout << "[ metrics ] read back in " << read_seconds
+            << " s: " << static_cast<int64_t>(kCount / read_seconds) << " metrics/s\n";
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 // The text of `rlwb runs list` and `rlwb runs show ID`.
-#include "core/tracking/tracking.h"
-#include "tests/base/tracking_test_support.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
+
+#include "core/tracking/tracking.h"
+#include "tests/base/tracking_test_support.h"
 
 namespace rlwb::core {
 namespace {
@@ -80,10 +80,10 @@ TEST_F(TrackingTest, RunDetailsShowFieldsParamsLastMetricsTimingArtifactsAndEven
   for (const char* expected :
        {"  status       failed\n", "  algorithm    ppo\n", "  experiment   experiments/ppo.yaml\n",
         "  seed         7\n", "  last step    1\n", "  last score   0.75\n",
-        "  tag dataset  gsm8k\n",
-        "\nParams\n  data.batch     64\n  trainer.steps  2\n",
+        "  tag dataset  gsm8k\n", "\nParams\n  data.batch     64\n  trainer.steps  2\n",
         "KEY                STEP  LAST  MIN  MAX", "critic/score/mean  1     0.75  0.5  0.75",
-        "KEY                    STEPS  MEAN  TOTAL  LAST", "timing_s/gen           2      2.5   5      3",
+        "KEY                    STEPS  MEAN  TOTAL  LAST",
+        "timing_s/gen           2      2.5   5      3",
         "timing_s/update_actor  2      1     2      1", "checkpoint  runs/1/step_2",
         "info   controller  step 1 done", "error  controller  reward worker crashed"}) {
     EXPECT_THAT(text, HasSubstr(expected));

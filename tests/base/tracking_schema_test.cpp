@@ -1,9 +1,5 @@
 // The tracking DB's schema and how files are opened: creation, migration of
 // an old file, and refusing files this build must not touch.
-#include "core/tracking/schema.h"
-#include "core/tracking/tracking.h"
-#include "tests/base/tracking_test_support.h"
-
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 #include <gmock/gmock.h>
@@ -13,6 +9,10 @@
 #include <functional>
 #include <set>
 
+#include "core/tracking/schema.h"
+#include "core/tracking/tracking.h"
+#include "tests/base/tracking_test_support.h"
+
 namespace rlwb::core {
 namespace {
 
@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 using namespace tracking_test;
 
 std::set<std::string> names_of(SQLite::Database& db, const std::string& type) {
-  SQLite::Statement query(db, "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'");
+  SQLite::Statement query(
+      db, "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'");
   query.bind(1, type);
   std::set<std::string> names;
   while (query.executeStep()) names.insert(query.getColumn(0).getString());
@@ -94,13 +95,13 @@ TEST_F(TrackingTest, NewDatabaseHasEveryTableIndexAndTheCurrentVersionInWalMode)
             (std::set<std::string>{"metrics_by_key_step", "metrics_by_run", "events_by_run",
                                    "artifacts_by_run", "samples_by_run", "profiles_by_run"}));
   EXPECT_EQ(columns_of(db, "runs"),
-            (std::set<std::string>{"id", "name", "experiment_file", "experiment_text",
-                                   "algorithm", "status", "host", "seed", "start_time",
-                                   "end_time", "last_step", "pid", "process_start"}));
+            (std::set<std::string>{"id", "name", "experiment_file", "experiment_text", "algorithm",
+                                   "status", "host", "seed", "start_time", "end_time", "last_step",
+                                   "pid", "process_start"}));
   EXPECT_EQ(columns_of(db, "metrics"),
             (std::set<std::string>{"run_id", "key", "step", "value", "wall_time"}));
-  EXPECT_EQ(columns_of(db, "samples"), (std::set<std::string>{"run_id", "step", "prompt",
-                                                              "response", "reward", "details"}));
+  EXPECT_EQ(columns_of(db, "samples"),
+            (std::set<std::string>{"run_id", "step", "prompt", "response", "reward", "details"}));
   EXPECT_EQ(columns_of(db, "profiles"),
             (std::set<std::string>{"run_id", "step", "node", "kind", "data"}));
   EXPECT_EQ(tracking_schema_version(db), kTrackingSchemaVersion);
@@ -146,8 +147,8 @@ TEST_F(TrackingTest, OpeningAVersion1DatabaseMigratesItAndKeepsItsRuns) {
   EXPECT_EQ(old_run->last_step, 2);
   EXPECT_DOUBLE_EQ(*old_run->last_score, 0.3);
   EXPECT_EQ(reader.metrics(1).size(), 3u);
-  EXPECT_EQ(reader.params(1), (std::vector<std::pair<std::string, std::string>>{
-                                  {"trainer.steps", "3"}}));
+  EXPECT_EQ(reader.params(1),
+            (std::vector<std::pair<std::string, std::string>>{{"trainer.steps", "3"}}));
   EXPECT_EQ(reader.tags(1),
             (std::vector<std::pair<std::string, std::string>>{{"note", "from v1"}}));
 
@@ -181,10 +182,10 @@ TEST_F(TrackingTest, DatabaseFromANewerBuildIsRefusedAndLeftUnchanged) {
 TEST_F(TrackingTest, NonSqliteFileIsRefusedAndLeftByteIdentical) {
   const std::string bytes = "name,score\nrun-a,0.5\n" + std::string(5000, 'x');
   write_bytes(path("results.csv"), bytes);
-  for (const auto& open : std::vector<std::function<void()>>{
-           [&] { TrackingWriter writer(path("results.csv")); },
-           [&] { TrackingAdmin admin(path("results.csv")); },
-           [&] { TrackingReader reader(path("results.csv")); }}) {
+  for (const auto& open :
+       std::vector<std::function<void()>>{[&] { TrackingWriter writer(path("results.csv")); },
+                                          [&] { TrackingAdmin admin(path("results.csv")); },
+                                          [&] { TrackingReader reader(path("results.csv")); }}) {
     EXPECT_THAT(error_of(open), HasSubstr("not an SQLite database"));
   }
   EXPECT_EQ(read_bytes(path("results.csv")), bytes);
@@ -197,8 +198,9 @@ TEST_F(TrackingTest, NonSqliteFileIsRefusedAndLeftByteIdentical) {
 TEST_F(TrackingTest, SqliteDatabaseOfAnotherProgramIsRefusedAndLeftByteIdentical) {
   {
     SQLite::Database other(path("app.db"), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    other.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
-               "INSERT INTO users (name) VALUES ('ada')");
+    other.exec(
+        "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
+        "INSERT INTO users (name) VALUES ('ada')");
   }
   const std::string before = read_bytes(path("app.db"));
   EXPECT_THAT(error_of([&] { TrackingWriter writer(path("app.db")); }),

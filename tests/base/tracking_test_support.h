@@ -15,7 +15,8 @@ namespace rlwb::core::tracking_test {
 class TrackingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "rlwb-tracking-XXXXXX").string();
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "rlwb-tracking-XXXXXX").string();
     ASSERT_NE(mkdtemp(pattern.data()), nullptr);
     dir_ = pattern;
   }

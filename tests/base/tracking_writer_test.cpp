@@ -1,8 +1,5 @@
 // TrackingWriter and TrackingReader in one process: params, batched commits,
 // polling by rowid, run status, and every kind of row read back.
-#include "core/tracking/tracking.h"
-#include "tests/base/tracking_test_support.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +7,9 @@
 #include <cmath>
 #include <limits>
 #include <thread>
+
+#include "core/tracking/tracking.h"
+#include "tests/base/tracking_test_support.h"
 
 namespace rlwb::core {
 namespace {
@@ -47,8 +47,9 @@ TEST(FlattenParams, KeysThatCollideOnceJoinedAreRefused) {
 
 TEST_F(TrackingTest, StartRunStoresTheRunAndItsFlattenedParamsAtOnce) {
   TrackingWriter writer(path(), kNeverFlushMs);
-  const int64_t run = writer.start_run("ppo-gsm8k", "experiments/ppo.yaml", "trainer:\n  steps: 3\n",
-                                       "ppo", 42, {{"trainer", {{"steps", 3}, {"gpus", {0, 1}}}}});
+  const int64_t run =
+      writer.start_run("ppo-gsm8k", "experiments/ppo.yaml", "trainer:\n  steps: 3\n", "ppo", 42,
+                       {{"trainer", {{"steps", 3}, {"gpus", {0, 1}}}}});
   TrackingReader reader(path());  // no flush: start_run committed by itself
   const auto info = reader.run(run);
   ASSERT_TRUE(info);
