@@ -266,6 +266,19 @@ TEST(GraphValidator, LayoutForAnUnknownNodeIsOnlyAWarning) {
   EXPECT_FALSE(has_errors(issues));
 }
 
+TEST(GraphValidator, KeysThatLookLikeTyposAreWarnings) {
+  auto issues =
+      validate_text(edit(kSmall, "out: [metrics]}", "out: [metrics], ins: [x]}") + "layuot: {}\n");
+  ASSERT_EQ(issues.size(), 2u);
+  EXPECT_EQ(issues[0].line, 15);
+  EXPECT_EQ(issues[0].node, "update");
+  EXPECT_EQ(issues[0].message, "unknown key 'ins'");
+  EXPECT_THAT(issues[0].hint, HasSubstr("did you mean 'in'?"));
+  EXPECT_EQ(issues[1].line, 16);
+  EXPECT_THAT(issues[1].hint, HasSubstr("did you mean 'layout'?"));
+  EXPECT_FALSE(has_errors(issues));
+}
+
 TEST(GraphValidator, ReportsEveryProblemInFileOrder) {
   std::string text = edit(kSmall, "steps: 2", "steps: 0");
   text = edit(text, "call: actor.generate", "call: actor.generat");
