@@ -32,6 +32,12 @@ TEST(GraphOverrides, ValueIsReadAsYaml) {
   EXPECT_EQ(exp.overrides.size(), 6u);
 }
 
+TEST(GraphOverrides, EmptyValueIsNullAndQuotedValueIsText) {
+  Experiment exp = load_good({"trainer.kl_coef=", "trainer.steps=4", "+trainer.tag=\"5\""});
+  EXPECT_TRUE(exp.trainer["kl_coef"].is_null());
+  EXPECT_EQ(exp.trainer["tag"], "5");
+}
+
 TEST(GraphOverrides, DottedPathReachesNestedMapsAndFillsTheStructs) {
   Experiment exp = load_good({"models.actor.parallel.dp=1", "pools.main.workers=1"});
   EXPECT_EQ(exp.models.at("actor").parallel.dp, 1);

@@ -122,6 +122,13 @@ TEST(GraphValidator, UnknownRewardTypeListsTheTypes) {
   EXPECT_THAT(issue.hint, HasSubstr("code, math"));
 }
 
+TEST(GraphValidator, RewardNamedLikeAModelIsAnIssue) {
+  auto issues =
+      validate_small("  math: {type: math}", "  math: {type: math}\n  actor: {type: code}");
+  GraphIssue issue = issue_with(issues, "the name 'actor' is used by a model or builtins too");
+  EXPECT_EQ(issue.line, 9);
+}
+
 TEST(GraphValidator, MissingInputColumnNamesTheNodeThatWritesASimilarName) {
   auto issues = validate_small("in: [responses, ref_log_probs, scores]",
                                "in: [responses, ref_logprobs, scores]");
