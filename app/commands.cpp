@@ -90,6 +90,10 @@ int cmd_run(const CommandLine& cl, const char* argv0) {
   options.run_name = cl.flag("name", "");
   options.transport = cl.flag("transport", "ipc");
   std::string db = cl.flag("db", kDefaultDb);
+  // Runs left 'running' by a controller that died (power loss, SIGKILL)
+  // are closed as failed before a new one starts.
+  for (int64_t stale : core::TrackingAdmin(db).mark_stale_runs())
+    std::cerr << "[rlwb] run " << stale << " was left running by a dead process; marked failed\n";
   core::TrackingWriter tracking(db);
   core::install_interrupt_handler();
   core::Controller controller(exp, options, &tracking);

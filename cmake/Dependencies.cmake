@@ -56,3 +56,20 @@ find_package(Threads REQUIRED)
 # NCCL's header matching the wheel's libnccl (only workers/spmd_nccl.cpp uses it).
 find_path(RLWB_NCCL_INCLUDE_DIR nccl.h PATHS ${_site_packages}/nvidia/nccl/include /usr/local/cuda/include
           NO_DEFAULT_PATH)
+
+# GiNaC (symbolic equivalence in the math checker).
+pkg_check_modules(GINAC IMPORTED_TARGET ginac)
+if(GINAC_FOUND)
+  set(RLWB_GINAC_LIBRARIES PkgConfig::GINAC)
+endif()
+
+# Dear ImGui from Debian (libimgui-dev ships the GLFW and OpenGL3 backends as sources).
+find_package(OpenGL)
+pkg_check_modules(GLFW IMPORTED_TARGET glfw3)
+find_path(RLWB_IMGUI_INCLUDE_DIR imgui.h PATH_SUFFIXES imgui)
+find_library(RLWB_IMGUI_LIBRARY imgui)
+if(RLWB_IMGUI_INCLUDE_DIR AND RLWB_IMGUI_LIBRARY AND GLFW_FOUND AND OPENGL_FOUND)
+  add_library(rlwb_imgui INTERFACE)
+  target_include_directories(rlwb_imgui INTERFACE ${RLWB_IMGUI_INCLUDE_DIR} ${RLWB_IMGUI_INCLUDE_DIR}/backends)
+  target_link_libraries(rlwb_imgui INTERFACE ${RLWB_IMGUI_LIBRARY} PkgConfig::GLFW OpenGL::GL)
+endif()

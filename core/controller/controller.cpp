@@ -296,12 +296,9 @@ RunResult Controller::run() {
     result.status = "failed";
     result.error = e.what();
   }
-  if (!result.error.empty()) m.event("error", result.error);
   m.shutdown();
-  if (m.tracking) {
-    m.event("info", "run " + result.status);
-    m.tracking->end_run(m.run_id, result.status);
-  }
+  // end_run records the error (if any) as an event with the final status.
+  if (m.tracking) m.tracking->end_run(m.run_id, result.status, result.error);
   return result;
 }
 

@@ -194,7 +194,7 @@ struct RpcServer::Impl {
       } catch (const zmq::error_t& e) {
         // ROUTER_MANDATORY: the peer is gone. Fail its calls.
         std::lock_guard<std::mutex> lock(mu);
-        mark_dead_locked(to, std::string("cannot reach worker: ") + e.what());
+        mark_dead_locked(to, std::string("worker disconnected (is its process gone?): ") + e.what());
       }
     }
   }

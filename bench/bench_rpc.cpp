@@ -1,0 +1,137 @@
+// Benchmark: RPC round trip controller -> 1 and -> 8 workers with an empty
+// Batch, p50/p99 in microseconds, side by side with its floor: a raw
+// ZeroMQ ROUTER/DEALER ping-pong over the same transport (ipc://) with
+// echo processes. Optional peer: bench/ray_rpc.py (Ray actor calls), run
+// when the Python venv has ray.
+//   bench_rpc [--iters N]
+#include "core/launch/local_launcher.h"
+#include "core/rpc/rpc_server.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace rlwb::core;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Stats {
+  double p50, p99;
+};
+
+Stats percentiles(std::vector<double> us) {
+  std::sort(us.begin(), us.end());
+  return {us[us.size() / 2], us[std::min(us.size() - 1, us.size() * 99 / 100)]};
+}
+
+double micros_since(Clock::time_point t) { return std::chrono::duration<double, std::micro>(Clock::now() - t).count(); }
+
+// Raw ZeroMQ: `peers` forked echo processes, each a DEALER.
+Stats raw_zmq(int peers, int iters) {
+  std::string path = "/tmp/rlwb-bench-raw-" + std::to_string(getpid()) + ".sock";
+  std::vector<pid_t> children;
+  for (int i = 0; i < peers; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      zmq::context_t ctx(1);
+      zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+      std::string id = "peer" + std::to_string(i);
+      dealer.set(zmq::sockopt::routing_id, id);
+      dealer.set(zmq::sockopt::rcvtimeo, 10000);
+      dealer.connect("ipc://" + path);
+      dealer.send(zmq::str_buffer("hello"), zmq::send_flags::none);
+      while (true) {
+        zmq::message_t m;
+        if (!dealer.recv(m)) _exit(0);
+        if (m.to_string_view() == "bye") _exit(0);
+        dealer.send(m, zmq::send_flags::none);
+      }
+    }
+    children.push_back(pid);
+  }
+  zmq::context_t ctx(1);
+  zmq::socket_t router(ctx, zmq::socket_type::router);
+  router.bind("ipc://" + path);
+  std::vector<std::string> ids;
+  for (int i = 0; i < peers; ++i) {
+    zmq::message_t id, hello;
+    (void)router.recv(id);
+    (void)router.recv(hello);
+    ids.push_back(id.to_string());
+  }
+  std::vector<double> samples;
+  std::string payload = R"({"kind":"call","id":1,"method":"__ping__","columns":[],"objects":{},"meta":{}})";
+  for (int it = 0; it < iters + 100; ++it) {
+    auto t = Clock::now();
+    for (auto& id : ids) {
+      router.send(zmq::buffer(id), zmq::send_flags::sndmore);
+      router.send(zmq::buffer(payload), zmq::send_flags::none);
+    }
+    for (int i = 0; i < peers; ++i) {
+      zmq::message_t id, body;
+      (void)router.recv(id);
+      (void)router.recv(body);
+    }
+    if (it >= 100) samples.push_back(micros_since(t));
+  }
+  for (auto& id : ids) {
+    router.send(zmq::buffer(id), zmq::send_flags::sndmore);
+    router.send(zmq::str_buffer("bye"), zmq::send_flags::none);
+  }
+  for (pid_t c : children) waitpid(c, nullptr, 0);
+  std::filesystem::remove(path);
+  return percentiles(samples);
+}
+
+// RLWB: the real RpcServer and rlwb-worker processes, built-in __ping__.
+Stats rlwb_rpc(int workers, int iters) {
+  std::string path = "/tmp/rlwb-bench-rpc-" + std::to_string(getpid()) + ".sock";
+  RpcServer rpc("ipc://" + path);
+  LocalLauncher launcher(std::filesystem::temp_directory_path() / "rlwb-bench-logs");
+  std::vector<std::string> ids;
+  for (int r = 0; r < workers; ++r) {
+    ProcessSpec spec{worker_id("bench", r),
+                     {RLWB_WORKER_BIN, "--controller", rpc.address(), "--group", "bench", "--rank",
+                      std::to_string(r), "--world", std::to_string(workers)}};
+    launcher.start(spec);
+    ids.push_back(spec.name);
+  }
+  rpc.wait_for_workers(ids, std::chrono::seconds(60));
+  std::vector<double> samples;
+  std::vector<std::future<Batch>> replies(workers);
+  for (int it = 0; it < iters + 100; ++it) {
+    auto t = Clock::now();
+    for (int r = 0; r < workers; ++r) replies[r] = rpc.call(ids[r], "", kPingMethod, Batch{});
+    for (auto& f : replies) f.get();
+    if (it >= 100) samples.push_back(micros_since(t));
+  }
+  rpc.shutdown_workers();
+  launcher.stop_all();
+  std::filesystem::remove(path);
+  return percentiles(samples);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iters = 2000;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--iters") iters = std::stoi(argv[i + 1]);
+  std::printf("RPC round trip, empty Batch, ipc://, %d iterations (after 100 warm-up), %u cores\n", iters,
+              std::thread::hardware_concurrency());
+  std::printf("%-8s %-28s %10s %10s %14s\n", "workers", "path", "p50 us", "p99 us", "p50 / raw zmq");
+  for (int workers : {1, 8}) {
+    Stats raw = raw_zmq(workers, iters);
+    Stats ours = rlwb_rpc(workers, iters);
+    std::printf("%-8d %-28s %10.1f %10.1f %14s\n", workers, "raw ZeroMQ ping-pong (floor)", raw.p50, raw.p99, "1.00");
+    std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB RpcServer + rlwb-worker", ours.p50, ours.p99,
+                ours.p50 / raw.p50);
+  }
+  return 0;
+}
