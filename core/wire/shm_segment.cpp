@@ -142,6 +142,7 @@ struct Segment {
   ControlBlock* cb = nullptr;
   size_t prepared = 0;  // data bytes allocated and faulted in
   uint32_t generation = 0;
+  bool writing = false;  // between acquire and published/abandon: never swept
   Clock::time_point last_change;
 };
 
@@ -170,7 +171,7 @@ class SenderPool {
         if (state(s->cb).compare_exchange_strong(expected, pack({s->generation + 1, 0, kSent}))) {
           seg = s.get();
           ++seg->generation;
-          seg->last_change = Clock::now();
+          seg->writing = true;
           ++reused_;
           break;
         }
@@ -196,8 +197,20 @@ class SenderPool {
     return seg;
   }
 
+  // The copy is done and the descriptor about to be sent: from now on the
+  // unclaimed timeout runs.
+  ShmDescriptor published(Segment* seg) {
+    std::lock_guard lock(mu_);
+    seg->writing = false;
+    seg->last_change = Clock::now();
+    return {seg->name, seg->cb->id, seg->generation};
+  }
+
   // Undoes acquire when the copy failed: the segment was never sent.
   void abandon(Segment* seg) {
+    std::lock_guard lock(mu_);
+    seg->writing = false;
+    seg->last_change = Clock::now();
     state(seg->cb).store(pack({seg->generation, 0, kFree}), std::memory_order_release);
   }
 
@@ -287,6 +300,7 @@ class SenderPool {
     seg->cb->creator_pid = static_cast<int32_t>(owner);
     seg->cb->dropped = 0;
     seg->generation = 1;
+    seg->writing = true;
     state(seg->cb).store(pack({1, 0, kSent}), std::memory_order_relaxed);
     std::atomic_ref<uint64_t>(seg->cb->magic).store(kMagic, std::memory_order_release);
     seg->last_change = Clock::now();
@@ -309,6 +323,10 @@ class SenderPool {
     const auto timeout = std::chrono::milliseconds(g_config.unclaimed_timeout_ms.load());
     for (size_t i = 0; i < segments_.size();) {
       Segment& s = *segments_[i];
+      if (s.writing) {
+        ++i;
+        continue;
+      }
       uint64_t v = state(s.cb).load(std::memory_order_acquire);
       Word w = unpack(v);
       bool lost = (w.state == kSent && timeout.count() > 0 && now - s.last_change > timeout) ||
@@ -593,7 +611,7 @@ ShmDescriptor shm_publish(const torch::Tensor& t) {
     pool.abandon(seg);
     throw;
   }
-  return {seg->name, seg->cb->id, seg->generation};
+  return pool.published(seg);
 }
 
 void shm_withdraw(const ShmDescriptor& descriptor) { sender_pool().withdraw(descriptor); }

@@ -200,6 +200,38 @@ TEST_P(WireInlineAcrossProcesses, WorkerEchoesEveryBatchExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Transports, WireInlineAcrossProcesses, ::testing::Values("tcp", "ipc"));
 
+TEST(WireInlineReceive, ReceivedFramesAreWrappedWithoutACopy) {
+  Controller controller(ipc_endpoint("zero-copy"));
+  const std::string endpoint = controller.endpoint;
+  pid_t child = spawn([&] {
+    Worker worker(endpoint);
+    Batch b;
+    b.set_tensor("f32", torch::arange(1 << 20, torch::kFloat32).view({1024, 1024}));
+    b.set_tensor("i64", torch::arange(1024 * 64, torch::kInt64).view({1024, 64}));
+    b.set_tensor("c128", torch::ones({1024, 64}, torch::kComplexDouble));
+    worker.reply({{"kind", "data"}}, b);
+    worker.next();  // wait for the stop
+    return 0;
+  });
+  controller.await_hello();
+  std::vector<zmq::message_t> frames = receive(controller.router);
+  std::vector<const void*> received;
+  for (size_t i = 2; i < frames.size(); ++i) received.push_back(frames[i].data());
+  Message m = decode_message(frames, 1);
+  // Columns are in name order: c128, f32, i64. ZeroMQ's buffers of large
+  // frames are 8-byte aligned, so 4- and 8-byte elements are wrapped in
+  // place; complex128 (16-byte alignment) may be copied once.
+  ASSERT_EQ(received.size(), 3u);
+  EXPECT_EQ(m.batch.tensor("f32").data_ptr(), received[1]);
+  EXPECT_EQ(m.batch.tensor("i64").data_ptr(), received[2]);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m.batch.tensor("c128").data_ptr()) % 16, 0u);
+  EXPECT_EQ(m.batch.tensor("f32")[1023][1023].item<float>(), float((1 << 20) - 1));
+  EXPECT_EQ(m.batch.tensor("i64").sum().item<int64_t>(), int64_t{1024 * 64} * (1024 * 64 - 1) / 2);
+  EXPECT_TRUE(m.batch.tensor("c128").equal(torch::ones({1024, 64}, torch::kComplexDouble)));
+  controller.send_to_worker({{"kind", "stop"}}, Batch());
+  EXPECT_EQ(wait_for(child), 0);
+}
+
 // [SECTION] shared memory across processes
 
 class WireShmAcrossProcesses : public ::testing::Test {
