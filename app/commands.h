@@ -29,5 +29,7 @@ CommandLine parse_command_line(const std::vector<std::string>& args);
 int cmd_run(const CommandLine& cl, const char* argv0);
 int cmd_validate(const CommandLine& cl);
 int cmd_runs(const CommandLine& cl);
+int cmd_reward(const CommandLine& cl);   // app/cmd_reward.cpp: rlwb reward math ...
+int cmd_sandbox(const CommandLine& cl);  // app/cmd_sandbox.cpp: rlwb sandbox run|serve ...
 
 }  // namespace rlwb::app

@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
     if (cl.command == "run") return rlwb::app::cmd_run(cl, argv[0]);
     if (cl.command == "validate") return rlwb::app::cmd_validate(cl);
     if (cl.command == "runs") return rlwb::app::cmd_runs(cl);
+    if (cl.command == "reward") return rlwb::app::cmd_reward(cl);
+    if (cl.command == "sandbox") return rlwb::app::cmd_sandbox(cl);
     std::cerr << "rlwb: unknown command '" << cl.command << "'\n" << kUsage;
     return 2;
   } catch (const rlwb::app::UsageError& e) {
