@@ -33,6 +33,15 @@ if ! "$venv/bin/python" -c "import torch,sys; sys.exit(0 if torch.__version__.st
   "$venv/bin/pip" install -q --upgrade pip
   "$venv/bin/pip" install -q "torch==$TORCH_VERSION" numpy
 fi
+# Python packages the tests and benchmarks compare against (HF transformers,
+# math-verify, ...), pinned in scripts/python-requirements.txt.
+req="$here/scripts/python-requirements.txt"
+stamp="$venv/.rlwb-requirements-$(sha1sum "$req" 2>/dev/null | cut -c1-12)"
+if [ -f "$req" ] && [ ! -f "$stamp" ]; then
+  echo "[setup] installing Python reference packages from $req"
+  "$venv/bin/pip" install -q -r "$req"
+  touch "$stamp"
+fi
 
 export PATH="/usr/lib/ccache:$PATH"
 export CCACHE_DIR="${CCACHE_DIR:-$RLWB_HOME/ccache}"
