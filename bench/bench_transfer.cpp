@@ -21,11 +21,6 @@
 // segment: tmpfs page faults on both sides) is printed separately.
 //
 // Usage: bench_transfer [--quick]   (--quick: fewer repetitions)
-#include "core/wire/shm_segment.h"
-#include "core/wire/wire.h"
-
-#include <zmq_addon.hpp>
-
 #include <ATen/Parallel.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +32,10 @@
 #include <iterator>
 #include <string>
 #include <vector>
+#include <zmq_addon.hpp>
+
+#include "core/wire/shm_segment.h"
+#include "core/wire/wire.h"
 
 namespace {
 
@@ -99,7 +98,8 @@ int worker_main(const std::string& endpoint) {
       Message m = rlwb::core::decode_message(frames);
       if (m.header["kind"] == "stop") break;
       const torch::Tensor& t = m.batch.tensor("x");
-      sum = checksum(t.data_ptr(), t.nbytes(), m.header["read"] == "all" ? Read::kAll : Read::kTouch);
+      sum =
+          checksum(t.data_ptr(), t.nbytes(), m.header["read"] == "all" ? Read::kAll : Read::kTouch);
     }  // the tensor (and its segment) is released before the ack
     send(dealer, {{"kind", "ack"}, {"sum", sum}}, Batch(), {});
   }
@@ -221,8 +221,9 @@ int main(int argc, char** argv) {
     const void* data = b.tensor("x").data_ptr();
     const double mb = static_cast<double>(bytes) / kMiB;
     const double ref = memcpy_seconds(data, bytes, reps);
-    std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n", (std::to_string(bytes / kMiB) + " MiB").c_str(),
-                "memcpy", "-", reps, ref * 1e3, bytes / ref / 1e9, 1.0);
+    std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n",
+                (std::to_string(bytes / kMiB) + " MiB").c_str(), "memcpy", "-", reps, ref * 1e3,
+                bytes / ref / 1e9, 1.0);
     for (Read how : {Read::kTouch, Read::kAll}) {
       const uint64_t expected = checksum(data, bytes, how);
       for (size_t i = 0; i < paths.size(); ++i) {

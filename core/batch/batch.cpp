@@ -1,9 +1,9 @@
 #include "core/batch/batch.h"
 
-#include "core/batch/tensor_bits.h"
-
 #include <algorithm>
 #include <sstream>
+
+#include "core/batch/tensor_bits.h"
 
 namespace rlwb::core {
 
@@ -43,9 +43,9 @@ int64_t Batch::rows() const {
 
 void Batch::check_rows(const std::string& name, int64_t n) const {
   auto mismatch = [&](const std::string& other, int64_t other_rows) {
-    throw BatchError("Batch: column '" + name + "' has " + std::to_string(n) + " rows but column '" + other +
-                    "' has " + std::to_string(other_rows) +
-                    "; every column of a batch needs one entry per row");
+    throw BatchError("Batch: column '" + name + "' has " + std::to_string(n) +
+                     " rows but column '" + other + "' has " + std::to_string(other_rows) +
+                     "; every column of a batch needs one entry per row");
   };
   for (const auto& [other, t] : tensors_) {
     if (other != name && t.size(0) != n) mismatch(other, t.size(0));
@@ -164,7 +164,7 @@ std::vector<Batch> Batch::chunk(int64_t n, bool pad, int64_t* padded_rows) const
   if (padded_rows != nullptr) *padded_rows = added;
 
   Batch source = *this;
-  if (added > 0) {  // total > 0 here, since 0 rows always divide
+  if (added > 0 && total > 0) {  // (0 rows always divide)
     std::vector<int64_t> index(static_cast<size_t>(total + added));
     for (int64_t i = 0; i < total + added; ++i) index[i] = i < total ? i : (i - total) % total;
     source = reorder(index);
@@ -236,8 +236,8 @@ void Batch::union_with(const Batch& other) {
   }
   // Check everything first so that a failed union leaves this batch as it was.
   if (!other.empty() && !empty() && other.rows() != rows()) {
-    fail("union_with", "the other batch has " + std::to_string(other.rows()) + " rows but this one has " +
-                           std::to_string(rows()));
+    fail("union_with", "the other batch has " + std::to_string(other.rows()) +
+                           " rows but this one has " + std::to_string(rows()));
   }
   for (const auto& [name, t] : other.tensors_) {
     if (objects_.count(name)) {
@@ -282,7 +282,8 @@ void Batch::union_with(const Batch& other) {
 }
 
 Batch Batch::repeat(int64_t n, bool interleave) const {
-  if (n < 1) fail("repeat", "n is " + std::to_string(n) + "; each row must be repeated n >= 1 times");
+  if (n < 1)
+    fail("repeat", "n is " + std::to_string(n) + "; each row must be repeated n >= 1 times");
   const int64_t total = rows();
   std::vector<int64_t> index;
   index.reserve(static_cast<size_t>(total * n));

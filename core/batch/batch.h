@@ -11,10 +11,10 @@
 // invariant throws BatchError with a message that names the column.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <torch/types.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,7 +44,7 @@ class Batch {
   // an object column, never both.
   void set_tensor(const std::string& name, torch::Tensor value);
   void set_objects(const std::string& name, std::vector<Json> values);
-  const torch::Tensor& tensor(const std::string& name) const;  // throws if absent
+  const torch::Tensor& tensor(const std::string& name) const;       // throws if absent
   const std::vector<Json>& objects(const std::string& name) const;  // throws if absent
   bool has(const std::string& name) const;
   bool has_tensor(const std::string& name) const { return tensors_.count(name) > 0; }

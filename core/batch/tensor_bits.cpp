@@ -10,11 +10,16 @@ namespace {
 
 torch::ScalarType plain_type_of_size(size_t bytes) {
   switch (bytes) {
-    case 1: return torch::kUInt8;
-    case 2: return torch::kInt16;
-    case 4: return torch::kInt32;
-    case 8: return torch::kInt64;
-    default: return torch::kComplexDouble;  // the only 16-byte type
+    case 1:
+      return torch::kUInt8;
+    case 2:
+      return torch::kInt16;
+    case 4:
+      return torch::kInt32;
+    case 8:
+      return torch::kInt64;
+    default:
+      return torch::kComplexDouble;  // the only 16-byte type
   }
 }
 

@@ -1,8 +1,5 @@
 #include "core/wire/shm_segment.h"
 
-#include "core/batch/tensor_bits.h"
-#include "core/wire/wire.h"
-
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -20,6 +17,9 @@
 #include <mutex>
 #include <random>
 #include <vector>
+
+#include "core/batch/tensor_bits.h"
+#include "core/wire/wire.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -61,7 +61,7 @@ struct ControlBlock {
   uint64_t capacity;  // bytes of the data area, which starts at kDataOffset
   uint64_t word;      // only through state()
   int32_t creator_pid;
-  uint32_t dropped;   // set by the sender once it unlinked the segment
+  uint32_t dropped;  // set by the sender once it unlinked the segment
 };
 static_assert(sizeof(ControlBlock) <= kDataOffset);
 
@@ -72,10 +72,14 @@ std::atomic_ref<uint32_t> dropped(ControlBlock* cb) {
 
 const char* state_name(State s) {
   switch (s) {
-    case kFree: return "free";
-    case kSent: return "sent";
-    case kClaimed: return "claimed";
-    default: return "reclaimed";
+    case kFree:
+      return "free";
+    case kSent:
+      return "sent";
+    case kClaimed:
+      return "claimed";
+    default:
+      return "reclaimed";
   }
 }
 
@@ -275,8 +279,8 @@ class SenderPool {
     seg->length = kDataOffset + capacity;
     seg->fd = shm_open(seg->name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
     if (seg->fd < 0) {
-      throw WireError("shared memory: cannot create segment '" + seg->name + "': " +
-                      errno_text() + "; is /dev/shm mounted and writable?");
+      throw WireError("shared memory: cannot create segment '" + seg->name + "': " + errno_text() +
+                      "; is /dev/shm mounted and writable?");
     }
     auto fail = [&](const std::string& what) {
       std::string why = errno_text();
@@ -433,8 +437,7 @@ class ReceiverCache {
     }
     const uint32_t generation = d.generation;
     return torch::from_blob(
-        m->base + kDataOffset, sizes,
-        [this, m, generation](void*) { release(m, generation); },
+        m->base + kDataOffset, sizes, [this, m, generation](void*) { release(m, generation); },
         torch::TensorOptions().dtype(dtype));
   }
 
@@ -511,8 +514,8 @@ class ReceiverCache {
     if (magic != kMagic) {
       bad = "has no RLWB control block";
     } else if (m->cb->id != d.id) {
-      bad = "has id " + std::to_string(m->cb->id) + ", the message expects " + std::to_string(d.id) +
-            " (a stale message)";
+      bad = "has id " + std::to_string(m->cb->id) + ", the message expects " +
+            std::to_string(d.id) + " (a stale message)";
     } else if (kDataOffset + m->cb->capacity > length) {
       bad = "is shorter than its control block says";
     }
@@ -572,8 +575,9 @@ ReceiverCache& receiver_cache() { return per_process(g_receiver_cache); }
 bool valid_segment_name(const std::string& name) {
   const std::string prefix = "/rlwb-";
   if (name.size() <= prefix.size() || name.size() > 100 || name.rfind(prefix, 0) != 0) return false;
-  return std::all_of(name.begin() + 1, name.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; });
+  return std::all_of(name.begin() + 1, name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+  });
 }
 
 }  // namespace
@@ -605,7 +609,8 @@ ShmDescriptor shm_publish(const torch::Tensor& t) {
       std::memcpy(dst, t.data_ptr(), bytes);
     } else {  // one strided (or device-to-host) copy straight into the segment
       torch::Tensor bits = bits_view(t);
-      torch::from_blob(dst, t.sizes(), torch::TensorOptions().dtype(bits.scalar_type())).copy_(bits);
+      torch::from_blob(dst, t.sizes(), torch::TensorOptions().dtype(bits.scalar_type()))
+          .copy_(bits);
     }
   } catch (...) {
     pool.abandon(seg);

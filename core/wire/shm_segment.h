@@ -87,13 +87,13 @@ torch::Tensor shm_claim(const ShmDescriptor& descriptor, torch::IntArrayRef size
                         torch::ScalarType dtype, size_t bytes);
 
 struct ShmStats {
-  size_t sender_segments = 0;   // in this process's pool, any state
-  size_t sender_in_flight = 0;  // SENT or CLAIMED
-  size_t sender_created = 0;    // segments created since start
-  size_t sender_reused = 0;     // publishes served by an existing segment
-  size_t sender_reclaimed = 0;  // unclaimed or orphaned segments reclaimed
-  size_t receiver_mappings = 0; // mappings held (in use or cached)
-  size_t receiver_maps = 0;     // mmap calls since start
+  size_t sender_segments = 0;    // in this process's pool, any state
+  size_t sender_in_flight = 0;   // SENT or CLAIMED
+  size_t sender_created = 0;     // segments created since start
+  size_t sender_reused = 0;      // publishes served by an existing segment
+  size_t sender_reclaimed = 0;   // unclaimed or orphaned segments reclaimed
+  size_t receiver_mappings = 0;  // mappings held (in use or cached)
+  size_t receiver_maps = 0;      // mmap calls since start
 };
 ShmStats shm_stats();
 

@@ -1,12 +1,12 @@
 #include "core/wire/wire.h"
 
-#include "core/batch/tensor_bits.h"
-#include "core/wire/shm_segment.h"
-
 #include <array>
 #include <cstring>
 #include <limits>
 #include <utility>
+
+#include "core/batch/tensor_bits.h"
+#include "core/wire/shm_segment.h"
 
 namespace rlwb::core {
 
@@ -98,13 +98,14 @@ std::string dump_or_explain(const Json& header, const Batch& batch) {
       try {
         (void)Json(values).dump();
       } catch (const Json::exception&) {
-        throw WireError("encode: object column '" + name +
-                        "' cannot be written as JSON (" + e.what() +
+        throw WireError("encode: object column '" + name + "' cannot be written as JSON (" +
+                        e.what() +
                         "); strings must be valid UTF-8 (keep raw bytes in a uint8 tensor)");
       }
     }
     throw WireError(std::string("encode: the header, a column name or meta cannot be written as "
-                                "JSON (") + e.what() + "); strings must be valid UTF-8");
+                                "JSON (") +
+                    e.what() + "); strings must be valid UTF-8");
   }
 }
 

@@ -28,13 +28,12 @@
 // the frame points into its memory.
 #pragma once
 
-#include "core/batch/batch.h"
-
-#include <zmq.hpp>
-
 #include <cstddef>
 #include <stdexcept>
 #include <vector>
+#include <zmq.hpp>
+
+#include "core/batch/batch.h"
 
 namespace rlwb::core {
 

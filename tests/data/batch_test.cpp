@@ -4,7 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
 #include <torch/cuda.h>
 
 #include <limits>
@@ -120,7 +119,9 @@ TEST(BatchColumns, ANameIsEitherTensorOrObjects) {
   Batch b = make_batch(2);
   EXPECT_THAT(error_of([&] { b.set_tensor("text", torch::zeros({2})); }),
               HasSubstr("already an object column"));
-  EXPECT_THAT(error_of([&] { b.set_objects("x", {Json(1), Json(2)}); }),
+  EXPECT_THAT(error_of([&] {
+                b.set_objects("x", {Json(1), Json(2)});
+              }),
               HasSubstr("already a tensor column"));
 }
 
@@ -151,7 +152,9 @@ TEST(BatchSelect, KeepsOnlyNamedColumnsAndMeta) {
 
 TEST(BatchSelect, MissingColumnIsNamed) {
   Batch b = make_batch(3);
-  EXPECT_THAT(error_of([&] { b.select({"ids", "responses"}); }),
+  EXPECT_THAT(error_of([&] {
+                b.select({"ids", "responses"});
+              }),
               HasSubstr("no column 'responses' (columns: ids, text, x)"));
 }
 
@@ -250,11 +253,15 @@ TEST(BatchConcat, MismatchesNameThePartAndColumn) {
   Batch a = make_batch(2);
   Batch missing = make_batch(2);
   missing.erase("text");
-  EXPECT_THAT(error_of([&] { Batch::concat({a, missing}); }),
+  EXPECT_THAT(error_of([&] {
+                Batch::concat({a, missing});
+              }),
               HasSubstr("part 1 has columns (ids, x; none)"));
   Batch dtype = make_batch(2);
   dtype.set_tensor("x", dtype.tensor("x").to(torch::kFloat64));
-  EXPECT_THAT(error_of([&] { Batch::concat({a, dtype}); }),
+  EXPECT_THAT(error_of([&] {
+                Batch::concat({a, dtype});
+              }),
               HasSubstr("column 'x' in part 1 has dtype Double but part 0 has Float"));
   Batch shape = make_batch(2);
   shape.set_tensor("x", torch::zeros({2, 3}));
@@ -345,7 +352,9 @@ TEST(BatchReorder, FollowsTheIndexIncludingRepeats) {
 }
 
 TEST(BatchReorder, OutOfRangeIndexIsNamed) {
-  EXPECT_THAT(error_of([] { make_batch(4).reorder({0, 4}); }),
+  EXPECT_THAT(error_of([] {
+                make_batch(4).reorder({0, 4});
+              }),
               HasSubstr("index[1] = 4 is not a row of this 4-row batch"));
   EXPECT_THAT(error_of([] { make_batch(4).reorder({-1}); }), HasSubstr("index[0] = -1"));
 }
@@ -371,7 +380,8 @@ TEST(BatchDtypes, RowOperationsWorkForExoticDtypes) {
         torch::kFloat4_e2m1fn_x2}) {
     SCOPED_TRACE(c10::toString(type));
     const int64_t item = static_cast<int64_t>(c10::elementSize(type));
-    torch::Tensor bytes = torch::arange(4 * 3 * item, torch::kInt64).remainder(251).to(torch::kUInt8);
+    torch::Tensor bytes =
+        torch::arange(4 * 3 * item, torch::kInt64).remainder(251).to(torch::kUInt8);
     torch::Tensor t = bytes.view({4, 3 * item}).view(type);  // shape {4, 3}
     Batch b;
     b.set_tensor("t", t);

@@ -3,15 +3,10 @@
 // connects a DEALER. Covers the inline path over tcp:// and ipc://, the
 // shared-memory path over ipc:// in both directions, and what happens to
 // segments when a peer exits, dies holding a tensor, or never receives.
-#include "core/wire/shm_segment.h"
-#include "core/wire/wire.h"
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <zmq_addon.hpp>
-
 #include <ATen/Parallel.h>
 #include <dirent.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +14,10 @@
 #include <functional>
 #include <iterator>
 #include <thread>
+#include <zmq_addon.hpp>
+
+#include "core/wire/shm_segment.h"
+#include "core/wire/wire.h"
 
 namespace rlwb::core {
 namespace {
@@ -265,7 +264,7 @@ TEST_F(WireShmAcrossProcesses, RoundTripsBothWaysReuseSegmentsAndLeaveNothingBeh
             out.set_tensor("sum", x.to(torch::kFloat64).sum().expand({x.size(0)}).contiguous());
             out.set_objects("text", m.batch.objects("text"));
             out.set_tensor("doubled", x * 2);  // back through shm
-          }  // the received tensor is released before the reply
+          }                                    // the received tensor is released before the reply
           worker.reply({{"kind", "reply"}}, out, shm);
         }
         return 0;
@@ -284,7 +283,8 @@ TEST_F(WireShmAcrossProcesses, RoundTripsBothWaysReuseSegmentsAndLeaveNothingBeh
     b.set_objects("text", text);
     controller.send_to_worker({{"kind", "request"}}, b, shm);
     last = controller.receive_from_worker();
-    EXPECT_DOUBLE_EQ(last.batch.tensor("sum")[0].item<double>(), x.to(torch::kFloat64).sum().item<double>());
+    EXPECT_DOUBLE_EQ(last.batch.tensor("sum")[0].item<double>(),
+                     x.to(torch::kFloat64).sum().item<double>());
     EXPECT_TRUE(last.batch.tensor("doubled").equal(x * 2));
     EXPECT_EQ(last.batch.objects("text")[5], text[5]);
   }
@@ -333,7 +333,7 @@ TEST_F(WireShmAcrossProcesses, MessageTheWorkerNeverReceivesIsReclaimedAfterTheT
   pid_t child = spawn([&] {
     Worker worker(endpoint);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the hello out
-    return 0;  // exits without reading anything
+    return 0;                                                     // exits without reading anything
   });
   controller.await_hello();
   EXPECT_EQ(wait_for(child), 0);

@@ -1,17 +1,17 @@
 // Wire codec in one process: round trips for every dtype and edge shape,
 // zero copy both ways, unicode objects, shared memory (reuse, decode-once,
 // reclaiming), and a WireError for every kind of malformed message.
-#include "core/batch/tensor_bits.h"
-#include "core/wire/shm_segment.h"
 #include "core/wire/wire.h"
 
+#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/cuda.h>
 
-#include <dirent.h>
-
 #include <thread>
+
+#include "core/batch/tensor_bits.h"
+#include "core/wire/shm_segment.h"
 
 namespace rlwb::core {
 namespace {
@@ -115,14 +115,16 @@ TEST(WireDtypes, EveryDtypeRoundTripsBitExactInlineAndThroughSharedMemory) {
 
 TEST(WireDtypes, QuantizedTensorCannotBeEncoded) {
   // A Batch refuses quantized tensors already; the codec names the dtype.
-  EXPECT_THAT([] {
-    try {
-      dtype_name(torch::kQUInt8);
-    } catch (const WireError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  }(), HasSubstr("int_repr"));
+  EXPECT_THAT(
+      [] {
+        try {
+          dtype_name(torch::kQUInt8);
+        } catch (const WireError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }(),
+      HasSubstr("int_repr"));
 }
 
 // [SECTION] shapes, meta and header fields
@@ -166,7 +168,10 @@ TEST(WireShapes, EmptyBatchAndObjectOnlyBatchRoundTrip) {
 TEST(WireHeader, CallerFieldsAndMetaScalarsRoundTrip) {
   Batch b;
   b.set_tensor("x", torch::ones({2}));
-  b.meta() = {{"temperature", 0.7}, {"eos_id", 2}, {"greedy", true}, {"note", nullptr},
+  b.meta() = {{"temperature", 0.7},
+              {"eos_id", 2},
+              {"greedy", true},
+              {"note", nullptr},
               {"metrics", {{"actor/pg_loss", -0.25}}}};
   Json header = {{"kind", "request"}, {"id", 17}, {"method", "generate"}};
   Message m = round_trip(b, header);
@@ -201,7 +206,7 @@ TEST(WireHeader, DecodeSkipsLeadingRoutingFrames) {
 TEST(WireLayout, NonContiguousTensorsArriveWithTheirValues) {
   torch::Tensor base = patterned(torch::kFloat32, {4, 6});
   Batch b;
-  b.set_tensor("transposed", base.t());                      // {6, 4}, strides swapped
+  b.set_tensor("transposed", base.t());  // {6, 4}, strides swapped
   b.set_tensor("strided", patterned(torch::kInt16, {12, 4}).slice(0, 0, 12, 2));  // every 2nd row
   b.set_tensor("expanded", torch::arange(6, torch::kInt32).view({6, 1}).expand({6, 3}));
   b.set_tensor("conj", torch::complex(torch::ones({6}), torch::arange(6.0f)).conj());
@@ -280,10 +285,10 @@ TEST(WireLayout, CudaTensorsArriveOnTheHost) {
 
 TEST(WireObjects, UnicodeStringsAndNestedValuesRoundTrip) {
   Batch b;
-  b.set_objects("prompt", {Json("Solve 2+2 🤖🧮"), Json("解方程：x² = 4"), Json("Ünïcödé ‮ RTL"),
-                           Json(std::string("nul\0inside", 10))});
+  b.set_objects("prompt", {Json("Solve 2+2 🤖🧮"), Json("解方程：x² = 4"),
+                           Json("Ünïcödé ‮ RTL"), Json(std::string("nul\0inside", 10))});
   b.set_objects("回答", {Json::array({1, "二", 3.5}), Json{{"emoji", "👍🏽"}}, Json(nullptr),
-                        Json(true)});
+                         Json(true)});
   b.meta()["タグ"] = "メタ 🏷️";
   Message m = round_trip(b);
   EXPECT_TRUE(m.batch.equals(b));
@@ -382,23 +387,32 @@ TEST_F(WireMalformed, UnknownDtype) {
 }
 
 TEST_F(WireMalformed, ShapeAndBytesDisagree) {
-  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = {3, 3}; }),
+  expect_error(with_header([](Json& h) {
+                 h["columns"][0]["shape"] = {3, 3};
+               }),
                "needs 36 bytes but the header says 24");
   expect_error(with_header([](Json& h) { h["columns"][0]["bytes"] = 25; }),
                "needs 24 bytes but the header says 25");
 }
 
 TEST_F(WireMalformed, NegativeNonIntegerAndMissingDimensions) {
-  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = {-2, -3}; }),
+  expect_error(with_header([](Json& h) {
+                 h["columns"][0]["shape"] = {-2, -3};
+               }),
                "negative or out-of-range dimension");
-  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = {2, "3"}; }),
+  expect_error(with_header([](Json& h) {
+                 h["columns"][0]["shape"] = {2, "3"};
+               }),
                "holds a non-integer");
-  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = {2, 1.5}; }),
+  expect_error(with_header([](Json& h) {
+                 h["columns"][0]["shape"] = {2, 1.5};
+               }),
                "holds a non-integer");
   expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = Json::array(); }),
                "needs dim 0 for its rows");
-  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = Json(std::vector<int>(65, 1)); }),
-               "65 dims");
+  expect_error(
+      with_header([](Json& h) { h["columns"][0]["shape"] = Json(std::vector<int>(65, 1)); }),
+      "65 dims");
   expect_error(with_header([](Json& h) { h["columns"][0]["bytes"] = -24; }),
                "bytes is not a non-negative integer");
   expect_error(with_header([](Json& h) { h["columns"][0].erase("shape"); }), "has no 'shape'");
@@ -437,9 +451,8 @@ TEST_F(WireMalformed, UnknownTransportAndBadSharedMemoryDescriptors) {
   expect_error(with_header([](Json& h) { h["columns"][0]["transport"] = "rdma"; }),
                "unknown transport \"rdma\"");
   auto shm_frames = [&](const std::string& descriptor) {
-    std::vector<zmq::message_t> frames = with_header([](Json& h) {
-      h["columns"][0]["transport"] = "shm";
-    });
+    std::vector<zmq::message_t> frames =
+        with_header([](Json& h) { h["columns"][0]["transport"] = "shm"; });
     frames[1] = zmq::message_t(descriptor);
     return frames;
   };
@@ -455,7 +468,9 @@ TEST_F(WireMalformed, UnknownTransportAndBadSharedMemoryDescriptors) {
 TEST_F(WireMalformed, ObjectColumnsThatDoNotFormABatch) {
   expect_error(with_header([](Json& h) { h["objects"]["text"] = "a"; }),
                "object column 'text' is not an array");
-  expect_error(with_header([](Json& h) { h["objects"]["text"] = {"a", "b", "c"}; }),
+  expect_error(with_header([](Json& h) {
+                 h["objects"]["text"] = {"a", "b", "c"};
+               }),
                "do not form a batch");
   expect_error(with_header([](Json& h) { h["objects"]["x"] = {1, 2}; }), "do not form a batch");
 }
@@ -485,7 +500,7 @@ class WireShm : public ::testing::Test {
 TEST_F(WireShm, LargeTensorsTravelAsASmallDescriptor) {
   Batch b;
   b.set_tensor("big", patterned(torch::kFloat32, {1024, 256}));  // 1 MiB
-  b.set_tensor("small", torch::arange(1024));  // 8 KiB
+  b.set_tensor("small", torch::arange(1024));                    // 8 KiB
   std::vector<zmq::message_t> frames = encode(b, Json::object(), WireOptions{64 * 1024});
   Json h = header_of(frames);
   EXPECT_EQ(h["columns"][0]["transport"], "shm");
