@@ -16,9 +16,11 @@
 //          measures the transport)
 //   read   every byte (the worker consumes all the data; adds a full read)
 // The reference is a warm single-thread memcpy of the same bytes into a
-// buffer already faulted in. Times are medians over the timed repetitions,
-// after warm-up transfers; the first shm transfer of each size (fresh
-// segment: tmpfs page faults on both sides) is printed separately.
+// buffer already faulted in, timed right before every transfer so that both
+// see the same machine load (the ratio is of the two medians). Times are
+// medians over the timed repetitions, after warm-up transfers; the first
+// shm transfer of each size (fresh segment: tmpfs page faults on both
+// sides) is printed separately.
 //
 // Usage: bench_transfer [--quick]   (--quick: fewer repetitions)
 #include <ATen/Parallel.h>
@@ -114,13 +116,28 @@ struct Path {
   WireOptions options;
 };
 
-struct Result {
-  std::vector<double> seconds;
-  double first_seconds = 0;  // the very first transfer of this size
-  double median() {
-    std::sort(seconds.begin(), seconds.end());
-    return seconds[seconds.size() / 2];
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The memcpy reference: the same bytes into a buffer already faulted in.
+class Memcpy {
+ public:
+  explicit Memcpy(size_t bytes) : dst_(bytes, 1) {}
+  double seconds(const void* src) {
+    const auto t0 = Clock::now();
+    std::memcpy(dst_.data(), src, dst_.size());
+    asm volatile("" : : "r"(dst_.data()) : "memory");
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    all_.push_back(s);
+    return s;
   }
+  double median_all() const { return median(all_); }
+
+ private:
+  std::vector<char> dst_;
+  std::vector<double> all_;
 };
 
 class Link {
@@ -169,20 +186,6 @@ class Link {
   pid_t pid_ = 0;
 };
 
-double memcpy_seconds(const void* src, size_t bytes, int reps) {
-  std::vector<char> dst(bytes, 1);  // faulted in
-  std::vector<double> t;
-  for (int i = 0; i < reps + 2; ++i) {
-    const auto t0 = Clock::now();
-    std::memcpy(dst.data(), src, bytes);
-    asm volatile("" : : "r"(dst.data()) : "memory");
-    const auto t1 = Clock::now();
-    if (i >= 2) t.push_back(std::chrono::duration<double>(t1 - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-
 int repetitions(size_t bytes, bool quick) {
   int reps = bytes >= 256 * kMiB ? 10 : bytes >= 16 * kMiB ? 40 : 200;
   return quick ? std::max(3, reps / 4) : reps;
@@ -207,7 +210,9 @@ int main(int argc, char** argv) {
   std::printf("bench_transfer: Batch controller -> worker process, one host, one int64 column\n");
   std::printf("timed: encode (shm: + copy into segment) -> send -> worker decode + read -> ack\n");
   std::printf("read: touch = one word per 4 KiB page; all = every byte. GB/s = 1e9 bytes/s.\n");
-  std::printf("reference: warm single-thread memcpy of the same bytes. median of N runs.\n\n");
+  std::printf(
+      "reference: warm single-thread memcpy of the same bytes, timed before each transfer;\n");
+  std::printf("x memcpy = median memcpy time / median transfer time. median of N runs.\n\n");
   std::printf("%-8s %-12s %-6s %5s %10s %8s %9s\n", "size", "path", "read", "N", "ms", "GB/s",
               "x memcpy");
 
@@ -220,31 +225,39 @@ int main(int argc, char** argv) {
     b.set_tensor("x", torch::arange(rows * cols, torch::kInt64).view({rows, cols}));
     const void* data = b.tensor("x").data_ptr();
     const double mb = static_cast<double>(bytes) / kMiB;
-    const double ref = memcpy_seconds(data, bytes, reps);
-    std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n",
-                (std::to_string(bytes / kMiB) + " MiB").c_str(), "memcpy", "-", reps, ref * 1e3,
-                bytes / ref / 1e9, 1.0);
+    Memcpy reference(bytes);
+    for (int w = 0; w < 2; ++w) reference.seconds(data);
+    std::vector<std::string> lines;
     for (Read how : {Read::kTouch, Read::kAll}) {
       const uint64_t expected = checksum(data, bytes, how);
       for (size_t i = 0; i < paths.size(); ++i) {
-        Result r;
-        r.first_seconds = links[i]->transfer(b, how, expected);
+        const double first = links[i]->transfer(b, how, expected);
         for (int w = 0; w < 2; ++w) links[i]->transfer(b, how, expected);  // warm-up
-        for (int k = 0; k < reps; ++k) r.seconds.push_back(links[i]->transfer(b, how, expected));
-        const double med = r.median();
-        std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n", "", paths[i].name,
-                    how == Read::kAll ? "all" : "touch", reps, med * 1e3, bytes / med / 1e9,
-                    ref / med);
+        std::vector<double> copy, moved;
+        for (int k = 0; k < reps; ++k) {
+          copy.push_back(reference.seconds(data));
+          moved.push_back(links[i]->transfer(b, how, expected));
+        }
+        const double med = median(moved);
+        char line[160];
+        std::snprintf(line, sizeof line, "%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n", "",
+                      paths[i].name, how == Read::kAll ? "all" : "touch", reps, med * 1e3,
+                      bytes / med / 1e9, median(copy) / med);
+        lines.emplace_back(line);
         if (how == Read::kTouch && i == 0) {
-          char line[160];
           std::snprintf(line, sizeof line,
                         "first shm transfer of %.0f MiB (fresh segment, page faults): %.2f ms "
                         "(%.2f GB/s)",
-                        mb, r.first_seconds * 1e3, bytes / r.first_seconds / 1e9);
+                        mb, first * 1e3, bytes / first / 1e9);
           notes.emplace_back(line);
         }
       }
     }
+    const double ref = reference.median_all();
+    std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n",
+                (std::to_string(bytes / kMiB) + " MiB").c_str(), "memcpy", "-",
+                static_cast<int>(2 * paths.size()) * reps, ref * 1e3, bytes / ref / 1e9, 1.0);
+    for (const auto& l : lines) std::printf("%s", l.c_str());
     rlwb::core::shm_trim();  // release this size's segments before the next
   }
   std::printf("\n");
