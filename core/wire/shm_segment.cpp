@@ -545,7 +545,7 @@ class ReceiverCache {
         it = cache_.erase(it);
         continue;
       }
-      if (m.refs == 0) idle += m.length;
+      if (m.refs == 0) idle += m.populated;
       ++it;
     }
     const size_t budget = g_config.receiver_cache_bytes.load();
@@ -558,7 +558,7 @@ class ReceiverCache {
         }
       }
       if (oldest == cache_.end()) break;
-      idle -= oldest->second->length;
+      idle -= oldest->second->populated;
       unmap(*oldest->second);
       cache_.erase(oldest);
     }

@@ -29,12 +29,14 @@
 //   - A segment CLAIMED by a process that has since died is reclaimed.
 //   - A sender killed by a signal cannot clean up: its segments stay in
 //     /dev/shm until shm_reap_orphans() runs (it runs automatically when a
-//     process first uses shared memory): it unlinks /dev/shm/rlwb-<pid>-*
+//     process first sends through shared memory): it unlinks /dev/shm/rlwb-<pid>-*
 //     of every pid that no longer exists. (Processes in another pid
 //     namespace that share /dev/shm look dead to it: don't share /dev/shm
 //     across pid namespaces.)
 //   - Receivers keep idle mappings for reuse (receiver_cache_bytes) and drop
 //     those whose sender unlinked them or died.
+//   There is no background thread: the sender's checks run inside
+//   shm_publish and shm_trim, the receiver's inside shm_claim and release.
 // Trust: both processes are RLWB processes of one user on one host. A peer
 // that shrinks a segment under a mapping can still crash the other with
 // SIGBUS; names are validated so a message cannot open arbitrary files.
@@ -59,7 +61,9 @@ struct ShmSettings {
   // Idle segments the sender keeps for reuse, in bytes written (pages
   // faulted). Beyond it the least recently used idle ones are unlinked.
   size_t sender_cache_bytes = size_t{1} << 30;
-  // Idle mappings a receiver keeps so that reuse costs no mmap.
+  // Idle mappings a receiver keeps so that reuse costs no mmap and no page
+  // faults (bytes faulted in). The pages are the sender's segments, so these
+  // hold no memory of their own while the sender keeps the segments.
   size_t receiver_cache_bytes = size_t{1} << 30;
   // A SENT segment not claimed within this time is reclaimed by the sender
   // (see above). Zero: never.
