@@ -348,16 +348,25 @@ TEST_F(WireShmAcrossProcesses, MessageTheWorkerNeverReceivesIsReclaimedAfterTheT
 }
 
 TEST_F(WireShmAcrossProcesses, SegmentsOfAKilledSenderAreReaped) {
-  pid_t child = spawn([] {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t child = spawn([&] {
     Batch b;
     b.set_tensor("x", torch::ones({1 << 20}, torch::kFloat32));
     std::vector<zmq::message_t> frames;
     encode_message(Json::object(), b, frames, WireOptions{1});
-    return shm_entries_with_prefix(shm_name_prefix()) == 1 ? 0 : 3;  // then _exit: no cleanup
+    char one = 1;
+    return write(ready[1], &one, 1) == 1 ? 0 : 3;  // then _exit: no cleanup
   });
-  ASSERT_EQ(wait_for(child), 0);
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  // Until it is waited for, the child's pid exists, so no reaper (in this or
+  // a concurrently running test process) can remove its segment yet.
   EXPECT_EQ(shm_entries_with_prefix(prefix_of(child)), 1u);
-  EXPECT_GE(shm_reap_orphans(), 1u);
+  ASSERT_EQ(wait_for(child), 0);
+  shm_reap_orphans();
   EXPECT_EQ(shm_entries_with_prefix(prefix_of(child)), 0u);
 }
 
