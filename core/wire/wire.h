@@ -17,11 +17,14 @@
 // transport "shm" (same host, large tensors): the bytes live in a POSIX
 // shared-memory segment (core/wire/shm_segment.h, which also says who
 // unlinks what) and the frame carries {"name", "id", "gen"}; the receiver
-// maps it without copying. Such a message can be decoded once.
+// maps it without copying. Such a message can be decoded once: encode once
+// per receiver (inline-only frames may be copied and sent to many).
 //
 // dtypes: every LibTorch dtype except the quantized ones, by their torch
 // Python names ("float32", "bfloat16", "float8_e4m3fn", "uint1", ...).
-// Shapes: any, with dim 0 = rows (so {0, 5} travels as 0 rows of 5).
+// Shapes: any with at least one dim, dim 0 = rows (so {0, 5} travels as 0
+// rows of 5). 0-dim tensors are not columns (Batch refuses them): scalars
+// travel in meta.
 // Non-contiguous tensors are made contiguous once (inline) or copied
 // strided straight into shared memory; CUDA tensors are copied to the host.
 // After sending, do not modify a tensor in place until ZeroMQ has sent it:
