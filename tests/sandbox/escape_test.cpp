@@ -1,0 +1,413 @@
+// The escape suite: programs that try to exhaust, escape or snoop on the
+// host. Each must end in the right verdict and leave the host untouched
+// (no process left behind, no file written, no host process harmed).
+#include "tests/sandbox/sandbox_test_util.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+namespace rlwb::sandbox::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class EscapeTest : public ::testing::Test {
+ protected:
+  void SetUp() override { shared_sandbox(); }
+  void TearDown() override { EXPECT_TRUE(host_has_no_sandbox_processes()); }
+};
+
+#define EXPECT_VERDICT(v, expected)                                                                 \
+  EXPECT_EQ(outcome_name((v).outcome), std::string(outcome_name(expected)))                         \
+      << "detail: " << (v).detail << "\nstdout: " << (v).stdout_data.substr(0, 2000)                \
+      << "\nstderr: " << (v).stderr_data.substr(0, 2000)
+
+TEST_F(EscapeTest, ForkBombIsCappedAndEndsInTimeout) {
+  Limits l = quick_limits();
+  l.processes = 32;
+  auto run = std::async(std::launch::async, [&] {
+    return run_program(Language::python3,
+                       "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", l);
+  });
+  size_t most = 0;
+  while (run.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
+    most = std::max(most, host_processes_of_sandbox_users().size());
+  Verdict v = run.get();
+  EXPECT_VERDICT(v, Outcome::timeout);
+  EXPECT_LE(most, 32u) << "more processes than RLIMIT_NPROC allows";
+  EXPECT_LT(v.wall_ms, l.wall_ms + 1500);
+}
+
+TEST_F(EscapeTest, ShellForkBombDiesWithItsShell) {
+  // The classic one: the script returns at once and leaves the bomb behind;
+  // the bomb must die with the run (TearDown checks the host).
+  Verdict v = run_program(Language::bash, ":(){ :|:& };:\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_LT(v.wall_ms, 1000);
+}
+
+TEST_F(EscapeTest, ShellForkBombThatWaitsTimesOut) {
+  Limits l = quick_limits();
+  l.processes = 32;
+  l.wall_ms = 1500;
+  Verdict v = run_program(Language::bash, ":(){ :|:& };:\nwait\nsleep 10\n", l);
+  EXPECT_VERDICT(v, Outcome::timeout);
+}
+
+TEST_F(EscapeTest, ThreadBombHitsTheProcessLimit) {
+  Limits l = quick_limits();
+  l.processes = 32;
+  Verdict v = run_program(Language::python3,
+                          "import threading, time\n"
+                          "while True:\n"
+                          "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\n",
+                          l);
+  EXPECT_VERDICT(v, Outcome::runtime_error);
+  EXPECT_THAT(v.stderr_data, HasSubstr("can't start new thread"));
+}
+
+TEST_F(EscapeTest, MemoryBombInOneAllocation) {
+  Verdict v = run_program(Language::python3, "x = bytearray(1 << 34)\nprint('allocated')\n");
+  EXPECT_VERDICT(v, Outcome::memory_limit);
+  EXPECT_THAT(v.stdout_data, Not(HasSubstr("allocated")));
+}
+
+TEST_F(EscapeTest, MemoryBombTouchingPages) {
+  Limits l = quick_limits();
+  l.memory_mb = 128;
+  Verdict v = run_program(Language::python3,
+                          "chunks = []\nwhile True:\n    chunks.append(b'x' * (8 << 20))\n", l);
+  EXPECT_VERDICT(v, Outcome::memory_limit);
+  EXPECT_LE(v.peak_memory_kb, 2 * 128 * 1024 + 64 * 1024);
+}
+
+TEST_F(EscapeTest, MemorySpreadOverProcessesIsCaughtByTheWatchdog) {
+  // Each process stays under the per-process address-space limit; together
+  // they exceed the memory limit. Without a memory cgroup, the watchdog
+  // must see the sum.
+  Limits l = quick_limits();
+  l.memory_mb = 128;
+  l.wall_ms = 5000;
+  Verdict v = run_program(Language::python3,
+                          "import os, time\n"
+                          "for i in range(6):\n"
+                          "    if os.fork() == 0:\n"
+                          "        block = b'x' * (60 << 20)\n"
+                          "        time.sleep(30)\n"
+                          "time.sleep(30)\n",
+                          l);
+  EXPECT_VERDICT(v, Outcome::memory_limit);
+  EXPECT_THAT(v.detail, HasSubstr("processes"));
+}
+
+TEST_F(EscapeTest, BusyLoopHitsTheCpuLimit) {
+  Verdict v = run_program(Language::python3, "while True:\n    pass\n");
+  EXPECT_VERDICT(v, Outcome::timeout);
+  EXPECT_THAT(v.detail, HasSubstr("CPU"));
+  EXPECT_GE(v.cpu_ms, 900);
+}
+
+TEST_F(EscapeTest, SleepPastTheWallClockIsKilledOnTime) {
+  Limits l = quick_limits();
+  l.wall_ms = 1000;
+  auto t0 = std::chrono::steady_clock::now();
+  Verdict v = run_program(Language::python3, "import time\ntime.sleep(60)\n", l);
+  double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_VERDICT(v, Outcome::timeout);
+  EXPECT_THAT(v.detail, HasSubstr("wall"));
+  EXPECT_LT(took, 2500);
+}
+
+TEST_F(EscapeTest, MultithreadedCpuBurnCountsEveryThread) {
+  Limits l = quick_limits();
+  l.cpu_ms = 1000;
+  l.wall_ms = 10000;
+  Verdict v = run_program(Language::c,
+                          "#include <pthread.h>\n"
+                          "static void* spin(void* p) { for (volatile unsigned long i = 0;; ++i) {} return p; }\n"
+                          "int main(void) { pthread_t t[4]; for (int i = 0; i < 4; ++i) pthread_create(&t[i], 0, spin, 0);\n"
+                          "  spin(0); }\n",
+                          l);
+  EXPECT_VERDICT(v, Outcome::timeout);
+  EXPECT_THAT(v.detail, HasSubstr("CPU"));
+  EXPECT_LT(v.wall_ms, 5000) << "CPU time of all threads must count, not wall time";
+}
+
+TEST_F(EscapeTest, HugeStdoutIsCut) {
+  Limits l = quick_limits();
+  l.stdout_bytes = 100000;
+  Verdict v = run_program(Language::python3, "while True:\n    print('x' * 1000)\n", l);
+  EXPECT_VERDICT(v, Outcome::output_limit);
+  EXPECT_EQ(v.stdout_data.size(), 100000u);
+  EXPECT_TRUE(v.stdout_truncated);
+}
+
+TEST_F(EscapeTest, HugeFileHitsTheFileSizeLimit) {
+  Verdict py = run_program(Language::python3, "open('big', 'wb').write(b'x' * (64 << 20))\n");
+  EXPECT_VERDICT(py, Outcome::output_limit);
+  Verdict c = run_program(Language::c,
+                          "#include <stdio.h>\n#include <string.h>\n"
+                          "int main(void) { static char b[1 << 20]; memset(b, 'x', sizeof b);\n"
+                          "  FILE* f = fopen(\"big\", \"wb\"); for (int i = 0; i < 64; ++i) fwrite(b, 1, sizeof b, f);\n"
+                          "  fclose(f); puts(\"wrote\"); }\n");
+  EXPECT_VERDICT(c, Outcome::output_limit);
+  EXPECT_EQ(c.signal, SIGXFSZ);
+}
+
+TEST_F(EscapeTest, FdExhaustionStopsAtTheLimit) {
+  Verdict v = run_program(Language::python3,
+                          "fs = []\n"
+                          "try:\n"
+                          "    while True:\n"
+                          "        fs.append(open('/dev/null'))\n"
+                          "except OSError as e:\n"
+                          "    print(len(fs), e.errno)\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  int opened = 0, err = 0;
+  ASSERT_EQ(std::sscanf(v.stdout_data.c_str(), "%d %d", &opened, &err), 2) << v.stdout_data;
+  EXPECT_LE(opened, quick_limits().open_files);
+  EXPECT_EQ(err, EMFILE);
+}
+
+TEST_F(EscapeTest, CannotConnectToAHostServerOnLoopback) {
+  int srv = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  ASSERT_GE(srv, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(srv, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(srv, 16), 0);
+  socklen_t len = sizeof addr;
+  getsockname(srv, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+
+  Verdict py = run_program(Language::python3,
+                           "import socket\ns = socket.create_connection(('127.0.0.1', " + std::to_string(port) +
+                               "), timeout=1)\ns.sendall(b'escaped')\nprint('connected')\n");
+  EXPECT_VERDICT(py, Outcome::runtime_error);
+  EXPECT_THAT(py.stderr_data, HasSubstr("Operation not permitted"));
+  Verdict c = run_program(Language::c,
+                          "#include <stdio.h>\n#include <errno.h>\n#include <string.h>\n#include <sys/socket.h>\n"
+                          "int main(void) { int s = socket(AF_INET, SOCK_STREAM, 0);\n"
+                          "  printf(\"%d %s\\n\", s, s < 0 ? strerror(errno) : \"ok\"); }\n");
+  EXPECT_VERDICT(c, Outcome::ok);
+  EXPECT_THAT(c.stdout_data, HasSubstr("-1 Operation not permitted"));
+
+  pollfd p{srv, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 100), 0) << "the host server saw a connection from the sandbox";
+  close(srv);
+}
+
+TEST_F(EscapeTest, DnsLookupFails) {
+  Verdict v = run_program(Language::python3, "import socket\nprint(socket.getaddrinfo('example.com', 80))\n");
+  EXPECT_VERDICT(v, Outcome::runtime_error);
+  EXPECT_THAT(v.stderr_data, HasSubstr("gaierror"));
+}
+
+TEST_F(EscapeTest, CannotReadFilesOutsideTheSandbox) {
+  std::string source_file = std::string(RLWB_SOURCE_DIR) + "/CMakeLists.txt";
+  ASSERT_EQ(access(source_file.c_str(), R_OK), 0);
+  Verdict v = run_program(Language::python3,
+                          "import os\n"
+                          "paths = ['" + source_file + "', '/root/.bashrc', '/root', '/etc/shadow', '/home',\n"
+                          "         '/proc/1/environ', '/proc/1/root/etc/passwd', '/proc/1/mem', '/var/log',\n"
+                          "         '/sys/kernel', '/run', '/work']\n"
+                          "found = []\n"
+                          "for p in paths:\n"
+                          "    try:\n"
+                          "        if os.path.isdir(p): os.listdir(p)\n"
+                          "        else: open(p, 'rb').read(1)\n"
+                          "        found.append(p)\n"
+                          "    except OSError:\n"
+                          "        pass\n"
+                          "print('readable:', found)\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_THAT(v.stdout_data, HasSubstr("readable: []"));
+}
+
+TEST_F(EscapeTest, CannotWriteOutsideTheWorkDir) {
+  char host_dir[] = "/tmp/rlwb-escape-XXXXXX";
+  ASSERT_NE(mkdtemp(host_dir), nullptr);
+  std::string target = std::string(host_dir) + "/written-by-sandbox";
+  Verdict v = run_program(Language::python3,
+                          "import os\n"
+                          "ok = []\n"
+                          "for p in ['/x', '/usr/x', '/etc/x', '/dev/x', '/proc/x', '/tmp/../x', '/usr/bin/python3',\n"
+                          "          '" + target + "', '" + std::string(RLWB_SOURCE_DIR) + "/x']:\n"
+                          "    try:\n"
+                          "        with open(p, 'a') as f: f.write('x')\n"
+                          "        ok.append(p)\n"
+                          "    except OSError:\n"
+                          "        pass\n"
+                          "open('inside', 'w').write('fine')\n"
+                          "print('written:', ok, open('inside').read())\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  // /tmp is the sandbox's own tmpfs: writing host_dir's path inside it is allowed
+  // only if it exists there (it does not), so nothing outside the work dir was written.
+  EXPECT_THAT(v.stdout_data, HasSubstr("written: [] fine"));
+  struct stat st;
+  EXPECT_NE(stat(target.c_str(), &st), 0) << "the sandbox wrote into the host's /tmp";
+  EXPECT_NE(stat((std::string(RLWB_SOURCE_DIR) + "/x").c_str(), &st), 0);
+  rmdir(host_dir);
+}
+
+TEST_F(EscapeTest, CannotKillTheParentOrAnyHostProcess) {
+  pid_t victim = fork();
+  if (victim == 0) {
+    execl("/bin/sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(victim, 0);
+  Verdict v = run_program(Language::python3,
+                          "import os, signal\n"
+                          "hits = 0\n"
+                          "for pid in [" + std::to_string(victim) + ", " + std::to_string(getpid()) +
+                              ", os.getppid(), 1] + list(range(2, 5000)):\n"
+                          "    if pid == os.getpid(): continue\n"
+                          "    try:\n"
+                          "        os.kill(pid, signal.SIGKILL); hits += 1\n"
+                          "    except OSError:\n"
+                          "        pass\n"
+                          "try:\n"
+                          "    os.kill(-1, signal.SIGKILL)\n"
+                          "except OSError:\n"
+                          "    pass\n"
+                          "print('signalled', hits)\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_EQ(waitpid(victim, nullptr, WNOHANG), 0) << "a host process was killed from the sandbox";
+  kill(victim, SIGKILL);
+  waitpid(victim, nullptr, 0);
+  // The executors survived too.
+  EXPECT_VERDICT(run_program(Language::python3, "print(1)"), Outcome::ok);
+}
+
+TEST_F(EscapeTest, PtraceIsAPolicyViolation) {
+  Verdict v = run_program(Language::c,
+                          "#include <sys/ptrace.h>\n#include <stdio.h>\n"
+                          "int main(void) { long r = ptrace(PTRACE_ATTACH, 1, 0, 0); printf(\"%ld\\n\", r); }\n");
+  EXPECT_VERDICT(v, Outcome::policy_violation);
+  EXPECT_EQ(v.signal, SIGSYS);
+  Verdict py = run_program(Language::python3, "import ctypes\nprint(ctypes.CDLL(None).ptrace(0, 0, 0, 0))\n");
+  EXPECT_VERDICT(py, Outcome::policy_violation);
+}
+
+TEST_F(EscapeTest, MountUnshareAndSetnsArePolicyViolations) {
+  const char* calls[] = {
+      "unshare(CLONE_NEWUSER)",
+      "mount(\"none\", \"/tmp\", \"tmpfs\", 0, 0)",
+      "setns(open(\"/proc/self/ns/net\", O_RDONLY), 0)",
+      "syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0)",
+      "chroot(\"/tmp\")",
+      "syscall(SYS_pivot_root, \"/tmp\", \"/tmp\")",
+  };
+  for (const char* call : calls) {
+    Verdict v = run_program(Language::c,
+                            std::string("#define _GNU_SOURCE\n#include <sched.h>\n#include <stdio.h>\n#include <fcntl.h>\n"
+                                        "#include <signal.h>\n#include <unistd.h>\n#include <sys/mount.h>\n#include <sys/syscall.h>\n"
+                                        "int main(void) { long r = ") +
+                                call + "; printf(\"returned %ld\\n\", r); }\n");
+    EXPECT_VERDICT(v, Outcome::policy_violation) << call;
+  }
+}
+
+TEST_F(EscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
+  Verdict v = run_program(Language::c,
+                          "#define _GNU_SOURCE\n#include <linux/sched.h>\n#include <sched.h>\n#include <signal.h>\n#include <stdio.h>\n"
+                          "#include <errno.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
+                          "int main(void) { struct clone_args a = {0}; a.flags = CLONE_NEWUSER | CLONE_NEWNS; a.exit_signal = SIGCHLD;\n"
+                          "  long r = syscall(SYS_clone3, &a, sizeof a); if (r == 0) _exit(0);\n"
+                          "  printf(\"clone3 %ld %s\\n\", r, strerror(errno)); }\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_THAT(v.stdout_data, HasSubstr("clone3 -1 Function not implemented"));
+  Verdict u = run_program(Language::c,
+                          "#include <linux/io_uring.h>\n#include <stdio.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
+                          "int main(void) { struct io_uring_params p = {0}; long r = syscall(__NR_io_uring_setup, 8, &p);\n"
+                          "  printf(\"io_uring %ld\\n\", r); }\n");
+  EXPECT_VERDICT(u, Outcome::policy_violation);
+}
+
+TEST_F(EscapeTest, ThirtyTwoBitSyscallIsAPolicyViolation) {
+  Verdict v = run_program(Language::c,
+                          "#include <stdio.h>\n"
+                          "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\");\n"
+                          "  printf(\"getpid via int 0x80: %ld\\n\", r); }\n");
+  EXPECT_VERDICT(v, Outcome::policy_violation);
+}
+
+TEST_F(EscapeTest, SetuidBinariesGiveNoPrivilege) {
+  struct stat st;
+  if (stat("/usr/bin/su", &st) != 0 || !(st.st_mode & S_ISUID)) GTEST_SKIP() << "no setuid /usr/bin/su here";
+  Verdict v = run_program(Language::bash,
+                          "ls -l /usr/bin/su\n"
+                          "/usr/bin/su -c 'id -u > /tmp/became' root < /dev/null; echo \"su exit $?\"\n"
+                          "cat /tmp/became 2>/dev/null\n"
+                          "echo \"uid $(id -u) euid $(id -u -r)\"\n"
+                          "grep NoNewPrivs /proc/self/status\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_THAT(v.stdout_data, HasSubstr("-rwsr-xr-x"));  // the bit is there...
+  EXPECT_THAT(v.stdout_data, HasSubstr("uid 1000 euid 1000"));
+  EXPECT_THAT(v.stdout_data, Not(HasSubstr("\n0\n")));  // ...and su never ran anything as root
+  EXPECT_THAT(v.stdout_data, HasSubstr("NoNewPrivs:\t1"));
+}
+
+TEST_F(EscapeTest, ProcShowsOnlyTheSandbox) {
+  Verdict v = run_program(Language::python3,
+                          "import os\n"
+                          "pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
+                          "cmds = []\n"
+                          "for p in pids:\n"
+                          "    try: cmds.append(open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\\0', b' ').decode().strip())\n"
+                          "    except OSError: cmds.append('?')\n"
+                          "print(len(pids), pids[:5])\n"
+                          "for c in cmds: print('cmd:', c)\n"
+                          "try:\n"
+                          "    open('/proc/1/environ').read(); print('environ readable')\n"
+                          "except OSError as e: print('environ', e.errno)\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_THAT(v.stdout_data, HasSubstr("2 [1, 2]"));  // init and the program itself
+  EXPECT_THAT(v.stdout_data, HasSubstr("cmd: rlwb-sandbox executor"));
+  EXPECT_THAT(v.stdout_data, HasSubstr("environ 13"));  // EACCES
+  EXPECT_THAT(v.stdout_data, Not(HasSubstr(RLWB_SOURCE_DIR)));
+}
+
+TEST_F(EscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
+  Verdict v = run_program(Language::bash,
+                          "(setsid sleep 300 &)\n"
+                          "nohup sleep 301 > /dev/null 2>&1 &\n"
+                          "disown\n"
+                          "python3 -c 'import os\nif os.fork() == 0:\n    os.setsid()\n    import time; time.sleep(302)' &\n"
+                          "echo started\n");
+  EXPECT_VERDICT(v, Outcome::ok);
+  EXPECT_THAT(v.stdout_data, HasSubstr("started"));
+  // TearDown checks that nothing of it is left on the host.
+}
+
+TEST_F(EscapeTest, NamespacesAreFreshForEveryRun) {
+  auto ns = [] {
+    return run_program(Language::bash, "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; done\n");
+  };
+  Verdict a = ns(), b = ns();
+  EXPECT_VERDICT(a, Outcome::ok);
+  char host[256];
+  for (const char* n : {"user", "pid", "net", "mnt", "ipc", "uts", "cgroup"}) {
+    ssize_t len = readlink((std::string("/proc/self/ns/") + n).c_str(), host, sizeof host - 1);
+    ASSERT_GT(len, 0);
+    host[len] = '\0';
+    EXPECT_THAT(a.stdout_data, Not(HasSubstr(host))) << n << " namespace shared with the host";
+  }
+  EXPECT_NE(a.stdout_data, b.stdout_data) << "two runs shared namespaces";
+}
+
+}  // namespace
+}  // namespace rlwb::sandbox::testing
