@@ -1,0 +1,92 @@
+// Benchmark: generation tokens/s of RLWB's generate() vs Hugging Face
+// transformers' generate() on the same tiny random Llama (same weights: a
+// checkpoint RLWB writes and transformers loads), same batch, prompt and
+// response lengths, greedy, same number of CPU threads. Goal: >= 2x.
+//   bench_generate [--batch 8] [--prompt 32] [--new 64] [--threads 2] [--repeats 3]
+// Python side: bench/bench_generate_hf.py with the RLWB venv's python
+// ($RLWB_PYTHON to override).
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "bench/bench_model_common.h"
+#include "workers/model/generation.h"
+#include "workers/model/hf_checkpoint.h"
+#include "workers/model/safetensors.h"
+
+using namespace rlwb::workers::model;
+using namespace rlwb::bench;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) {
+  int64_t batch = 8, prompt = 32, max_new = 64, threads = 2, repeats = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int64_t v = std::atoll(argv[i + 1]);
+    if (flag == "--batch") batch = v;
+    else if (flag == "--prompt") prompt = v;
+    else if (flag == "--new") max_new = v;
+    else if (flag == "--threads") threads = v;
+    else if (flag == "--repeats") repeats = v;
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  at::set_num_threads(static_cast<int>(threads));
+  const TransformerConfig config = bench_llama_config();
+  torch::manual_seed(0);
+  Transformer model(config);
+  model->eval();
+  const auto dir = std::filesystem::temp_directory_path() / ("rlwb-bench-generate-" + std::to_string(::getpid()));
+  save_hf_checkpoint(model, dir);
+
+  torch::Tensor ids = torch::randint(1, config.vocab_size, {batch, prompt}, torch::kInt64);
+  torch::Tensor mask = torch::ones_like(ids);
+  GenerationOptions options;
+  options.sampling.greedy = true;
+  options.max_new_tokens = max_new;
+  generate(model, ids, mask, options);  // warm-up
+  double best = 1e30;
+  GenerationResult result;
+  for (int64_t r = 0; r < repeats; ++r) {
+    const auto t0 = Clock::now();
+    result = generate(model, ids, mask, options);
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  const double ours = static_cast<double>(result.response_mask.sum().item<int64_t>()) / best;
+  {
+    // The same prompts for the reference.
+    std::vector<std::pair<std::string, torch::Tensor>> t = {{"prompt_ids", ids}};
+    rlwb::workers::model::write_safetensors(dir / "prompts.safetensors", t);
+  }
+  nlohmann::json ref = run_reference(
+      "bench_generate_hf.py", {dir.string(), std::to_string(max_new), std::to_string(threads), std::to_string(repeats)});
+  std::filesystem::remove_all(dir);
+
+  std::printf("bench_generate: %s\n", describe(config).c_str());
+  std::printf("batch %lld, prompt %lld, new tokens %lld, greedy, %lld CPU threads, best of %lld\n\n",
+              static_cast<long long>(batch), static_cast<long long>(prompt), static_cast<long long>(max_new),
+              static_cast<long long>(threads), static_cast<long long>(repeats));
+  std::printf("| implementation | tokens/s | s per generate() | ratio |\n|---|---:|---:|---:|\n");
+  if (ref.contains("error")) {
+    std::printf("| RLWB generate() | %s | %s | - |\n", fixed(ours).c_str(), fixed(best, 3).c_str());
+    std::printf("\nreference unavailable: %s\n", ref["error"].get<std::string>().c_str());
+    return 1;
+  }
+  const double theirs = ref["tokens_per_s"].get<double>();
+  std::printf("| RLWB generate() | %s | %s | %sx |\n", fixed(ours).c_str(), fixed(best, 3).c_str(),
+              fixed(ours / theirs, 2).c_str());
+  std::printf("| HF transformers %s generate() | %s | %s | 1.00x |\n", ref["version"].get<std::string>().c_str(),
+              fixed(theirs).c_str(), fixed(ref["seconds"].get<double>(), 3).c_str());
+  const bool same = ref["tokens"].get<std::vector<std::vector<int64_t>>>().at(0) ==
+                    std::vector<int64_t>(result.responses[0].data_ptr<int64_t>(),
+                                         result.responses[0].data_ptr<int64_t>() + max_new);
+  std::printf("\nsame greedy tokens (row 0): %s; goal >= 2x: %s\n", same ? "yes" : "NO",
+              ours / theirs >= 2.0 ? "met" : "NOT met");
+  return 0;
+}

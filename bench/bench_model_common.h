@@ -1,0 +1,83 @@
+// Shared by bench_generate and bench_train_step: the tiny random Llama both
+// sides run, a checkpoint of it for the Python reference, and running that
+// reference (it prints one JSON line last).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "workers/model/transformer_config.h"
+
+namespace rlwb::bench {
+
+using workers::model::TransformerConfig;
+
+inline TransformerConfig bench_llama_config() {
+  TransformerConfig c;
+  c.architecture = workers::model::Architecture::kLlama;
+  c.vocab_size = 2048;
+  c.hidden_size = 256;
+  c.intermediate_size = 688;
+  c.num_layers = 4;
+  c.num_heads = 8;
+  c.num_kv_heads = 4;
+  c.max_position_embeddings = 1024;
+  c.rope_theta = 10000.0;
+  c.eos_token_id = -1;  // no stop token: both sides generate exactly max_new_tokens
+  c.pad_token_id = 0;
+  return c;
+}
+
+inline std::string describe(const TransformerConfig& c) {
+  return "tiny random Llama (hidden " + std::to_string(c.hidden_size) + ", " + std::to_string(c.num_layers) +
+         " layers, " + std::to_string(c.num_heads) + " heads / " + std::to_string(c.num_kv_heads) + " kv, ffn " +
+         std::to_string(c.intermediate_size) + ", vocab " + std::to_string(c.vocab_size) + ")";
+}
+
+inline std::string reference_python() {
+  if (const char* p = std::getenv("RLWB_PYTHON")) return p;
+  std::string home = std::getenv("RLWB_HOME") ? std::getenv("RLWB_HOME")
+                                                : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") +
+                                                      "/.local/share/rlwb";
+  return home + "/venv/bin/python";
+}
+
+// The bench/*.py scripts sit next to this file.
+inline std::filesystem::path bench_dir() { return std::filesystem::path(__FILE__).parent_path(); }
+
+// Runs `python bench/<script> args...`; returns the JSON of its last line,
+// or an object with "error" when it failed.
+inline nlohmann::json run_reference(const std::string& script, const std::vector<std::string>& args) {
+  std::string cmd = "'" + reference_python() + "' '" + (bench_dir() / script).string() + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " 2>&1";
+  std::string out;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {{"error", "popen failed: " + cmd}};
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  const size_t start = out.rfind('{');
+  if (status != 0 || start == std::string::npos) return {{"error", "reference failed (" + cmd + "):\n" + out}};
+  try {
+    return nlohmann::json::parse(out.substr(start));
+  } catch (const nlohmann::json::exception&) {
+    return {{"error", "cannot parse the reference's output:\n" + out}};
+  }
+}
+
+inline std::string fixed(double v, int digits = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+}  // namespace rlwb::bench

@@ -1,0 +1,95 @@
+// Benchmark: one training step (forward, next-token cross-entropy, backward,
+// AdamW) of RLWB's Transformer vs the same model in PyTorch eager from
+// Python -- both a hand-written PyTorch module of the same architecture and
+// HF transformers' LlamaForCausalLM -- same weights, batch, sequence length
+// and CPU threads. Goal: no slower.
+//   bench_train_step [--batch 8] [--seq 128] [--threads 2] [--steps 5]
+// Python side: bench/bench_train_step_torch.py.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "bench/bench_model_common.h"
+#include "workers/model/hf_checkpoint.h"
+#include "workers/model/safetensors.h"
+
+using namespace rlwb::workers::model;
+using namespace rlwb::bench;
+using Clock = std::chrono::steady_clock;
+
+int main(int argc, char** argv) {
+  int64_t batch = 8, seq = 128, threads = 2, steps = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int64_t v = std::atoll(argv[i + 1]);
+    if (flag == "--batch") batch = v;
+    else if (flag == "--seq") seq = v;
+    else if (flag == "--threads") threads = v;
+    else if (flag == "--steps") steps = v;
+    else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+  at::set_num_threads(static_cast<int>(threads));
+  const TransformerConfig config = bench_llama_config();
+  torch::manual_seed(0);
+  Transformer model(config);
+  model->train();
+  const auto dir = std::filesystem::temp_directory_path() / ("rlwb-bench-train-" + std::to_string(::getpid()));
+  save_hf_checkpoint(model, dir);
+  torch::Tensor ids = torch::randint(1, config.vocab_size, {batch, seq}, torch::kInt64);
+  write_safetensors(dir / "batch.safetensors", {{"input_ids", ids}});
+
+  torch::optim::AdamW optimizer(model->parameters(),
+                                torch::optim::AdamWOptions(1e-4).weight_decay(0.01).eps(1e-8));
+  const torch::Tensor targets = ids.narrow(1, 1, seq - 1).reshape({-1});
+  auto step = [&] {
+    optimizer.zero_grad();
+    torch::Tensor logits = model->forward(ids, torch::Tensor());
+    torch::Tensor loss = torch::nn::functional::cross_entropy(
+        logits.narrow(1, 0, seq - 1).reshape({-1, config.vocab_size}), targets);
+    loss.backward();
+    optimizer.step();
+    return loss.item<double>();
+  };
+  step();
+  step();  // warm-up: optimizer state allocated
+  std::vector<double> times;
+  for (int64_t s = 0; s < steps; ++s) {
+    const auto t0 = Clock::now();
+    step();
+    times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  const double ours = times[times.size() / 2];
+
+  nlohmann::json ref = run_reference("bench_train_step_torch.py",
+                                     {dir.string(), std::to_string(threads), std::to_string(steps)});
+  std::filesystem::remove_all(dir);
+
+  std::printf("bench_train_step: %s\n", describe(config).c_str());
+  std::printf("batch %lld x %lld tokens, forward + cross-entropy + backward + AdamW, %lld CPU threads, median of %lld steps\n\n",
+              static_cast<long long>(batch), static_cast<long long>(seq), static_cast<long long>(threads),
+              static_cast<long long>(steps));
+  std::printf("| implementation | ms/step | tokens/s | RLWB speed-up |\n|---|---:|---:|---:|\n");
+  const double tokens = static_cast<double>(batch * seq);
+  std::printf("| RLWB Transformer (C++) | %s | %s | - |\n", fixed(ours * 1e3).c_str(), fixed(tokens / ours, 0).c_str());
+  if (ref.contains("error")) {
+    std::printf("\nreference unavailable: %s\n", ref["error"].get<std::string>().c_str());
+    return 1;
+  }
+  bool met = true;
+  for (const auto& [name, label] : {std::pair{"torch", "PyTorch eager, same architecture (Python)"},
+                                    std::pair{"hf", "HF LlamaForCausalLM, eager (Python)"}}) {
+    const double theirs = ref[name].get<double>();
+    met = met && ours <= theirs;
+    std::printf("| %s | %s | %s | %sx |\n", label, fixed(theirs * 1e3).c_str(), fixed(tokens / theirs, 0).c_str(),
+                fixed(theirs / ours, 2).c_str());
+  }
+  std::printf("\ntorch %s, transformers %s; goal no slower: %s\n", ref["torch_version"].get<std::string>().c_str(),
+              ref["transformers_version"].get<std::string>().c_str(), met ? "met" : "NOT met");
+  return 0;
+}

@@ -1,0 +1,142 @@
+"""Reference for bench/bench_train_step.cpp: one training step (forward,
+next-token cross-entropy, backward, AdamW) in PyTorch eager, on the
+checkpoint and batch RLWB wrote, for (a) a hand-written PyTorch module of
+the same architecture and (b) HF transformers' LlamaForCausalLM. Prints one
+JSON line last: median seconds per step of each.
+  bench_train_step_torch.py CKPT_DIR THREADS STEPS
+"""
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import transformers
+from safetensors.torch import load_file
+from torch import nn
+from transformers import LlamaForCausalLM
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        d, self.h, self.kv = c["hidden_size"], c["num_attention_heads"], c["num_key_value_heads"]
+        self.hd = c["head_dim"]
+        self.attn_norm = RMSNorm(d, c["rms_norm_eps"])
+        self.wq = nn.Linear(d, self.h * self.hd, bias=False)
+        self.wk = nn.Linear(d, self.kv * self.hd, bias=False)
+        self.wv = nn.Linear(d, self.kv * self.hd, bias=False)
+        self.wo = nn.Linear(self.h * self.hd, d, bias=False)
+        self.ffn_norm = RMSNorm(d, c["rms_norm_eps"])
+        self.ffn_gate = nn.Linear(d, c["intermediate_size"], bias=False)
+        self.ffn_up = nn.Linear(d, c["intermediate_size"], bias=False)
+        self.ffn_down = nn.Linear(c["intermediate_size"], d, bias=False)
+
+    @staticmethod
+    def rope(x, cos, sin):
+        x1, x2 = x.chunk(2, dim=-1)
+        return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+    def forward(self, x, cos, sin):
+        b, t, _ = x.shape
+        h = self.attn_norm(x)
+        q = self.wq(h).view(b, t, self.h, self.hd).transpose(1, 2)
+        k = self.wk(h).view(b, t, self.kv, self.hd).transpose(1, 2)
+        v = self.wv(h).view(b, t, self.kv, self.hd).transpose(1, 2)
+        q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        x = x + self.wo(a.transpose(1, 2).reshape(b, t, self.h * self.hd))
+        h = self.ffn_norm(x)
+        return x + self.ffn_down(F.silu(self.ffn_gate(h)) * self.ffn_up(h))
+
+
+class Llama(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.layers = nn.ModuleList(Block(c) for _ in range(c["num_hidden_layers"]))
+        self.norm = RMSNorm(c["hidden_size"], c["rms_norm_eps"])
+        self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        theta = c.get("rope_theta", 10000.0)
+        inv = 1.0 / theta ** (torch.arange(0, c["head_dim"], 2).float() / c["head_dim"])
+        ang = torch.outer(torch.arange(c["max_position_embeddings"]).float(), inv)
+        emb = torch.cat((ang, ang), dim=-1)
+        self.register_buffer("cos", emb.cos(), persistent=False)
+        self.register_buffer("sin", emb.sin(), persistent=False)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        cos, sin = self.cos[:t], self.sin[:t]
+        x = self.tok_embeddings(ids)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.lm_head(self.norm(x))
+
+
+HF_NAMES = {"attn_norm": "input_layernorm", "wq": "self_attn.q_proj", "wk": "self_attn.k_proj",
+            "wv": "self_attn.v_proj", "wo": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
+            "ffn_gate": "mlp.gate_proj", "ffn_up": "mlp.up_proj", "ffn_down": "mlp.down_proj"}
+
+
+def hf_name(name):
+    if name == "tok_embeddings.weight":
+        return "model.embed_tokens.weight"
+    if name == "norm.weight":
+        return "model.norm.weight"
+    if name.startswith("layers."):
+        _, i, part, leaf = name.split(".")
+        return f"model.layers.{i}.{HF_NAMES[part]}.{leaf}"
+    return name
+
+
+def time_steps(model, ids, steps):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-8)
+    targets = ids[:, 1:].reshape(-1)
+
+    def step():
+        opt.zero_grad()
+        out = model(ids)
+        logits = out.logits if hasattr(out, "logits") else out
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), targets)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    step()
+    step()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main():
+    ckpt, threads, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    torch.set_num_threads(threads)
+    ids = load_file(ckpt + "/batch.safetensors")["input_ids"]
+    config = json.load(open(ckpt + "/config.json"))
+    weights = load_file(ckpt + "/model.safetensors")
+    plain = Llama(config)
+    plain.load_state_dict({n: weights[hf_name(n)] for n, _ in plain.named_parameters()}, strict=True)
+    plain.train()
+    hf = LlamaForCausalLM.from_pretrained(ckpt, dtype=torch.float32, attn_implementation="sdpa").train()
+    result = {"torch": time_steps(plain, ids, steps), "hf": time_steps(hf, ids, steps),
+              "torch_version": torch.__version__, "transformers_version": transformers.__version__}
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

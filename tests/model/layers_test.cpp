@@ -1,0 +1,192 @@
+// The equations of a decoder layer on cases small enough to check by hand:
+// RMSNorm, rotary embedding, (grouped-query) attention, masks, positions,
+// and causality of the whole model.
+#include "workers/model/layers.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "tests/model/model_test_support.h"
+#include "workers/model/transformer.h"
+
+namespace rlwb::workers::model {
+namespace {
+
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol = 1e-5) {
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_TRUE(torch::allclose(got, want, /*rtol=*/0, /*atol=*/tol)) << "got\n" << got << "\nwant\n" << want;
+}
+
+TEST(RmsNorm, DividesByRootMeanSquareAndScalesByWeight) {
+  // x = [3, 4]: rms = sqrt((9 + 16) / 2) = 3.5355339
+  torch::Tensor y = rms_norm(torch::tensor({3.0f, 4.0f}), torch::tensor({1.0f, 2.0f}), 0.0);
+  expect_close(y, torch::tensor({3.0f / 3.5355339f, 8.0f / 3.5355339f}));
+}
+
+TEST(RmsNorm, EpsilonIsAddedUnderTheRoot) {
+  // x = [1, 1]: mean square 1, eps 3 -> divide by 2
+  torch::Tensor y = rms_norm(torch::tensor({1.0f, 1.0f}), torch::ones({2}), 3.0);
+  expect_close(y, torch::tensor({0.5f, 0.5f}));
+}
+
+TEST(RmsNorm, ComputesInFloat32AndReturnsTheInputDtype) {
+  torch::Tensor x = torch::tensor({300.0f, 400.0f}).to(torch::kBFloat16);
+  torch::Tensor y = rms_norm(x, torch::ones({2}, torch::kBFloat16), 1e-6);
+  EXPECT_EQ(y.scalar_type(), torch::kBFloat16);
+  expect_close(y.to(torch::kFloat32), torch::tensor({0.8485f, 1.1314f}), 1e-2);
+}
+
+TransformerConfig rope_config(int64_t head_dim, double theta) {
+  TransformerConfig c = testing::tiny_config();
+  c.num_heads = 1;
+  c.num_kv_heads = 1;
+  c.hidden_size = head_dim;
+  c.rope_theta = theta;
+  return c;
+}
+
+TEST(Rope, InverseFrequenciesArePowersOfTheta) {
+  // D = 4, theta = 100: theta^(-0/4) = 1, theta^(-2/4) = 0.1
+  expect_close(rope_inverse_frequencies(rope_config(4, 100.0)), torch::tensor({1.0f, 0.1f}));
+}
+
+TEST(Rope, RotatesPairsIAndIPlusHalfByPositionTimesFrequency) {
+  RopeTables t = rope_tables(rope_config(4, 100.0), 3);
+  // position 2: angles [2, 0.2] for pairs (0, 2) and (1, 3)
+  torch::Tensor cos = t.cos[2].view({1, 1, 1, 4}), sin = t.sin[2].view({1, 1, 1, 4});
+  torch::Tensor e0 = torch::tensor({1.0f, 0.0f, 0.0f, 0.0f}).view({1, 1, 1, 4});
+  torch::Tensor e1 = torch::tensor({0.0f, 1.0f, 0.0f, 0.0f}).view({1, 1, 1, 4});
+  expect_close(apply_rope(e0, cos, sin).flatten(),
+               torch::tensor({std::cos(2.0f), 0.0f, std::sin(2.0f), 0.0f}));
+  expect_close(apply_rope(e1, cos, sin).flatten(),
+               torch::tensor({0.0f, std::cos(0.2f), 0.0f, std::sin(0.2f)}));
+}
+
+TEST(Rope, PositionZeroIsTheIdentity) {
+  RopeTables t = rope_tables(rope_config(8, 10000.0), 1);
+  torch::Tensor x = torch::randn({1, 1, 1, 8});
+  expect_close(apply_rope(x, t.cos[0].view({1, 1, 1, 8}), t.sin[0].view({1, 1, 1, 8})), x);
+}
+
+TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
+  RopeTables t = rope_tables(rope_config(8, 10000.0), 20);
+  torch::Tensor q = torch::randn({1, 1, 1, 8}), k = torch::randn({1, 1, 1, 8});
+  auto at = [&](const torch::Tensor& x, int p) {
+    return apply_rope(x, t.cos[p].view({1, 1, 1, 8}), t.sin[p].view({1, 1, 1, 8}));
+  };
+  const float near = (at(q, 5) * at(k, 3)).sum().item<float>();
+  const float far = (at(q, 17) * at(k, 15)).sum().item<float>();
+  EXPECT_NEAR(near, far, 1e-4);
+}
+
+TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnesByFactor) {
+  TransformerConfig c = rope_config(128, 500000.0);
+  c.rope_scaling = {"llama3", 8.0, 1.0, 4.0, 8192};
+  torch::Tensor plain = rope_inverse_frequencies(rope_config(128, 500000.0));
+  torch::Tensor scaled = rope_inverse_frequencies(c);
+  EXPECT_FLOAT_EQ(scaled[0].item<float>(), plain[0].item<float>());          // wavelength 2pi
+  EXPECT_FLOAT_EQ(scaled[63].item<float>(), plain[63].item<float>() / 8.0f);  // wavelength >> 8192
+}
+
+TEST(Attention, HandComputedSoftmaxOfScaledScores) {
+  // q = [1, 0]; keys [1, 0] and [0, 1]; scores [1/sqrt(2), 0]
+  torch::Tensor q = torch::tensor({1.0f, 0.0f}).view({1, 1, 1, 2});
+  torch::Tensor k = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f}).view({1, 1, 2, 2});
+  torch::Tensor v = torch::tensor({1.0f, 2.0f, 3.0f, 4.0f}).view({1, 1, 2, 2});
+  const double w0 = std::exp(1 / std::sqrt(2.0)) / (std::exp(1 / std::sqrt(2.0)) + 1);  // 0.66976
+  torch::Tensor want = torch::tensor({static_cast<float>(w0 * 1 + (1 - w0) * 3), static_cast<float>(w0 * 2 + (1 - w0) * 4)});
+  expect_close(grouped_query_attention(q, k, v, torch::Tensor(), false).flatten(), want);
+}
+
+TEST(Attention, EqualScoresAverageTheValues) {
+  torch::Tensor q = torch::zeros({1, 1, 1, 2});
+  torch::Tensor k = torch::randn({1, 1, 3, 2});
+  torch::Tensor v = torch::tensor({1.0f, 0.0f, 2.0f, 3.0f, 6.0f, 3.0f}).view({1, 1, 3, 2});
+  expect_close(grouped_query_attention(q, k, v, torch::Tensor(), false).flatten(), torch::tensor({3.0f, 2.0f}));
+}
+
+TEST(Attention, CausalFirstQuerySeesOnlyTheFirstKey) {
+  torch::Tensor q = torch::randn({1, 1, 3, 4}), k = torch::randn({1, 1, 3, 4}), v = torch::randn({1, 1, 3, 4});
+  torch::Tensor out = grouped_query_attention(q, k, v, torch::Tensor(), true);
+  expect_close(out[0][0][0], v[0][0][0]);
+}
+
+TEST(Attention, QueryHeadsShareKeyValueHeadsInGroupsInOrder) {
+  // H = 4, Hkv = 2: heads 0,1 use kv head 0; heads 2,3 use kv head 1.
+  torch::Tensor q = torch::randn({2, 4, 3, 8}), k = torch::randn({2, 2, 5, 8}), v = torch::randn({2, 2, 5, 8});
+  torch::Tensor out = grouped_query_attention(q, k, v, torch::Tensor(), false);
+  for (int h = 0; h < 4; ++h) {
+    torch::Tensor kh = k.select(1, h / 2), vh = v.select(1, h / 2), qh = q.select(1, h);
+    torch::Tensor weights = (torch::matmul(qh, kh.transpose(-1, -2)) / std::sqrt(8.0)).softmax(-1);
+    expect_close(out.select(1, h), torch::matmul(weights, vh));
+  }
+}
+
+TEST(Attention, MaskedKeysGetNoWeight) {
+  torch::Tensor q = torch::randn({1, 1, 1, 4}), k = torch::randn({1, 1, 3, 4}), v = torch::randn({1, 1, 3, 4});
+  torch::Tensor mask = torch::tensor({false, true, false}).view({1, 1, 1, 3});
+  expect_close(grouped_query_attention(q, k, v, mask, false).flatten(), v[0][0][1]);
+}
+
+TEST(Masks, CausalPaddingMaskHidesFutureAndPaddingButNotSelf) {
+  torch::Tensor m = causal_padding_mask(torch::tensor({{0, 1, 1}}), 3);
+  torch::Tensor want = torch::tensor({{true, false, false},    // padding query: itself only
+                                      {false, true, false},
+                                      {false, true, true}}).view({1, 1, 3, 3});
+  EXPECT_TRUE(torch::equal(m, want)) << m;
+}
+
+TEST(Masks, DecodingQuerySeesAllRealCachedKeys) {
+  torch::Tensor m = causal_padding_mask(torch::tensor({{0, 1, 1, 1}}), 1);
+  EXPECT_TRUE(torch::equal(m, torch::tensor({false, true, true, true}).view({1, 1, 1, 4})));
+}
+
+TEST(Masks, PositionIdsCountRealTokensBefore) {
+  torch::Tensor p = position_ids_from_mask(torch::tensor({{0, 0, 1, 1, 1}, {1, 1, 1, 1, 1}}));
+  EXPECT_TRUE(torch::equal(p, torch::tensor({{0, 0, 0, 1, 2}, {0, 1, 2, 3, 4}})));
+}
+
+TEST(TransformerModel, LogitsAtAPositionIgnoreLaterTokens) {
+  torch::manual_seed(3);
+  Transformer model(testing::tiny_config());
+  torch::NoGradGuard no_grad;
+  torch::Tensor a = torch::tensor({{5, 9, 11, 2, 7}});
+  torch::Tensor b = a.clone();
+  b[0][4] = 40;
+  torch::Tensor la = model->forward(a, torch::Tensor()), lb = model->forward(b, torch::Tensor());
+  expect_close(la.narrow(1, 0, 4), lb.narrow(1, 0, 4));
+  EXPECT_GT((la[0][4] - lb[0][4]).abs().max().item<float>(), 1e-3);
+}
+
+TEST(TransformerModel, LeftPaddingDoesNotChangeRealPositions) {
+  torch::manual_seed(4);
+  Transformer model(testing::tiny_config(Architecture::kQwen2));
+  torch::NoGradGuard no_grad;
+  torch::Tensor plain = model->forward(torch::tensor({{5, 9, 11}}), torch::Tensor());
+  torch::Tensor padded = model->forward(torch::tensor({{0, 0, 5, 9, 11}}), torch::tensor({{0, 0, 1, 1, 1}}));
+  EXPECT_FALSE(padded.isnan().any().item<bool>());
+  expect_close(padded.narrow(1, 2, 3), plain, 1e-5);
+}
+
+TEST(TransformerModel, TiedEmbeddingsShareOneMatrix) {
+  TransformerConfig c = testing::tiny_config();
+  c.tie_word_embeddings = true;
+  Transformer model(c);
+  EXPECT_FALSE(model->lm_head);
+  torch::NoGradGuard no_grad;
+  torch::Tensor h = torch::randn({1, c.hidden_size});
+  expect_close(model->logits(h), torch::matmul(h, model->tok_embeddings->weight.t()));
+}
+
+TEST(TransformerModel, Qwen2HasQkvBiasButNoOutputBias) {
+  Transformer model(testing::tiny_config(Architecture::kQwen2));
+  auto params = model->named_parameters();
+  EXPECT_TRUE(params.contains("layers.0.wq.bias"));
+  EXPECT_TRUE(params.contains("layers.0.wv.bias"));
+  EXPECT_FALSE(params.contains("layers.0.wo.bias"));
+}
+
+}  // namespace
+}  // namespace rlwb::workers::model

@@ -1,0 +1,148 @@
+#include "workers/model/generation.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+
+#include "workers/model/layers.h"
+#include "workers/model/model_error.h"
+
+namespace rlwb::workers::model {
+namespace {
+
+at::Generator seeded_generator(const torch::Device& device, uint64_t seed) {
+  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_current_seed(seed);
+  return generator;
+}
+
+int64_t resolve_pad(const GenerationOptions& o, const TransformerConfig& c) {
+  if (o.pad_token_id >= 0) return o.pad_token_id;
+  if (c.pad_token_id >= 0) return c.pad_token_id;
+  if (c.eos_token_id >= 0) return c.eos_token_id;
+  return 0;
+}
+
+void check_inputs(const TransformerConfig& c, const torch::Tensor& ids, const torch::Tensor& mask,
+                  const GenerationOptions& o) {
+  validate(o.sampling);
+  if (ids.dim() != 2 || mask.sizes() != ids.sizes()) {
+    throw ModelError("generate: prompt ids and mask must both be [batch, length]");
+  }
+  if (o.max_new_tokens <= 0) {
+    throw ModelError("generate: 'max_new_tokens' must be positive, got " + std::to_string(o.max_new_tokens));
+  }
+  const int64_t prompt_len = ids.size(1);
+  const std::string context = " the context (setting 'max_position_embeddings' = " +
+                              std::to_string(c.max_position_embeddings) + ")";
+  if (prompt_len > c.max_position_embeddings) {
+    throw ModelError("generate: a prompt of " + std::to_string(prompt_len) + " tokens is longer than" + context);
+  }
+  if (prompt_len + o.max_new_tokens > c.max_position_embeddings) {
+    throw ModelError("generate: a prompt of " + std::to_string(prompt_len) + " tokens + 'max_new_tokens' " +
+                     std::to_string(o.max_new_tokens) + " exceeds" + context);
+  }
+  if (ids.size(0) > 0 && (mask.sum(1) == 0).any().item<bool>()) {
+    throw ModelError("generate: every prompt needs at least one token (a row of prompt_mask is all 0)");
+  }
+  if (ids.numel() > 0 && (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= c.vocab_size)) {
+    throw ModelError("generate: a prompt token id is outside the vocabulary (setting 'vocab_size' = " +
+                     std::to_string(c.vocab_size) + ")");
+  }
+}
+
+}  // namespace
+
+GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, const torch::Tensor& prompt_mask,
+                          const GenerationOptions& options) {
+  const TransformerConfig& config = model->config();
+  check_inputs(config, prompt_ids, prompt_mask, options);
+  c10::InferenceMode inference;
+
+  const torch::Tensor& any_parameter = model->tok_embeddings->weight;
+  const torch::Device device = any_parameter.device();
+  const int64_t batch = prompt_ids.size(0), prompt_len = prompt_ids.size(1);
+  const int64_t max_new = options.max_new_tokens;
+  const int64_t pad = resolve_pad(options, config);
+  std::vector<int64_t> stops = options.stop_token_ids;
+  if (stops.empty() && config.eos_token_id >= 0) stops.push_back(config.eos_token_id);
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  torch::Tensor stop_ids = torch::tensor(stops, torch::kInt64).to(device);
+  at::Generator generator = seeded_generator(device, options.seed);
+
+  GenerationResult result;
+  result.responses = torch::full({batch, max_new}, pad, i64);
+  result.response_mask = torch::zeros({batch, max_new}, i64);
+  result.log_probs = torch::zeros({batch, max_new}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+  if (batch == 0) {
+    result.response_lengths = torch::zeros({0}, i64);
+    return result;
+  }
+
+  // Live rows: `rows` maps them to result rows; cache, key_mask and
+  // positions hold live rows only.
+  KVCache cache(config, batch, prompt_len + max_new, any_parameter.options());
+  torch::Tensor key_mask = torch::zeros({batch, prompt_len + max_new}, i64);
+  key_mask.narrow(1, 0, prompt_len).copy_(prompt_mask);
+  torch::Tensor prompt_positions = position_ids_from_mask(prompt_mask.to(device));
+  torch::Tensor next_position = prompt_positions.select(1, prompt_len - 1) + 1;
+  torch::Tensor rows = torch::arange(batch, i64);
+
+  torch::Tensor hidden =
+      model->hidden_states(prompt_ids.to(device), prompt_positions, key_mask.narrow(1, 0, prompt_len), &cache);
+  torch::Tensor logits = model->logits(hidden.select(1, prompt_len - 1));
+
+  torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
+  for (int64_t step = 0; step < max_new; ++step) {
+    NextTokens next = sample_next_tokens(logits, options.sampling, generator);
+    // Rows that stopped but are still in the batch write pad / 0 / 0.
+    torch::Tensor tokens = next.tokens.masked_fill(finished, pad);
+    result.responses.select(1, step).index_copy_(0, rows, tokens);
+    result.log_probs.select(1, step).index_copy_(0, rows, next.log_probs.masked_fill(finished, 0.0));
+    result.response_mask.select(1, step).index_copy_(0, rows, finished.logical_not().to(torch::kInt64));
+    if (step + 1 == max_new) break;
+
+    if (stop_ids.numel() > 0) finished = finished.logical_or(torch::isin(tokens, stop_ids));
+    const int64_t live = rows.size(0);
+    const int64_t n_finished = finished.sum().item<int64_t>();
+    if (n_finished == live) break;
+    if (n_finished * 4 >= live) {
+      // Finished rows still cost a step each; drop them (and their cache rows).
+      torch::Tensor keep = torch::nonzero(finished.logical_not()).squeeze(1);
+      cache.keep_rows(keep);
+      key_mask = key_mask.index_select(0, keep);
+      next_position = next_position.index_select(0, keep);
+      tokens = tokens.index_select(0, keep);
+      rows = rows.index_select(0, keep);
+      finished = finished.index_select(0, keep);
+    }
+    key_mask.select(1, prompt_len + step).fill_(1);
+    hidden = model->hidden_states(tokens.view({-1, 1}), next_position.view({-1, 1}),
+                                  key_mask.narrow(1, 0, prompt_len + step + 1), &cache);
+    logits = model->logits(hidden.select(1, 0));
+    next_position = next_position + 1;
+  }
+  result.response_lengths = result.response_mask.sum(1);
+  return result;
+}
+
+PaddedPrompts left_pad(const std::vector<std::vector<int64_t>>& prompts, int64_t pad_token_id) {
+  int64_t width = 0;
+  for (const auto& p : prompts) width = std::max<int64_t>(width, static_cast<int64_t>(p.size()));
+  const int64_t batch = static_cast<int64_t>(prompts.size());
+  PaddedPrompts out{torch::full({batch, width}, pad_token_id, torch::kInt64), torch::zeros({batch, width}, torch::kInt64)};
+  auto ids = out.ids.accessor<int64_t, 2>();
+  auto mask = out.mask.accessor<int64_t, 2>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto& p = prompts[b];
+    const int64_t offset = width - static_cast<int64_t>(p.size());
+    for (size_t i = 0; i < p.size(); ++i) {
+      ids[b][offset + static_cast<int64_t>(i)] = p[i];
+      mask[b][offset + static_cast<int64_t>(i)] = 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace rlwb::workers::model

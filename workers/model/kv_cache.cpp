@@ -1,0 +1,39 @@
+#include "workers/model/kv_cache.h"
+
+#include <torch/torch.h>
+
+#include "workers/model/model_error.h"
+
+namespace rlwb::workers::model {
+
+KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity, torch::TensorOptions options)
+    : batch_(batch), capacity_(capacity) {
+  keys_.reserve(config.num_layers);
+  values_.reserve(config.num_layers);
+  for (int64_t i = 0; i < config.num_layers; ++i) {
+    keys_.push_back(torch::empty({batch, config.num_kv_heads, capacity, config.resolved_head_dim()}, options));
+    values_.push_back(torch::empty_like(keys_.back()));
+  }
+}
+
+std::pair<torch::Tensor, torch::Tensor> KVCache::append(int64_t layer, const torch::Tensor& k,
+                                                        const torch::Tensor& v) {
+  const int64_t t = k.size(2);
+  if (length_ + t > capacity_) {
+    throw ModelError("KV cache: " + std::to_string(length_ + t) + " positions exceed its capacity of " +
+                     std::to_string(capacity_));
+  }
+  torch::Tensor& keys = keys_[layer];
+  torch::Tensor& values = values_[layer];
+  keys.narrow(2, length_, t).copy_(k);
+  values.narrow(2, length_, t).copy_(v);
+  return {keys.narrow(2, 0, length_ + t), values.narrow(2, 0, length_ + t)};
+}
+
+void KVCache::keep_rows(const torch::Tensor& rows) {
+  for (auto& k : keys_) k = k.index_select(0, rows);
+  for (auto& v : values_) v = v.index_select(0, rows);
+  batch_ = rows.size(0);
+}
+
+}  // namespace rlwb::workers::model

@@ -1,0 +1,48 @@
+// KVCache: the keys and values of every layer for a batch being generated,
+// allocated once for the whole generation (prompt + new tokens) so a
+// decoding step only writes one position per layer. Used by generate()
+// (generation.h) through Transformer::hidden_states().
+//
+// Storage per layer: [B, Hkv, capacity, D]; positions [0, length()) are
+// filled. All rows share the same length: ragged prompts are left-padded,
+// and the padding is masked, not skipped.
+#pragma once
+
+#include <torch/types.h>
+
+#include <utility>
+#include <vector>
+
+#include "workers/model/transformer_config.h"
+
+namespace rlwb::workers::model {
+
+class KVCache {
+ public:
+  KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity, torch::TensorOptions options);
+
+  int64_t batch() const { return batch_; }
+  int64_t capacity() const { return capacity_; }
+  int64_t length() const { return length_; }
+
+  // Stores k and v ([B, Hkv, T, D]) of `layer` at positions [length, length+T)
+  // and returns views of positions [0, length+T). Throws ModelError when
+  // length+T exceeds the capacity.
+  std::pair<torch::Tensor, torch::Tensor> append(int64_t layer, const torch::Tensor& k, const torch::Tensor& v);
+
+  // Called once every layer has appended T positions.
+  void advance(int64_t t) { length_ += t; }
+
+  // Keeps only the given rows (finished rows dropped), so later steps
+  // compute on fewer rows. rows: int64 indices into the current batch.
+  void keep_rows(const torch::Tensor& rows);
+
+ private:
+  int64_t batch_;
+  int64_t capacity_;
+  int64_t length_ = 0;
+  std::vector<torch::Tensor> keys_;
+  std::vector<torch::Tensor> values_;
+};
+
+}  // namespace rlwb::workers::model

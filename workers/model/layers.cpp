@@ -1,0 +1,81 @@
+#include "workers/model/layers.h"
+
+#include <ATen/ops/scaled_dot_product_attention.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <numbers>
+
+namespace rlwb::workers::model {
+
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  torch::Tensor x32 = x.to(torch::kFloat32);
+  torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+torch::Tensor rope_inverse_frequencies(const TransformerConfig& config) {
+  const int64_t dim = config.resolved_head_dim();
+  // inv_freq[i] = 1 / theta^(2i / D)
+  torch::Tensor exponents = torch::arange(0, dim, 2, torch::kInt64).to(torch::kFloat32) / static_cast<double>(dim);
+  torch::Tensor inv_freq = 1.0 / torch::pow(config.rope_theta, exponents);
+  const RopeScaling& s = config.rope_scaling;
+  if (s.type == "linear") {
+    inv_freq = inv_freq / s.factor;
+  } else if (s.type == "llama3") {
+    // Long wavelengths are slowed down by `factor`, short ones kept, and the
+    // band between blends the two (Llama 3.1's frequency-dependent scaling).
+    const double low_freq_wavelen = s.original_max_position_embeddings / s.low_freq_factor;
+    const double high_freq_wavelen = s.original_max_position_embeddings / s.high_freq_factor;
+    torch::Tensor wavelen = 2 * std::numbers::pi / inv_freq;
+    torch::Tensor scaled = torch::where(wavelen > low_freq_wavelen, inv_freq / s.factor, inv_freq);
+    torch::Tensor smooth = (s.original_max_position_embeddings / wavelen - s.low_freq_factor) /
+                           (s.high_freq_factor - s.low_freq_factor);
+    torch::Tensor blended = (1 - smooth) * scaled / s.factor + smooth * scaled;
+    torch::Tensor medium = (wavelen >= high_freq_wavelen).logical_and(wavelen <= low_freq_wavelen);
+    inv_freq = torch::where(medium, blended, scaled);
+  }
+  return inv_freq;
+}
+
+RopeTables rope_tables(const TransformerConfig& config, int64_t positions) {
+  torch::Tensor inv_freq = rope_inverse_frequencies(config);
+  torch::Tensor p = torch::arange(positions, torch::kInt64).to(torch::kFloat32);
+  torch::Tensor angles = torch::outer(p, inv_freq);          // [positions, D/2]
+  torch::Tensor emb = torch::cat({angles, angles}, /*dim=*/-1);  // [positions, D]
+  return {emb.cos(), emb.sin()};
+}
+
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  torch::Tensor x1 = x.narrow(-1, 0, half);
+  torch::Tensor x2 = x.narrow(-1, half, half);
+  torch::Tensor rotated = torch::cat({-x2, x1}, -1);
+  return x * cos + rotated * sin;
+}
+
+torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries) {
+  const int64_t keys = key_mask.size(1);
+  auto opts = torch::TensorOptions().dtype(torch::kInt64).device(key_mask.device());
+  torch::Tensor query_pos = torch::arange(keys - queries, keys, opts).view({queries, 1});  // [T, 1]
+  torch::Tensor key_pos = torch::arange(keys, opts).view({1, keys});                       // [1, S]
+  torch::Tensor causal = key_pos <= query_pos;                                             // [T, S]
+  torch::Tensor self = key_pos == query_pos;
+  torch::Tensor real_key = key_mask.to(torch::kBool).view({key_mask.size(0), 1, 1, keys});  // [B, 1, 1, S]
+  return causal.logical_and(real_key).logical_or(self);                                    // [B, 1, T, S]
+}
+
+torch::Tensor grouped_query_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                      const torch::Tensor& mask, bool causal) {
+  std::optional<torch::Tensor> attn_mask;
+  if (mask.defined()) attn_mask = mask;
+  const bool grouped = q.size(1) != k.size(1);
+  return at::scaled_dot_product_attention(q, k, v, attn_mask, /*dropout_p=*/0.0, causal && !mask.defined(),
+                                          /*scale=*/std::nullopt, /*enable_gqa=*/grouped);
+}
+
+torch::Tensor position_ids_from_mask(const torch::Tensor& mask) {
+  return (mask.to(torch::kInt64).cumsum(-1) - 1).clamp_min(0);
+}
+
+}  // namespace rlwb::workers::model

@@ -1,0 +1,55 @@
+// The equations of a Llama/Qwen2 decoder layer as free functions on
+// tensors, so that each can be checked by hand (tests/model/layers_test.cpp)
+// and the Transformer (transformer.h) reads as a composition of them.
+//
+// Shapes: B batch, T query positions, S key positions, H query heads,
+// Hkv key/value heads, D head dimension.
+#pragma once
+
+#include <torch/types.h>
+
+#include "workers/model/transformer_config.h"
+
+namespace rlwb::workers::model {
+
+// RMSNorm(x) = weight * x / sqrt(mean(x^2 over the last dim) + eps),
+// computed in float32 and cast back to x's dtype (as HF does).
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
+
+// Rotary embedding frequencies inv_freq[i] = theta^(-2i/D), i < D/2, with
+// the config's rope scaling (linear, llama3) applied. float32, CPU.
+torch::Tensor rope_inverse_frequencies(const TransformerConfig& config);
+
+// cos/sin tables [positions, D] for positions 0..positions-1, in HF's
+// "rotate half" layout: angle p * inv_freq[i] at columns i and i + D/2.
+struct RopeTables {
+  torch::Tensor cos;
+  torch::Tensor sin;
+};
+RopeTables rope_tables(const TransformerConfig& config, int64_t positions);
+
+// RoPE(x) = x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1];
+// x [B, H, T, D], cos and sin [B, 1, T, D] (rows of the tables gathered
+// by position id).
+torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+// Which keys each query may attend to: [B, 1, T, S] bool, true = attend.
+// Query t sits at key position S - T + t; it sees keys j <= S - T + t whose
+// key_mask[b, j] is 1. A padding query also sees itself, so that no row is
+// empty (an empty softmax row would be NaN, and 0 * NaN poisons the next
+// layer); nothing reads a padding position's output.
+torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries);
+
+// softmax(q k^T / sqrt(D) masked) v, query head h using key/value head
+// h / (H / Hkv) (grouped-query attention). q [B, H, T, D], k and v
+// [B, Hkv, S, D]; mask [B, 1, T, S] bool, or undefined together with
+// causal=true (plain causal, S == T) or causal=false (attend to all keys).
+// Returns [B, H, T, D].
+torch::Tensor grouped_query_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                      const torch::Tensor& mask, bool causal);
+
+// Position ids of a left-padded batch: the number of real tokens before
+// each position; padding positions get 0. mask [B, S] of 0/1.
+torch::Tensor position_ids_from_mask(const torch::Tensor& mask);
+
+}  // namespace rlwb::workers::model

@@ -1,0 +1,68 @@
+#include "workers/model/sequence_scores.h"
+
+#include <torch/torch.h>
+
+#include "workers/model/layers.h"
+#include "workers/model/model_error.h"
+
+namespace rlwb::workers::model {
+namespace {
+
+void check(const SequenceBatch& b, const char* what) {
+  if (b.input_ids.dim() != 2 || b.attention_mask.sizes() != b.input_ids.sizes()) {
+    throw ModelError(std::string(what) + ": input_ids and attention_mask must both be [batch, length]");
+  }
+  if (b.response_length <= 0 || b.response_length >= b.input_ids.size(1)) {
+    throw ModelError(std::string(what) + ": response_length " + std::to_string(b.response_length) +
+                     " must be in [1, length - 1] (length " + std::to_string(b.input_ids.size(1)) +
+                     "; a prompt needs one token)");
+  }
+}
+
+// Hidden states at the R positions that predict the response tokens.
+torch::Tensor response_hidden(Transformer& model, const SequenceBatch& b) {
+  const torch::Tensor& ids = b.input_ids;
+  const torch::Tensor mask = b.attention_mask.to(ids.device());
+  torch::Tensor hidden = model->hidden_states(ids, position_ids_from_mask(mask), mask);
+  return hidden.narrow(1, ids.size(1) - b.response_length - 1, b.response_length);
+}
+
+}  // namespace
+
+SequenceBatch join_prompt_response(const torch::Tensor& prompt_ids, const torch::Tensor& prompt_mask,
+                                   const torch::Tensor& responses, const torch::Tensor& response_mask) {
+  return {torch::cat({prompt_ids, responses}, 1),
+          torch::cat({prompt_mask.to(torch::kInt64), response_mask.to(torch::kInt64)}, 1), responses.size(1)};
+}
+
+ResponseLogProbs response_log_probs(Transformer& model, const SequenceBatch& batch, double temperature,
+                                    bool with_entropy) {
+  check(batch, "response_log_probs");
+  if (!(temperature > 0)) throw ModelError("response_log_probs: 'temperature' must be > 0");
+  torch::Tensor logits = model->logits(response_hidden(model, batch)).to(torch::kFloat32);
+  if (temperature != 1.0) logits = logits / temperature;
+  torch::Tensor log_p = logits.log_softmax(-1);  // [B, R, V]
+  torch::Tensor targets = batch.input_ids.narrow(1, batch.input_ids.size(1) - batch.response_length,
+                                                 batch.response_length);
+  ResponseLogProbs out;
+  out.log_probs = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  if (with_entropy) out.entropy = -(log_p.exp() * log_p).sum(-1);  // H = -sum p log p
+  return out;
+}
+
+torch::Tensor response_values(Transformer& model, const SequenceBatch& batch) {
+  check(batch, "response_values");
+  return model->values(response_hidden(model, batch)).to(torch::kFloat32);
+}
+
+torch::Tensor sequence_scores(Transformer& model, const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
+  const torch::Tensor mask = attention_mask.to(input_ids.device()).to(torch::kInt64);
+  torch::Tensor hidden = model->hidden_states(input_ids, position_ids_from_mask(mask), mask);
+  // Index of the last real token: the largest position whose mask is 1.
+  torch::Tensor positions = torch::arange(input_ids.size(1), mask.options()).unsqueeze(0);
+  torch::Tensor last = (positions * mask).argmax(1);  // [B]
+  torch::Tensor last_hidden = hidden.index({torch::arange(input_ids.size(0), mask.options()), last});
+  return model->values(last_hidden).to(torch::kFloat32);
+}
+
+}  // namespace rlwb::workers::model

@@ -1,0 +1,145 @@
+#include "workers/model/transformer.h"
+
+#include <torch/torch.h>
+
+#include "workers/model/layers.h"
+#include "workers/model/model_error.h"
+
+namespace rlwb::workers::model {
+namespace {
+
+torch::nn::Linear make_linear(int64_t in, int64_t out, bool bias, double std) {
+  torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));
+  torch::NoGradGuard no_grad;
+  linear->weight.normal_(0.0, std);
+  if (bias) linear->bias.zero_();
+  return linear;
+}
+
+}  // namespace
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps) : eps(eps) {
+  weight = register_parameter("weight", torch::ones({dim}));
+}
+
+torch::Tensor RMSNormImpl::forward(const torch::Tensor& x) { return rms_norm(x, weight, eps); }
+
+TransformerBlockImpl::TransformerBlockImpl(const TransformerConfig& c, int64_t layer_index)
+    : layer_index_(layer_index),
+      num_heads_(c.num_heads),
+      num_kv_heads_(c.num_kv_heads),
+      head_dim_(c.resolved_head_dim()) {
+  const int64_t d = c.hidden_size;
+  const double std = c.initializer_range;
+  attn_norm = register_module("attn_norm", RMSNorm(d, c.rms_norm_eps));
+  wq = register_module("wq", make_linear(d, num_heads_ * head_dim_, c.qkv_bias, std));
+  wk = register_module("wk", make_linear(d, num_kv_heads_ * head_dim_, c.qkv_bias, std));
+  wv = register_module("wv", make_linear(d, num_kv_heads_ * head_dim_, c.qkv_bias, std));
+  wo = register_module("wo", make_linear(num_heads_ * head_dim_, d, c.output_bias, std));
+  ffn_norm = register_module("ffn_norm", RMSNorm(d, c.rms_norm_eps));
+  ffn_gate = register_module("ffn_gate", make_linear(d, c.intermediate_size, c.mlp_bias, std));
+  ffn_up = register_module("ffn_up", make_linear(d, c.intermediate_size, c.mlp_bias, std));
+  ffn_down = register_module("ffn_down", make_linear(c.intermediate_size, d, c.mlp_bias, std));
+}
+
+torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockInputs& in) {
+  torch::Tensor h = x + attention(attn_norm(x), in);
+  return h + feed_forward(ffn_norm(h));
+}
+
+torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in) {
+  const int64_t batch = x.size(0), len = x.size(1);
+  torch::Tensor q = wq(x).view({batch, len, num_heads_, head_dim_}).transpose(1, 2);
+  torch::Tensor k = wk(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
+  torch::Tensor v = wv(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
+  q = apply_rope(q, in.cos, in.sin);
+  k = apply_rope(k, in.cos, in.sin);
+  if (in.cache != nullptr) std::tie(k, v) = in.cache->append(layer_index_, k, v);
+  torch::Tensor out = grouped_query_attention(q, k, v, in.mask, in.causal);  // [B, H, T, D]
+  return wo(out.transpose(1, 2).reshape({batch, len, num_heads_ * head_dim_}));
+}
+
+torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& x) {
+  return ffn_down(torch::silu(ffn_gate(x)) * ffn_up(x));
+}
+
+TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(config) {
+  config_.validate("TransformerConfig");
+  const double std = config_.initializer_range;
+  tok_embeddings = register_module(
+      "tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(config_.vocab_size, config_.hidden_size)));
+  {
+    torch::NoGradGuard no_grad;
+    tok_embeddings->weight.normal_(0.0, std);
+  }
+  layers = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    blocks_.push_back(TransformerBlock(config_, i));
+    layers->push_back(blocks_.back());
+  }
+  norm = register_module("norm", RMSNorm(config_.hidden_size, config_.rms_norm_eps));
+  if (config_.head == Head::kValue) {
+    score = register_module("score", make_linear(config_.hidden_size, 1, /*bias=*/false, std));
+  } else if (!config_.tie_word_embeddings) {
+    lm_head = register_module("lm_head", make_linear(config_.hidden_size, config_.vocab_size, false, std));
+  }
+  RopeTables rope = rope_tables(config_, config_.max_position_embeddings);
+  rope_cos_ = register_buffer("rope_cos", rope.cos);
+  rope_sin_ = register_buffer("rope_sin", rope.sin);
+}
+
+torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                                             const torch::Tensor& key_mask, KVCache* cache) {
+  const int64_t batch = input_ids.size(0), len = input_ids.size(1);
+  const int64_t past = cache != nullptr ? cache->length() : 0;
+  const int64_t keys = past + len;
+  if (key_mask.defined() && (key_mask.size(0) != batch || key_mask.size(1) != keys)) {
+    throw ModelError("Transformer: key_mask is [" + std::to_string(key_mask.size(0)) + ", " +
+                     std::to_string(key_mask.size(1)) + "] but the batch needs [" + std::to_string(batch) + ", " +
+                     std::to_string(keys) + "]");
+  }
+  if (keys > config_.max_position_embeddings &&
+      position_ids.max().item<int64_t>() >= config_.max_position_embeddings) {
+    throw ModelError("Transformer: position " + std::to_string(position_ids.max().item<int64_t>()) +
+                     " is beyond the context (setting 'max_position_embeddings' = " +
+                     std::to_string(config_.max_position_embeddings) + ")");
+  }
+  const int64_t dim = config_.resolved_head_dim();
+  BlockInputs in;
+  torch::Tensor flat_positions = position_ids.reshape({-1});
+  in.cos = rope_cos_.index_select(0, flat_positions).view({batch, 1, len, dim});
+  in.sin = rope_sin_.index_select(0, flat_positions).view({batch, 1, len, dim});
+  in.cache = cache;
+  const bool padded = key_mask.defined() && !key_mask.all().item<bool>();
+  if (padded || (past > 0 && len > 1)) {
+    in.mask = causal_padding_mask(key_mask.defined() ? key_mask : torch::ones({batch, keys}, input_ids.options()),
+                                  len);
+  } else {
+    in.causal = len > 1;  // one new query sees every cached key
+  }
+  torch::Tensor x = tok_embeddings(input_ids);
+  for (auto& block : blocks_) x = block(x, in);
+  if (cache != nullptr) cache->advance(len);
+  return norm(x);
+}
+
+torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
+  if (config_.head != Head::kLanguageModel) {
+    throw ModelError("Transformer: logits() needs a language-model head; this model has a value head");
+  }
+  return lm_head ? lm_head(hidden) : torch::nn::functional::linear(hidden, tok_embeddings->weight);
+}
+
+torch::Tensor TransformerImpl::values(const torch::Tensor& hidden) {
+  if (config_.head != Head::kValue) {
+    throw ModelError("Transformer: values() needs a value head; load the model with head = Head::kValue");
+  }
+  return score(hidden).squeeze(-1);
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
+  torch::Tensor mask = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
+  return logits(hidden_states(input_ids, position_ids_from_mask(mask), mask));
+}
+
+}  // namespace rlwb::workers::model

@@ -1,0 +1,111 @@
+// Transformer: a decoder-only transformer of the Llama/Qwen2 family in
+// LibTorch -- token embedding, N pre-norm blocks (RMSNorm, rotary
+// grouped-query attention, SwiGLU MLP), final RMSNorm, and a head: the
+// language-model head (actor, reference) or a value head (critic, reward
+// and cost models). See transformer_config.h for the settings,
+// hf_checkpoint.h for loading/saving, generation.h for sampling and
+// sequence_scores.h for the training-side log-probs, entropy and values.
+//
+// One block, in the names the code uses:
+//   h   = x + wo(Attention(RoPE(wq(attn_norm(x))), RoPE(wk(attn_norm(x))), wv(attn_norm(x))))
+//   out = h + ffn_down(silu(ffn_gate(ffn_norm(h))) * ffn_up(ffn_norm(h)))
+//
+// Parameters are float32 on CPU after construction, initialised like HF
+// (normal(0, initializer_range) weights, zero biases, unit norms) from
+// torch's global generator: torch::manual_seed() before construction makes
+// the model reproducible. Move/cast with ->to(device, dtype).
+#pragma once
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+#include <torch/nn/pimpl.h>
+
+#include <vector>
+
+#include "workers/model/kv_cache.h"
+#include "workers/model/transformer_config.h"
+
+namespace rlwb::workers::model {
+
+class RMSNormImpl : public torch::nn::Module {
+ public:
+  RMSNormImpl(int64_t dim, double eps);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor weight;
+  double eps;
+};
+TORCH_MODULE(RMSNorm);
+
+// What every block of one forward pass shares: rotary angles of the
+// positions being computed and the attention mask.
+struct BlockInputs {
+  torch::Tensor cos;   // [B, 1, T, D]
+  torch::Tensor sin;   // [B, 1, T, D]
+  torch::Tensor mask;  // [B, 1, T, S] bool, or undefined (then `causal` says which)
+  bool causal = true;
+  KVCache* cache = nullptr;
+};
+
+class TransformerBlockImpl : public torch::nn::Module {
+ public:
+  TransformerBlockImpl(const TransformerConfig& config, int64_t layer_index);
+  torch::Tensor forward(const torch::Tensor& x, const BlockInputs& in);
+
+  RMSNorm attn_norm{nullptr};
+  torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
+  RMSNorm ffn_norm{nullptr};
+  torch::nn::Linear ffn_gate{nullptr}, ffn_up{nullptr}, ffn_down{nullptr};
+
+ private:
+  torch::Tensor attention(const torch::Tensor& x, const BlockInputs& in);
+  torch::Tensor feed_forward(const torch::Tensor& x);
+
+  int64_t layer_index_;
+  int64_t num_heads_, num_kv_heads_, head_dim_;
+};
+TORCH_MODULE(TransformerBlock);
+
+class TransformerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerImpl(const TransformerConfig& config);
+
+  const TransformerConfig& config() const { return config_; }
+
+  // Final-norm hidden states [B, T, hidden] of input_ids [B, T] at
+  // position_ids [B, T]. key_mask [B, S] marks real (1) and padding (0)
+  // keys, S = T without a cache, cache->length() + T with one (then this
+  // call appends T positions to the cache). An undefined key_mask means no
+  // padding.
+  torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
+                              const torch::Tensor& key_mask, KVCache* cache = nullptr);
+
+  // Head outputs from hidden states [..., hidden]:
+  //   logits  [..., vocab]  (language-model head; tied or lm_head)
+  //   values  [...]         (value head, the score of that position)
+  // Each throws ModelError when the model has the other head.
+  torch::Tensor logits(const torch::Tensor& hidden);
+  torch::Tensor values(const torch::Tensor& hidden);
+
+  // Logits for every position of a (possibly left-padded) batch:
+  // attention_mask [B, T] of 0/1, position ids derived from it.
+  torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
+
+  // The parameters in RLWB's names ("layers.0.wq.weight", ...); see
+  // hf_checkpoint.h for the mapping to HF's names.
+  torch::nn::Embedding tok_embeddings{nullptr};
+  torch::nn::ModuleList layers{nullptr};
+  RMSNorm norm{nullptr};
+  torch::nn::Linear lm_head{nullptr};  // null when tied or when head == kValue
+  torch::nn::Linear score{nullptr};    // value head; null unless head == kValue
+
+ private:
+  TransformerConfig config_;
+  std::vector<TransformerBlock> blocks_;  // the same modules as `layers`, typed
+  torch::Tensor rope_cos_;                // [max_position_embeddings, D]
+  torch::Tensor rope_sin_;
+};
+TORCH_MODULE(Transformer);
+
+}  // namespace rlwb::workers::model
