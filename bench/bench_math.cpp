@@ -1,0 +1,197 @@
+// bench_math: math answer checks per second, RLWB's checker (rewards/math)
+// side by side with Hugging Face math-verify on the same labelled corpus, in
+// one run, and every case where the two disagree.
+//
+//   bench_math [--corpus PATH] [--python PATH] [--seconds S] [--passes N] [--rlwb-only]
+//
+// RLWB checks the corpus over and over for --seconds (default 2) on one thread,
+// after one warm-up pass. The reference side is bench/math_verify_ref.py run by
+// --python (default: the interpreter CMake was given as RLWB_PYTHON), which
+// reports its own parse+verify time over --passes passes (default 1) and its
+// verdicts. Cases with options that math-verify has no equivalent for (percent
+// rule, last-number fallback, rounding, a question) are marked with '*': there
+// math-verify runs with its defaults against labels made for those options.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rewards/math/math_check.h"
+#include "rewards/math/math_jsonl.h"
+
+namespace {
+
+using rlwb::rewards::MathCase;
+using Clock = std::chrono::steady_clock;
+
+struct Labelled {
+  MathCase c;
+  int label = 0;
+  std::string rule;
+  bool rlwb_options = false;  // options or a question math-verify cannot take
+};
+
+std::vector<Labelled> load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open the corpus " + path + "; pass --corpus PATH");
+  std::vector<Labelled> out;
+  std::string text;
+  size_t line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.empty()) continue;
+    Labelled l;
+    l.c = rlwb::rewards::parse_math_case(text, line, path, {});
+    l.label = l.c.object.value("verdict", 0);
+    l.rule = l.c.object.value("rule", "");
+    l.rlwb_options = l.c.object.contains("options") || l.c.object.contains("question");
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+std::string run_command(const std::string& command, int* status) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) {
+    *status = -1;
+    return "";
+  }
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  *status = pclose(pipe);
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string clip(std::string s, size_t n) {
+  for (char& c : s)
+    if (c == '\n') c = ' ';
+  return s.size() > n ? s.substr(0, n - 3) + "..." : s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string corpus = RLWB_SOURCE_DIR "/tests/rewards/math_corpus.jsonl";
+  std::string python = RLWB_PYTHON;
+  std::string script = RLWB_SOURCE_DIR "/bench/math_verify_ref.py";
+  double seconds = 2.0;
+  int passes = 1;
+  bool reference = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "bench_math: " << a << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--corpus") corpus = value();
+    else if (a == "--python") python = value();
+    else if (a == "--seconds") seconds = std::stod(value());
+    else if (a == "--passes") passes = std::stoi(value());
+    else if (a == "--rlwb-only") reference = false;
+    else {
+      std::cerr << "usage: bench_math [--corpus PATH] [--python PATH] [--seconds S] [--passes N] "
+                   "[--rlwb-only]\n";
+      return 2;
+    }
+  }
+
+  std::vector<Labelled> cases = load(corpus);
+  auto check = [](const Labelled& l) {
+    return rlwb::rewards::check_math_answer(l.c.response, l.c.reference, l.c.options, l.c.question)
+        .score;
+  };
+
+  // RLWB: a warm-up pass (GiNaC's first use), then passes until the time is up.
+  std::vector<int> ours(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) ours[i] = check(cases[i]);
+  size_t checks = 0;
+  auto start = Clock::now();
+  double elapsed = 0;
+  while (elapsed < seconds) {
+    for (const Labelled& l : cases) checks += static_cast<size_t>(check(l) >= 0);
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  double ours_rate = checks / elapsed;
+
+  nlohmann::json ref;
+  std::string ref_problem;
+  if (reference) {
+    int status = 0;
+    std::string out = run_command(shell_quote(python) + " " + shell_quote(script) + " " +
+                                      shell_quote(corpus) + " --passes " + std::to_string(passes) +
+                                      " 2>/dev/null",
+                                  &status);
+    try {
+      if (status != 0) throw std::runtime_error("exit status " + std::to_string(status));
+      ref = nlohmann::json::parse(out);
+      if (ref.at("verdicts").size() != cases.size())
+        throw std::runtime_error("verdict count differs from the corpus");
+    } catch (const std::exception& e) {
+      ref_problem = std::string(e.what()) + "; is math-verify installed? " + python +
+                    " -m pip install -r bench/bench_math_requirements.txt";
+      ref = nullptr;
+    }
+  }
+
+  size_t ours_right = 0;
+  for (size_t i = 0; i < cases.size(); ++i) ours_right += ours[i] == cases[i].label;
+
+  std::cout << "math answer checks, " << cases.size() << " labelled cases (" << corpus
+            << "), one thread\n\n";
+  std::cout << std::left << std::setw(22) << "checker" << std::right << std::setw(14) << "checks/s"
+            << std::setw(16) << "right (labels)" << "\n";
+  std::cout << std::left << std::setw(22) << "RLWB rewards/math" << std::right << std::setw(14)
+            << std::fixed << std::setprecision(0) << ours_rate << std::setw(10) << ours_right << "/"
+            << cases.size() << "\n";
+  if (ref.is_null()) {
+    if (reference) std::cout << "math-verify: not run (" << ref_problem << ")\n";
+    return ours_right == cases.size() ? 0 : 1;
+  }
+  std::vector<int> theirs = ref["verdicts"].get<std::vector<int>>();
+  size_t theirs_right = 0;
+  for (size_t i = 0; i < cases.size(); ++i) theirs_right += theirs[i] == cases[i].label;
+  double theirs_rate = ref["checks_per_second"].get<double>();
+  double theirs_fast = ref["checks_per_second_without_slow"].get<double>();
+  std::cout << std::left << std::setw(22)
+            << ("math-verify " + ref.value("version", std::string("?"))) << std::right
+            << std::setw(14) << std::setprecision(1) << theirs_rate << std::setw(10)
+            << theirs_right << "/" << cases.size() << "\n";
+  std::cout << std::left << std::setw(22) << "  without slow cases" << std::right << std::setw(14)
+            << theirs_fast << "   (" << ref["slow_cases"].size()
+            << " cases over 1 s: its parsing timeout)\n";
+  std::cout << "\nRLWB is " << std::setprecision(0) << ours_rate / theirs_rate
+            << "x faster (" << ours_rate / theirs_fast << "x against math-verify without its slow cases)\n";
+
+  size_t mv_right_ours_wrong = 0, both_wrong = 0, disagreements = 0;
+  std::cout << "\ndisagreements (label, RLWB, math-verify; * = RLWB options or a question):\n";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Labelled& l = cases[i];
+    if (ours[i] != l.label && theirs[i] == l.label) ++mv_right_ours_wrong;
+    if (ours[i] != l.label && theirs[i] != l.label) ++both_wrong;
+    if (ours[i] == theirs[i]) continue;
+    ++disagreements;
+    std::cout << "  line " << std::setw(3) << l.c.line << (l.rlwb_options ? "*" : " ") << " "
+              << std::left << std::setw(20) << l.rule << std::right << " " << l.label << " "
+              << ours[i] << " " << theirs[i] << "  " << clip(l.c.response, 48) << "  |  "
+              << clip(l.c.reference, 30) << "\n";
+  }
+  std::cout << disagreements << " disagreements; math-verify right where RLWB is wrong: "
+            << mv_right_ours_wrong << "; both wrong: " << both_wrong << "\n";
+  return mv_right_ours_wrong == 0 && ours_right == cases.size() ? 0 : 1;
+}

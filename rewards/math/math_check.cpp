@@ -1,0 +1,137 @@
+// check_math_answer: extraction -> normalisation -> parsing -> comparison (see math_check.h).
+#include "rewards/math/math_check.h"
+
+#include <stdexcept>
+
+#include "rewards/math/compare.h"
+#include "rewards/math/extract.h"
+#include "rewards/math/infix.h"
+#include "rewards/math/latex_parser.h"
+#include "rewards/math/normalize.h"
+
+namespace rlwb::rewards {
+namespace {
+
+std::string without_spaces(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (c != ' ') out += c;
+  return out;
+}
+
+// A number written plainly (12, -0.5, 3/4 in lowest terms) is never "copied
+// from the question": questions are full of numbers.
+bool plain_number(const MathValue& v) {
+  if (v.kind != MathValue::Kind::kExpr) return false;
+  const Expr* e = &v.expr;
+  if (e->kind == Expr::Kind::kNegate) e = &e->args[0];
+  if (e->kind == Expr::Kind::kNumber) return true;
+  if (e->kind != Expr::Kind::kQuotient) return false;
+  const Expr& n = e->args[0];
+  const Expr& d = e->args[1];
+  if (n.kind != Expr::Kind::kNumber || d.kind != Expr::Kind::kNumber || n.decimal || d.decimal)
+    return false;
+  auto reduced = divide(n.number, d.number);
+  return reduced && reduced->num() == n.number.num() && reduced->den() == d.number.num();
+}
+
+bool restates_question(const std::string& prediction, const MathValue& parsed,
+                       const std::string& reference, std::string_view question) {
+  std::string p = without_spaces(prediction);
+  if (p.size() < 3 || p == without_spaces(reference) || plain_number(parsed)) return false;
+  return without_spaces(normalize_answer(question)).find(p) != std::string::npos;
+}
+
+MathVerdict check(std::string_view response, std::string_view reference,
+                  const MathCheckOptions& options, std::string_view question) {
+  MathVerdict v;
+  ExtractedAnswer ref = extract_answer(reference, {.whole_text_always = true});
+  ExtractedAnswer pred =
+      extract_answer(response, {.last_number_fallback = options.last_number_fallback});
+  v.extracted = pred.text;
+  v.extracted_from = answer_source_name(pred.source);
+  v.reference_answer = ref.text;
+  if (ref.text.empty()) {
+    v.reason = "the reference is empty";
+    return v;
+  }
+  v.normalized_reference = normalize_answer(ref.text);
+  ParsedAnswer r = parse_answer(v.normalized_reference);
+  v.parsed_reference = to_infix(r.value);
+  if (pred.source == AnswerSource::kNone) {
+    v.reason = options.last_number_fallback
+                   ? "no answer in the response: no \\boxed{}, '####', 'Answer:' or number"
+                   : "no answer in the response: no \\boxed{}, '####' or 'Answer:' (the last-number "
+                     "fallback is off)";
+    return v;
+  }
+  v.normalized_prediction = normalize_answer(pred.text);
+  ParsedAnswer p = parse_answer(v.normalized_prediction);
+  v.parsed_prediction = to_infix(p.value);
+  if (v.normalized_prediction.empty()) {
+    v.reason = "the extracted answer is empty";
+    return v;
+  }
+  if (options.require_final_form && !question.empty() &&
+      restates_question(v.normalized_prediction, p.value, v.normalized_reference, question)) {
+    v.reason = "the prediction " + v.normalized_prediction +
+               " restates an expression from the question instead of answering it";
+    return v;
+  }
+  Comparison c = compare_answers(p.value, r.value, options);
+  if (!c.equal && p.is_text_fallback && !r.is_text_fallback)
+    c.reason += " (the prediction could not be read: " + p.error + ")";
+  v.score = c.equal ? 1 : 0;
+  v.method = c.method;
+  v.reason = std::move(c.reason);
+  return v;
+}
+
+}  // namespace
+
+const char* match_method_name(MatchMethod method) {
+  switch (method) {
+    case MatchMethod::kNone: return "none";
+    case MatchMethod::kSameText: return "same_text";
+    case MatchMethod::kExactRational: return "exact_rational";
+    case MatchMethod::kNumeric: return "numeric";
+    case MatchMethod::kSymbolic: return "symbolic";
+    case MatchMethod::kNumericIdentity: return "numeric_identity";
+    case MatchMethod::kText: return "text";
+  }
+  return "none";
+}
+
+MathVerdict check_math_answer(std::string_view response, std::string_view reference,
+                              const MathCheckOptions& options, std::string_view question) {
+  try {
+    return check(response, reference, options, question);
+  } catch (const std::exception& e) {
+    // A reward must not take the training step down; say what happened instead.
+    MathVerdict v;
+    v.reason = std::string("internal error while checking: ") + e.what();
+    return v;
+  }
+}
+
+std::vector<MathVerdict> check_math_answers(const std::vector<std::string>& responses,
+                                            const std::vector<std::string>& references,
+                                            const MathCheckOptions& options,
+                                            const std::vector<std::string>& questions) {
+  if (responses.size() != references.size())
+    throw std::invalid_argument("check_math_answers: " + std::to_string(responses.size()) +
+                                " responses but " + std::to_string(references.size()) +
+                                " references; give one reference per response");
+  if (!questions.empty() && questions.size() != responses.size())
+    throw std::invalid_argument("check_math_answers: " + std::to_string(questions.size()) +
+                                " questions for " + std::to_string(responses.size()) +
+                                " responses; give one per response or none");
+  std::vector<MathVerdict> out;
+  out.reserve(responses.size());
+  for (size_t i = 0; i < responses.size(); ++i)
+    out.push_back(check_math_answer(responses[i], references[i], options,
+                                    questions.empty() ? std::string_view{} : questions[i]));
+  return out;
+}
+
+}  // namespace rlwb::rewards
