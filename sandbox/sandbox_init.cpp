@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -72,50 +73,70 @@ double cpu_ms_of(const rusage& ru) {
 }
 
 [[noreturn]] void report_error(int ctl, const std::string& what) {
-  nlohmann::json r = {{"sandbox_error", "sandbox init: " + what + ": " + std::strerror(errno)}};
+  nlohmann::json r = {{"sandbox_error", "sandbox init: " + what + (errno ? std::string(": ") + std::strerror(errno) : "")}};
   send_packet(ctl, r.dump());
   ::_exit(1);
 }
 
-// What the vfork-style child needs, prepared before the clone (the child
-// only makes system calls; it shares our memory until it execs).
-struct SpawnArgs {
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-  int stdin_fd = -1, out_fd = -1, err_fd = -1;
-  int resources[8] = {};
-  rlimit limits[8] = {};
-  int nlimits = 0;
-  const sock_fprog* prog = nullptr;
-  int failed_errno = 0;  // written by the child when a step fails
-  int failed_step = 0;   // 1..: which step (0: none; 9: execve)
-};
+// ---------------------------------------------------------------------------
+// The stage: the program's process before it execs. Forked while the
+// sandbox is prepared, it drops to the sandbox user, clears its
+// capabilities, sets no_new_privs and installs seccomp right away, so that
+// a job only pays for its rlimits and the execve. Everything it does after
+// seccomp is within the sandbox policy.
+// ---------------------------------------------------------------------------
 
-int spawn_child(void* p) {
-  auto* a = static_cast<SpawnArgs*>(p);
-  auto fail = [a](int step) {
-    a->failed_errno = errno;
-    a->failed_step = step;
-    ::_exit(127);
-  };
-  sigset_t none;
-  sigemptyset(&none);
-  if (::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, nullptr, sizeof(uint64_t)) != 0) fail(1);
-  if (::dup2(a->stdin_fd, 0) < 0 || ::dup2(a->out_fd, 1) < 0 || ::dup2(a->err_fd, 2) < 0) fail(2);
-  ::syscall(SYS_close_range, 3U, ~0U, 0);
-  for (int i = 0; i < a->nlimits; ++i)
-    if (::setrlimit(static_cast<__rlimit_resource>(a->resources[i]), &a->limits[i]) != 0) fail(3);
-  if (::syscall(SYS_setresgid, kInsideId, kInsideId, kInsideId) != 0) fail(4);
-  if (::syscall(SYS_setresuid, kInsideId, kInsideId, kInsideId) != 0) fail(5);
+[[noreturn]] void stage_fail(int sock, const char* step) {
+  std::string m = std::string("E") + step + ": " + std::strerror(errno);
+  send_packet(sock, m);
+  ::_exit(126);
+}
+
+[[noreturn]] void stage_main(int sock, int out_w, int err_w, const SeccompProgram& seccomp) {
+  ::prctl(PR_SET_NAME, "rlwb-stage");
+  if (::dup2(out_w, 1) < 0 || ::dup2(err_w, 2) < 0) stage_fail(sock, "dup2");
+  close_fds_except({sock});
+  if (::syscall(SYS_setresgid, kInsideId, kInsideId, kInsideId) != 0) stage_fail(sock, "setresgid");
+  if (::syscall(SYS_setresuid, kInsideId, kInsideId, kInsideId) != 0) stage_fail(sock, "setresuid");
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capset, &hdr, data) != 0) fail(6);
-  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) fail(6);
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(7);
-  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, a->prog) != 0) fail(8);
-  ::execve(a->argv[0], a->argv, a->envp);
-  fail(9);
-  return 127;
+  if (::syscall(SYS_capset, &hdr, data) != 0) stage_fail(sock, "capset");
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+    stage_fail(sock, "clear ambient capabilities");
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) stage_fail(sock, "no_new_privs");
+  sock_fprog prog{static_cast<unsigned short>(seccomp.filter.size()), const_cast<sock_filter*>(seccomp.filter.data())};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) stage_fail(sock, "seccomp");
+  if (!send_packet(sock, "S")) ::_exit(126);
+
+  // ---- under the sandbox policy from here on ----
+  std::string msg;
+  std::vector<UniqueFd> fds;
+  if (recv_packet(sock, msg, &fds, kNoDeadline) != IoStatus::ok || fds.size() != 1) ::_exit(0);
+  nlohmann::json job = nlohmann::json::parse(msg, nullptr, false);
+  if (!job.is_object()) {
+    errno = EINVAL;
+    stage_fail(sock, "malformed exec message");
+  }
+  std::vector<std::string> argv_s = job["argv"].get<std::vector<std::string>>();
+  std::vector<std::string> env_s = job["env"].get<std::vector<std::string>>();
+  for (const auto& l : job["rlimits"]) {
+    rlimit r{l[1].get<rlim_t>(), l[2].get<rlim_t>()};
+    if (::setrlimit(static_cast<__rlimit_resource>(l[0].get<int>()), &r) != 0) stage_fail(sock, "setrlimit");
+  }
+  if (::dup2(fds[0].get(), 0) < 0) stage_fail(sock, "dup2 stdin");
+  fds.clear();
+  if (::chdir("/tmp") != 0) stage_fail(sock, "chdir /tmp");
+  std::vector<char*> argv, envp;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(argv[0], argv.data(), envp.data());
+  send_packet(sock, "X" + std::to_string(errno));  // the socket closes on a successful exec
+  ::_exit(127);
 }
 
 struct TreeSample {
@@ -167,12 +188,6 @@ TreeSample sample_tree(int proc_fd, long page_kb, double ms_per_tick) {
   return s;
 }
 
-void set_limit(SpawnArgs& a, int resource, rlim_t soft, rlim_t hard) {
-  a.resources[a.nlimits] = resource;
-  a.limits[a.nlimits] = {soft, hard};
-  ++a.nlimits;
-}
-
 }  // namespace
 
 int init_main(void* raw) {
@@ -194,6 +209,13 @@ int init_main(void* raw) {
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) report_error(ctl, "PR_SET_DUMPABLE");
   for (int cap = 0; cap <= 63; ++cap)
     if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) report_error(ctl, "PR_CAPBSET_DROP");
+  // The work tmpfs and the files in it belong to the sandbox user (a new
+  // tmpfs's root takes the mounter's fsuid/fsgid). Its size is set per job.
+  ::setfsuid(kInsideId);
+  int mounted_mb = Limits{}.work_dir_mb;
+  auto tmpfs_opts = [](int mb) { return "size=" + std::to_string(mb) + "m,nr_inodes=4096,mode=0755"; };
+  if (::mount("rlwb-work", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(mounted_mb).c_str()) != 0)
+    report_error(ctl, "mount the work tmpfs");
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);
@@ -202,13 +224,31 @@ int init_main(void* raw) {
   if (sfd < 0) report_error(ctl, "signalfd");
   int proc_fd = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (proc_fd < 0) report_error(ctl, "open /proc");
+
+  int sp[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) report_error(ctl, "socketpair");
+  const pid_t main_pid = ::fork();
+  if (main_pid < 0) report_error(ctl, "fork the program's process");
+  if (main_pid == 0) {
+    ::close(sp[0]);
+    stage_main(sp[1], args.out_w, args.err_w, *args.seccomp);
+  }
+  const int stage = sp[0];
+  ::close(sp[1]);
+  ::close(args.out_w);  // from now on only the program holds its output pipes
+  ::close(args.err_w);
+  if (recv_packet(stage, msg, nullptr, Clock::now() + std::chrono::seconds(10)) != IoStatus::ok || msg != "S") {
+    errno = EPROTO;
+    report_error(ctl, "the program's process could not drop its privileges (" + msg + ")");
+  }
   if (!send_packet(ctl, "R")) ::_exit(1);
 
   // ---- wait for the job (the executor's death closes the socket) ----
   std::vector<UniqueFd> fds;
   if (recv_packet(ctl, msg, &fds, kNoDeadline) != IoStatus::ok || msg == "Q") ::_exit(0);
   nlohmann::json job = nlohmann::json::parse(msg, nullptr, false);
-  if (job.is_discarded() || !job.contains("argv") || fds.size() != job["files"].size() + 1) {
+  if (job.is_discarded() || !job.contains("argv") || !job["argv"].is_array() || job["argv"].empty() ||
+      fds.size() != job["files"].size() + 1) {
     errno = EINVAL;
     report_error(ctl, "malformed job");
   }
@@ -219,13 +259,9 @@ int init_main(void* raw) {
     errno = EINVAL;
     report_error(ctl, "malformed limits");
   }
-
-  // The work tmpfs and the files in it belong to the sandbox user (a new
-  // tmpfs's root takes the mounter's fsuid/fsgid).
-  ::setfsuid(kInsideId);
-  std::string tmpfs_opts = "size=" + std::to_string(limits.work_dir_mb) + "m,nr_inodes=4096,mode=0755";
-  if (::mount("rlwb-work", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts.c_str()) != 0)
-    report_error(ctl, "mount the work tmpfs");
+  if (limits.work_dir_mb != mounted_mb &&
+      ::mount(nullptr, "/tmp", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV, tmpfs_opts(limits.work_dir_mb).c_str()) != 0)
+    report_error(ctl, "resize the work tmpfs");
   for (size_t i = 0; i < job["files"].size(); ++i) {
     const auto& f = job["files"][i];
     std::string name = f.value("name", "");
@@ -245,67 +281,29 @@ int init_main(void* raw) {
     ::close(dst);
     fds[i + 1].reset();
   }
-  if (::chdir("/tmp") != 0) report_error(ctl, "chdir /tmp");
 
-  std::vector<std::string> argv_s = job["argv"].get<std::vector<std::string>>();
-  if (argv_s.empty()) {
-    errno = EINVAL;
-    report_error(ctl, "empty argv");
-  }
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::string env_s[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp",
-                         "LANG=C.UTF-8", "USER=sandbox", "LOGNAME=sandbox", "PWD=/tmp"};
-  std::vector<char*> envp;
-  for (auto& s : env_s) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  sock_fprog prog{static_cast<unsigned short>(args.seccomp->filter.size()),
-                  const_cast<sock_filter*>(args.seccomp->filter.data())};
-  SpawnArgs sa;
-  sa.argv = argv.data();
-  sa.envp = envp.data();
-  sa.stdin_fd = fds[0].get();
-  sa.out_fd = args.out_w;
-  sa.err_fd = args.err_w;
-  sa.prog = &prog;
   const rlim_t mb = 1024 * 1024;
   const rlim_t cpu_s = static_cast<rlim_t>((limits.cpu_ms + 999) / 1000);
   const rlim_t as = std::max<rlim_t>(2 * limits.memory_mb * mb, (limits.memory_mb + 256) * mb);
-  set_limit(sa, RLIMIT_CPU, cpu_s, cpu_s + 1);
-  set_limit(sa, RLIMIT_AS, as, as);
-  set_limit(sa, RLIMIT_NPROC, limits.processes, limits.processes);
-  set_limit(sa, RLIMIT_FSIZE, limits.file_size_mb * mb, limits.file_size_mb * mb);
-  set_limit(sa, RLIMIT_NOFILE, limits.open_files, limits.open_files);
-  set_limit(sa, RLIMIT_CORE, 0, 0);
-  set_limit(sa, RLIMIT_MEMLOCK, 0, 0);
-  set_limit(sa, RLIMIT_MSGQUEUE, 0, 0);
-
-  alignas(16) static char stack[64 * 1024];
+  const rlim_t fsize = limits.file_size_mb * mb;
+  nlohmann::json rlimits = nlohmann::json::array({
+      {RLIMIT_CPU, cpu_s, cpu_s + 1},
+      {RLIMIT_AS, as, as},
+      {RLIMIT_NPROC, limits.processes, limits.processes},
+      {RLIMIT_FSIZE, fsize, fsize},
+      {RLIMIT_NOFILE, limits.open_files, limits.open_files},
+      {RLIMIT_CORE, 0, 0},
+      {RLIMIT_MEMLOCK, 0, 0},
+      {RLIMIT_MSGQUEUE, 0, 0},
+  });
+  nlohmann::json exec = {{"argv", job["argv"]},
+                         {"env", {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
+                                  "USER=sandbox", "LOGNAME=sandbox", "PWD=/tmp"}},
+                         {"rlimits", rlimits}};
   const double t0 = mono_ms();
-  pid_t main_pid = ::clone(spawn_child, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &sa);
-  const int spawn_errno = errno;
-  ::close(args.out_w);
-  ::close(args.err_w);
+  if (!send_packet(stage, exec.dump(), {fds[0].get()})) report_error(ctl, "start the program");
   fds.clear();
-
-  nlohmann::json result = {{"started", false}};
-  if (main_pid < 0) {
-    errno = spawn_errno;
-    report_error(ctl, "clone the program");
-  }
-  if (sa.failed_step == 9) {
-    result["exec_errno"] = sa.failed_errno;  // the program's own file is bad: not a sandbox error
-  } else if (sa.failed_step != 0) {
-    static const char* steps[] = {"", "sigprocmask", "dup2", "setrlimit", "setresgid", "setresuid",
-                                  "capset", "no_new_privs", "seccomp"};
-    errno = sa.failed_errno;
-    ::waitpid(main_pid, nullptr, __WALL);
-    report_error(ctl, std::string("program setup step ") + steps[sa.failed_step]);
-  } else {
-    result["started"] = true;
-  }
+  nlohmann::json result = {{"started", true}};
 
   // ---- supervise ----
   const long page_kb = ::sysconf(_SC_PAGESIZE) / 1024;
@@ -376,6 +374,16 @@ int init_main(void* raw) {
   while (reap(0) > 0 || errno == EINTR) {
   }
 
+  // Did the stage fail before exec? (after a successful exec its socket is closed)
+  if (recv_packet(stage, msg, nullptr, Clock::now()) == IoStatus::ok && !msg.empty()) {
+    if (msg[0] == 'X') {
+      result["exec_errno"] = std::atoi(msg.c_str() + 1);  // the program's file: not the sandbox's fault
+      result["started"] = false;
+    } else if (msg[0] == 'E') {
+      errno = 0;
+      report_error(ctl, "the program's process failed at " + msg.substr(1));
+    }
+  }
   result["stop"] = stop;
   result["wall_ms"] = end_ms - t0;
   result["cpu_ms"] = reaped_cpu;

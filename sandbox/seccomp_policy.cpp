@@ -107,6 +107,11 @@ SeccompProgram build_seccomp_program() {
   check(seccomp_attr_set(c.ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS), "bad-arch action");
   // The executor sets no_new_privs itself, right before installing.
   check(seccomp_attr_set(c.ctx, SCMP_FLTATR_CTL_NNP, 0), "nnp attribute");
+  // A binary tree over syscall numbers instead of a linear list: installing
+  // the filter makes the kernel evaluate it for every syscall of both x86
+  // ABIs (to cache the always-allowed ones), which costs ~0.8 ms per exec
+  // with the linear form and a tenth of that with the tree.
+  check(seccomp_attr_set(c.ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2), "binary tree optimisation");
   for (const char* name : kAllowed) {
     int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;  // not on this architecture / libseccomp
