@@ -2,7 +2,10 @@
 // transformers' generate() on the same tiny random Llama (same weights: a
 // checkpoint RLWB writes and transformers loads), same batch, prompt and
 // response lengths, greedy, same number of CPU threads. Goal: >= 2x.
-//   bench_generate [--batch 8] [--prompt 32] [--new 64] [--threads 2] [--repeats 3]
+//   bench_generate [--batch 8] [--prompt 32] [--new 64] [--threads 2] [--repeats 3] [--rounds 2]
+// The two sides take turns (--rounds times, each the best of --repeats
+// calls) and each reports its best, so a burst of load on a shared machine
+// does not decide the ratio.
 // Python side: bench/bench_generate_hf.py with the RLWB venv's python
 // ($RLWB_PYTHON to override).
 #include <torch/torch.h>
@@ -23,7 +26,7 @@ using namespace rlwb::bench;
 using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
-  int64_t batch = 8, prompt = 32, max_new = 64, threads = 2, repeats = 3;
+  int64_t batch = 8, prompt = 32, max_new = 64, threads = 2, repeats = 3, rounds = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int64_t v = std::atoll(argv[i + 1]);
@@ -32,6 +35,7 @@ int main(int argc, char** argv) {
     else if (flag == "--new") max_new = v;
     else if (flag == "--threads") threads = v;
     else if (flag == "--repeats") repeats = v;
+    else if (flag == "--rounds") rounds = v;
     else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
@@ -50,28 +54,33 @@ int main(int argc, char** argv) {
   GenerationOptions options;
   options.sampling.greedy = true;
   options.max_new_tokens = max_new;
+  write_safetensors(dir / "prompts.safetensors", {{"prompt_ids", ids}});
   generate(model, ids, mask, options);  // warm-up
   double best = 1e30;
   GenerationResult result;
-  for (int64_t r = 0; r < repeats; ++r) {
-    const auto t0 = Clock::now();
-    result = generate(model, ids, mask, options);
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+  nlohmann::json ref;
+  double ref_best = 1e30;
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (int64_t r = 0; r < repeats; ++r) {
+      const auto t0 = Clock::now();
+      result = generate(model, ids, mask, options);
+      best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    nlohmann::json one = run_reference(
+        "bench_generate_hf.py", {dir.string(), std::to_string(max_new), std::to_string(threads), std::to_string(repeats)});
+    if (one.contains("error") || one["seconds"].get<double>() < ref_best) {
+      ref = one;
+      if (one.contains("error")) break;
+      ref_best = one["seconds"].get<double>();
+    }
   }
   const double ours = static_cast<double>(result.response_mask.sum().item<int64_t>()) / best;
-  {
-    // The same prompts for the reference.
-    std::vector<std::pair<std::string, torch::Tensor>> t = {{"prompt_ids", ids}};
-    rlwb::workers::model::write_safetensors(dir / "prompts.safetensors", t);
-  }
-  nlohmann::json ref = run_reference(
-      "bench_generate_hf.py", {dir.string(), std::to_string(max_new), std::to_string(threads), std::to_string(repeats)});
   std::filesystem::remove_all(dir);
 
   std::printf("bench_generate: %s\n", describe(config).c_str());
-  std::printf("batch %lld, prompt %lld, new tokens %lld, greedy, %lld CPU threads, best of %lld\n\n",
+  std::printf("batch %lld, prompt %lld, new tokens %lld, greedy, %lld CPU threads, best of %lld calls x %lld rounds\n\n",
               static_cast<long long>(batch), static_cast<long long>(prompt), static_cast<long long>(max_new),
-              static_cast<long long>(threads), static_cast<long long>(repeats));
+              static_cast<long long>(threads), static_cast<long long>(repeats), static_cast<long long>(rounds));
   std::printf("| implementation | tokens/s | s per generate() | ratio |\n|---|---:|---:|---:|\n");
   if (ref.contains("error")) {
     std::printf("| RLWB generate() | %s | %s | - |\n", fixed(ours).c_str(), fixed(best, 3).c_str());

@@ -64,6 +64,16 @@ TEST(Rope, RotatesPairsIAndIPlusHalfByPositionTimesFrequency) {
                torch::tensor({0.0f, std::cos(0.2f), 0.0f, std::sin(0.2f)}));
 }
 
+TEST(Rope, EqualsTheRotateHalfFormulaWithPlainSines) {
+  // HF: x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1]
+  RopeTables t = rope_tables(rope_config(8, 10000.0), 7);
+  torch::Tensor angles = torch::outer(torch::arange(7).to(torch::kFloat32), rope_inverse_frequencies(rope_config(8, 10000.0)));
+  torch::Tensor emb = torch::cat({angles, angles}, -1);
+  torch::Tensor x = torch::randn({2, 3, 7, 8});
+  torch::Tensor rotated = torch::cat({-x.narrow(-1, 4, 4), x.narrow(-1, 0, 4)}, -1);
+  expect_close(apply_rope(x, t.cos.view({1, 1, 7, 8}), t.sin.view({1, 1, 7, 8})), x * emb.cos() + rotated * emb.sin());
+}
+
 TEST(Rope, PositionZeroIsTheIdentity) {
   RopeTables t = rope_tables(rope_config(8, 10000.0), 1);
   torch::Tensor x = torch::randn({1, 1, 1, 8});
@@ -168,6 +178,24 @@ TEST(TransformerModel, LeftPaddingDoesNotChangeRealPositions) {
   torch::Tensor padded = model->forward(torch::tensor({{0, 0, 5, 9, 11}}), torch::tensor({{0, 0, 1, 1, 1}}));
   EXPECT_FALSE(padded.isnan().any().item<bool>());
   expect_close(padded.narrow(1, 2, 3), plain, 1e-5);
+}
+
+TEST(TransformerModel, NoGradPassWithFusedProjectionsEqualsTheAutogradPass) {
+  torch::manual_seed(5);
+  Transformer model(testing::tiny_config(Architecture::kQwen2));
+  torch::Tensor ids = torch::tensor({{0, 5, 9, 11, 3}, {7, 8, 9, 10, 11}});
+  torch::Tensor mask = torch::tensor({{0, 1, 1, 1, 1}, {1, 1, 1, 1, 1}});
+  torch::Tensor with_grad = model->forward(ids, mask).detach();
+  torch::NoGradGuard no_grad;
+  expect_close(model->forward(ids, mask), with_grad, 1e-5);
+  // An in-place update of a weight is seen by the next no-grad pass.
+  model->layers[0]->as<TransformerBlock>()->wk->weight.mul_(2.0);
+  torch::Tensor updated = model->forward(ids, mask);
+  EXPECT_GT((updated - with_grad).abs().max().item<float>(), 1e-3);
+  torch::GradMode::set_enabled(true);
+  torch::Tensor updated_with_grad = model->forward(ids, mask).detach();
+  torch::GradMode::set_enabled(false);
+  expect_close(updated, updated_with_grad, 1e-5);
 }
 
 TEST(TransformerModel, TiedEmbeddingsShareOneMatrix) {

@@ -88,26 +88,46 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
   torch::Tensor prompt_positions = position_ids_from_mask(prompt_mask.to(device));
   torch::Tensor next_position = prompt_positions.select(1, prompt_len - 1) + 1;
   torch::Tensor rows = torch::arange(batch, i64);
+  // Without padding no step needs a mask: pass none and save building one.
+  const bool padded = !prompt_mask.to(torch::kBool).all().item<bool>();
+  auto keys_so_far = [&](int64_t n) { return padded ? key_mask.narrow(1, 0, n) : torch::Tensor(); };
 
   torch::Tensor hidden =
-      model->hidden_states(prompt_ids.to(device), prompt_positions, key_mask.narrow(1, 0, prompt_len), &cache);
+      model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache);
   torch::Tensor logits = model->logits(hidden.select(1, prompt_len - 1));
 
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
+  int64_t n_finished = 0;  // rows in the batch that have stopped
   for (int64_t step = 0; step < max_new; ++step) {
     NextTokens next = sample_next_tokens(logits, options.sampling, generator);
-    // Rows that stopped but are still in the batch write pad / 0 / 0.
-    torch::Tensor tokens = next.tokens.masked_fill(finished, pad);
-    result.responses.select(1, step).index_copy_(0, rows, tokens);
-    result.log_probs.select(1, step).index_copy_(0, rows, next.log_probs.masked_fill(finished, 0.0));
-    result.response_mask.select(1, step).index_copy_(0, rows, finished.logical_not().to(torch::kInt64));
+    torch::Tensor tokens = next.tokens;
+    torch::Tensor log_probs = next.log_probs;
+    torch::Tensor live_mask;
+    if (n_finished > 0) {  // rows that stopped but are still in the batch write pad / 0 / 0
+      tokens = tokens.masked_fill(finished, pad);
+      log_probs = log_probs.masked_fill(finished, 0.0);
+      live_mask = finished.logical_not().to(torch::kInt64);
+    }
+    if (rows.size(0) == batch) {  // nothing dropped yet: rows are 0..B-1
+      result.responses.select(1, step).copy_(tokens);
+      result.log_probs.select(1, step).copy_(log_probs);
+      live_mask.defined() ? result.response_mask.select(1, step).copy_(live_mask)
+                          : result.response_mask.select(1, step).fill_(1);
+    } else {
+      result.responses.select(1, step).index_copy_(0, rows, tokens);
+      result.log_probs.select(1, step).index_copy_(0, rows, log_probs);
+      live_mask.defined() ? result.response_mask.select(1, step).index_copy_(0, rows, live_mask)
+                          : result.response_mask.select(1, step).index_fill_(0, rows, 1);
+    }
     if (step + 1 == max_new) break;
 
-    if (stop_ids.numel() > 0) finished = finished.logical_or(torch::isin(tokens, stop_ids));
+    if (stop_ids.numel() > 0) {
+      finished = finished.logical_or(torch::isin(tokens, stop_ids));
+      n_finished = finished.sum().item<int64_t>();
+    }
     const int64_t live = rows.size(0);
-    const int64_t n_finished = finished.sum().item<int64_t>();
     if (n_finished == live) break;
-    if (n_finished * 4 >= live) {
+    if (n_finished * 4 >= live && n_finished > 0) {
       // Finished rows still cost a step each; drop them (and their cache rows).
       torch::Tensor keep = torch::nonzero(finished.logical_not()).squeeze(1);
       cache.keep_rows(keep);
@@ -116,12 +136,13 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
       tokens = tokens.index_select(0, keep);
       rows = rows.index_select(0, keep);
       finished = finished.index_select(0, keep);
+      n_finished = 0;
     }
-    key_mask.select(1, prompt_len + step).fill_(1);
+    if (padded) key_mask.select(1, prompt_len + step).fill_(1);
     hidden = model->hidden_states(tokens.view({-1, 1}), next_position.view({-1, 1}),
-                                  key_mask.narrow(1, 0, prompt_len + step + 1), &cache);
+                                  keys_so_far(prompt_len + step + 1), &cache);
     logits = model->logits(hidden.select(1, 0));
-    next_position = next_position + 1;
+    next_position.add_(1);
   }
   result.response_lengths = result.response_mask.sum(1);
   return result;

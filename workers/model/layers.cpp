@@ -9,8 +9,12 @@
 namespace rlwb::workers::model {
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  torch::Tensor x32 = x.to(torch::kFloat32);
-  torch::Tensor normed = x32 * torch::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  // at::rms_norm is x * rsqrt(mean(x^2) + eps) [* weight] in one kernel.
+  const int64_t dim = x.size(-1);
+  if (x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32) {
+    return at::rms_norm(x, {dim}, weight, eps);
+  }
+  torch::Tensor normed = at::rms_norm(x.to(torch::kFloat32), {dim}, std::nullopt, eps);
   return weight * normed.to(x.scalar_type());
 }
 
@@ -43,15 +47,13 @@ RopeTables rope_tables(const TransformerConfig& config, int64_t positions) {
   torch::Tensor p = torch::arange(positions, torch::kInt64).to(torch::kFloat32);
   torch::Tensor angles = torch::outer(p, inv_freq);          // [positions, D/2]
   torch::Tensor emb = torch::cat({angles, angles}, /*dim=*/-1);  // [positions, D]
-  return {emb.cos(), emb.sin()};
+  torch::Tensor sign = torch::cat({-torch::ones_like(inv_freq), torch::ones_like(inv_freq)});
+  return {emb.cos(), emb.sin() * sign};
 }
 
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
-  const int64_t half = x.size(-1) / 2;
-  torch::Tensor x1 = x.narrow(-1, 0, half);
-  torch::Tensor x2 = x.narrow(-1, half, half);
-  torch::Tensor rotated = torch::cat({-x2, x1}, -1);
-  return x * cos + rotated * sin;
+  torch::Tensor swapped = x.roll(x.size(-1) / 2, -1);  // [x2, x1]
+  return torch::addcmul(x * cos, swapped, sin);       // x cos + [-x2, x1] sin
 }
 
 torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries) {

@@ -13,24 +13,27 @@
 namespace rlwb::workers::model {
 
 // RMSNorm(x) = weight * x / sqrt(mean(x^2 over the last dim) + eps),
-// computed in float32 and cast back to x's dtype (as HF does).
+// normalised in float32 and cast back to x's dtype before the weight is
+// applied (as HF does).
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
 
 // Rotary embedding frequencies inv_freq[i] = theta^(-2i/D), i < D/2, with
 // the config's rope scaling (linear, llama3) applied. float32, CPU.
 torch::Tensor rope_inverse_frequencies(const TransformerConfig& config);
 
-// cos/sin tables [positions, D] for positions 0..positions-1, in HF's
-// "rotate half" layout: angle p * inv_freq[i] at columns i and i + D/2.
+// Tables [positions, D] for positions 0..positions-1 in HF's "rotate half"
+// layout: angle p * inv_freq[i] at columns i and i + D/2. `sin` has its
+// first half negated, so that rotate_half(x) * sin(angle) becomes
+// roll(x, D/2) * sin (one copy instead of split, negate and concatenate).
 struct RopeTables {
-  torch::Tensor cos;
-  torch::Tensor sin;
+  torch::Tensor cos;  // cos(angle)
+  torch::Tensor sin;  // [-sin(angle[:D/2]), sin(angle[D/2:])]
 };
 RopeTables rope_tables(const TransformerConfig& config, int64_t positions);
 
-// RoPE(x) = x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1];
-// x [B, H, T, D], cos and sin [B, 1, T, D] (rows of the tables gathered
-// by position id).
+// RoPE(x) = x * cos + rotate_half(x) * sin(angle), rotate_half([x1, x2]) =
+// [-x2, x1] = roll(x, D/2) * [-1, 1]. x [B, H, T, D]; cos and sin [B, 1, T, D]
+// (rows of RopeTables gathered by position id, sin sign-folded as there).
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 // Which keys each query may attend to: [B, 1, T, S] bool, true = attend.

@@ -47,20 +47,55 @@ torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockI
   return h + feed_forward(ffn_norm(h));
 }
 
+const TransformerBlockImpl::FusedWeights& TransformerBlockImpl::fused_weights() {
+  std::vector<torch::Tensor> params = {wq->weight, wk->weight, wv->weight, ffn_gate->weight, ffn_up->weight};
+  for (auto* linear : {&wq, &wk, &wv, &ffn_gate, &ffn_up}) {
+    if ((*linear)->bias.defined()) params.push_back((*linear)->bias);
+  }
+  std::vector<std::pair<const void*, int64_t>> sources;
+  for (const auto& p : params) sources.emplace_back(p.data_ptr(), p._version());
+  if (sources != fused_.sources) {
+    auto cat = [](std::initializer_list<torch::Tensor> parts) {
+      return parts.begin()->defined() ? torch::cat(parts) : torch::Tensor();
+    };
+    fused_.qkv_weight = cat({wq->weight, wk->weight, wv->weight});
+    fused_.qkv_bias = cat({wq->bias, wk->bias, wv->bias});
+    fused_.gate_up_weight = cat({ffn_gate->weight, ffn_up->weight});
+    fused_.gate_up_bias = cat({ffn_gate->bias, ffn_up->bias});
+    fused_.sources = std::move(sources);
+  }
+  return fused_;
+}
+
 torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in) {
   const int64_t batch = x.size(0), len = x.size(1);
-  torch::Tensor q = wq(x).view({batch, len, num_heads_, head_dim_}).transpose(1, 2);
-  torch::Tensor k = wk(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
-  torch::Tensor v = wv(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
-  q = apply_rope(q, in.cos, in.sin);
-  k = apply_rope(k, in.cos, in.sin);
+  torch::Tensor q, k, v;  // [B, heads, T, D]
+  if (torch::GradMode::is_enabled()) {
+    q = apply_rope(wq(x).view({batch, len, num_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
+    k = apply_rope(wk(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
+    v = wv(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
+  } else {
+    // The same, with one matmul for q, k, v and one RoPE call for q and k.
+    const FusedWeights& f = fused_weights();
+    torch::Tensor qkv = torch::nn::functional::linear(x, f.qkv_weight, f.qkv_bias)
+                            .view({batch, len, num_heads_ + 2 * num_kv_heads_, head_dim_})
+                            .transpose(1, 2);
+    torch::Tensor qk = apply_rope(qkv.narrow(1, 0, num_heads_ + num_kv_heads_), in.cos, in.sin);
+    q = qk.narrow(1, 0, num_heads_);
+    k = qk.narrow(1, num_heads_, num_kv_heads_);
+    v = qkv.narrow(1, num_heads_ + num_kv_heads_, num_kv_heads_);
+  }
   if (in.cache != nullptr) std::tie(k, v) = in.cache->append(layer_index_, k, v);
   torch::Tensor out = grouped_query_attention(q, k, v, in.mask, in.causal);  // [B, H, T, D]
   return wo(out.transpose(1, 2).reshape({batch, len, num_heads_ * head_dim_}));
 }
 
 torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& x) {
-  return ffn_down(torch::silu(ffn_gate(x)) * ffn_up(x));
+  if (torch::GradMode::is_enabled()) return ffn_down(torch::silu(ffn_gate(x)) * ffn_up(x));
+  const FusedWeights& f = fused_weights();
+  torch::Tensor gate_up = torch::nn::functional::linear(x, f.gate_up_weight, f.gate_up_bias);
+  const int64_t inner = gate_up.size(-1) / 2;
+  return ffn_down(torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner));
 }
 
 TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(config) {
