@@ -93,10 +93,10 @@ int check_one(const CommandLine& cl, const rewards::MathCheckOptions& options) {
   rewards::MathVerdict v = rewards::check_math_answer(
       cl.flags.at("response"), cl.flags.at("reference"), options, cl.flag("question", ""));
   if (format == "json") {
-    nlohmann::json j = rewards::verdict_to_json(v);
+    nlohmann::ordered_json j = rewards::verdict_to_json(v);
     j["parsed"] = v.parsed_prediction;
     j["reference_parsed"] = v.parsed_reference;
-    std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     return 0;
   }
   std::cout << "score: " << v.score << "\n"

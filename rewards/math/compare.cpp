@@ -83,18 +83,23 @@ bool integer_number(const Expr& e) {
   return e.kind == EK::kNumber && !e.decimal && e.number.is_integer();
 }
 
-// A number as a final answer is written: 12, -0.5, \frac{3}{4}, 1.2 \times 10^{5}, 50\%.
+bool power_of_ten(const Expr& e) {
+  return e.kind == EK::kPower && e.args[0].kind == EK::kNumber &&
+         e.args[0].number == Rational::integer(10) && integer_number(e.args[1]);
+}
+
+// A number as a final answer is written: 12, -0.5, \frac{3}{4}, 1.2 \times 10^{5},
+// 10^{6}, 50\%.
 bool is_numeral(const Expr& e) {
   switch (e.kind) {
     case EK::kNumber: return true;
+    case EK::kPower: return power_of_ten(e);
     case EK::kNegate: return e.args[0].kind != EK::kNegate && is_numeral(e.args[0]);
     case EK::kQuotient:
       return integer_number(e.args[0]) && integer_number(e.args[1]);
     case EK::kPercent: return is_numeral(e.args[0]);
     case EK::kProduct:
-      return e.args.size() == 2 && e.args[0].kind == EK::kNumber && e.args[1].kind == EK::kPower &&
-             e.args[1].args[0].kind == EK::kNumber &&
-             e.args[1].args[0].number == Rational::integer(10) && integer_number(e.args[1].args[1]);
+      return e.args.size() == 2 && e.args[0].kind == EK::kNumber && power_of_ten(e.args[1]);
     default: return false;
   }
 }

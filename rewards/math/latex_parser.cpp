@@ -103,6 +103,11 @@ class Parser {
       return items_of(VK::kList, parts);
     }
     if (auto parts = split(b, e, is_relation); parts.size() > 1) return relation(b, e, parts);
+    // a ratio 3:4 is the number 3/4
+    if (auto parts = split(b, e, [](const LatexToken& t) { return t.is(K::kPunct, ":"); });
+        parts.size() == 2)
+      return MathValue::of(Expr::make(EK::kQuotient, {expression(parts[0].first, parts[0].second),
+                                                      expression(parts[1].first, parts[1].second)}));
 
     if (is_opener(t_[b]) && match(b, e) == e - 1) {
       if (auto v = bracketed(b, e)) return *v;
@@ -512,6 +517,7 @@ class Parser {
     switch (t.kind) {
       case K::kNumber: {
         ++pos_;
+        if (size_t bar = t.text.find('|'); bar != std::string::npos) return repeating(t.text, bar);
         auto value = Rational::parse_decimal(t.text);
         if (!value) fail("the number " + t.text + " is too long for exact arithmetic");
         size_t point = t.text.find('.');
@@ -585,6 +591,24 @@ class Parser {
       case K::kEnvEnd: fail("an environment inside an expression");
     }
     fail("unexpected token");
+  }
+
+  // 0.1\overline{6} = 0.1 + 0.0666... = 1/10 + 6 / (10 * 9)
+  static Expr repeating(const std::string& text, size_t bar) {
+    std::string head = text.substr(0, bar), repeat = text.substr(bar + 1);
+    size_t places = head.size() - head.find('.') - 1;
+    auto start = Rational::parse_decimal(head);
+    auto digits = Rational::parse_decimal(repeat);
+    auto shift = rlwb::rewards::power(Rational::integer(10), static_cast<long long>(places));
+    auto nines = rlwb::rewards::power(Rational::integer(10), static_cast<long long>(repeat.size()));
+    std::optional<Rational> value;
+    if (start && digits && shift && nines) {
+      auto den = multiply(*shift, *subtract(*nines, Rational::integer(1)));
+      auto tail = den ? divide(*digits, *den) : std::nullopt;
+      value = tail ? add(*start, *tail) : std::nullopt;
+    }
+    if (!value) fail("the repeating decimal " + head + "\\overline{" + repeat + "} is too long");
+    return Expr::make_number(*value);
   }
 
   // ---- \pm ------------------------------------------------------------------

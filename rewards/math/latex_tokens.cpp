@@ -59,7 +59,23 @@ bool tokenize_latex(std::string_view s, std::vector<LatexToken>* tokens, std::st
         }
         ++j;
       }
-      tokens->push_back({K::kNumber, std::string(s.substr(i, j - i))});
+      std::string number(s.substr(i, j - i));
+      // 0.\overline{3}, 0.1\overline{6}: a repeating decimal, kept as "0.|3", "0.1|6"
+      size_t k = j;
+      if (!point && k < s.size() && s[k] == '.') ++k;
+      constexpr std::string_view kOverline = "\\overline{";
+      if (s.substr(k, kOverline.size()) == kOverline) {
+        size_t close = s.find('}', k + kOverline.size());
+        std::string_view repeat = s.substr(k + kOverline.size(),
+                                           close == std::string_view::npos ? 0 : close - k - kOverline.size());
+        if (!repeat.empty() && std::all_of(repeat.begin(), repeat.end(), is_digit)) {
+          if (!point) number += '.';
+          number += '|';
+          number += repeat;
+          j = close + 1;
+        }
+      }
+      tokens->push_back({K::kNumber, number});
       i = j;
       continue;
     }

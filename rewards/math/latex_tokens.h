@@ -16,7 +16,7 @@ namespace rlwb::rewards {
 
 struct LatexToken {
   enum class Kind {
-    kNumber,   // text: "12", "0.5", ".5"
+    kNumber,   // text: "12", "0.5", ".5"; "0.1|6" for 0.1\overline{6}
     kLetter,   // text: one letter
     kCommand,  // text: the name without backslash ("frac", "{", "}", "\\", "%", ",")
     kPunct,    // text: one of + - * / ^ _ ( ) [ ] { } , ; | ! = < > & ' :

@@ -20,8 +20,9 @@
 //     ordered tuples; matrices; equations and inequalities (also against
 //     intervals: x > 2 is (2, \infty)); \infty; text answers.
 //   - Asymmetry: the reference is a final answer; the prediction must be one too.
-//     Against a number, an unevaluated expression (2+3, 6 \cdot 7, 2^{10}) does not
-//     match; against an expression with no variable in a denominator, one with
+//     Against a number, an unevaluated expression (2+3, 6 \cdot 7, 2^{10}, \sqrt{9})
+//     does not match (a number may still be written 3/4, 0.\overline{3}, 3:4,
+//     1.2 \times 10^{5} or 10^{6}); against an expression with no variable in a denominator, one with
 //     such a denominator (\frac{x^2-1}{x-1} for x+1) does not match; and when the
 //     question is given, a prediction that copies an expression from it does not
 //     match unless it is literally the reference.

@@ -20,7 +20,9 @@ std::string progress(size_t line) {
          std::to_string(line) + " and run again.";
 }
 
-bool get_bool(const nlohmann::json& v, const std::string& key) {
+using Json = nlohmann::ordered_json;
+
+bool get_bool(const Json& v, const std::string& key) {
   if (!v.is_boolean()) throw std::invalid_argument("option '" + key + "' must be true or false");
   return v.get<bool>();
 }
@@ -44,7 +46,7 @@ const char* percent_rule_name(PercentRule rule) {
   return "drop_sign";
 }
 
-MathCheckOptions math_options_from_json(const nlohmann::json& object, MathCheckOptions base) {
+MathCheckOptions math_options_from_json(const Json& object, MathCheckOptions base) {
   if (!object.is_object()) throw std::invalid_argument("\"options\" must be a JSON object");
   for (auto& [key, v] : object.items()) {
     if (key == "last_number_fallback") {
@@ -83,8 +85,8 @@ MathCase parse_math_case(std::string_view text, size_t line, std::string_view so
   MathCase c;
   c.line = line;
   try {
-    c.object = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+    c.object = Json::parse(text);
+  } catch (const Json::parse_error& e) {
     throw MathJsonlError(where(source, line) + "not valid JSON (" + e.what() + "); " + kLineShape +
                              "." + progress(line),
                          line);
@@ -123,7 +125,7 @@ MathCase parse_math_case(std::string_view text, size_t line, std::string_view so
   return c;
 }
 
-nlohmann::json verdict_to_json(const MathVerdict& v) {
+Json verdict_to_json(const MathVerdict& v) {
   return {{"score", v.score},
           {"extracted", v.extracted},
           {"extracted_from", v.extracted_from},
@@ -143,11 +145,12 @@ MathJsonlSummary score_math_jsonl(std::istream& in, std::ostream& out, std::stri
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     MathCase c = parse_math_case(text, line, source, defaults);
     MathVerdict v = check_math_answer(c.response, c.reference, c.options, c.question);
-    nlohmann::json result = {{"line", line}};
+    Json result = {{"line", line}};
     if (auto id = c.object.find("id"); id != c.object.end()) result["id"] = *id;
-    result.update(verdict_to_json(v));
+    Json verdict = verdict_to_json(v);
+    for (auto& [key, value] : verdict.items()) result[key] = value;
     // Invalid UTF-8 in the input must not stop the output: replace it.
-    out << result.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << result.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
     out.flush();
     ++summary.checked;
     summary.correct += static_cast<size_t>(v.score);

@@ -42,7 +42,7 @@ struct MathCase {
   std::string reference;
   std::string question;
   MathCheckOptions options;
-  nlohmann::json object;  // the whole input object
+  nlohmann::ordered_json object;  // the whole input object
 };
 
 // "drop_sign" | "fraction" | "either"; std::invalid_argument otherwise.
@@ -51,14 +51,16 @@ const char* percent_rule_name(PercentRule rule);
 
 // Options from a JSON object on top of base; std::invalid_argument on an
 // unknown key or a value of the wrong type (naming both).
-MathCheckOptions math_options_from_json(const nlohmann::json& object, MathCheckOptions base);
+MathCheckOptions math_options_from_json(const nlohmann::ordered_json& object,
+                                        MathCheckOptions base);
 
 // One line -> MathCase; MathJsonlError for invalid JSON, a non-object, a
 // missing or non-string "response"/"reference", or bad "options".
 MathCase parse_math_case(std::string_view text, size_t line, std::string_view source,
                          const MathCheckOptions& defaults);
 
-nlohmann::json verdict_to_json(const MathVerdict& verdict);
+// Keys in the order above, after "line" and "id".
+nlohmann::ordered_json verdict_to_json(const MathVerdict& verdict);
 
 struct MathJsonlSummary {
   size_t checked = 0;  // lines written

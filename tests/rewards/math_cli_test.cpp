@@ -12,7 +12,7 @@
 
 namespace {
 
-struct Run {
+struct CliResult {
   int code = -1;
   std::string out, err;
 };
@@ -30,12 +30,12 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-Run rlwb(const std::string& args) {
+CliResult rlwb(const std::string& args) {
   std::string base = std::filesystem::temp_directory_path() /
                      ("rlwb-reward-cli-" + std::to_string(getpid()));
   std::string command = quote(RLWB_CLI_BIN) + " " + args + " >" + base + ".out 2>" + base + ".err";
   int status = std::system(command.c_str());
-  Run r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;
@@ -61,12 +61,12 @@ class RewardCli : public ::testing::Test {
 };
 
 TEST_F(RewardCli, OneCheckPrintsTheVerdict) {
-  Run r = rlwb("reward math --response " + quote("so \\boxed{\\frac{1}{2}}") + " --reference 0.5");
+  CliResult r = rlwb("reward math --response " + quote("so \\boxed{\\frac{1}{2}}") + " --reference 0.5");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("score: 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("extracted: \\frac{1}{2} (from boxed)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("reason: equal as exact rationals: 1/2"), std::string::npos) << r.out;
-  Run wrong = rlwb("reward math --response 4 --reference 5 --format json");
+  CliResult wrong = rlwb("reward math --response 4 --reference 5 --format json");
   EXPECT_EQ(wrong.code, 0);
   nlohmann::json j = nlohmann::json::parse(wrong.out);
   EXPECT_EQ(j["score"], 0);
@@ -88,7 +88,7 @@ TEST_F(RewardCli, FileGivesOneJsonLinePerInputInOrder) {
   std::string in = write("in.jsonl", R"({"response": "\\boxed{3}", "reference": "3"})" "\n"
                                      R"({"response": "#### 4", "reference": "5"})" "\n"
                                      R"({"response": "x=2", "reference": "2"})" "\n");
-  Run r = rlwb("reward math --file " + quote(in));
+  CliResult r = rlwb("reward math --file " + quote(in));
   EXPECT_EQ(r.code, 0) << r.err;
   std::istringstream lines(r.out);
   std::string line;
@@ -109,7 +109,7 @@ TEST_F(RewardCli, BadLineNamesItAndKeepsTheLinesBefore) {
                                       R"({"response": "2"})" "\n"
                                       R"({"response": "3", "reference": "3"})" "\n");
   std::string out = (dir_ / "out.jsonl").string();
-  Run r = rlwb("reward math --file " + quote(in) + " --out " + quote(out));
+  CliResult r = rlwb("reward math --file " + quote(in) + " --out " + quote(out));
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("bad.jsonl:2: no \"reference\" field"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("fix line 2 and run again"), std::string::npos) << r.err;
@@ -119,16 +119,16 @@ TEST_F(RewardCli, BadLineNamesItAndKeepsTheLinesBefore) {
 }
 
 TEST_F(RewardCli, UnreadableFileAndBadUsageSayWhatToDo) {
-  Run missing = rlwb("reward math --file /nonexistent/in.jsonl");
+  CliResult missing = rlwb("reward math --file /nonexistent/in.jsonl");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("cannot read /nonexistent/in.jsonl"), std::string::npos) << missing.err;
-  Run no_ref = rlwb("reward math --response 5");
+  CliResult no_ref = rlwb("reward math --response 5");
   EXPECT_EQ(no_ref.code, 2);
   EXPECT_NE(no_ref.err.find("--reference"), std::string::npos);
-  Run typo = rlwb("reward math --respons 5 --reference 5");
+  CliResult typo = rlwb("reward math --respons 5 --reference 5");
   EXPECT_EQ(typo.code, 2);
   EXPECT_NE(typo.err.find("unknown option --respons"), std::string::npos);
-  Run which = rlwb("reward maths --response 5 --reference 5");
+  CliResult which = rlwb("reward maths --response 5 --reference 5");
   EXPECT_EQ(which.code, 2);
   EXPECT_NE(which.err.find("unknown reward 'maths'"), std::string::npos);
 }

@@ -41,6 +41,8 @@ TEST(MathJsonl, WritesOneVerdictLinePerInputInOrder) {
   EXPECT_EQ(got[2]["score"], 1);
   for (const char* key : {"normalized", "reference_normalized", "method", "reason"})
     EXPECT_TRUE(got[2].contains(key)) << key;
+  // "line" comes first, then the verdict's keys in a fixed order.
+  EXPECT_EQ(out.str().rfind("{\"line\":1,\"id\":\"a\",\"score\":1,\"extracted\":\"2\",", 0), 0u) << out.str();
 }
 
 TEST(MathJsonl, PerLineOptionsOverrideTheDefaults) {
@@ -128,14 +130,14 @@ TEST(MathJsonl, OptionsFromJsonReadEveryKey) {
   EXPECT_EQ(o.symbolic_timeout, std::chrono::milliseconds(50));
   EXPECT_THROW(math_options_from_json({{"last_number_fallback", "yes"}}, {}), std::invalid_argument);
   EXPECT_THROW(math_options_from_json({{"symbolic_timeout_ms", 0}}, {}), std::invalid_argument);
-  EXPECT_THROW(math_options_from_json(nlohmann::json::array(), {}), std::invalid_argument);
+  EXPECT_THROW(math_options_from_json(nlohmann::ordered_json::array(), {}), std::invalid_argument);
 }
 
 TEST(MathJsonl, InvalidUtf8InTheOutputIsReplacedNotFatal) {
   MathVerdict v;
   v.extracted = "\xff\xfe";
-  nlohmann::json j = verdict_to_json(v);
-  EXPECT_NO_THROW(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  nlohmann::ordered_json j = verdict_to_json(v);
+  EXPECT_NO_THROW(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace));
 }
 
 }  // namespace
