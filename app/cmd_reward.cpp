@@ -57,8 +57,8 @@ double number(const std::string& flag, const std::string& value) {
 
 rewards::MathCheckOptions options_from(const CommandLine& cl) {
   static const std::set<std::string> kKnown = {
-      "response", "reference",   "question",         "format",     "file",
-      "out",      "percent",     "last-number",      "tolerance",  "rounding-places",
+      "response",   "reference",        "question",    "format",    "file",
+      "out",        "percent",          "last-number", "tolerance", "rounding-places",
       "final-form", "numeric-identity", "timeout-ms"};
   for (auto& [name, value] : cl.flags)
     if (!kKnown.count(name)) throw RewardUsage("unknown option --" + name);
@@ -72,10 +72,13 @@ rewards::MathCheckOptions options_from(const CommandLine& cl) {
   }
   if (cl.flags.count("last-number"))
     o.last_number_fallback = yes_no("last-number", cl.flags.at("last-number"));
-  if (cl.flags.count("tolerance")) o.relative_tolerance = number("tolerance", cl.flags.at("tolerance"));
+  if (cl.flags.count("tolerance"))
+    o.relative_tolerance = number("tolerance", cl.flags.at("tolerance"));
   if (cl.flags.count("rounding-places"))
-    o.rounding_min_places = static_cast<int>(number("rounding-places", cl.flags.at("rounding-places")));
-  if (cl.flags.count("final-form")) o.require_final_form = yes_no("final-form", cl.flags.at("final-form"));
+    o.rounding_min_places =
+        static_cast<int>(number("rounding-places", cl.flags.at("rounding-places")));
+  if (cl.flags.count("final-form"))
+    o.require_final_form = yes_no("final-form", cl.flags.at("final-form"));
   if (cl.flags.count("numeric-identity"))
     o.accept_numeric_identity = yes_no("numeric-identity", cl.flags.at("numeric-identity"));
   if (cl.flags.count("timeout-ms")) {
@@ -103,7 +106,8 @@ int check_one(const CommandLine& cl, const rewards::MathCheckOptions& options) {
             << "extracted: " << (v.extracted.empty() ? "(nothing)" : v.extracted) << " (from "
             << v.extracted_from << ")\n"
             << "reference: " << v.reference_answer << "\n"
-            << "normalized: " << v.normalized_prediction << "  |  " << v.normalized_reference << "\n"
+            << "normalized: " << v.normalized_prediction << "  |  " << v.normalized_reference
+            << "\n"
             << "parsed: " << v.parsed_prediction << "  |  " << v.parsed_reference << "\n"
             << "method: " << rewards::match_method_name(v.method) << "\n"
             << "reason: " << v.reason << "\n";
@@ -136,7 +140,8 @@ int check_file(const CommandLine& cl, const rewards::MathCheckOptions& options) 
     out = &out_file;
   }
   try {
-    rewards::MathJsonlSummary s = rewards::score_math_jsonl(*in, *out, path == "-" ? "<stdin>" : path, options);
+    rewards::MathJsonlSummary s =
+        rewards::score_math_jsonl(*in, *out, path == "-" ? "<stdin>" : path, options);
     std::cerr << "rlwb reward math: " << s.checked << " lines checked, " << s.correct
               << " scored 1\n";
     return 0;
@@ -152,18 +157,20 @@ int check_file(const CommandLine& cl, const rewards::MathCheckOptions& options) 
 int cmd_reward(const CommandLine& cl) {
   try {
     if (cl.positional.empty() || cl.positional[0] != "math")
-      throw RewardUsage(cl.positional.empty() ? "which reward? rlwb reward math ..."
-                                              : "unknown reward '" + cl.positional[0] +
-                                                    "' (there is: math)");
+      throw RewardUsage(cl.positional.empty()
+                            ? "which reward? rlwb reward math ..."
+                            : "unknown reward '" + cl.positional[0] + "' (there is: math)");
     if (cl.positional.size() > 1 || !cl.overrides.empty())
       throw RewardUsage("unexpected argument '" +
                         (cl.positional.size() > 1 ? cl.positional[1] : cl.overrides[0]) +
                         "' (quote the text and pass it with --response / --reference)");
     rewards::MathCheckOptions options = options_from(cl);
     bool one = cl.flags.count("response") > 0, file = cl.flags.count("file") > 0;
-    if (one == file) throw RewardUsage("give either --response TEXT --reference TEXT or --file IN.jsonl");
+    if (one == file)
+      throw RewardUsage("give either --response TEXT --reference TEXT or --file IN.jsonl");
     if (file && (cl.flags.count("reference") || cl.flags.count("question")))
-      throw RewardUsage("--file takes references and questions from its lines, not from --reference/--question");
+      throw RewardUsage(
+          "--file takes references and questions from its lines, not from --reference/--question");
     return one ? check_one(cl, options) : check_file(cl, options);
   } catch (const RewardUsage& e) {
     std::cerr << "rlwb reward: " << e.what() << "\n" << kRewardUsage;

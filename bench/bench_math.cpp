@@ -12,16 +12,15 @@
 // verdicts. Cases with options that math-verify has no equivalent for (percent
 // rule, last-number fallback, rounding, a question) are marked with '*': there
 // math-verify runs with its defaults against labels made for those options.
-#include <ctime>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "rewards/math/math_check.h"
 #include "rewards/math/math_jsonl.h"
@@ -101,11 +100,16 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--corpus") corpus = value();
-    else if (a == "--python") python = value();
-    else if (a == "--seconds") seconds = std::stod(value());
-    else if (a == "--passes") passes = std::stoi(value());
-    else if (a == "--rlwb-only") reference = false;
+    if (a == "--corpus")
+      corpus = value();
+    else if (a == "--python")
+      python = value();
+    else if (a == "--seconds")
+      seconds = std::stod(value());
+    else if (a == "--passes")
+      passes = std::stoi(value());
+    else if (a == "--rlwb-only")
+      reference = false;
     else {
       std::cerr << "usage: bench_math [--corpus PATH] [--python PATH] [--seconds S] [--passes N] "
                    "[--rlwb-only]\n";
@@ -137,10 +141,10 @@ int main(int argc, char** argv) {
   std::string ref_problem;
   if (reference) {
     int status = 0;
-    std::string out = run_command(shell_quote(python) + " " + shell_quote(script) + " " +
-                                      shell_quote(corpus) + " --passes " + std::to_string(passes) +
-                                      " 2>/dev/null",
-                                  &status);
+    std::string out =
+        run_command(shell_quote(python) + " " + shell_quote(script) + " " + shell_quote(corpus) +
+                        " --passes " + std::to_string(passes) + " 2>/dev/null",
+                    &status);
     try {
       if (status != 0) throw std::runtime_error("exit status " + std::to_string(status));
       ref = nlohmann::json::parse(out);
@@ -159,7 +163,8 @@ int main(int argc, char** argv) {
   std::cout << "math answer checks, " << cases.size() << " labelled cases (" << corpus
             << "), one thread\n\n";
   std::cout << std::left << std::setw(22) << "checker" << std::right << std::setw(14) << "checks/s"
-            << std::setw(18) << "checks/CPU-s" << std::setw(16) << "right (labels)" << "\n";
+            << std::setw(18) << "checks/CPU-s" << std::setw(16) << "right (labels)"
+            << "\n";
   std::cout << std::left << std::setw(22) << "RLWB rewards/math" << std::right << std::setw(14)
             << std::fixed << std::setprecision(0) << ours_rate << std::setw(18) << ours_cpu_rate
             << std::setw(10) << ours_right << "/" << cases.size() << "\n";
@@ -197,7 +202,8 @@ int main(int argc, char** argv) {
               << ours[i] << " " << theirs[i] << "  " << clip(l.c.response, 48) << "  |  "
               << clip(l.c.reference, 30) << "\n";
   }
-  std::cout << disagreements << " disagreements; math-verify right where RLWB is wrong: "
-            << mv_right_ours_wrong << "; both wrong: " << both_wrong << "\n";
+  std::cout << disagreements
+            << " disagreements; math-verify right where RLWB is wrong: " << mv_right_ours_wrong
+            << "; both wrong: " << both_wrong << "\n";
   return mv_right_ours_wrong == 0 && ours_right == cases.size() ? 0 : 1;
 }

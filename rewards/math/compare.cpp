@@ -27,13 +27,20 @@ Comparison no(std::string reason) { return {false, MatchMethod::kNone, std::move
 MatchMethod weaker(MatchMethod a, MatchMethod b) {
   auto rank = [](MatchMethod m) {
     switch (m) {
-      case MatchMethod::kNone: return 0;
-      case MatchMethod::kSameText: return 1;
-      case MatchMethod::kExactRational: return 2;
-      case MatchMethod::kText: return 3;
-      case MatchMethod::kNumeric: return 4;
-      case MatchMethod::kSymbolic: return 5;
-      case MatchMethod::kNumericIdentity: return 6;
+      case MatchMethod::kNone:
+        return 0;
+      case MatchMethod::kSameText:
+        return 1;
+      case MatchMethod::kExactRational:
+        return 2;
+      case MatchMethod::kText:
+        return 3;
+      case MatchMethod::kNumeric:
+        return 4;
+      case MatchMethod::kSymbolic:
+        return 5;
+      case MatchMethod::kNumericIdentity:
+        return 6;
     }
     return 0;
   };
@@ -49,22 +56,34 @@ std::string short_number(double v) {
 
 std::string short_number(std::complex<double> v) {
   if (std::abs(v.imag()) < 1e-12 * std::max(1.0, std::abs(v.real()))) return short_number(v.real());
-  return short_number(v.real()) + (v.imag() < 0 ? "-" : "+") + short_number(std::abs(v.imag())) + "i";
+  return short_number(v.real()) + (v.imag() < 0 ? "-" : "+") + short_number(std::abs(v.imag())) +
+         "i";
 }
 
 const char* shape_name(VK k) {
   switch (k) {
-    case VK::kExpr: return "a single value";
-    case VK::kList: return "a list";
-    case VK::kTuple: return "a tuple";
-    case VK::kSet: return "a set";
-    case VK::kInterval: return "an interval";
-    case VK::kUnion: return "a union";
-    case VK::kMatrix: return "a matrix";
-    case VK::kRelation: return "an equation or inequality";
-    case VK::kEmptySet: return "the empty set";
-    case VK::kReals: return "all real numbers";
-    case VK::kText: return "text";
+    case VK::kExpr:
+      return "a single value";
+    case VK::kList:
+      return "a list";
+    case VK::kTuple:
+      return "a tuple";
+    case VK::kSet:
+      return "a set";
+    case VK::kInterval:
+      return "an interval";
+    case VK::kUnion:
+      return "a union";
+    case VK::kMatrix:
+      return "a matrix";
+    case VK::kRelation:
+      return "an equation or inequality";
+    case VK::kEmptySet:
+      return "the empty set";
+    case VK::kReals:
+      return "all real numbers";
+    case VK::kText:
+      return "text";
   }
   return "?";
 }
@@ -78,8 +97,8 @@ bool same_expr(const Expr& a, const Expr& b) {
 }
 
 bool integer_number(const Expr& e) {
-  if (e.kind == EK::kNegate) return e.args[0].kind == EK::kNumber && !e.args[0].decimal &&
-                                    e.args[0].number.is_integer();
+  if (e.kind == EK::kNegate)
+    return e.args[0].kind == EK::kNumber && !e.args[0].decimal && e.args[0].number.is_integer();
   return e.kind == EK::kNumber && !e.decimal && e.number.is_integer();
 }
 
@@ -92,15 +111,20 @@ bool power_of_ten(const Expr& e) {
 // 10^{6}, 50\%.
 bool is_numeral(const Expr& e) {
   switch (e.kind) {
-    case EK::kNumber: return true;
-    case EK::kPower: return power_of_ten(e);
-    case EK::kNegate: return e.args[0].kind != EK::kNegate && is_numeral(e.args[0]);
+    case EK::kNumber:
+      return true;
+    case EK::kPower:
+      return power_of_ten(e);
+    case EK::kNegate:
+      return e.args[0].kind != EK::kNegate && is_numeral(e.args[0]);
     case EK::kQuotient:
       return integer_number(e.args[0]) && integer_number(e.args[1]);
-    case EK::kPercent: return is_numeral(e.args[0]);
+    case EK::kPercent:
+      return is_numeral(e.args[0]);
     case EK::kProduct:
       return e.args.size() == 2 && e.args[0].kind == EK::kNumber && power_of_ten(e.args[1]);
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -138,7 +162,8 @@ double choose(double n, double k) {
 
 ExpansionSize expansion_size(const Expr& e, int* atoms) {
   switch (e.kind) {
-    case EK::kSymbol: return {1, 1};
+    case EK::kSymbol:
+      return {1, 1};
     case EK::kSum:
     case EK::kProduct:
     case EK::kQuotient: {
@@ -157,7 +182,8 @@ ExpansionSize expansion_size(const Expr& e, int* atoms) {
     }
     case EK::kNegate:
     case EK::kPercent:
-    case EK::kPlusMinus: return expansion_size(e.args.back(), atoms);
+    case EK::kPlusMinus:
+      return expansion_size(e.args.back(), atoms);
     case EK::kPower: {
       ExpansionSize base = expansion_size(e.args[0], atoms);
       auto k = exact_value(e.args[1], PercentReading::kNumber);
@@ -169,8 +195,11 @@ ExpansionSize expansion_size(const Expr& e, int* atoms) {
       // (t terms)^n has at most C(n + t - 1, t - 1) terms.
       return {choose(n + base.terms - 1, base.terms - 1), base.degree * n};
     }
-    case EK::kFunction: ++*atoms; return {1, 1};
-    default: return {1, 0};
+    case EK::kFunction:
+      ++*atoms;
+      return {1, 1};
+    default:
+      return {1, 0};
   }
 }
 
@@ -238,12 +267,16 @@ bool all_bindings(const MathValue& v) {
   return true;
 }
 
-// "x = 1 or x = 2" and "x = 1, x = 2" are the list 1, 2.
+// "x = 1 or x = 2", "x = 1, x = 2" and "1 or 2" are the list 1, 2.
 MathValue without_bindings(const MathValue& v) {
   if (bound_variable(v)) return without_bindings(v.items[1]);
-  if ((v.kind == VK::kList || v.kind == VK::kUnion) && all_bindings(v)) {
+  bool values_or_bindings = !v.items.empty();
+  for (const MathValue& item : v.items)
+    if (item.kind != VK::kExpr && !bound_variable(item)) values_or_bindings = false;
+  if ((v.kind == VK::kList || v.kind == VK::kUnion) && values_or_bindings) {
     std::vector<MathValue> values;
-    for (const MathValue& item : v.items) values.push_back(without_bindings(item.items[1]));
+    for (const MathValue& item : v.items)
+      values.push_back(item.kind == VK::kExpr ? item : without_bindings(item.items[1]));
     return MathValue::of_items(VK::kList, std::move(values));
   }
   return v;
@@ -351,10 +384,18 @@ std::optional<RealSet> relation_set(const MathValue& v) {
     if (!c || std::isinf(*c)) return std::nullopt;
     const Expr* e = &other.expr;
     switch (op) {
-      case Relation::kLess: set.pieces.push_back(unbounded_below(e, *c, false)); break;
-      case Relation::kLessEqual: set.pieces.push_back(unbounded_below(e, *c, true)); break;
-      case Relation::kGreater: set.pieces.push_back(unbounded_above(e, *c, false)); break;
-      case Relation::kGreaterEqual: set.pieces.push_back(unbounded_above(e, *c, true)); break;
+      case Relation::kLess:
+        set.pieces.push_back(unbounded_below(e, *c, false));
+        break;
+      case Relation::kLessEqual:
+        set.pieces.push_back(unbounded_below(e, *c, true));
+        break;
+      case Relation::kGreater:
+        set.pieces.push_back(unbounded_above(e, *c, false));
+        break;
+      case Relation::kGreaterEqual:
+        set.pieces.push_back(unbounded_above(e, *c, true));
+        break;
       case Relation::kEqual: {
         Piece p{e, e, true, true, *c, *c};
         set.pieces.push_back(p);
@@ -410,9 +451,11 @@ std::optional<RealSet> real_set(const MathValue& v, bool tuple_is_interval) {
       return set;
     }
     case VK::kReals:
-      set.pieces.push_back(unbounded_below(nullptr, std::numeric_limits<double>::infinity(), false));
+      set.pieces.push_back(
+          unbounded_below(nullptr, std::numeric_limits<double>::infinity(), false));
       return set;
-    case VK::kEmptySet: return set;
+    case VK::kEmptySet:
+      return set;
     case VK::kSet:
       for (const MathValue& item : v.items) {
         if (item.kind != VK::kExpr) return std::nullopt;
@@ -432,8 +475,10 @@ std::optional<RealSet> real_set(const MathValue& v, bool tuple_is_interval) {
         set.pieces.insert(set.pieces.end(), s->pieces.begin(), s->pieces.end());
       }
       return set;
-    case VK::kRelation: return relation_set(v);
-    default: return std::nullopt;
+    case VK::kRelation:
+      return relation_set(v);
+    default:
+      return std::nullopt;
   }
 }
 
@@ -528,10 +573,12 @@ class Comparer {
         break;
       case VK::kSet:
         if (p.kind == VK::kList || p.kind == VK::kSet) return unordered(p.items, r.items);
-        if (p.kind == VK::kEmptySet && r.items.empty()) return yes(MatchMethod::kSameText, "both empty");
+        if (p.kind == VK::kEmptySet && r.items.empty())
+          return yes(MatchMethod::kSameText, "both empty");
         break;
       case VK::kTuple:
-        if (p.kind == VK::kTuple || p.kind == VK::kList) return ordered(p.items, r.items, "elements");
+        if (p.kind == VK::kTuple || p.kind == VK::kList)
+          return ordered(p.items, r.items, "elements");
         if (is_vector(p)) return ordered(p.items, r.items, "entries");
         break;
       case VK::kMatrix:
@@ -544,7 +591,8 @@ class Comparer {
         }
         if (p.kind == VK::kTuple && is_vector(r)) return ordered(p.items, r.items, "entries");
         break;
-      default: break;
+      default:
+        break;
     }
     // Intervals, unions, inequalities and sets of numbers as sets of reals.
     bool r_settish = r.kind == VK::kInterval || r.kind == VK::kUnion || r.kind == VK::kReals ||
@@ -558,7 +606,8 @@ class Comparer {
     if (r.kind == VK::kRelation && p.kind == VK::kRelation) {
       // Against a condition solved for one variable, the prediction must be solved too.
       if (o_.require_final_form && rs_solved(r) && !real_set(p, true))
-        return no("the prediction " + to_infix(p) + " is not solved for the variable; the reference is " + to_infix(r));
+        return no("the prediction " + to_infix(p) +
+                  " is not solved for the variable; the reference is " + to_infix(r));
       return relations(p, r);
     }
     if (r.kind == p.kind && (r.kind == VK::kUnion)) return unordered(p.items, r.items);
@@ -604,8 +653,9 @@ class Comparer {
   Comparison choice_letters_or_exprs(const Expr& p, const Expr& r) {
     // (C) and c name the same choice.
     if (p.kind == EK::kSymbol && r.kind == EK::kSymbol && p.name.size() == 1 &&
-        r.name.size() == 1 && std::toupper(static_cast<unsigned char>(p.name[0])) ==
-                                  std::toupper(static_cast<unsigned char>(r.name[0])))
+        r.name.size() == 1 &&
+        std::toupper(static_cast<unsigned char>(p.name[0])) ==
+            std::toupper(static_cast<unsigned char>(r.name[0])))
       return yes(MatchMethod::kText, "the same letter");
     return exprs(p, r);
   }
@@ -618,7 +668,8 @@ class Comparer {
     MatchMethod method = MatchMethod::kSameText;
     for (size_t i = 0; i < r.size(); ++i) {
       Comparison c = values(p[i], r[i]);
-      if (!c.equal) return no(std::string(what) + " " + std::to_string(i + 1) + " differ: " + c.reason);
+      if (!c.equal)
+        return no(std::string(what) + " " + std::to_string(i + 1) + " differ: " + c.reason);
       method = weaker(method, c.method);
     }
     return yes(method, std::string("the same ") + what + " in the same order");
@@ -640,8 +691,7 @@ class Comparer {
           method = weaker(method, c.method);
         }
       }
-      if (!found)
-        return no("nothing in the prediction matches the reference's " + to_infix(r[j]));
+      if (!found) return no("nothing in the prediction matches the reference's " + to_infix(r[j]));
     }
     return yes(method, "the same elements");
   }
@@ -684,7 +734,8 @@ class Comparer {
     // The same relation up to a factor: a - b = k (c - d).
     Expr dp = Expr::make(EK::kSum, {p.items[0].expr, Expr::make(EK::kNegate, {p.items[1].expr})});
     Expr dr = Expr::make(EK::kSum, {r.items[0].expr, Expr::make(EK::kNegate, {r.items[1].expr})});
-    bool need_positive = r.relations[0] != Relation::kEqual && r.relations[0] != Relation::kNotEqual;
+    bool need_positive =
+        r.relations[0] != Relation::kEqual && r.relations[0] != Relation::kNotEqual;
     return proportional(dp, dr, need_positive);
   }
 
@@ -711,7 +762,8 @@ class Comparer {
       return yes(MatchMethod::kSymbolic, "GiNaC: the same relation scaled by " + s.detail);
     if (s.outcome == SymbolicResult::Outcome::kYes)
       return no("the inequality is reversed (scaled by " + s.detail + ")");
-    if (s.outcome == SymbolicResult::Outcome::kTimedOut) return no(s.detail + "; counted as not equal");
+    if (s.outcome == SymbolicResult::Outcome::kTimedOut)
+      return no(s.detail + "; counted as not equal");
     return no("different relations (GiNaC: the ratio of the sides is " + s.detail + ")");
   }
 
@@ -747,9 +799,11 @@ class Comparer {
   Comparison exprs_read_as(const Expr& p, const Expr& r, PercentReading reading) {
     auto ep = exact_value(p, reading), er = exact_value(r, reading);
     if (ep && er) {
-      if (*ep == *er) return yes(MatchMethod::kExactRational, "equal as exact rationals: " + er->to_string());
+      if (*ep == *er)
+        return yes(MatchMethod::kExactRational, "equal as exact rationals: " + er->to_string());
       if (rounded_decimal_match(p, er->to_double()))
-        return yes(MatchMethod::kNumeric, "the reference " + er->to_string() + " rounds to the prediction");
+        return yes(MatchMethod::kNumeric,
+                   "the reference " + er->to_string() + " rounds to the prediction");
       return no("different numbers: " + ep->to_string() + " vs " + er->to_string());
     }
     std::set<std::string> symbols;
@@ -763,7 +817,8 @@ class Comparer {
       if (distance <= o_.relative_tolerance * scale || distance <= 1e-12)
         return yes(MatchMethod::kNumeric, "equal numerically: " + short_number(vr.value));
       if (std::abs(vr.value.imag()) < 1e-12 && rounded_decimal_match(p, vr.value.real()))
-        return yes(MatchMethod::kNumeric, "the reference " + short_number(vr.value) + " rounds to the prediction");
+        return yes(MatchMethod::kNumeric,
+                   "the reference " + short_number(vr.value) + " rounds to the prediction");
       return no("different numbers: " + short_number(vp.value) + " vs " + short_number(vr.value));
     }
     if (o_.require_final_form && !has_variable_denominator(r) && has_variable_denominator(p))
@@ -791,7 +846,8 @@ class Comparer {
       double noise = 1e-13 * (vp.magnitude + vr.magnitude);
       if (distance > 1e-7 * scale + noise + 1e-300) {
         std::string where;
-        for (auto& [name, value] : at) where += (where.empty() ? "" : ", ") + name + "=" + short_number(value);
+        for (auto& [name, value] : at)
+          where += (where.empty() ? "" : ", ") + name + "=" + short_number(value);
         return no("different at " + where + ": " + short_number(vp.value) + " vs " +
                   short_number(vr.value));
       }
@@ -801,10 +857,11 @@ class Comparer {
     if (node_count(p) + node_count(r) > 400 || !small_enough_for_ginac(p, &why) ||
         !small_enough_for_ginac(r, &why))
       return no("too large for the symbolic check (" + why + "); counted as not equal");
-    SymbolicResult s = ginac_difference_is_zero(to_infix(p, reading), to_infix(r, reading),
-                                                o_.symbolic_timeout);
+    SymbolicResult s =
+        ginac_difference_is_zero(to_infix(p, reading), to_infix(r, reading), o_.symbolic_timeout);
     using Outcome = SymbolicResult::Outcome;
-    if (s.outcome == Outcome::kYes) return yes(MatchMethod::kSymbolic, "GiNaC: the difference simplifies to 0");
+    if (s.outcome == Outcome::kYes)
+      return yes(MatchMethod::kSymbolic, "GiNaC: the difference simplifies to 0");
     if (s.outcome == Outcome::kTimedOut) return no(s.detail + "; counted as not equal");
     bool transcendental = contains_function(p) || contains_function(r);
     if (agreeing >= 3 && o_.accept_numeric_identity &&

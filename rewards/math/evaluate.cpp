@@ -72,7 +72,8 @@ Complex apply(const std::string& f, Complex x) {
 
 std::optional<Rational> exact_value(const Expr& e, PercentReading percent) {
   switch (e.kind) {
-    case EK::kNumber: return e.number;
+    case EK::kNumber:
+      return e.number;
     case EK::kSum: {
       Rational total;
       for (const Expr& a : e.args) {
@@ -134,7 +135,8 @@ std::optional<Rational> exact_value(const Expr& e, PercentReading percent) {
       }
       return std::nullopt;
     }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -155,7 +157,8 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
       if (e.name == "i") return {Complex(0, 1), 1};
       return nan_value();
     }
-    case EK::kInfinity: return nan_value();
+    case EK::kInfinity:
+      return nan_value();
     case EK::kSum: {
       NumericValue total{Complex(0, 0), 0};
       for (const Expr& a : e.args) {
@@ -179,8 +182,8 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
       NumericValue b = numeric_value(e.args[1], symbols, percent);
       if (std::abs(b.value) == 0) return nan_value();
       // The relative error of b adds to that of the quotient.
-      double relative = a.magnitude / std::max(std::abs(a.value), 1e-300) +
-                        b.magnitude / std::abs(b.value);
+      double relative =
+          a.magnitude / std::max(std::abs(a.value), 1e-300) + b.magnitude / std::abs(b.value);
       Complex q = a.value / b.value;
       return {q, std::abs(q) * std::min(relative, 1e300)};
     }
@@ -209,7 +212,8 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
       } else if (base.value.imag() == 0 && base.value.real() < 0 && exponent.value.imag() == 0) {
         // real odd roots of negative numbers: (-8)^(1/3) = -2, as a student means it
         double inv = 1.0 / ex;
-        if (std::abs(inv - std::round(inv)) < 1e-9 && static_cast<long long>(std::round(inv)) % 2 != 0)
+        if (std::abs(inv - std::round(inv)) < 1e-9 &&
+            static_cast<long long>(std::round(inv)) % 2 != 0)
           result = Complex(-std::pow(-base.value.real(), ex), 0);
         else
           result = std::pow(base.value, exponent.value);
@@ -234,7 +238,8 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
       Complex r = apply(e.name, a.value);
       return {r, std::abs(r) + a.magnitude};
     }
-    case EK::kPlusMinus: return nan_value();
+    case EK::kPlusMinus:
+      return nan_value();
   }
   return nan_value();
 }

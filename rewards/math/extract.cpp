@@ -81,15 +81,17 @@ std::string clean_answer_line(std::string_view line) {
     size_t inner = open + 1;
     if (inner < v.size() && v[inner] == '$') ++inner;  // $$...$$
     size_t close = v.find('$', inner);
-    if (close != std::string_view::npos && close > inner) return std::string(v.substr(inner, close - inner));
+    if (close != std::string_view::npos && close > inner)
+      return std::string(v.substr(inner, close - inner));
   }
   return std::string(v);
 }
 
 bool is_math_word(std::string_view w) {
   static constexpr std::string_view kWords[] = {
-      "sin", "cos", "tan", "sec", "csc", "cot", "log", "exp", "sqrt", "arcsin", "arccos", "arctan",
-      "sinh", "cosh", "tanh", "inf", "infty", "infinity", "and", "or", "cm", "mm", "km", "deg"};
+      "sin",   "cos",      "tan",    "sec",    "csc",  "cot",  "log",  "exp",
+      "sqrt",  "arcsin",   "arccos", "arctan", "sinh", "cosh", "tanh", "inf",
+      "infty", "infinity", "and",    "or",     "cm",   "mm",   "km",   "deg"};
   return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
 }
 
@@ -118,9 +120,11 @@ bool reads_as_formula(std::string_view text) {
       size_t j = i;
       while (j < text.size() && is_alpha(text[j])) ++j;
       std::string word = lower(text.substr(i, j - i));
-      bool standalone = (i == 0 || is_space(text[i - 1])) && (j == text.size() || is_space(text[j]));
+      bool standalone =
+          (i == 0 || is_space(text[i - 1])) && (j == text.size() || is_space(text[j]));
       // "so", "is", "it" standing alone are prose; "xy" inside 2xy is a product
-      if ((word.size() >= 3 || (word.size() == 2 && standalone)) && !is_math_word(word)) return false;
+      if ((word.size() >= 3 || (word.size() == 2 && standalone)) && !is_math_word(word))
+        return false;
       i = j;
       continue;
     }
@@ -139,9 +143,8 @@ std::optional<std::string> last_number(std::string_view text) {
     size_t start = i;
     if (start > 0 && text[start - 1] == '-') --start;
     if (start > 0 && text[start - 1] == '.') start = i;  // ".5" stays "5" after a word's period
-    while (i < text.size() &&
-           (is_digit(text[i]) ||
-            ((text[i] == ',' || text[i] == '.') && i + 1 < text.size() && is_digit(text[i + 1]))))
+    while (i < text.size() && (is_digit(text[i]) || ((text[i] == ',' || text[i] == '.') &&
+                                                     i + 1 < text.size() && is_digit(text[i + 1]))))
       ++i;
     found = std::string(text.substr(start, i - start));
   }
@@ -152,12 +155,18 @@ std::optional<std::string> last_number(std::string_view text) {
 
 const char* answer_source_name(AnswerSource source) {
   switch (source) {
-    case AnswerSource::kNone: return "none";
-    case AnswerSource::kBoxed: return "boxed";
-    case AnswerSource::kHashes: return "hashes";
-    case AnswerSource::kAnswerLine: return "answer_line";
-    case AnswerSource::kWholeText: return "whole_text";
-    case AnswerSource::kLastNumber: return "last_number";
+    case AnswerSource::kNone:
+      return "none";
+    case AnswerSource::kBoxed:
+      return "boxed";
+    case AnswerSource::kHashes:
+      return "hashes";
+    case AnswerSource::kAnswerLine:
+      return "answer_line";
+    case AnswerSource::kWholeText:
+      return "whole_text";
+    case AnswerSource::kLastNumber:
+      return "last_number";
   }
   return "none";
 }
@@ -167,7 +176,7 @@ bool find_last_boxed(std::string_view text, std::string* content) {
   while (true) {
     size_t boxed = text.rfind("\\boxed", search_end);
     size_t fbox = text.rfind("\\fbox", search_end);
-    size_t at = boxed == std::string_view::npos ? fbox
+    size_t at = boxed == std::string_view::npos  ? fbox
                 : fbox == std::string_view::npos ? boxed
                                                  : std::max(boxed, fbox);
     if (at == std::string_view::npos) return false;

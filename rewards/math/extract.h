@@ -20,12 +20,12 @@
 namespace rlwb::rewards {
 
 enum class AnswerSource {
-  kNone,           // nothing found
-  kBoxed,          // \boxed{...} or \fbox{...}
-  kHashes,         // #### 42
-  kAnswerLine,     // Answer: ...  /  The final answer is ...
-  kWholeText,      // the text itself is the answer
-  kLastNumber,     // fallback: the last number in the text
+  kNone,        // nothing found
+  kBoxed,       // \boxed{...} or \fbox{...}
+  kHashes,      // #### 42
+  kAnswerLine,  // Answer: ...  /  The final answer is ...
+  kWholeText,   // the text itself is the answer
+  kLastNumber,  // fallback: the last number in the text
 };
 const char* answer_source_name(AnswerSource source);  // "boxed", "hashes", ...
 

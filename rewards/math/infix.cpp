@@ -10,13 +10,19 @@ using EK = Expr::Kind;
 int strength(const Expr& e) {
   switch (e.kind) {
     case EK::kSum:
-    case EK::kPlusMinus: return 1;
-    case EK::kNegate: return 2;
+    case EK::kPlusMinus:
+      return 1;
+    case EK::kNegate:
+      return 2;
     case EK::kProduct:
-    case EK::kQuotient: return 3;
-    case EK::kPower: return 4;
-    case EK::kNumber: return e.number.is_integer() && e.number.sign() >= 0 ? 6 : 3;
-    default: return 6;
+    case EK::kQuotient:
+      return 3;
+    case EK::kPower:
+      return 4;
+    case EK::kNumber:
+      return e.number.is_integer() && e.number.sign() >= 0 ? 6 : 3;
+    default:
+      return 6;
   }
 }
 
@@ -34,13 +40,19 @@ void print_at(const Expr& e, int at_least, PercentReading percent, std::string* 
 
 void print(const Expr& e, PercentReading percent, std::string* out) {
   switch (e.kind) {
-    case EK::kNumber: *out += e.number.to_string(); return;
+    case EK::kNumber:
+      *out += e.number.to_string();
+      return;
     case EK::kSymbol:
       if (e.name == "I" || e.name == "E" || e.name == "Pi") *out += "v_";
       *out += e.name;
       return;
-    case EK::kConstant: *out += e.name == "pi" ? "Pi" : (e.name == "e" ? "E" : "I"); return;
-    case EK::kInfinity: *out += "oo"; return;
+    case EK::kConstant:
+      *out += e.name == "pi" ? "Pi" : (e.name == "e" ? "E" : "I");
+      return;
+    case EK::kInfinity:
+      *out += "oo";
+      return;
     case EK::kSum:
       for (size_t i = 0; i < e.args.size(); ++i) {
         const Expr& a = e.args[i];
@@ -125,14 +137,19 @@ std::string to_infix(const Expr& e, PercentReading percent) {
 std::string to_infix(const MathValue& v, PercentReading percent) {
   using VK = MathValue::Kind;
   switch (v.kind) {
-    case VK::kExpr: return to_infix(v.expr, percent);
-    case VK::kList: return joined(v.items, percent);
-    case VK::kTuple: return "(" + joined(v.items, percent) + ")";
-    case VK::kSet: return "{" + joined(v.items, percent) + "}";
+    case VK::kExpr:
+      return to_infix(v.expr, percent);
+    case VK::kList:
+      return joined(v.items, percent);
+    case VK::kTuple:
+      return "(" + joined(v.items, percent) + ")";
+    case VK::kSet:
+      return "{" + joined(v.items, percent) + "}";
     case VK::kInterval:
       return std::string(v.left_closed ? "[" : "(") + joined(v.items, percent) +
              (v.right_closed ? "]" : ")");
-    case VK::kUnion: return joined(v.items, percent, " U ");
+    case VK::kUnion:
+      return joined(v.items, percent, " U ");
     case VK::kMatrix: {
       std::string out = "[";
       for (size_t r = 0; r < v.rows; ++r) {
@@ -154,9 +171,12 @@ std::string to_infix(const MathValue& v, PercentReading percent) {
       }
       return out;
     }
-    case VK::kEmptySet: return "{}";
-    case VK::kReals: return "(-oo, oo)";
-    case VK::kText: return "text:" + v.text;
+    case VK::kEmptySet:
+      return "{}";
+    case VK::kReals:
+      return "(-oo, oo)";
+    case VK::kText:
+      return "text:" + v.text;
   }
   return "";
 }

@@ -30,19 +30,18 @@ bool is_closer(const LatexToken& t) {
 }
 
 bool is_function_name(std::string_view n) {
-  static constexpr std::string_view kNames[] = {"sin",    "cos",    "tan",    "sec",  "csc",
-                                                "cot",    "arcsin", "arccos", "arctan", "sinh",
-                                                "cosh",   "tanh",   "ln",     "log",  "exp"};
+  static constexpr std::string_view kNames[] = {"sin",  "cos",    "tan",    "sec",    "csc",
+                                                "cot",  "arcsin", "arccos", "arctan", "sinh",
+                                                "cosh", "tanh",   "ln",     "log",    "exp"};
   return std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
 }
 
 bool is_greek(std::string_view n) {
   static constexpr std::string_view kNames[] = {
-      "alpha", "beta",  "gamma", "delta",   "epsilon", "varepsilon", "zeta",  "eta",
-      "theta", "vartheta", "iota", "kappa", "lambda",  "mu",         "nu",    "xi",
-      "rho",   "sigma", "tau",   "upsilon", "phi",     "varphi",     "chi",   "psi",
-      "omega", "Gamma", "Delta", "Theta",   "Lambda",  "Xi",         "Sigma", "Phi",
-      "Psi",   "Omega"};
+      "alpha",    "beta",    "gamma", "delta",  "epsilon", "varepsilon", "zeta",  "eta",   "theta",
+      "vartheta", "iota",    "kappa", "lambda", "mu",      "nu",         "xi",    "rho",   "sigma",
+      "tau",      "upsilon", "phi",   "varphi", "chi",     "psi",        "omega", "Gamma", "Delta",
+      "Theta",    "Lambda",  "Xi",    "Sigma",  "Phi",     "Psi",        "Omega"};
   return std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
 }
 
@@ -75,7 +74,9 @@ Expr product_of(Expr a, Expr b) {
   return Expr::make(EK::kProduct, {std::move(a), std::move(b)});
 }
 
-bool integer_literal(const Expr& e) { return e.kind == EK::kNumber && !e.decimal && e.number.is_integer(); }
+bool integer_literal(const Expr& e) {
+  return e.kind == EK::kNumber && !e.decimal && e.number.is_integer();
+}
 
 class Parser {
  public:
@@ -106,8 +107,9 @@ class Parser {
     // a ratio 3:4 is the number 3/4
     if (auto parts = split(b, e, [](const LatexToken& t) { return t.is(K::kPunct, ":"); });
         parts.size() == 2)
-      return MathValue::of(Expr::make(EK::kQuotient, {expression(parts[0].first, parts[0].second),
-                                                      expression(parts[1].first, parts[1].second)}));
+      return MathValue::of(
+          Expr::make(EK::kQuotient, {expression(parts[0].first, parts[0].second),
+                                     expression(parts[1].first, parts[1].second)}));
 
     if (is_opener(t_[b]) && match(b, e) == e - 1) {
       if (auto v = bracketed(b, e)) return *v;
@@ -207,8 +209,7 @@ class Parser {
     if (parts.size() < 2) return std::nullopt;  // (x+1) is just grouping
     bool round_open = open.is(K::kPunct, "("), round_close = close.is(K::kPunct, ")");
     bool square_open = open.is(K::kPunct, "["), square_close = close.is(K::kPunct, "]");
-    if (!(round_open || square_open) || !(round_close || square_close))
-      fail("a list in braces");
+    if (!(round_open || square_open) || !(round_close || square_close)) fail("a list in braces");
     if (parts.size() == 2 && !(round_open && round_close)) {
       MathValue v = items_of(VK::kInterval, parts);
       v.left_closed = square_open;
@@ -221,7 +222,7 @@ class Parser {
 
   MathValue matrix(size_t b, size_t e) {
     const std::string& env = t_[b].text;
-    static constexpr std::string_view kEnvs[] = {"pmatrix", "bmatrix", "matrix", "vmatrix",
+    static constexpr std::string_view kEnvs[] = {"pmatrix", "bmatrix",     "matrix", "vmatrix",
                                                  "Bmatrix", "smallmatrix", "array"};
     if (std::find(std::begin(kEnvs), std::end(kEnvs), env) == std::end(kEnvs))
       fail("unknown environment " + env);
@@ -306,12 +307,15 @@ class Parser {
     if (at_end()) return false;
     const LatexToken& t = peek();
     switch (t.kind) {
-      case K::kLetter: return true;
-      case K::kPunct: return t.text == "(" || t.text == "{" || (t.text == "|" && abs_depth_ == 0);
+      case K::kLetter:
+        return true;
+      case K::kPunct:
+        return t.text == "(" || t.text == "{" || (t.text == "|" && abs_depth_ == 0);
       case K::kCommand:
         return t.text == "frac" || t.text == "sqrt" || t.text == "binom" || t.text == "pi" ||
                t.text == "infty" || is_function_name(t.text) || is_greek(t.text);
-      default: return false;
+      default:
+        return false;
     }
   }
 
@@ -325,8 +329,9 @@ class Parser {
       } else if (t.is(K::kPunct, "/") || t.is(K::kCommand, "div")) {
         ++pos_;
         acc = Expr::make(EK::kQuotient, {std::move(acc), unary()});
-      } else if (t.is(K::kCommand, "frac") && (integer_literal(acc) ||
-                 (acc.kind == EK::kNegate && integer_literal(acc.args[0])))) {
+      } else if (t.is(K::kCommand, "frac") &&
+                 (integer_literal(acc) ||
+                  (acc.kind == EK::kNegate && integer_literal(acc.args[0])))) {
         // 2\frac{1}{4}: a mixed number when the fraction is of two integers
         size_t save = pos_;
         Expr f = power();
@@ -481,8 +486,8 @@ class Parser {
     } else {
       // \sin 2x: the argument runs over a product of numbers and letters.
       arg = power();
-      while (!at_end() && (peek().kind == K::kLetter || is_greek(peek().text) ||
-                           peek_is(K::kCommand, "pi")))
+      while (!at_end() &&
+             (peek().kind == K::kLetter || is_greek(peek().text) || peek_is(K::kCommand, "pi")))
         arg = product_of(std::move(arg), power());
     }
     if (inverse) {
@@ -499,14 +504,14 @@ class Parser {
     Expr call;
     if (name == "sec" || name == "csc" || name == "cot") {
       std::string inner = name == "sec" ? "cos" : (name == "csc" ? "sin" : "tan");
-      call = Expr::make(EK::kQuotient,
-                        {Expr::make_number(Rational::integer(1)),
-                         Expr::make_function(inner, {std::move(arg)})});
+      call = Expr::make(EK::kQuotient, {Expr::make_number(Rational::integer(1)),
+                                        Expr::make_function(inner, {std::move(arg)})});
     } else {
       call = Expr::make_function(name, {std::move(arg)});
     }
     if (has_base)
-      call = Expr::make(EK::kQuotient, {std::move(call), Expr::make_function("log", {std::move(base)})});
+      call = Expr::make(EK::kQuotient,
+                        {std::move(call), Expr::make_function("log", {std::move(base)})});
     if (has_power) call = Expr::make(EK::kPower, {std::move(call), std::move(power_of_result)});
     return call;
   }
@@ -569,8 +574,8 @@ class Parser {
             Expr radicand = argument();
             return Expr::make(EK::kPower,
                               {std::move(radicand),
-                               Expr::make(EK::kQuotient,
-                                          {Expr::make_number(Rational::integer(1)), std::move(index)})});
+                               Expr::make(EK::kQuotient, {Expr::make_number(Rational::integer(1)),
+                                                          std::move(index)})});
           }
           return Expr::make_function("sqrt", {argument()});
         }
@@ -586,9 +591,11 @@ class Parser {
         fail("the command \\" + n + " in an expression");
       }
       case K::kWord:
-      case K::kText: fail("the word '" + t.text + "'");
+      case K::kText:
+        fail("the word '" + t.text + "'");
       case K::kEnvBegin:
-      case K::kEnvEnd: fail("an environment inside an expression");
+      case K::kEnvEnd:
+        fail("an environment inside an expression");
     }
     fail("unexpected token");
   }

@@ -9,9 +9,9 @@
 // implicit products (2x, 2\sqrt{3}, (a+b)(a-b)), ^ powers, ! factorials, \%,
 // \frac \sqrt \sqrt[n] \binom, |x|, functions (\sin x, \sin^2 x, \log_2 8, \ln x),
 // \pi e i \infty, Greek letters, subscripted names (x_1, a_{10}), mixed numbers
-// (2\frac{1}{4} is 9/4) and repeating decimals (0.\overline{3} is 1/3). Expressions with \pm become a list of their variants.
-// Anything else is text (MathValue::kText holding the normalised answer), so
-// that parsing never fails: text is compared as text.
+// (2\frac{1}{4} is 9/4) and repeating decimals (0.\overline{3} is 1/3). Expressions with \pm become
+// a list of their variants. Anything else is text (MathValue::kText holding the normalised answer),
+// so that parsing never fails: text is compared as text.
 #pragma once
 
 #include <string>

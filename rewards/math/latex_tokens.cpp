@@ -12,8 +12,8 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_function_word(std::string_view w) {
   static constexpr std::string_view kWords[] = {
-      "sin", "cos", "tan", "sec", "csc", "cot", "arcsin", "arccos", "arctan", "sinh", "cosh",
-      "tanh", "ln", "log", "exp", "sqrt", "pi", "infty", "cdot", "times"};
+      "sin",  "cos",  "tan", "sec", "csc", "cot",  "arcsin", "arccos", "arctan", "sinh",
+      "cosh", "tanh", "ln",  "log", "exp", "sqrt", "pi",     "infty",  "cdot",   "times"};
   return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
 }
 
@@ -66,8 +66,9 @@ bool tokenize_latex(std::string_view s, std::vector<LatexToken>* tokens, std::st
       constexpr std::string_view kOverline = "\\overline{";
       if (s.substr(k, kOverline.size()) == kOverline) {
         size_t close = s.find('}', k + kOverline.size());
-        std::string_view repeat = s.substr(k + kOverline.size(),
-                                           close == std::string_view::npos ? 0 : close - k - kOverline.size());
+        std::string_view repeat =
+            s.substr(k + kOverline.size(),
+                     close == std::string_view::npos ? 0 : close - k - kOverline.size());
         if (!repeat.empty() && std::all_of(repeat.begin(), repeat.end(), is_digit)) {
           if (!point) number += '.';
           number += '|';

@@ -16,14 +16,14 @@ namespace rlwb::rewards {
 
 struct LatexToken {
   enum class Kind {
-    kNumber,   // text: "12", "0.5", ".5"; "0.1|6" for 0.1\overline{6}
-    kLetter,   // text: one letter
-    kCommand,  // text: the name without backslash ("frac", "{", "}", "\\", "%", ",")
-    kPunct,    // text: one of + - * / ^ _ ( ) [ ] { } , ; | ! = < > & ' :
-    kWord,     // text: a word of prose
-    kText,     // text: the content of \text{...}
-    kEnvBegin, // text: environment name of \begin{...}
-    kEnvEnd,   // text: environment name of \end{...}
+    kNumber,    // text: "12", "0.5", ".5"; "0.1|6" for 0.1\overline{6}
+    kLetter,    // text: one letter
+    kCommand,   // text: the name without backslash ("frac", "{", "}", "\\", "%", ",")
+    kPunct,     // text: one of + - * / ^ _ ( ) [ ] { } , ; | ! = < > & ' :
+    kWord,      // text: a word of prose
+    kText,      // text: the content of \text{...}
+    kEnvBegin,  // text: environment name of \begin{...}
+    kEnvEnd,    // text: environment name of \end{...}
   };
   Kind kind;
   std::string text;

@@ -59,10 +59,11 @@ MathVerdict check(std::string_view response, std::string_view reference,
   ParsedAnswer r = parse_answer(v.normalized_reference);
   v.parsed_reference = to_infix(r.value);
   if (pred.source == AnswerSource::kNone) {
-    v.reason = options.last_number_fallback
-                   ? "no answer in the response: no \\boxed{}, '####', 'Answer:' or number"
-                   : "no answer in the response: no \\boxed{}, '####' or 'Answer:' (the last-number "
-                     "fallback is off)";
+    v.reason =
+        options.last_number_fallback
+            ? "no answer in the response: no \\boxed{}, '####', 'Answer:' or number"
+            : "no answer in the response: no \\boxed{}, '####' or 'Answer:' (the last-number "
+              "fallback is off)";
     return v;
   }
   v.normalized_prediction = normalize_answer(pred.text);
@@ -91,13 +92,20 @@ MathVerdict check(std::string_view response, std::string_view reference,
 
 const char* match_method_name(MatchMethod method) {
   switch (method) {
-    case MatchMethod::kNone: return "none";
-    case MatchMethod::kSameText: return "same_text";
-    case MatchMethod::kExactRational: return "exact_rational";
-    case MatchMethod::kNumeric: return "numeric";
-    case MatchMethod::kSymbolic: return "symbolic";
-    case MatchMethod::kNumericIdentity: return "numeric_identity";
-    case MatchMethod::kText: return "text";
+    case MatchMethod::kNone:
+      return "none";
+    case MatchMethod::kSameText:
+      return "same_text";
+    case MatchMethod::kExactRational:
+      return "exact_rational";
+    case MatchMethod::kNumeric:
+      return "numeric";
+    case MatchMethod::kSymbolic:
+      return "symbolic";
+    case MatchMethod::kNumericIdentity:
+      return "numeric_identity";
+    case MatchMethod::kText:
+      return "text";
   }
   return "none";
 }

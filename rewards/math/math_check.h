@@ -22,10 +22,11 @@
 //   - Asymmetry: the reference is a final answer; the prediction must be one too.
 //     Against a number, an unevaluated expression (2+3, 6 \cdot 7, 2^{10}, \sqrt{9})
 //     does not match (a number may still be written 3/4, 0.\overline{3}, 3:4,
-//     1.2 \times 10^{5} or 10^{6}); against an expression with no variable in a denominator, one with
-//     such a denominator (\frac{x^2-1}{x-1} for x+1) does not match; and when the
-//     question is given, a prediction that copies an expression from it does not
-//     match unless it is literally the reference.
+//     1.2 \times 10^{5} or 10^{6}). Against an expression with no variable in a
+//     denominator, one with such a denominator (\frac{x^2-1}{x-1} for x+1) does not
+//     match. Against an inequality solved for its variable, an unsolved one does
+//     not match. When the question is given, a prediction that copies an
+//     expression from it does not match unless it is literally the reference.
 //   - Never throws on any text; a check takes microseconds, or at most about
 //     symbolic_timeout when GiNaC is needed. Safe to call from several threads.
 // Used by the reward graph node (rewards/) and by `rlwb reward math`.
@@ -78,21 +79,20 @@ enum class MatchMethod {
 const char* match_method_name(MatchMethod method);  // "exact_rational", ...
 
 struct MathVerdict {
-  int score = 0;                  // 1 when equivalent, else 0
-  std::string extracted;          // answer taken from the response, as written ("" = none)
-  std::string extracted_from;     // where: boxed, hashes, answer_line, whole_text, last_number, none
-  std::string reference_answer;   // answer taken from the reference, as written
+  int score = 0;                 // 1 when equivalent, else 0
+  std::string extracted;         // answer taken from the response, as written ("" = none)
+  std::string extracted_from;    // where: boxed, hashes, answer_line, whole_text, last_number, none
+  std::string reference_answer;  // answer taken from the reference, as written
   std::string normalized_prediction;  // after normalisation (LaTeX)
   std::string normalized_reference;
   std::string parsed_prediction;  // the value as infix ("1/2", "{1, 2}", "text:...")
   std::string parsed_reference;
   MatchMethod method = MatchMethod::kNone;
-  std::string reason;             // why the score is what it is
+  std::string reason;  // why the score is what it is
 };
 
 MathVerdict check_math_answer(std::string_view response, std::string_view reference,
-                              const MathCheckOptions& options = {},
-                              std::string_view question = {});
+                              const MathCheckOptions& options = {}, std::string_view question = {});
 
 // One verdict per row, in order. questions is empty or as long as responses;
 // responses and references must be equally long (std::invalid_argument if not).

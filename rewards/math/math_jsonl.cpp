@@ -7,8 +7,9 @@
 namespace rlwb::rewards {
 namespace {
 
-const char* kLineShape = "each line must be one JSON object such as "
-                         "{\"response\": \"... \\\\boxed{5}\", \"reference\": \"5\"}";
+const char* kLineShape =
+    "each line must be one JSON object such as "
+    "{\"response\": \"... \\\\boxed{5}\", \"reference\": \"5\"}";
 
 std::string where(std::string_view source, size_t line) {
   return std::string(source) + ":" + std::to_string(line) + ": ";
@@ -39,9 +40,12 @@ PercentRule parse_percent_rule(std::string_view name) {
 
 const char* percent_rule_name(PercentRule rule) {
   switch (rule) {
-    case PercentRule::kDropSign: return "drop_sign";
-    case PercentRule::kFraction: return "fraction";
-    case PercentRule::kEither: return "either";
+    case PercentRule::kDropSign:
+      return "drop_sign";
+    case PercentRule::kFraction:
+      return "fraction";
+    case PercentRule::kEither:
+      return "either";
   }
   return "drop_sign";
 }
@@ -98,9 +102,9 @@ MathCase parse_math_case(std::string_view text, size_t line, std::string_view so
   for (const char* key : {"response", "reference"}) {
     auto it = c.object.find(key);
     if (it == c.object.end())
-      throw MathJsonlError(where(source, line) + "no \"" + key + "\" field; " + kLineShape + "." +
-                               progress(line),
-                           line);
+      throw MathJsonlError(
+          where(source, line) + "no \"" + key + "\" field; " + kLineShape + "." + progress(line),
+          line);
     if (!it->is_string())
       throw MathJsonlError(where(source, line) + "\"" + key + "\" must be a string, not a " +
                                it->type_name() + " (quote numbers: \"" + key + "\": \"5\")." +
@@ -111,7 +115,8 @@ MathCase parse_math_case(std::string_view text, size_t line, std::string_view so
   c.reference = c.object["reference"].get<std::string>();
   if (auto q = c.object.find("question"); q != c.object.end()) {
     if (!q->is_string())
-      throw MathJsonlError(where(source, line) + "\"question\" must be a string." + progress(line), line);
+      throw MathJsonlError(where(source, line) + "\"question\" must be a string." + progress(line),
+                           line);
     c.question = q->get<std::string>();
   }
   c.options = defaults;

@@ -15,11 +15,10 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "rewards/math/math_check.h"
 

@@ -48,12 +48,18 @@ Expr Expr::make_function(std::string name, std::vector<Expr> args) {
 
 const char* relation_text(Relation r) {
   switch (r) {
-    case Relation::kEqual: return "=";
-    case Relation::kNotEqual: return "\\ne";
-    case Relation::kLess: return "<";
-    case Relation::kLessEqual: return "\\le";
-    case Relation::kGreater: return ">";
-    case Relation::kGreaterEqual: return "\\ge";
+    case Relation::kEqual:
+      return "=";
+    case Relation::kNotEqual:
+      return "\\ne";
+    case Relation::kLess:
+      return "<";
+    case Relation::kLessEqual:
+      return "\\le";
+    case Relation::kGreater:
+      return ">";
+    case Relation::kGreaterEqual:
+      return "\\ge";
   }
   return "?";
 }

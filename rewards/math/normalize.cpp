@@ -68,17 +68,26 @@ void strip_delimiters(std::string& s) {
 
 void replace_unicode(std::string& s) {
   static const std::array<std::pair<std::string_view, std::string_view>, 12> kForms = {{
-      {"\u2212", "-"}, {"\u00d7", "\\times "}, {"\u00b7", "\\cdot "}, {"\u2264", "\\le "},
-      {"\u2265", "\\ge "}, {"\u2260", "\\ne "}, {"\u03c0", "\\pi "}, {"\u221a", "\\sqrt"},
-      {"\u221e", "\\infty "}, {"\u00b0", ""}, {"\u2013", "-"}, {"\u00a0", " "},
+      {"\u2212", "-"},
+      {"\u00d7", "\\times "},
+      {"\u00b7", "\\cdot "},
+      {"\u2264", "\\le "},
+      {"\u2265", "\\ge "},
+      {"\u2260", "\\ne "},
+      {"\u03c0", "\\pi "},
+      {"\u221a", "\\sqrt"},
+      {"\u221e", "\\infty "},
+      {"\u00b0", ""},
+      {"\u2013", "-"},
+      {"\u00a0", " "},
   }};
   for (auto& [from, to] : kForms) replace_all(s, from, to);
 }
 
 void strip_sizing(std::string& s) {
-  for (std::string_view cmd : {"\\left", "\\right", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr",
-                               "\\biggl", "\\biggr", "\\Biggl", "\\Biggr", "\\big", "\\Big",
-                               "\\bigg", "\\Bigg"}) {
+  for (std::string_view cmd :
+       {"\\left", "\\right", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr", "\\biggl", "\\biggr",
+        "\\Biggl", "\\Biggr", "\\big", "\\Big", "\\bigg", "\\Bigg"}) {
     size_t pos = 0;
     while ((pos = s.find(cmd, pos)) != std::string::npos) {
       size_t end = pos + cmd.size();
@@ -111,14 +120,17 @@ void strip_spacing(std::string& s) {
 
 void unify_spellings(std::string& s) {
   static const std::array<std::pair<std::string_view, std::string_view>, 22> kSpellings = {{
-      {"\\dfrac", "\\frac"},     {"\\tfrac", "\\frac"},     {"\\cfrac", "\\frac"},
-      {"\\dbinom", "\\binom"},   {"\\tbinom", "\\binom"},   {"\\leqslant", "\\le"},
-      {"\\geqslant", "\\ge"},    {"\\leq", "\\le"},         {"\\geq", "\\ge"},
-      {"\\neq", "\\ne"},         {"\\lbrace", "\\{"},       {"\\rbrace", "\\}"},
-      {"\\infin", "\\infty"},    {"\\varnothing", "\\emptyset"}, {"\\lt", "<"},
-      {"\\gt", ">"},             {"\\ast", "*"},            {"\\colon", ":"},
-      {"\\lvert", "|"},          {"\\rvert", "|"},          {"\\vert", "|"},
-      {"\\mid", "|"},
+      {"\\dfrac", "\\frac"},   {"\\tfrac", "\\frac"},
+      {"\\cfrac", "\\frac"},   {"\\dbinom", "\\binom"},
+      {"\\tbinom", "\\binom"}, {"\\leqslant", "\\le"},
+      {"\\geqslant", "\\ge"},  {"\\leq", "\\le"},
+      {"\\geq", "\\ge"},       {"\\neq", "\\ne"},
+      {"\\lbrace", "\\{"},     {"\\rbrace", "\\}"},
+      {"\\infin", "\\infty"},  {"\\varnothing", "\\emptyset"},
+      {"\\lt", "<"},           {"\\gt", ">"},
+      {"\\ast", "*"},          {"\\colon", ":"},
+      {"\\lvert", "|"},        {"\\rvert", "|"},
+      {"\\vert", "|"},         {"\\mid", "|"},
   }};
   for (auto& [from, to] : kSpellings) replace_command(s, from, to);
 }
@@ -200,16 +212,18 @@ bool unwrap_whole_text(std::string& s) {
 
 bool is_math_word(std::string_view w) {
   static constexpr std::string_view kWords[] = {
-      "or", "and", "sin", "cos", "tan", "sec", "csc", "cot", "log", "ln", "exp", "sqrt", "pi",
-      "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "i", "e"};
+      "or",     "and",    "sin",  "cos",  "tan",  "sec",   "csc",      "cot",
+      "log",    "ln",     "exp",  "sqrt", "pi",   "infty", "infinity", "arcsin",
+      "arccos", "arctan", "sinh", "cosh", "tanh", "i",     "e"};
   return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
 }
 
 bool is_known_unit(std::string_view w) {
   static constexpr std::string_view kUnits[] = {
-      "cm", "mm", "km", "kg", "mg", "ft", "in", "inch", "inches", "feet", "yd", "mi", "mph",
-      "lb", "lbs", "oz", "ml", "hr", "hrs", "min", "mins", "sec", "cents", "dollars", "units",
-      "degrees", "percent", "meters", "miles", "hours", "minutes", "seconds", "days"};
+      "cm",     "mm",    "km",    "kg",      "mg",      "ft",      "in",    "inch",    "inches",
+      "feet",   "yd",    "mi",    "mph",     "lb",      "lbs",     "oz",    "ml",      "hr",
+      "hrs",    "min",   "mins",  "sec",     "cents",   "dollars", "units", "degrees", "percent",
+      "meters", "miles", "hours", "minutes", "seconds", "days"};
   return std::find(std::begin(kUnits), std::end(kUnits), w) != std::end(kUnits);
 }
 

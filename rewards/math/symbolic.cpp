@@ -1,6 +1,7 @@
 // The GiNaC engine thread (see symbolic.h).
 #include "rewards/math/symbolic.h"
 
+#include <ginac/ginac.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,8 +12,6 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-
-#include <ginac/ginac.h>
 
 namespace rlwb::rewards {
 namespace {

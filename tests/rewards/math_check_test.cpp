@@ -1,12 +1,12 @@
 // The checker's public API (rewards/math/math_check.h): what a verdict holds,
 // the batch function, options, the asymmetric rules, the time bound, threads.
+#include "rewards/math/math_check.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <random>
 #include <thread>
-
-#include "rewards/math/math_check.h"
 
 namespace rlwb::rewards {
 namespace {
@@ -115,8 +115,8 @@ TEST(MathCheck, SymbolicTimeBoundCountsAsNotEqual) {
   MathCheckOptions hurried;
   hurried.symbolic_timeout = std::chrono::milliseconds(1);
   // Equal, but proving it means expanding a power with thousands of terms.
-  MathVerdict v = check_math_answer("(x+y+z+w+1)^{11}(x-y)",
-                                    "(x+y+z+w+1)^{11}x-(x+y+z+w+1)^{11}y", hurried);
+  MathVerdict v =
+      check_math_answer("(x+y+z+w+1)^{11}(x-y)", "(x+y+z+w+1)^{11}x-(x+y+z+w+1)^{11}y", hurried);
   EXPECT_EQ(v.score, 0);
   EXPECT_NE(v.reason.find("counted as not equal"), std::string::npos) << v.reason;
   // The engine recovers once the abandoned simplification ends.
@@ -150,15 +150,17 @@ TEST(MathCheck, BatchKeepsOrderAndChecksLengths) {
   EXPECT_EQ(v[2].score, 1);
   EXPECT_THROW(check_math_answers({"1", "2"}, {"1"}), std::invalid_argument);
   EXPECT_THROW(check_math_answers({"1"}, {"1"}, {}, {"q1", "q2"}), std::invalid_argument);
-  std::vector<MathVerdict> q = check_math_answers({"(x+1)^2"}, {"x^2+2x+1"}, {}, {"Expand (x+1)^2"});
+  std::vector<MathVerdict> q =
+      check_math_answers({"(x+1)^2"}, {"x^2+2x+1"}, {}, {"Expand (x+1)^2"});
   EXPECT_EQ(q[0].score, 0);
 }
 
 TEST(MathCheck, NeverThrowsOnArbitraryText) {
   std::mt19937 rng(7);
   const std::string alphabet = "\\{}[]()^_$&,.=<>|!%0123456789xyzabc+-*/ \n";
-  const char* pieces[] = {"\\frac", "\\sqrt", "\\boxed{", "\\left", "\\begin{pmatrix}",
-                          "\\end{pmatrix}", "\\text{", "\\cup", "\\infty", "\\pm", "\\\\"};
+  const char* pieces[] = {"\\frac",           "\\sqrt",         "\\boxed{", "\\left",
+                          "\\begin{pmatrix}", "\\end{pmatrix}", "\\text{",  "\\cup",
+                          "\\infty",          "\\pm",           "\\\\"};
   for (int i = 0; i < 2000; ++i) {
     std::string a, b;
     for (int k = 0; k < 30; ++k) {

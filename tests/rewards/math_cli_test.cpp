@@ -6,9 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace {
 
@@ -31,11 +30,12 @@ std::string slurp(const std::string& path) {
 }
 
 CliResult rlwb(const std::string& args) {
-  std::string base = std::filesystem::temp_directory_path() /
-                     ("rlwb-reward-cli-" + std::to_string(getpid()));
+  std::string base =
+      std::filesystem::temp_directory_path() / ("rlwb-reward-cli-" + std::to_string(getpid()));
   std::string command = quote(RLWB_CLI_BIN) + " " + args + " >" + base + ".out 2>" + base + ".err";
   int status = std::system(command.c_str());
-  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"),
+              slurp(base + ".err")};
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;
@@ -45,7 +45,8 @@ class RewardCli : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(RLWB_CLI_BIN))
-      GTEST_SKIP() << "build the rlwb program first (ninja rlwb); " << RLWB_CLI_BIN << " is missing";
+      GTEST_SKIP() << "build the rlwb program first (ninja rlwb); " << RLWB_CLI_BIN
+                   << " is missing";
     dir_ = std::filesystem::temp_directory_path() / ("rlwb-reward-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
   }
@@ -61,7 +62,8 @@ class RewardCli : public ::testing::Test {
 };
 
 TEST_F(RewardCli, OneCheckPrintsTheVerdict) {
-  CliResult r = rlwb("reward math --response " + quote("so \\boxed{\\frac{1}{2}}") + " --reference 0.5");
+  CliResult r =
+      rlwb("reward math --response " + quote("so \\boxed{\\frac{1}{2}}") + " --reference 0.5");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("score: 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("extracted: \\frac{1}{2} (from boxed)"), std::string::npos) << r.out;
@@ -74,20 +76,25 @@ TEST_F(RewardCli, OneCheckPrintsTheVerdict) {
 }
 
 TEST_F(RewardCli, OptionsReachTheChecker) {
-  EXPECT_NE(rlwb("reward math --response " + quote("50\\%") + " --reference 0.5").out.find("score: 0"),
-            std::string::npos);
+  EXPECT_NE(
+      rlwb("reward math --response " + quote("50\\%") + " --reference 0.5").out.find("score: 0"),
+      std::string::npos);
   EXPECT_NE(rlwb("reward math --response " + quote("50\\%") + " --reference 0.5 --percent fraction")
                 .out.find("score: 1"),
             std::string::npos);
-  EXPECT_NE(rlwb("reward math --response " + quote("She has 5.") + " --reference 5 --last-number yes")
-                .out.find("score: 1"),
-            std::string::npos);
+  EXPECT_NE(
+      rlwb("reward math --response " + quote("She has 5.") + " --reference 5 --last-number yes")
+          .out.find("score: 1"),
+      std::string::npos);
 }
 
 TEST_F(RewardCli, FileGivesOneJsonLinePerInputInOrder) {
-  std::string in = write("in.jsonl", R"({"response": "\\boxed{3}", "reference": "3"})" "\n"
-                                     R"({"response": "#### 4", "reference": "5"})" "\n"
-                                     R"({"response": "x=2", "reference": "2"})" "\n");
+  std::string in = write("in.jsonl", R"({"response": "\\boxed{3}", "reference": "3"})"
+                                     "\n"
+                                     R"({"response": "#### 4", "reference": "5"})"
+                                     "\n"
+                                     R"({"response": "x=2", "reference": "2"})"
+                                     "\n");
   CliResult r = rlwb("reward math --file " + quote(in));
   EXPECT_EQ(r.code, 0) << r.err;
   std::istringstream lines(r.out);
@@ -105,9 +112,12 @@ TEST_F(RewardCli, FileGivesOneJsonLinePerInputInOrder) {
 }
 
 TEST_F(RewardCli, BadLineNamesItAndKeepsTheLinesBefore) {
-  std::string in = write("bad.jsonl", R"({"response": "1", "reference": "1"})" "\n"
-                                      R"({"response": "2"})" "\n"
-                                      R"({"response": "3", "reference": "3"})" "\n");
+  std::string in = write("bad.jsonl", R"({"response": "1", "reference": "1"})"
+                                      "\n"
+                                      R"({"response": "2"})"
+                                      "\n"
+                                      R"({"response": "3", "reference": "3"})"
+                                      "\n");
   std::string out = (dir_ / "out.jsonl").string();
   CliResult r = rlwb("reward math --file " + quote(in) + " --out " + quote(out));
   EXPECT_EQ(r.code, 1);
@@ -121,7 +131,8 @@ TEST_F(RewardCli, BadLineNamesItAndKeepsTheLinesBefore) {
 TEST_F(RewardCli, UnreadableFileAndBadUsageSayWhatToDo) {
   CliResult missing = rlwb("reward math --file /nonexistent/in.jsonl");
   EXPECT_EQ(missing.code, 1);
-  EXPECT_NE(missing.err.find("cannot read /nonexistent/in.jsonl"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("cannot read /nonexistent/in.jsonl"), std::string::npos)
+      << missing.err;
   CliResult no_ref = rlwb("reward math --response 5");
   EXPECT_EQ(no_ref.code, 2);
   EXPECT_NE(no_ref.err.find("--reference"), std::string::npos);

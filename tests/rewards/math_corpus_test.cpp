@@ -49,8 +49,8 @@ TEST(MathCorpus, EveryCaseGetsItsLabelledVerdict) {
     ++wrong;
     ADD_FAILURE() << "math_corpus.jsonl:" << lc.c.line << " [" << lc.rule << "] response "
                   << lc.c.response << " | reference " << lc.c.reference << " | expected "
-                  << lc.verdict << ", got " << v.score << " | extracted '" << v.extracted
-                  << "' -> " << v.parsed_prediction << " vs " << v.parsed_reference
+                  << lc.verdict << ", got " << v.score << " | extracted '" << v.extracted << "' -> "
+                  << v.parsed_prediction << " vs " << v.parsed_reference
                   << " | reason: " << v.reason;
   }
   EXPECT_EQ(wrong, 0u) << "of " << cases.size() << " cases";
@@ -61,13 +61,34 @@ TEST(MathCorpus, HasAtLeast300CasesCoveringEveryRuleBothWays) {
   EXPECT_GE(cases.size(), 300u);
   std::map<std::string, std::set<int>> verdicts_by_rule;
   for (const LabelledCase& lc : cases) verdicts_by_rule[lc.rule].insert(lc.verdict);
-  const std::vector<std::string> rules = {
-      "extract_boxed", "extract_hashes", "extract_answer_line", "extract_last_number",
-      "extract_whole_text", "norm_left_right", "norm_spacing", "norm_frac_spellings", "norm_sqrt",
-      "norm_units_text", "norm_degrees", "norm_percent", "norm_thousands", "norm_leading_var",
-      "norm_dollar", "norm_trailing_period", "rational", "numeric", "symbolic", "interval",
-      "set_tuple", "matrix", "inequality", "equation", "infinity", "text_choice", "final_form",
-      "robust"};
+  const std::vector<std::string> rules = {"extract_boxed",
+                                          "extract_hashes",
+                                          "extract_answer_line",
+                                          "extract_last_number",
+                                          "extract_whole_text",
+                                          "norm_left_right",
+                                          "norm_spacing",
+                                          "norm_frac_spellings",
+                                          "norm_sqrt",
+                                          "norm_units_text",
+                                          "norm_degrees",
+                                          "norm_percent",
+                                          "norm_thousands",
+                                          "norm_leading_var",
+                                          "norm_dollar",
+                                          "norm_trailing_period",
+                                          "rational",
+                                          "numeric",
+                                          "symbolic",
+                                          "interval",
+                                          "set_tuple",
+                                          "matrix",
+                                          "inequality",
+                                          "equation",
+                                          "infinity",
+                                          "text_choice",
+                                          "final_form",
+                                          "robust"};
   for (const std::string& rule : rules) {
     ASSERT_TRUE(verdicts_by_rule.count(rule)) << "no case for rule " << rule;
     // Each rule needs a matching and (except the pure clean-up rules) a non-matching case.

@@ -69,9 +69,7 @@ TEST(MathExtract, MinervaSignOffIsDropped) {
             "x^2-1");
 }
 
-TEST(MathExtract, TheAnswerIsCounts) {
-  EXPECT_EQ(extract("so the answer is 12").text, "12");
-}
+TEST(MathExtract, TheAnswerIsCounts) { EXPECT_EQ(extract("so the answer is 12").text, "12"); }
 
 TEST(MathExtract, AFormulaAloneIsTheAnswer) {
   ExtractedAnswer a = extract("  $\\frac{3}{5}$ ");

@@ -1,10 +1,10 @@
 // JSON Lines in and out (rewards/math/math_jsonl.h): what `rlwb reward math
 // --file` writes, and how it reports a bad line without losing earlier ones.
+#include "rewards/math/math_jsonl.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
-
-#include "rewards/math/math_jsonl.h"
 
 namespace rlwb::rewards {
 namespace {
@@ -18,11 +18,13 @@ std::vector<nlohmann::json> lines_of(const std::string& text) {
 }
 
 TEST(MathJsonl, WritesOneVerdictLinePerInputInOrder) {
-  std::istringstream in(
-      R"({"response": "\\boxed{2}", "reference": "2", "id": "a"})" "\n"
-      "\n"
-      R"({"response": "#### 7", "reference": "8"})" "\n"
-      R"({"response": "x = 3", "reference": "3", "question": "Solve x-3=0"})" "\n");
+  std::istringstream in(R"({"response": "\\boxed{2}", "reference": "2", "id": "a"})"
+                        "\n"
+                        "\n"
+                        R"({"response": "#### 7", "reference": "8"})"
+                        "\n"
+                        R"({"response": "x = 3", "reference": "3", "question": "Solve x-3=0"})"
+                        "\n");
   std::ostringstream out;
   MathJsonlSummary s = score_math_jsonl(in, out, "in.jsonl", {});
   EXPECT_EQ(s.checked, 3u);
@@ -42,13 +44,16 @@ TEST(MathJsonl, WritesOneVerdictLinePerInputInOrder) {
   for (const char* key : {"normalized", "reference_normalized", "method", "reason"})
     EXPECT_TRUE(got[2].contains(key)) << key;
   // "line" comes first, then the verdict's keys in a fixed order.
-  EXPECT_EQ(out.str().rfind("{\"line\":1,\"id\":\"a\",\"score\":1,\"extracted\":\"2\",", 0), 0u) << out.str();
+  EXPECT_EQ(out.str().rfind("{\"line\":1,\"id\":\"a\",\"score\":1,\"extracted\":\"2\",", 0), 0u)
+      << out.str();
 }
 
 TEST(MathJsonl, PerLineOptionsOverrideTheDefaults) {
   std::istringstream in(
-      R"({"response": "50\\%", "reference": "0.5"})" "\n"
-      R"({"response": "50\\%", "reference": "0.5", "options": {"percent": "fraction"}})" "\n");
+      R"({"response": "50\\%", "reference": "0.5"})"
+      "\n"
+      R"({"response": "50\\%", "reference": "0.5", "options": {"percent": "fraction"}})"
+      "\n");
   std::ostringstream out;
   score_math_jsonl(in, out, "in.jsonl", {});
   std::vector<nlohmann::json> got = lines_of(out.str());
@@ -116,11 +121,14 @@ TEST(MathJsonl, FirstLineErrorSaysNothingWasWritten) {
 }
 
 TEST(MathJsonl, OptionsFromJsonReadEveryKey) {
-  MathCheckOptions o = math_options_from_json(
-      {{"last_number_fallback", true}, {"percent", "either"}, {"relative_tolerance", 0.01},
-       {"rounding_min_places", 2}, {"require_final_form", false},
-       {"accept_numeric_identity", false}, {"symbolic_timeout_ms", 50}},
-      {});
+  MathCheckOptions o = math_options_from_json({{"last_number_fallback", true},
+                                               {"percent", "either"},
+                                               {"relative_tolerance", 0.01},
+                                               {"rounding_min_places", 2},
+                                               {"require_final_form", false},
+                                               {"accept_numeric_identity", false},
+                                               {"symbolic_timeout_ms", 50}},
+                                              {});
   EXPECT_TRUE(o.last_number_fallback);
   EXPECT_EQ(o.percent, PercentRule::kEither);
   EXPECT_DOUBLE_EQ(o.relative_tolerance, 0.01);
@@ -128,7 +136,8 @@ TEST(MathJsonl, OptionsFromJsonReadEveryKey) {
   EXPECT_FALSE(o.require_final_form);
   EXPECT_FALSE(o.accept_numeric_identity);
   EXPECT_EQ(o.symbolic_timeout, std::chrono::milliseconds(50));
-  EXPECT_THROW(math_options_from_json({{"last_number_fallback", "yes"}}, {}), std::invalid_argument);
+  EXPECT_THROW(math_options_from_json({{"last_number_fallback", "yes"}}, {}),
+               std::invalid_argument);
   EXPECT_THROW(math_options_from_json({{"symbolic_timeout_ms", 0}}, {}), std::invalid_argument);
   EXPECT_THROW(math_options_from_json(nlohmann::ordered_json::array(), {}), std::invalid_argument);
 }

@@ -73,7 +73,7 @@ TEST(MathNormalize, DropsTrailingUnits) {
   EXPECT_EQ(normalize_answer("20 dollars"), "20");
   EXPECT_EQ(normalize_answer("4 sq units"), "4");
   EXPECT_EQ(normalize_answer("15cm"), "15");
-  EXPECT_EQ(normalize_answer("2xy"), "2xy");  // a product, not a unit
+  EXPECT_EQ(normalize_answer("2xy"), "2xy");                        // a product, not a unit
   EXPECT_EQ(normalize_answer("x \\text{ or } y"), "x\\text{or}y");  // connectors stay
 }
 
@@ -83,8 +83,8 @@ TEST(MathNormalize, DropsThousandsSeparators) {
   EXPECT_EQ(normalize_answer("1{,}000"), "1000");
   EXPECT_EQ(normalize_answer("1\\,000"), "1000");
   EXPECT_EQ(normalize_answer("1 000 000"), "1000000");
-  EXPECT_EQ(normalize_answer("1, 2"), "1,2");      // a list
-  EXPECT_EQ(normalize_answer("10,00"), "10,00");   // not groups of three
+  EXPECT_EQ(normalize_answer("1, 2"), "1,2");         // a list
+  EXPECT_EQ(normalize_answer("10,00"), "10,00");      // not groups of three
   EXPECT_EQ(normalize_answer("(1,000)"), "(1,000)");  // a tuple (1, 0)
 }
 

@@ -1,7 +1,7 @@
 // Exact rationals with overflow checks (rewards/math/rational.h).
-#include <gtest/gtest.h>
-
 #include "rewards/math/rational.h"
+
+#include <gtest/gtest.h>
 
 namespace rlwb::rewards {
 namespace {
