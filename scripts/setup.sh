@@ -45,6 +45,9 @@ fi
 
 export PATH="/usr/lib/ccache:$PATH"
 export CCACHE_DIR="${CCACHE_DIR:-$RLWB_HOME/ccache}"
+# Paths relative to the checkout, so a clone in another folder (CI) reuses
+# the cache of an earlier build.
+export CCACHE_BASEDIR="$here" CCACHE_NOHASHDIR=1
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   echo "[setup] configuring $BUILD_DIR"
   cmake -S "$here" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -44,7 +44,7 @@ struct RpcServer::Impl {
   std::map<uint64_t, PendingCall> pending;
   std::map<std::string, WorkerState> workers;
   std::condition_variable registered_cv;
-  uint64_t next_id = 1;
+  std::atomic<uint64_t> next_id{1};
 
   std::atomic<bool> stopping{false};
   std::thread io_thread;
@@ -292,29 +292,34 @@ std::future<Batch> RpcServer::call(const std::string& worker, const std::string&
                                    const std::string& method, Batch input, Json args, Json context,
                                    std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) timeout = impl_->options.call_timeout;
+  const uint64_t id = impl_->next_id.fetch_add(1);
+  // Encode before taking the lock: copying a large tensor into shared
+  // memory must not stall the I/O thread or other callers.
   std::vector<zmq::message_t> frames;
   frames.emplace_back(worker.data(), worker.size());
-  std::future<Batch> future;
+  std::string encode_error;
+  try {
+    Json header = {{"kind", wire_kind::kCall}, {"id", id},     {"model", model},
+                   {"method", method},         {"args", args}, {"context", context}};
+    encode_message(header, input, frames, impl_->options.wire);
+  } catch (const std::exception& e) {
+    encode_error = std::string("cannot encode the call's input: ") + e.what();
+  }
   std::lock_guard<std::mutex> lock(impl_->mu);
-  uint64_t id = impl_->next_id++;
   PendingCall& call = impl_->pending[id];
   call.worker = worker;
   call.model = model;
   call.method = method;
   call.deadline = Clock::now() + timeout;
-  future = call.promise.get_future();
+  std::future<Batch> future = call.promise.get_future();
   auto w = impl_->workers.find(worker);
   if (w == impl_->workers.end() || !w->second.info.alive) {
     impl_->fail_locked(id, w == impl_->workers.end() ? "worker is not registered"
                                                      : "worker is dead: " + w->second.info.death_reason);
     return future;
   }
-  Json header = {{"kind", wire_kind::kCall}, {"id", id},     {"model", model},
-                 {"method", method},         {"args", args}, {"context", context}};
-  try {
-    encode_message(header, input, frames, impl_->options.wire);
-  } catch (const std::exception& e) {
-    impl_->fail_locked(id, std::string("cannot encode the call's input: ") + e.what());
+  if (!encode_error.empty()) {
+    impl_->fail_locked(id, encode_error);
     return future;
   }
   impl_->outbox.push_back(std::move(frames));
