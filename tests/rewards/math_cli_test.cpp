@@ -2,6 +2,7 @@
 // errors for bad input. Needs the rlwb program (built with the whole tree).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
