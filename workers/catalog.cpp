@@ -16,7 +16,8 @@ static int count_gpus() {
 
 core::MethodCatalog build_catalog(const RoleRegistry& registry) {
   core::MethodCatalog catalog;
-  for (auto& [role, methods] : registry.describe().items())
+  const nlohmann::json roles = registry.describe();  // keep alive while iterating
+  for (auto& [role, methods] : roles.items())
     for (auto& [method, mode] : methods.items()) catalog.role_methods[role].insert(method);
   for (auto& [name, fn] : core::builtin_nodes()) catalog.builtins.insert(name);
   for (auto& [name, task] : core::task_sources()) catalog.task_columns[name] = task.columns;
