@@ -10,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -117,6 +120,26 @@ Stats rlwb_rpc(int workers, int iters) {
   return percentiles(samples);
 }
 
+// Ray actors as the peer, when the venv has ray; nullopt otherwise.
+std::optional<nlohmann::json> ray_peer(int iters) {
+  const char* home = std::getenv("HOME");
+  std::string python = std::getenv("RLWB_PYTHON") ? std::getenv("RLWB_PYTHON")
+                                                  : std::string(home ? home : "/root") + "/.local/share/rlwb/venv/bin/python";
+  std::string script = std::string(RLWB_SOURCE_DIR) + "/bench/ray_rpc.py";
+  std::string cmd = "timeout 600 " + python + " " + script + " " + std::to_string(iters) + " 2>/dev/null";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return std::nullopt;
+  std::string out;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
+  if (pclose(pipe) != 0) return std::nullopt;
+  try {
+    return nlohmann::json::parse(out.substr(out.rfind('{')));
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -126,12 +149,21 @@ int main(int argc, char** argv) {
   std::printf("RPC round trip, empty Batch, ipc://, %d iterations (after 100 warm-up), %u cores\n", iters,
               std::thread::hardware_concurrency());
   std::printf("%-8s %-28s %10s %10s %14s\n", "workers", "path", "p50 us", "p99 us", "p50 / raw zmq");
+  auto ray = ray_peer(iters);
   for (int workers : {1, 8}) {
     Stats raw = raw_zmq(workers, iters);
     Stats ours = rlwb_rpc(workers, iters);
     std::printf("%-8d %-28s %10.1f %10.1f %14s\n", workers, "raw ZeroMQ ping-pong (floor)", raw.p50, raw.p99, "1.00");
     std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB RpcServer + rlwb-worker", ours.p50, ours.p99,
                 ours.p50 / raw.p50);
+    if (ray) {
+      auto r = (*ray)[std::to_string(workers)];
+      double p50 = r["p50_us"].get<double>(), p99 = r["p99_us"].get<double>();
+      std::printf("%-8d %-28s %10.1f %10.1f %14.2f   (RLWB is %.1fx faster at p50)\n", workers, "Ray actor call (peer)",
+                  p50, p99, p50 / raw.p50, p50 / ours.p50);
+    } else if (workers == 1) {
+      std::printf("%-8s Ray peer skipped: 'import ray' failed in the RLWB venv (pip install ray to compare)\n", "");
+    }
   }
   return 0;
 }
