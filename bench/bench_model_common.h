@@ -5,6 +5,8 @@
 
 #include <torch/torch.h>
 
+#include <time.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -72,6 +74,15 @@ inline nlohmann::json run_reference(const std::string& script, const std::vector
   } catch (const nlohmann::json::exception&) {
     return {{"error", "cannot parse the reference's output:\n" + out}};
   }
+}
+
+// CPU seconds of this process (all its threads). On a shared, loaded
+// machine wall time mostly measures the other tenants; CPU time measures
+// the work each side does, so both are reported.
+inline double cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 inline std::string fixed(double v, int digits = 1) {

@@ -2,7 +2,7 @@
 next-token cross-entropy, backward, AdamW) in PyTorch eager, on the
 checkpoint and batch RLWB wrote, for (a) a hand-written PyTorch module of
 the same architecture and (b) HF transformers' LlamaForCausalLM. Prints one
-JSON line last: the fastest step's seconds for each.
+JSON line last: the fastest step's wall and CPU seconds for each.
   bench_train_step_torch.py CKPT_DIR THREADS STEPS
 """
 import json
@@ -114,12 +114,13 @@ def time_steps(model, ids, steps):
 
     step()
     step()
-    times = []
+    wall, cpu = [], []
     for _ in range(steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+        cpu.append(time.process_time() - c0)
+        wall.append(time.perf_counter() - t0)
+    return min(wall), min(cpu)
 
 
 def main():
@@ -132,7 +133,9 @@ def main():
     plain.load_state_dict({n: weights[hf_name(n)] for n, _ in plain.named_parameters()}, strict=True)
     plain.train()
     hf = LlamaForCausalLM.from_pretrained(ckpt, dtype=torch.float32, attn_implementation="sdpa").train()
-    result = {"torch": time_steps(plain, ids, steps), "hf": time_steps(hf, ids, steps),
+    torch_wall, torch_cpu = time_steps(plain, ids, steps)
+    hf_wall, hf_cpu = time_steps(hf, ids, steps)
+    result = {"torch": torch_wall, "torch_cpu": torch_cpu, "hf": hf_wall, "hf_cpu": hf_cpu,
               "torch_version": torch.__version__, "transformers_version": transformers.__version__}
     print(json.dumps(result))
 

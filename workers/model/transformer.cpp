@@ -53,7 +53,9 @@ const TransformerBlockImpl::FusedWeights& TransformerBlockImpl::fused_weights() 
     if ((*linear)->bias.defined()) params.push_back((*linear)->bias);
   }
   std::vector<std::pair<const void*, int64_t>> sources;
-  for (const auto& p : params) sources.emplace_back(p.data_ptr(), p._version());
+  // Inference tensors (parameters made under InferenceMode) have no version
+  // counter; only a change of storage is seen for them.
+  for (const auto& p : params) sources.emplace_back(p.data_ptr(), p.is_inference() ? 0 : p._version());
   if (sources != fused_.sources) {
     auto cat = [](std::initializer_list<torch::Tensor> parts) {
       return parts.begin()->defined() ? torch::cat(parts) : torch::Tensor();
