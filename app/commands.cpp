@@ -52,6 +52,8 @@ CommandLine parse_command_line(const std::vector<std::string>& args) {
       auto eq = name.find('=');
       if (eq != std::string::npos) {
         cl.flags[name.substr(0, eq)] = name.substr(eq + 1);
+      } else if (name == "json" && (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)) {
+        cl.flags[name] = "true";  // a switch: rlwb sandbox run ... --json
       } else {
         if (i + 1 >= args.size()) throw UsageError("option " + a + " needs a value");
         cl.flags[name] = args[++i];

@@ -46,7 +46,7 @@ bool bool_flag(const CliArgs& a, const std::string& name) {
 int run_command(const CliArgs& a, std::ostream& out) {
   for (const auto& [name, value] : a.flags)
     if (name != "lang" && name != "stdin" && name != "json" && name != "endpoint" && name != "wall-ms" &&
-        name != "cpu-ms" && name != "memory-mb")
+        name != "cpu-ms" && name != "memory-mb" && name != "timeout-ms")
       throw UsageError("run: unknown option --" + name);
   if (a.positional.size() != 1) throw UsageError("run needs exactly one program file");
   auto lang_it = a.flags.find("lang");
@@ -69,7 +69,11 @@ int run_command(const CliArgs& a, std::ostream& out) {
   }
   Verdict v;
   if (a.flags.count("endpoint")) {
-    v = SandboxClient(a.flags.at("endpoint")).run(req);
+    // Bound the wait: the run's own limits plus room for queueing.
+    int fallback = req.limits.wall_ms + (is_compiled(req.language) ? req.compile_limits.wall_ms : 0) + 60000;
+    ClientOptions co;
+    co.timeout = std::chrono::milliseconds(int_flag(a, "timeout-ms", fallback));
+    v = SandboxClient(a.flags.at("endpoint"), co).run(req);
   } else {
     PoolOptions pool;
     pool.executors = 1;
@@ -102,9 +106,10 @@ int serve_command(const CliArgs& a, std::ostream& out) {
 const char* cli_usage() {
   return R"(usage:
   rlwb-sandbox run --lang python3|bash|c|cpp FILE [--stdin FILE] [--json] [--endpoint E]
-                   [--wall-ms N] [--cpu-ms N] [--memory-mb N]
+                   [--wall-ms N] [--cpu-ms N] [--memory-mb N] [--timeout-ms N]
       run FILE once in a fresh sandbox and print the verdict (exit status 0 whatever the
       verdict, 1 if the sandbox itself failed); in-process unless --endpoint names a service
+      (--timeout-ms bounds the wait for its answer)
   rlwb-sandbox serve [--endpoint ipc:///tmp/rlwb-sandbox.sock] [--executors N] [--max-queued N]
       serve run/judge requests over ZeroMQ until SIGINT/SIGTERM
 )";

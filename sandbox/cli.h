@@ -1,7 +1,7 @@
 // The sandbox's command line, shared by `rlwb sandbox ...` (app/cmd_sandbox.cpp)
 // and the rlwb-sandbox executable (sandbox_main.cpp):
 //   run --lang LANG FILE [--stdin FILE] [--json] [--endpoint E]
-//       [--wall-ms N] [--cpu-ms N] [--memory-mb N]
+//       [--wall-ms N] [--cpu-ms N] [--memory-mb N] [--timeout-ms N]
 //       runs FILE once and prints the verdict (one JSON object with --json).
 //       Exit status 0 whatever the verdict; 1 when the sandbox itself failed
 //       (sandbox_error); 2 for bad usage (unknown language, missing file).

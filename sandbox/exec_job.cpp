@@ -30,7 +30,8 @@ nlohmann::json job_header(const ExecJob& job) {
   return {{"argv", job.argv},
           {"files", files},
           {"limits", limits_to_json(job.limits)},
-          {"collect", job.collect}};
+          {"collect", job.collect},
+          {"python_main", job.python_main}};
 }
 
 ExecJob job_from_message(Message&& m) {
@@ -39,6 +40,7 @@ ExecJob job_from_message(Message&& m) {
     job.argv = m.header.at("argv").get<std::vector<std::string>>();
     job.limits = limits_from_json(m.header.at("limits"), Limits{});
     job.collect = m.header.value("collect", "");
+    job.python_main = m.header.value("python_main", false);
     const auto& files = m.header.at("files");
     if (m.blobs.size() != files.size() + 1) throw SandboxError("job: blob count does not match");
     job.stdin_data = std::move(m.blobs[0]);

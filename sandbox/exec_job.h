@@ -26,6 +26,8 @@ struct ExecJob {
   std::string stdin_data;
   Limits limits;
   std::string collect;  // after exit 0, bring this work-dir file back (compile output)
+  // argv is python3 running /tmp/main.py: a pre-started interpreter may serve it.
+  bool python_main = false;
 };
 
 // Why the sandbox stopped the program, if it did.

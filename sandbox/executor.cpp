@@ -69,6 +69,7 @@ std::string cgroup_fallback() {
 struct Spare {
   pid_t pid = -1;
   UniqueFd ctl, out_r, err_r, pidfd;
+  bool python = false;  // a python3 interpreter is already started in it
   bool ready() const { return pid > 0; }
 };
 
@@ -85,7 +86,7 @@ class ExecutorProcess {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    if (error.empty() && !prepare(spare_, error)) error = "cannot create a sandbox: " + error;
+    if (error.empty() && !prepare(spare_, error, false)) error = "cannot create a sandbox: " + error;
     nlohmann::json hello = {{"ok", error.empty()}, {"error", error}};
     if (error.empty()) {
       hello["namespaces"] = kNamespaceNames;
@@ -103,10 +104,18 @@ class ExecutorProcess {
       try {
         ExecJob job = detail::job_from_message(std::move(m));
         std::string err;
-        if (!spare_.ready() && !prepare(spare_, err))
+        if (spare_.ready() && spare_.python && !job.python_main) discard(spare_);  // wrong kind
+        const bool warm = spare_.ready() && spare_.python;
+        if (!spare_.ready() && !prepare(spare_, err, false))
           r.sandbox_error = "cannot create a sandbox: " + err;
         else
           r = run(spare_, job);
+        if (warm && !r.sandbox_error.empty()) {  // the pre-started interpreter failed: once more, cold
+          discard(spare_);
+          if (prepare(spare_, err, false)) r = run(spare_, job);
+        }
+        // Prepare for more of the same: python jobs get a pre-started interpreter.
+        python_next_ = job.python_main;
       } catch (const std::exception& e) {
         r.sandbox_error = e.what();
       }
@@ -118,7 +127,7 @@ class ExecutorProcess {
         shutdown();
       discard(spare_);
       std::string err;
-      prepare(spare_, err);  // the next job will retry and report if this failed
+      prepare(spare_, err, python_next_);  // the next job will retry and report if this failed
     }
   }
 
@@ -138,7 +147,7 @@ class ExecutorProcess {
     s = Spare{};
   }
 
-  bool prepare(Spare& s, std::string& error) {
+  bool prepare(Spare& s, std::string& error, bool python) {
     int sp[2], out[2], err[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
       error = errno_text("socketpair");
@@ -183,7 +192,8 @@ class ExecutorProcess {
       }
     }
     std::string reply;
-    if (!detail::send_packet(s.ctl.get(), "M") ||
+    s.python = python;
+    if (!detail::send_packet(s.ctl.get(), python ? "MP" : "M") ||
         detail::recv_packet(s.ctl.get(), reply, nullptr, Clock::now() + std::chrono::seconds(10)) !=
             IoStatus::ok ||
         reply != "R") {
@@ -344,6 +354,7 @@ class ExecutorProcess {
   ExecutorConfig cfg_;
   SeccompProgram seccomp_;
   Spare spare_;
+  bool python_next_ = false;
   std::string fallback_ = cgroup_fallback();
   alignas(16) static inline char init_stack_[256 * 1024];
 };

@@ -58,6 +58,7 @@ Verdict run_built(const ExecFn& exec, const Built& b, const std::string& stdin_d
   job.files = b.files;
   job.stdin_data = stdin_data;
   job.limits = limits;
+  job.python_main = b.argv == language_spec(Language::python3).run_argv;
   return classify(exec(job), limits, Phase::run);
 }
 

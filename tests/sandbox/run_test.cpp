@@ -92,6 +92,16 @@ TEST(RunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
   EXPECT_THAT(b.stdout_data, ::testing::Not(HasSubstr("secret")));
 }
 
+TEST(RunTest, WorkDirSizeIsPerJob) {
+  Limits l = quick_limits();
+  l.work_dir_mb = 1;
+  Verdict v = run_program(Language::bash, "head -c 3000000 /dev/zero > big; echo $?; df -k /tmp | tail -1\n", l);
+  EXPECT_EQ(v.outcome, Outcome::ok);
+  EXPECT_THAT(v.stderr_data, HasSubstr("No space left on device"));
+  Verdict big = run_program(Language::bash, "head -c 3000000 /dev/zero > big && echo wrote\n");
+  EXPECT_EQ(big.stdout_data, "wrote\n") << "the next job has the default size again";
+}
+
 TEST(RunTest, StdinMayBeLargeAndBinary) {
   std::string data(5 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
@@ -197,6 +207,68 @@ TEST(ClassifyTest, RulesInOrder) {
   ExecResult killed_compiler = exited(-1);
   killed_compiler.signal = SIGSYS;
   EXPECT_EQ(classify(std::move(killed_compiler), l, Phase::compile).outcome, Outcome::sandbox_error);
+}
+
+}  // namespace
+}  // namespace rlwb::sandbox::testing
+
+namespace rlwb::sandbox::testing {
+namespace {
+
+// With one executor the order is fixed: after a bash job the next sandbox
+// is plain (python3 starts cold); after a python3 job the next one has a
+// pre-started interpreter. Both must look the same to the program.
+TEST(RunTest, PreStartedInterpreterBehavesLikeAColdStart) {
+  PoolOptions o;
+  o.executors = 1;
+  o.executor.host_id_base = host_id_base() + 2;
+  LocalSandbox box(o);
+  const std::string program =
+      "import sys, os\n"
+      "print(__name__, __file__, sys.argv, sys.path[0], os.getcwd())\n"
+      "print(sys.stdin.read().upper())\n"
+      "print(sorted(k for k in globals() if not k.startswith('__')))\n"
+      "def f():\n    raise ValueError('boom')\n"
+      "f()\n";
+  auto run = [&](Language lang, const std::string& src) {
+    RunRequest r;
+    r.language = lang;
+    r.program = src;
+    r.stdin_data = "some input";
+    r.limits = quick_limits();
+    return box.run(r);
+  };
+  ASSERT_TRUE(run(Language::bash, "true").ok());
+  Verdict cold = run(Language::python3, program);
+  Verdict warm = run(Language::python3, program);
+  Verdict warm2 = run(Language::python3, program);
+  for (const Verdict* v : {&cold, &warm, &warm2}) {
+    EXPECT_EQ(v->outcome, Outcome::runtime_error);
+    EXPECT_EQ(v->exit_code, 1);
+  }
+  EXPECT_EQ(cold.stdout_data, "__main__ /tmp/main.py ['/tmp/main.py'] /tmp /tmp\nSOME INPUT\n['os', 'sys']\n");
+  EXPECT_EQ(warm.stdout_data, cold.stdout_data);
+  EXPECT_EQ(warm.stderr_data, cold.stderr_data);
+  EXPECT_EQ(warm2.stdout_data, cold.stdout_data);
+  EXPECT_THAT(cold.stderr_data, HasSubstr("Traceback (most recent call last):\n  File \"/tmp/main.py\", line 7"));
+
+  Verdict syntax_cold, syntax_warm;
+  ASSERT_TRUE(run(Language::bash, "true").ok());
+  syntax_cold = run(Language::python3, "print(1\n");
+  syntax_warm = run(Language::python3, "print(1\n");
+  EXPECT_EQ(syntax_cold.outcome, Outcome::runtime_error);
+  EXPECT_EQ(syntax_warm.exit_code, syntax_cold.exit_code);
+  EXPECT_EQ(syntax_warm.stderr_data, syntax_cold.stderr_data);
+
+  Verdict exit_warm = run(Language::python3, "import sys\nsys.exit(5)\n");
+  EXPECT_EQ(exit_warm.exit_code, 5);
+  // Limits apply to the pre-started interpreter too.
+  RunRequest hog;
+  hog.program = "x = bytearray(1 << 34)";
+  hog.limits = quick_limits();
+  EXPECT_EQ(box.run(hog).outcome, Outcome::memory_limit);
+  hog.program = "while True: pass";
+  EXPECT_EQ(box.run(hog).outcome, Outcome::timeout);
 }
 
 }  // namespace

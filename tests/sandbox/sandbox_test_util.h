@@ -55,7 +55,10 @@ inline Verdict run_program(Language lang, const std::string& program, Limits lim
 struct HostProcess {
   int pid = 0;
   std::string name;
-  bool spare_stage = false;  // a prepared sandbox's process waiting for its job (pid 2 of its namespace)
+  // A prepared sandbox's process waiting for its job: pid 2 of its pid
+  // namespace (after a run ends, nothing of it survives, and its main
+  // process was that pid 2).
+  bool spare_stage = false;
 };
 
 // Host processes whose real uid is one of this test's sandbox host uids.
@@ -78,7 +81,7 @@ inline std::vector<HostProcess> host_processes_of_sandbox_users() {
     }
     if (!ours) continue;
     bool pid2 = nspid.size() >= 2 && nspid.compare(nspid.size() - 2, 2, "\t2") == 0;
-    found.push_back({std::atoi(e->d_name), name, name == "rlwb-stage" && pid2});
+    found.push_back({std::atoi(e->d_name), name, pid2});
   }
   if (d) closedir(d);
   return found;

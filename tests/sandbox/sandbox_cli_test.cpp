@@ -1,0 +1,147 @@
+// The command line: rlwb-sandbox run/serve, and `rlwb sandbox` when the rlwb
+// CLI is built. Exit status 0 whatever the verdict, 1 when the sandbox
+// failed, 2 on bad usage; --json prints one JSON object.
+#include "tests/sandbox/service_process.h"
+
+#include <gmock/gmock.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+
+#include <fstream>
+
+namespace rlwb::sandbox::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Output {
+  int status = -1;
+  std::string out, err;
+};
+
+// Runs argv with a bounded wait (kills it after 60 s).
+Output run_cli(std::vector<std::string> argv) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  Output o;
+  pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int open_pipes = 2;
+  char buf[4096];
+  while (open_pipes > 0 && std::chrono::steady_clock::now() < until) {
+    if (poll(p, 2, 1000) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (!p[i].revents) continue;
+      ssize_t n = read(p[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        p[i].fd = -1;
+        --open_pipes;
+      } else {
+        (i == 0 ? o.out : o.err).append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  close(out[0]);
+  close(err[0]);
+  return o;
+}
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  std::string path = "/tmp/rlwb-cli-test-" + std::to_string(getpid()) + "-" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+TEST(CliTest, RunPrintsOneJsonVerdictAndExitsZero) {
+  std::string prog = write_temp("sum.py", "a, b = map(int, input().split())\nprint(a + b)\n");
+  std::string in = write_temp("in.txt", "40 2\n");
+  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--stdin", in, "--json"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["verdict"], "ok");
+  EXPECT_EQ(j["stdout"], "42\n");
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_TRUE(j.contains("wall_ms") && j.contains("cpu_ms") && j.contains("peak_memory_kb") && j.contains("fallbacks"));
+  EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << "exactly one JSON line";
+}
+
+TEST(CliTest, FailingProgramStillExitsZero) {
+  std::string prog = write_temp("crash.c", "int main(void) { volatile int* p = 0; return *p; }\n");
+  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "c", prog});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("verdict: runtime_error"));
+  EXPECT_THAT(o.out, HasSubstr("SIGSEGV"));
+  std::string bad = write_temp("bad.cpp", "int main() { return nope; }\n");
+  Output c = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "cpp", bad, "--json"});
+  EXPECT_EQ(c.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(c.out)["verdict"], "compile_error");
+}
+
+TEST(CliTest, BadUsageIsExitTwoWithAClearMessage) {
+  std::string prog = write_temp("x.py", "print(1)\n");
+  Output lang = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "ruby", prog});
+  EXPECT_EQ(lang.status, 2);
+  EXPECT_THAT(lang.err, HasSubstr("unknown language 'ruby'"));
+  Output missing = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", "/nonexistent/prog.py"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_THAT(missing.err, HasSubstr("cannot read program file '/nonexistent/prog.py'"));
+  Output option = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--wal-ms", "5"});
+  EXPECT_EQ(option.status, 2);
+  EXPECT_THAT(option.err, HasSubstr("unknown option --wal-ms"));
+  Output limit = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--wall-ms", "0"});
+  EXPECT_EQ(limit.status, 2);
+  EXPECT_THAT(limit.err, HasSubstr("limits.wall_ms = 0"));
+  Output command = run_cli({RLWB_SANDBOX_BIN, "fly"});
+  EXPECT_EQ(command.status, 2);
+  EXPECT_THAT(command.err, HasSubstr("unknown command 'fly'"));
+}
+
+TEST(CliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
+  ServiceProcess service(1);
+  std::string prog = write_temp("hello.sh", "echo hello from the service\n");
+  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(), "--json"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "hello from the service\n");
+  service.stop();
+  // Nobody answers any more: the sandbox failed, not the program.
+  Output gone = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(),
+                         "--timeout-ms", "500", "--json"});
+  EXPECT_EQ(gone.status, 1);
+  auto j = nlohmann::json::parse(gone.out);
+  EXPECT_EQ(j["verdict"], "sandbox_error");
+  EXPECT_THAT(j["detail"].get<std::string>(), HasSubstr("no reply from the sandbox service"));
+}
+
+TEST(CliTest, RlwbSandboxCommandWhenTheCliIsBuilt) {
+  if (access(RLWB_CLI_BIN, X_OK) != 0) GTEST_SKIP() << "rlwb is not built in this build tree";
+  std::string prog = write_temp("cli.py", "print(6 * 7)\n");
+  Output o = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--lang", "python3", prog, "--json"});
+  EXPECT_EQ(o.status, 0) << o.err;
+  EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "42\n");
+  Output before = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--json", prog, "--lang", "python3"});
+  EXPECT_EQ(before.status, 0) << before.err;
+  EXPECT_EQ(nlohmann::json::parse(before.out)["verdict"], "ok");
+  Output usage = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--lang", "cobol", prog});
+  EXPECT_EQ(usage.status, 2);
+}
+
+}  // namespace
+}  // namespace rlwb::sandbox::testing
