@@ -22,7 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class EscapeTest : public ::testing::Test {
+class SandboxEscapeTest : public ::testing::Test {
  protected:
   void SetUp() override { shared_sandbox(); }
   void TearDown() override { EXPECT_TRUE(host_has_no_sandbox_processes()); }
@@ -33,7 +33,7 @@ class EscapeTest : public ::testing::Test {
       << "detail: " << (v).detail << "\nstdout: " << (v).stdout_data.substr(0, 2000)                \
       << "\nstderr: " << (v).stderr_data.substr(0, 2000)
 
-TEST_F(EscapeTest, ForkBombIsCappedAndEndsInTimeout) {
+TEST_F(SandboxEscapeTest, ForkBombIsCappedAndEndsInTimeout) {
   Limits l = quick_limits();
   l.processes = 32;
   auto run = std::async(std::launch::async, [&] {
@@ -49,7 +49,7 @@ TEST_F(EscapeTest, ForkBombIsCappedAndEndsInTimeout) {
   EXPECT_LT(v.wall_ms, l.wall_ms + 1500);
 }
 
-TEST_F(EscapeTest, ShellForkBombDiesWithItsShell) {
+TEST_F(SandboxEscapeTest, ShellForkBombDiesWithItsShell) {
   // The classic one. The script returns at once and leaves the bomb behind
   // (ok), unless the bomb fills the process table before the shell's own
   // second fork, which bash then retries until the wall limit (timeout).
@@ -60,7 +60,7 @@ TEST_F(EscapeTest, ShellForkBombDiesWithItsShell) {
   EXPECT_LT(v.wall_ms, quick_limits().wall_ms + 500);
 }
 
-TEST_F(EscapeTest, ShellForkBombThatWaitsTimesOut) {
+TEST_F(SandboxEscapeTest, ShellForkBombThatWaitsTimesOut) {
   Limits l = quick_limits();
   l.processes = 32;
   l.wall_ms = 1500;
@@ -68,7 +68,7 @@ TEST_F(EscapeTest, ShellForkBombThatWaitsTimesOut) {
   EXPECT_VERDICT(v, Outcome::timeout);
 }
 
-TEST_F(EscapeTest, ThreadBombHitsTheProcessLimit) {
+TEST_F(SandboxEscapeTest, ThreadBombHitsTheProcessLimit) {
   Limits l = quick_limits();
   l.processes = 32;
   Verdict v = run_program(Language::python3,
@@ -80,13 +80,13 @@ TEST_F(EscapeTest, ThreadBombHitsTheProcessLimit) {
   EXPECT_THAT(v.stderr_data, HasSubstr("can't start new thread"));
 }
 
-TEST_F(EscapeTest, MemoryBombInOneAllocation) {
+TEST_F(SandboxEscapeTest, MemoryBombInOneAllocation) {
   Verdict v = run_program(Language::python3, "x = bytearray(1 << 34)\nprint('allocated')\n");
   EXPECT_VERDICT(v, Outcome::memory_limit);
   EXPECT_THAT(v.stdout_data, Not(HasSubstr("allocated")));
 }
 
-TEST_F(EscapeTest, MemoryBombTouchingPages) {
+TEST_F(SandboxEscapeTest, MemoryBombTouchingPages) {
   Limits l = quick_limits();
   l.memory_mb = 128;
   Verdict v = run_program(Language::python3,
@@ -95,7 +95,7 @@ TEST_F(EscapeTest, MemoryBombTouchingPages) {
   EXPECT_LE(v.peak_memory_kb, 2 * 128 * 1024 + 64 * 1024);
 }
 
-TEST_F(EscapeTest, MemorySpreadOverProcessesIsCaughtByTheWatchdog) {
+TEST_F(SandboxEscapeTest, MemorySpreadOverProcessesIsCaughtByTheWatchdog) {
   // Each process stays under the per-process address-space limit; together
   // they exceed the memory limit. Without a memory cgroup, the watchdog
   // must see the sum.
@@ -114,7 +114,7 @@ TEST_F(EscapeTest, MemorySpreadOverProcessesIsCaughtByTheWatchdog) {
   EXPECT_THAT(v.detail, HasSubstr("processes"));
 }
 
-TEST_F(EscapeTest, BusyLoopHitsTheCpuLimit) {
+TEST_F(SandboxEscapeTest, BusyLoopHitsTheCpuLimit) {
   Limits l = quick_limits();
   l.cpu_ms = 500;
   l.wall_ms = 30000;  // generous: on a loaded machine CPU time accrues slowly
@@ -124,7 +124,7 @@ TEST_F(EscapeTest, BusyLoopHitsTheCpuLimit) {
   EXPECT_GE(v.cpu_ms, 450);
 }
 
-TEST_F(EscapeTest, SleepPastTheWallClockIsKilledOnTime) {
+TEST_F(SandboxEscapeTest, SleepPastTheWallClockIsKilledOnTime) {
   Limits l = quick_limits();
   l.wall_ms = 1000;
   auto t0 = std::chrono::steady_clock::now();
@@ -135,7 +135,7 @@ TEST_F(EscapeTest, SleepPastTheWallClockIsKilledOnTime) {
   EXPECT_LT(took, 2500);
 }
 
-TEST_F(EscapeTest, MultithreadedCpuBurnCountsEveryThread) {
+TEST_F(SandboxEscapeTest, MultithreadedCpuBurnCountsEveryThread) {
   Limits l = quick_limits();
   l.cpu_ms = 1000;
   l.wall_ms = 30000;
@@ -150,7 +150,7 @@ TEST_F(EscapeTest, MultithreadedCpuBurnCountsEveryThread) {
   EXPECT_GE(v.cpu_ms, 900) << "CPU time of every thread counts";
 }
 
-TEST_F(EscapeTest, HugeStdoutIsCut) {
+TEST_F(SandboxEscapeTest, HugeStdoutIsCut) {
   Limits l = quick_limits();
   l.stdout_bytes = 100000;
   Verdict v = run_program(Language::python3, "while True:\n    print('x' * 1000)\n", l);
@@ -159,7 +159,7 @@ TEST_F(EscapeTest, HugeStdoutIsCut) {
   EXPECT_TRUE(v.stdout_truncated);
 }
 
-TEST_F(EscapeTest, HugeFileHitsTheFileSizeLimit) {
+TEST_F(SandboxEscapeTest, HugeFileHitsTheFileSizeLimit) {
   Verdict py = run_program(Language::python3, "open('big', 'wb').write(b'x' * (64 << 20))\n");
   EXPECT_VERDICT(py, Outcome::output_limit);
   Verdict c = run_program(Language::c,
@@ -171,7 +171,7 @@ TEST_F(EscapeTest, HugeFileHitsTheFileSizeLimit) {
   EXPECT_EQ(c.signal, SIGXFSZ);
 }
 
-TEST_F(EscapeTest, FdExhaustionStopsAtTheLimit) {
+TEST_F(SandboxEscapeTest, FdExhaustionStopsAtTheLimit) {
   Verdict v = run_program(Language::python3,
                           "fs = []\n"
                           "try:\n"
@@ -186,7 +186,7 @@ TEST_F(EscapeTest, FdExhaustionStopsAtTheLimit) {
   EXPECT_EQ(err, EMFILE);
 }
 
-TEST_F(EscapeTest, CannotConnectToAHostServerOnLoopback) {
+TEST_F(SandboxEscapeTest, CannotConnectToAHostServerOnLoopback) {
   int srv = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
   ASSERT_GE(srv, 0);
   sockaddr_in addr{};
@@ -215,13 +215,13 @@ TEST_F(EscapeTest, CannotConnectToAHostServerOnLoopback) {
   close(srv);
 }
 
-TEST_F(EscapeTest, DnsLookupFails) {
+TEST_F(SandboxEscapeTest, DnsLookupFails) {
   Verdict v = run_program(Language::python3, "import socket\nprint(socket.getaddrinfo('example.com', 80))\n");
   EXPECT_VERDICT(v, Outcome::runtime_error);
   EXPECT_THAT(v.stderr_data, HasSubstr("gaierror"));
 }
 
-TEST_F(EscapeTest, CannotReadFilesOutsideTheSandbox) {
+TEST_F(SandboxEscapeTest, CannotReadFilesOutsideTheSandbox) {
   std::string source_file = std::string(RLWB_SOURCE_DIR) + "/CMakeLists.txt";
   ASSERT_EQ(access(source_file.c_str(), R_OK), 0);
   Verdict v = run_program(Language::python3,
@@ -242,7 +242,7 @@ TEST_F(EscapeTest, CannotReadFilesOutsideTheSandbox) {
   EXPECT_THAT(v.stdout_data, HasSubstr("readable: []"));
 }
 
-TEST_F(EscapeTest, CannotWriteOutsideTheWorkDir) {
+TEST_F(SandboxEscapeTest, CannotWriteOutsideTheWorkDir) {
   char host_dir[] = "/tmp/rlwb-escape-XXXXXX";
   ASSERT_NE(mkdtemp(host_dir), nullptr);
   std::string target = std::string(host_dir) + "/written-by-sandbox";
@@ -268,7 +268,7 @@ TEST_F(EscapeTest, CannotWriteOutsideTheWorkDir) {
   rmdir(host_dir);
 }
 
-TEST_F(EscapeTest, CannotKillTheParentOrAnyHostProcess) {
+TEST_F(SandboxEscapeTest, CannotKillTheParentOrAnyHostProcess) {
   pid_t victim = fork();
   if (victim == 0) {
     execl("/bin/sleep", "sleep", "30", nullptr);
@@ -298,7 +298,7 @@ TEST_F(EscapeTest, CannotKillTheParentOrAnyHostProcess) {
   EXPECT_VERDICT(run_program(Language::python3, "print(1)"), Outcome::ok);
 }
 
-TEST_F(EscapeTest, PtraceIsAPolicyViolation) {
+TEST_F(SandboxEscapeTest, PtraceIsAPolicyViolation) {
   Verdict v = run_program(Language::c,
                           "#include <sys/ptrace.h>\n#include <stdio.h>\n"
                           "int main(void) { long r = ptrace(PTRACE_ATTACH, 1, 0, 0); printf(\"%ld\\n\", r); }\n");
@@ -308,7 +308,7 @@ TEST_F(EscapeTest, PtraceIsAPolicyViolation) {
   EXPECT_VERDICT(py, Outcome::policy_violation);
 }
 
-TEST_F(EscapeTest, MountUnshareAndSetnsArePolicyViolations) {
+TEST_F(SandboxEscapeTest, MountUnshareAndSetnsArePolicyViolations) {
   const char* calls[] = {
       "unshare(CLONE_NEWUSER)",
       "mount(\"none\", \"/tmp\", \"tmpfs\", 0, 0)",
@@ -327,7 +327,7 @@ TEST_F(EscapeTest, MountUnshareAndSetnsArePolicyViolations) {
   }
 }
 
-TEST_F(EscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
+TEST_F(SandboxEscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
   Verdict v = run_program(Language::c,
                           "#define _GNU_SOURCE\n#include <linux/sched.h>\n#include <sched.h>\n#include <signal.h>\n#include <stdio.h>\n"
                           "#include <errno.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
@@ -343,7 +343,7 @@ TEST_F(EscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
   EXPECT_VERDICT(u, Outcome::policy_violation);
 }
 
-TEST_F(EscapeTest, ThirtyTwoBitSyscallIsAPolicyViolation) {
+TEST_F(SandboxEscapeTest, ThirtyTwoBitSyscallIsAPolicyViolation) {
   Verdict v = run_program(Language::c,
                           "#include <stdio.h>\n"
                           "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\");\n"
@@ -351,7 +351,7 @@ TEST_F(EscapeTest, ThirtyTwoBitSyscallIsAPolicyViolation) {
   EXPECT_VERDICT(v, Outcome::policy_violation);
 }
 
-TEST_F(EscapeTest, SetuidBinariesGiveNoPrivilege) {
+TEST_F(SandboxEscapeTest, SetuidBinariesGiveNoPrivilege) {
   struct stat st;
   if (stat("/usr/bin/su", &st) != 0 || !(st.st_mode & S_ISUID)) GTEST_SKIP() << "no setuid /usr/bin/su here";
   Verdict v = run_program(Language::bash,
@@ -367,7 +367,7 @@ TEST_F(EscapeTest, SetuidBinariesGiveNoPrivilege) {
   EXPECT_THAT(v.stdout_data, HasSubstr("NoNewPrivs:\t1"));
 }
 
-TEST_F(EscapeTest, ProcShowsOnlyTheSandbox) {
+TEST_F(SandboxEscapeTest, ProcShowsOnlyTheSandbox) {
   Verdict v = run_program(Language::python3,
                           "import os\n"
                           "pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
@@ -389,7 +389,7 @@ TEST_F(EscapeTest, ProcShowsOnlyTheSandbox) {
   EXPECT_THAT(v.stdout_data, Not(HasSubstr(RLWB_SOURCE_DIR)));
 }
 
-TEST_F(EscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
+TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
   Verdict v = run_program(Language::bash,
                           "readlink /proc/self/ns/pid\n"
                           "(setsid sleep 300 &)\n"
@@ -418,7 +418,7 @@ TEST_F(EscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
   // TearDown checks the sandbox users' processes as well.
 }
 
-TEST_F(EscapeTest, NamespacesAreFreshForEveryRun) {
+TEST_F(SandboxEscapeTest, NamespacesAreFreshForEveryRun) {
   auto ns = [] {
     return run_program(Language::bash, "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; done\n");
   };

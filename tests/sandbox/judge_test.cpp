@@ -17,7 +17,7 @@ JudgeRequest request(Language lang, std::string program, std::vector<TestCase> t
 const std::vector<TestCase> kSumTests = {TestCase::io("1 2\n", "3\n"), TestCase::io("40 2\n", "42\n"),
                                          TestCase::io("-5 5\n", "0\n")};
 
-TEST(JudgeTest, CorrectProgramPassesEveryTestInEveryLanguage) {
+TEST(SandboxJudgeTest, CorrectProgramPassesEveryTestInEveryLanguage) {
   const char* programs[] = {
       "a, b = map(int, input().split())\nprint(a + b)\n",
       "read a b\necho $((a + b))\n",
@@ -35,7 +35,7 @@ TEST(JudgeTest, CorrectProgramPassesEveryTestInEveryLanguage) {
   }
 }
 
-TEST(JudgeTest, PassRateCountsPassedTests) {
+TEST(SandboxJudgeTest, PassRateCountsPassedTests) {
   // Wrong on negative numbers only.
   JudgeResult r = shared_sandbox().judge(
       request(Language::python3, "a, b = map(int, input().split())\nprint(abs(a) + abs(b))\n", kSumTests));
@@ -48,7 +48,7 @@ TEST(JudgeTest, PassRateCountsPassedTests) {
   EXPECT_THAT(r.detail, HasSubstr("expected '0', got '10'"));
 }
 
-TEST(JudgeTest, AllOrNothingStopsAtTheFirstFailure) {
+TEST(SandboxJudgeTest, AllOrNothingStopsAtTheFirstFailure) {
   JudgeOptions opt;
   opt.scoring = Scoring::all_or_nothing;
   std::vector<TestCase> tests = {TestCase::io("1\n", "2\n"), TestCase::io("2\n", "5\n"), TestCase::io("3\n", "6\n")};
@@ -63,7 +63,7 @@ TEST(JudgeTest, AllOrNothingStopsAtTheFirstFailure) {
   EXPECT_DOUBLE_EQ(all.score, 0.0);
 }
 
-TEST(JudgeTest, ExitCodeZeroWithoutTheRightOutputFails) {
+TEST(SandboxJudgeTest, ExitCodeZeroWithoutTheRightOutputFails) {
   JudgeResult r = shared_sandbox().judge(request(Language::python3, "import sys\nsys.exit(0)\n", kSumTests));
   EXPECT_EQ(r.passed, 0);
   EXPECT_EQ(r.outcome, Outcome::wrong_answer);
@@ -73,7 +73,7 @@ TEST(JudgeTest, ExitCodeZeroWithoutTheRightOutputFails) {
   EXPECT_EQ(crash.outcome, Outcome::runtime_error);
 }
 
-TEST(JudgeTest, ComparisonModes) {
+TEST(SandboxJudgeTest, ComparisonModes) {
   EXPECT_TRUE(outputs_match("42\n", "42\n", Comparison::exact));
   EXPECT_FALSE(outputs_match("42", "42\n", Comparison::exact));
   EXPECT_TRUE(outputs_match("1 2  \n3\n\n\n", "1 2\n3", Comparison::lines));
@@ -95,7 +95,7 @@ TEST(JudgeTest, ComparisonModes) {
   EXPECT_EQ(lenient.outcome, Outcome::ok);
 }
 
-TEST(JudgeTest, AssertTestsPassOnlyWhenTheyRunToTheEnd) {
+TEST(SandboxJudgeTest, AssertTestsPassOnlyWhenTheyRunToTheEnd) {
   const std::string good = "def add(a, b):\n    return a + b\n";
   std::vector<TestCase> tests = {TestCase::assertion("assert add(1, 2) == 3"),
                                  TestCase::assertion("assert add(-1, 1) == 0\nassert add(2, 2) == 4")};
@@ -117,7 +117,7 @@ TEST(JudgeTest, AssertTestsPassOnlyWhenTheyRunToTheEnd) {
   }
 }
 
-TEST(JudgeTest, AssertTestsInCAndCpp) {
+TEST(SandboxJudgeTest, AssertTestsInCAndCpp) {
   std::vector<TestCase> tests = {TestCase::assertion("assert(square(3) == 9);"),
                                  TestCase::assertion("assert(square(-4) == 16); printf(\"checked\\n\");")};
   JudgeResult c = shared_sandbox().judge(request(Language::c, "int square(int x) { return x * x; }\n", tests));
@@ -131,7 +131,7 @@ TEST(JudgeTest, AssertTestsInCAndCpp) {
   EXPECT_EQ(early.passed, 0);
 }
 
-TEST(JudgeTest, CompileErrorFailsEveryTest) {
+TEST(SandboxJudgeTest, CompileErrorFailsEveryTest) {
   JudgeResult r = shared_sandbox().judge(request(Language::cpp, "int main() { return x; }\n", kSumTests));
   EXPECT_EQ(r.outcome, Outcome::compile_error);
   EXPECT_EQ(r.passed, 0);
@@ -140,7 +140,7 @@ TEST(JudgeTest, CompileErrorFailsEveryTest) {
   EXPECT_THAT(r.compile->stderr_data, HasSubstr("was not declared"));
 }
 
-TEST(JudgeTest, TimeoutInOneTestDoesNotStopTheOthers) {
+TEST(SandboxJudgeTest, TimeoutInOneTestDoesNotStopTheOthers) {
   Limits l = quick_limits();
   l.wall_ms = 500;
   JudgeOptions opt;
@@ -154,11 +154,11 @@ TEST(JudgeTest, TimeoutInOneTestDoesNotStopTheOthers) {
   EXPECT_EQ(r.outcome, Outcome::timeout);
 }
 
-TEST(JudgeTest, NoTestsIsBadInput) {
+TEST(SandboxJudgeTest, NoTestsIsBadInput) {
   EXPECT_THROW(shared_sandbox().judge(request(Language::python3, "print(1)", {})), SandboxError);
 }
 
-TEST(JudgeTest, JudgeAllKeepsTheOrder) {
+TEST(SandboxJudgeTest, JudgeAllKeepsTheOrder) {
   std::vector<JudgeRequest> reqs;
   for (int i = 0; i < 6; ++i)
     reqs.push_back(request(Language::python3, "print(" + std::to_string(i) + ")\n", {TestCase::io("", "3\n")}));
@@ -167,7 +167,7 @@ TEST(JudgeTest, JudgeAllKeepsTheOrder) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(results[i].outcome, i == 3 ? Outcome::ok : Outcome::wrong_answer) << i;
 }
 
-TEST(JudgeTest, FreeFunctionJudge) {
+TEST(SandboxJudgeTest, FreeFunctionJudge) {
   JudgeResult r = judge("print(input()[::-1])\n", Language::python3, {TestCase::io("abc\n", "cba\n")});
   EXPECT_EQ(r.outcome, Outcome::ok) << r.detail;
 }

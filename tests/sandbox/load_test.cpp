@@ -83,7 +83,7 @@ ClientTally client(const std::string& endpoint, int index, std::chrono::seconds 
   return t;
 }
 
-TEST(LoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMemory) {
+TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMemory) {
   ServiceProcess service(default_executor_count());
   const uint64_t received_before = SandboxClient(service.endpoint()).stats()["received"].get<uint64_t>();
   const int64_t rss_before = service.memory_kb("VmRSS");

@@ -14,14 +14,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(RunTest, Python3IsDebiansInterpreter) {
+TEST(SandboxRunTest, Python3IsDebiansInterpreter) {
   Verdict v = run_program(Language::python3, "import sys\nprint(sys.executable, sys.version_info[:2])\n");
   ASSERT_TRUE(v.ok()) << v.detail << v.stderr_data;
   EXPECT_THAT(v.stdout_data, HasSubstr("/usr/bin/python3"));
   EXPECT_THAT(v.stdout_data, ::testing::Not(HasSubstr("pyenv")));
 }
 
-TEST(RunTest, EachLanguageReadsStdinAndWritesStdout) {
+TEST(SandboxRunTest, EachLanguageReadsStdinAndWritesStdout) {
   struct Case {
     Language lang;
     const char* program;
@@ -42,7 +42,7 @@ TEST(RunTest, EachLanguageReadsStdinAndWritesStdout) {
   }
 }
 
-TEST(RunTest, NonZeroExitIsARuntimeErrorWithItsCode) {
+TEST(SandboxRunTest, NonZeroExitIsARuntimeErrorWithItsCode) {
   Verdict v = run_program(Language::python3, "import sys\nprint('partial')\nsys.exit(3)\n");
   EXPECT_EQ(v.outcome, Outcome::runtime_error);
   EXPECT_EQ(v.exit_code, 3);
@@ -50,7 +50,7 @@ TEST(RunTest, NonZeroExitIsARuntimeErrorWithItsCode) {
   EXPECT_THAT(v.detail, HasSubstr("code 3"));
 }
 
-TEST(RunTest, ExceptionTracebackGoesToStderr) {
+TEST(SandboxRunTest, ExceptionTracebackGoesToStderr) {
   Verdict v = run_program(Language::python3, "def f():\n    return 1 / 0\nf()\n");
   EXPECT_EQ(v.outcome, Outcome::runtime_error);
   EXPECT_EQ(v.exit_code, 1);
@@ -58,7 +58,7 @@ TEST(RunTest, ExceptionTracebackGoesToStderr) {
   EXPECT_THAT(v.stderr_data, HasSubstr("main.py\", line 2"));
 }
 
-TEST(RunTest, SignalIsReportedByNumber) {
+TEST(SandboxRunTest, SignalIsReportedByNumber) {
   Verdict v = run_program(Language::c, "int main(void) { volatile int* p = 0; return *p; }\n");
   EXPECT_EQ(v.outcome, Outcome::runtime_error);
   EXPECT_EQ(v.signal, SIGSEGV);
@@ -67,7 +67,7 @@ TEST(RunTest, SignalIsReportedByNumber) {
   EXPECT_EQ(a.signal, SIGABRT);
 }
 
-TEST(RunTest, CompileErrorCarriesTheDiagnostics) {
+TEST(SandboxRunTest, CompileErrorCarriesTheDiagnostics) {
   Verdict v = run_program(Language::c, "int main(void) { return undefined_name; }\n");
   EXPECT_EQ(v.outcome, Outcome::compile_error);
   EXPECT_THAT(v.stderr_data, HasSubstr("undefined_name"));
@@ -75,7 +75,7 @@ TEST(RunTest, CompileErrorCarriesTheDiagnostics) {
   EXPECT_EQ(cpp.outcome, Outcome::compile_error);
 }
 
-TEST(RunTest, StderrBeyondItsCapIsTruncatedNotFatal) {
+TEST(SandboxRunTest, StderrBeyondItsCapIsTruncatedNotFatal) {
   Limits l = quick_limits();
   l.stderr_bytes = 1000;
   Verdict v = run_program(Language::python3, "import sys\nsys.stderr.write('e' * 100000)\nprint('done')\n", l);
@@ -85,14 +85,14 @@ TEST(RunTest, StderrBeyondItsCapIsTruncatedNotFatal) {
   EXPECT_EQ(v.stdout_data, "done\n");
 }
 
-TEST(RunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
+TEST(SandboxRunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
   Verdict a = run_program(Language::bash, "pwd; ls -A; echo secret > note; ls -A\n");
   EXPECT_EQ(a.stdout_data, "/tmp\nmain.sh\nmain.sh\nnote\n");
   Verdict b = run_program(Language::bash, "ls -A; cat note 2>&1\n");
   EXPECT_THAT(b.stdout_data, ::testing::Not(HasSubstr("secret")));
 }
 
-TEST(RunTest, WorkDirSizeIsPerJob) {
+TEST(SandboxRunTest, WorkDirSizeIsPerJob) {
   Limits l = quick_limits();
   l.work_dir_mb = 1;
   Verdict v = run_program(Language::bash, "head -c 3000000 /dev/zero > big; echo $?; df -k /tmp | tail -1\n", l);
@@ -102,7 +102,7 @@ TEST(RunTest, WorkDirSizeIsPerJob) {
   EXPECT_EQ(big.stdout_data, "wrote\n") << "the next job has the default size again";
 }
 
-TEST(RunTest, StdinMayBeLargeAndBinary) {
+TEST(SandboxRunTest, StdinMayBeLargeAndBinary) {
   std::string data(5 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
   Verdict v = run_program(Language::python3,
@@ -112,7 +112,7 @@ TEST(RunTest, StdinMayBeLargeAndBinary) {
   EXPECT_EQ(v.stdout_data.size(), 16u);
 }
 
-TEST(RunTest, BadInputIsRefusedWithAClearError) {
+TEST(SandboxRunTest, BadInputIsRefusedWithAClearError) {
   EXPECT_THROW(parse_language("rust"), SandboxError);
   try {
     parse_language("ruby");
@@ -132,7 +132,7 @@ TEST(RunTest, BadInputIsRefusedWithAClearError) {
 
 // ---- pure parts ----
 
-TEST(LimitsTest, JsonRoundTripAndUnknownKeys) {
+TEST(SandboxLimitsTest, JsonRoundTripAndUnknownKeys) {
   Limits l;
   l.wall_ms = 1234;
   l.stdout_bytes = 99;
@@ -144,7 +144,7 @@ TEST(LimitsTest, JsonRoundTripAndUnknownKeys) {
   EXPECT_THROW(limits_from_json(nlohmann::json{{"memory_mb", 1 << 30}}, Limits{}), SandboxError);
 }
 
-TEST(VerdictTest, JsonRoundTripKeepsEverythingAndReplacesBadUtf8) {
+TEST(SandboxVerdictTest, JsonRoundTripKeepsEverythingAndReplacesBadUtf8) {
   Verdict v;
   v.outcome = Outcome::memory_limit;
   v.detail = "d";
@@ -177,7 +177,7 @@ ExecResult exited(int code, const std::string& err = "") {
   return r;
 }
 
-TEST(ClassifyTest, RulesInOrder) {
+TEST(SandboxClassifyTest, RulesInOrder) {
   Limits l;
   EXPECT_EQ(classify(exited(0), l).outcome, Outcome::ok);
   EXPECT_EQ(classify(exited(2), l).outcome, Outcome::runtime_error);
@@ -218,7 +218,7 @@ namespace {
 // With one executor the order is fixed: after a bash job the next sandbox
 // is plain (python3 starts cold); after a python3 job the next one has a
 // pre-started interpreter. Both must look the same to the program.
-TEST(RunTest, PreStartedInterpreterBehavesLikeAColdStart) {
+TEST(SandboxRunTest, PreStartedInterpreterBehavesLikeAColdStart) {
   PoolOptions o;
   o.executors = 1;
   o.executor.host_id_base = host_id_base() + 2;

@@ -70,7 +70,7 @@ std::string write_temp(const std::string& name, const std::string& content) {
   return path;
 }
 
-TEST(CliTest, RunPrintsOneJsonVerdictAndExitsZero) {
+TEST(SandboxCliTest, RunPrintsOneJsonVerdictAndExitsZero) {
   std::string prog = write_temp("sum.py", "a, b = map(int, input().split())\nprint(a + b)\n");
   std::string in = write_temp("in.txt", "40 2\n");
   Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--stdin", in, "--json"});
@@ -83,7 +83,7 @@ TEST(CliTest, RunPrintsOneJsonVerdictAndExitsZero) {
   EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << "exactly one JSON line";
 }
 
-TEST(CliTest, FailingProgramStillExitsZero) {
+TEST(SandboxCliTest, FailingProgramStillExitsZero) {
   std::string prog = write_temp("crash.c", "int main(void) { volatile int* p = 0; return *p; }\n");
   Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "c", prog});
   EXPECT_EQ(o.status, 0) << o.err;
@@ -95,7 +95,7 @@ TEST(CliTest, FailingProgramStillExitsZero) {
   EXPECT_EQ(nlohmann::json::parse(c.out)["verdict"], "compile_error");
 }
 
-TEST(CliTest, BadUsageIsExitTwoWithAClearMessage) {
+TEST(SandboxCliTest, BadUsageIsExitTwoWithAClearMessage) {
   std::string prog = write_temp("x.py", "print(1)\n");
   Output lang = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "ruby", prog});
   EXPECT_EQ(lang.status, 2);
@@ -114,7 +114,7 @@ TEST(CliTest, BadUsageIsExitTwoWithAClearMessage) {
   EXPECT_THAT(command.err, HasSubstr("unknown command 'fly'"));
 }
 
-TEST(CliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
+TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
   ServiceProcess service(1);
   std::string prog = write_temp("hello.sh", "echo hello from the service\n");
   Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(), "--json"});
@@ -130,7 +130,7 @@ TEST(CliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
   EXPECT_THAT(j["detail"].get<std::string>(), HasSubstr("no reply from the sandbox service"));
 }
 
-TEST(CliTest, RlwbSandboxCommandWhenTheCliIsBuilt) {
+TEST(SandboxCliTest, RlwbSandboxCommandWhenTheCliIsBuilt) {
   if (access(RLWB_CLI_BIN, X_OK) != 0) GTEST_SKIP() << "rlwb is not built in this build tree";
   std::string prog = write_temp("cli.py", "print(6 * 7)\n");
   Output o = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--lang", "python3", prog, "--json"});

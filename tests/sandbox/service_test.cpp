@@ -27,7 +27,7 @@ nlohmann::json raw_request(const std::string& endpoint, const std::vector<std::s
   return nlohmann::json::parse(m.to_string_view());
 }
 
-TEST(ServiceTest, RunAndJudgeThroughTheClient) {
+TEST(SandboxServiceTest, RunAndJudgeThroughTheClient) {
   ServiceProcess service(2);
   SandboxClient client(service.endpoint());
   nlohmann::json pong = client.ping();
@@ -59,7 +59,7 @@ TEST(ServiceTest, RunAndJudgeThroughTheClient) {
   EXPECT_EQ(service.stop(), 0) << service.log();
 }
 
-TEST(ServiceTest, BadRequestsGetClearErrors) {
+TEST(SandboxServiceTest, BadRequestsGetClearErrors) {
   ServiceProcess service(1);
   struct Case {
     std::vector<std::string> frames;
@@ -89,7 +89,7 @@ TEST(ServiceTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(with_frames["verdict"]["verdict"], "ok");
 }
 
-TEST(ServiceTest, ClientThatDisconnectsMidRequestDoesNotWedgeTheExecutor) {
+TEST(SandboxServiceTest, ClientThatDisconnectsMidRequestDoesNotWedgeTheExecutor) {
   ServiceProcess service(1);
   {
     zmq::context_t ctx;
@@ -114,7 +114,7 @@ TEST(ServiceTest, ClientThatDisconnectsMidRequestDoesNotWedgeTheExecutor) {
   EXPECT_GE(stats["dropped_replies"].get<int>(), 1) << "replies to the vanished client are dropped, not kept";
 }
 
-TEST(ServiceTest, ClientTimesOutWhenNoServiceAnswers) {
+TEST(SandboxServiceTest, ClientTimesOutWhenNoServiceAnswers) {
   SandboxClient client("ipc:///tmp/rlwb-sandbox-nobody-" + std::to_string(getpid()) + ".sock",
                        ClientOptions{std::chrono::milliseconds(300)});
   RunRequest r;
@@ -127,7 +127,7 @@ TEST(ServiceTest, ClientTimesOutWhenNoServiceAnswers) {
   EXPECT_THROW(client.ping(std::chrono::milliseconds(100)), SandboxError);
 }
 
-TEST(ServiceTest, OverloadIsAnsweredNotQueuedForever) {
+TEST(SandboxServiceTest, OverloadIsAnsweredNotQueuedForever) {
   ServiceProcess service(1, {"--max-queued", "2"});
   SandboxClient client(service.endpoint());
   std::vector<RunRequest> reqs(8);
