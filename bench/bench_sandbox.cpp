@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
       Row r;
       {
         PoolOptions o;
-        o.executors = std::max(2, callers + 1);  // a prepared sandbox is ready while another is being made
+        o.executors = callers + 2;  // prepared sandboxes are ready while others are being made
         LocalSandbox box(o);
         RunRequest req;
         req.program = kPython;

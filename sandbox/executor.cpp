@@ -4,6 +4,7 @@
 #include "sandbox/fd_channel.h"
 #include "sandbox/sandbox_error.h"
 #include "sandbox/sandbox_root.h"
+#include "sandbox/service_launch.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -128,6 +129,9 @@ class ExecutorProcess {
       discard(spare_);
       std::string err;
       prepare(spare_, err, python_next_);  // the next job will retry and report if this failed
+      // Tell the owner a prepared sandbox is waiting (it prefers executors that are ready).
+      if (detail::send_message(owner_, {{"ready", true}}, {}, Clock::now() + std::chrono::seconds(30)) != IoStatus::ok)
+        shutdown();
     }
   }
 
@@ -384,7 +388,9 @@ void set_process_title(int slot) {
   std::memcpy(area, title.data(), std::min(title.size(), size - 1));
 }
 
-[[noreturn]] void executor_child(int sock, int slot, const ExecutorConfig& cfg) {
+}  // namespace
+
+[[noreturn]] void detail::executor_main(int sock, int slot, const ExecutorConfig& cfg) {
   ::setpgid(0, 0);  // a terminal's Ctrl-C goes to the owner, which stops us in order
   sigset_t all;
   sigemptyset(&all);
@@ -400,6 +406,18 @@ void set_process_title(int slot) {
   ExecutorProcess(sock, slot, cfg).main();
 }
 
+namespace {
+
+// The executor's program: rlwb-sandbox if it can be found, else none (fork mode).
+std::string executor_program(const ExecutorConfig& cfg) {
+  if (!cfg.executable.empty()) return cfg.executable;
+  try {
+    return find_sandbox_binary();
+  } catch (const SandboxError&) {
+    return "";
+  }
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -412,17 +430,46 @@ struct Executor::Impl {
   pid_t pid = -1;
   UniqueFd sock;
   KernelSupport support;
+  bool ready = false;  // the executor said its next sandbox is prepared (and we have not sent a job since)
+
+  // Takes the executor's "ready" message if it is there within `wait`.
+  // False on timeout; true when ready -- or broken (exec() then reports and restarts).
+  bool take_ready(std::chrono::milliseconds wait) {
+    if (ready || !sock) return true;
+    pollfd p{sock.get(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;
+    Message m;
+    if (detail::recv_message(sock.get(), m, Clock::now() + std::chrono::seconds(5), 1 << 20) != IoStatus::ok ||
+        !m.header.value("ready", false)) {
+      stop();  // out of step or dead: the next exec() restarts it
+      return true;
+    }
+    ready = true;
+    return true;
+  }
 
   void start() {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
       throw SandboxError(errno_text("executor: socketpair"));
     UniqueFd mine(sv[0]), theirs(sv[1]);
+    const std::string program = executor_program(cfg);
     pid_t p = ::fork();
     if (p < 0) throw SandboxError(errno_text("executor: fork"));
     if (p == 0) {
       mine.release();
-      executor_child(theirs.release(), slot, cfg);
+      int fd = theirs.release();
+      if (!program.empty()) {
+        // fd 3 across exec (a dup2 target is not close-on-exec)
+        if (fd == 3 ? ::fcntl(3, F_SETFD, 0) == 0 : ::dup2(fd, 3) == 3) {
+          std::string s = std::to_string(slot), b = std::to_string(cfg.host_id_base),
+                      g = std::to_string(cfg.kill_grace_ms);
+          ::execl(program.c_str(), program.c_str(), "--executor", "3", s.c_str(), b.c_str(), g.c_str(),
+                  static_cast<char*>(nullptr));
+        }
+        ::_exit(127);  // the owner sees the executor die at start and says so
+      }
+      detail::executor_main(fd, slot, cfg);
     }
     theirs.reset();
     pid = p;
@@ -439,6 +486,7 @@ struct Executor::Impl {
     }
     support.namespaces = hello.header.value("namespaces", std::vector<std::string>{});
     support.fallbacks = hello.header.value("fallbacks", std::vector<std::string>{});
+    ready = true;  // the hello comes after the first sandbox is prepared
   }
 
   void stop() {
@@ -482,6 +530,17 @@ ExecResult Executor::exec(const ExecJob& job) {
   validate_limits(job.limits, "job limits");
   if (job.argv.empty()) throw SandboxError("job: empty argv");
   if (!impl_->sock) return impl_->fail("the executor is not running");
+  // Wait for the sandbox it prepares after each job (bounded: preparing takes milliseconds).
+  if (!impl_->take_ready(std::chrono::seconds(30)))
+    return impl_->fail("executor " + std::to_string(impl_->slot) + " did not prepare its next sandbox in time");
+  if (!impl_->sock) {  // it broke while idle: start a new one for this job
+    try {
+      impl_->start();
+    } catch (const std::exception& e) {
+      return impl_->fail(e.what());
+    }
+  }
+  impl_->ready = false;
   std::vector<std::string_view> blobs = {job.stdin_data};
   for (const auto& f : job.files) blobs.push_back(f.data);
   if (detail::send_message(impl_->sock.get(), detail::job_header(job), blobs,
@@ -497,6 +556,8 @@ ExecResult Executor::exec(const ExecJob& job) {
                        (s == IoStatus::timeout ? " did not answer in time" : " died during the job"));
   return detail::result_from_message(std::move(m));
 }
+
+bool Executor::wait_ready(std::chrono::milliseconds timeout) { return impl_->take_ready(timeout); }
 
 const KernelSupport& Executor::kernel_support() const { return impl_->support; }
 pid_t Executor::pid() const { return impl_->pid; }

@@ -28,6 +28,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +46,14 @@ struct ExecutorConfig {
   int kill_grace_ms = 1000;
   // Bound on starting the executor process (root file system + a probe).
   int start_timeout_ms = 15000;
+  // The executor process runs this program (rlwb-sandbox) in its executor
+  // mode, so that it -- and every sandbox, which starts as a copy of it --
+  // is small whatever process owns it (the rlwb CLI carries LibTorch). ""
+  // finds it (sandbox/service_launch.h); if it cannot be found the executor
+  // is a fork() of the owner instead, and a program's peak memory then
+  // includes the owner's resident pages (the process is a copy of it until
+  // it execs).
+  std::string executable;
 };
 
 // What the kernel allows, as probed by an executor at start.
@@ -51,6 +61,11 @@ struct KernelSupport {
   std::vector<std::string> namespaces;  // created per execution
   std::vector<std::string> fallbacks;   // substituted features (every verdict carries these)
 };
+
+namespace detail {
+// rlwb-sandbox's executor mode: `rlwb-sandbox --executor FD SLOT HOST_ID_BASE KILL_GRACE_MS`.
+[[noreturn]] void executor_main(int sock, int slot, const ExecutorConfig& config);
+}  // namespace detail
 
 class Executor {
  public:
@@ -65,6 +80,11 @@ class Executor {
   // the program's behaviour; a failure of the sandbox itself comes back as
   // ExecResult::sandbox_error.
   ExecResult exec(const ExecJob& job);
+
+  // True once the executor has prepared its next sandbox (a job sent now
+  // starts at once); waits up to `timeout`. Also true if the executor is
+  // broken: exec() then reports and restarts it.
+  bool wait_ready(std::chrono::milliseconds timeout);
 
   const KernelSupport& kernel_support() const;
   pid_t pid() const;

@@ -33,8 +33,14 @@ ExecutorPool::Lease::~Lease() {
 ExecutorPool::Lease ExecutorPool::acquire(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
   if (!cv_.wait_for(lock, timeout, [&] { return !free_.empty(); })) return Lease(this, nullptr);
-  Executor* e = free_.back();
-  free_.pop_back();
+  auto pick = free_.begin();
+  for (auto it = free_.begin(); it != free_.end(); ++it)
+    if ((*it)->wait_ready(std::chrono::milliseconds(0))) {
+      pick = it;
+      break;
+    }
+  Executor* e = *pick;
+  free_.erase(pick);
   return Lease(this, e);
 }
 

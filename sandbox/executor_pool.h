@@ -1,5 +1,6 @@
 // A fixed set of executors (executor.h) shared by threads: exec() borrows a
-// free one for one job. Waiting for a free executor is bounded
+// free one for one job -- preferably one whose next sandbox is already
+// prepared, else the one that has been free longest. Waiting for a free executor is bounded
 // (acquire_timeout); a caller that gets none receives a sandbox_error
 // result rather than waiting forever. Used by LocalSandbox and the service.
 #pragma once
@@ -8,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -56,7 +58,7 @@ class ExecutorPool {
   std::vector<std::unique_ptr<Executor>> executors_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Executor*> free_;
+  std::deque<Executor*> free_;  // least recently used first
 };
 
 int default_executor_count();  // one per CPU the process may run on

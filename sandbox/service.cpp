@@ -103,6 +103,12 @@ struct SandboxService::Impl {
     Executor* executor = lease.get();
     ExecFn exec = [executor](const ExecJob& j) { return executor->exec(j); };
     for (;;) {
+      // Take work only once this executor's next sandbox is prepared, so that
+      // requests go to executors that can start them at once.
+      while (!executor->wait_ready(std::chrono::milliseconds(100))) {
+        std::lock_guard lock(mu);
+        if (stopping) return;
+      }
       Task task;
       {
         std::unique_lock lock(mu);
