@@ -14,9 +14,6 @@
 // pauses between executions, as a rollout waiting on its reward does: work
 // done off the critical path (preparing the next sandbox) is then hidden.
 //   bench_sandbox [--seconds S]   (default 2 per row)
-#include "sandbox/sandbox.h"
-#include "sandbox/seccomp_policy.h"
-
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -34,6 +31,9 @@
 #include <thread>
 #include <vector>
 
+#include "sandbox/sandbox.h"
+#include "sandbox/seccomp_policy.h"
+
 using namespace rlwb::sandbox;
 using Clock = std::chrono::steady_clock;
 
@@ -45,7 +45,8 @@ const char* kC = "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }
 double cpu_ms(int who) {
   rusage ru;
   getrusage(who, &ru);
-  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 double all_cpu_ms() { return cpu_ms(RUSAGE_SELF) + cpu_ms(RUSAGE_CHILDREN); }
 
@@ -144,30 +145,64 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_sandbox: compiling the C program failed: %s\n", v.detail.c_str());
       return 1;
     }
-    const std::string k = box.pool().kernel_support().fallbacks.empty() ? "" : box.pool().kernel_support().fallbacks[0];
+    const std::string k = box.pool().kernel_support().fallbacks.empty()
+                              ? ""
+                              : box.pool().kernel_support().fallbacks[0];
     std::printf("isolation fallback on this kernel: %s\n\n", k.c_str());
   }
   {
     std::ofstream b(dir + "/main", std::ios::binary);
     b << binary;
   }
-  std::filesystem::permissions(dir + "/main", std::filesystem::perms::owner_all | std::filesystem::perms::group_exec |
+  std::filesystem::permissions(dir + "/main", std::filesystem::perms::owner_all |
+                                                  std::filesystem::perms::group_exec |
                                                   std::filesystem::perms::others_exec);
   {
     SeccompProgram prog = build_seccomp_program();
     std::ofstream f(dir + "/seccomp.bpf", std::ios::binary);
-    f.write(reinterpret_cast<const char*>(prog.filter.data()), static_cast<std::streamsize>(prog.filter.size() * sizeof(sock_filter)));
+    f.write(reinterpret_cast<const char*>(prog.filter.data()),
+            static_cast<std::streamsize>(prog.filter.size() * sizeof(sock_filter)));
   }
 
   const std::vector<std::string> py_floor = {"/usr/bin/python3", "-E", "-s", dir + "/main.py"};
   const std::vector<std::string> c_floor = {dir + "/main"};
   auto bwrap = [&](const std::string& file, std::vector<std::string> cmd) {
-    std::vector<std::string> a = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent", "--new-session",
-                                  "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
-                                  "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin",
-                                  "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache", "--proc", "/proc", "--dev", "/dev",
-                                  "--tmpfs", "/tmp", "--ro-bind", dir + "/" + file, "/tmp/" + file, "--chdir", "/tmp",
-                                  "--seccomp", "10", "--"};
+    std::vector<std::string> a = {"/usr/bin/bwrap",
+                                  "--unshare-all",
+                                  "--die-with-parent",
+                                  "--new-session",
+                                  "--ro-bind",
+                                  "/usr",
+                                  "/usr",
+                                  "--symlink",
+                                  "usr/bin",
+                                  "/bin",
+                                  "--symlink",
+                                  "usr/lib",
+                                  "/lib",
+                                  "--symlink",
+                                  "usr/lib64",
+                                  "/lib64",
+                                  "--symlink",
+                                  "usr/sbin",
+                                  "/sbin",
+                                  "--ro-bind",
+                                  "/etc/ld.so.cache",
+                                  "/etc/ld.so.cache",
+                                  "--proc",
+                                  "/proc",
+                                  "--dev",
+                                  "/dev",
+                                  "--tmpfs",
+                                  "/tmp",
+                                  "--ro-bind",
+                                  dir + "/" + file,
+                                  "/tmp/" + file,
+                                  "--chdir",
+                                  "/tmp",
+                                  "--seccomp",
+                                  "10",
+                                  "--"};
     a.insert(a.end(), cmd.begin(), cmd.end());
     return a;
   };
@@ -208,16 +243,19 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("%-20s %-8s %7s %12s %10s %14s %8s\n", "method", "program", "callers", "execs/s", "vs floor",
-              "CPU ms/exec", "failed");
+  std::printf("%-20s %-8s %7s %12s %10s %14s %8s\n", "method", "program", "callers", "execs/s",
+              "vs floor", "CPU ms/exec", "failed");
   for (const Row& r : rows) {
     double floor = 0;
     for (const Row& f : rows)
-      if (f.method == "fork+exec (floor)" && f.lang == r.lang && f.callers == r.callers) floor = f.per_s;
-    std::printf("%-20s %-8s %7d %12.1f %9.2fx %14.2f %8ld\n", r.method.c_str(), r.lang.c_str(), r.callers, r.per_s,
-                floor > 0 ? floor / r.per_s : 0.0, r.cpu_ms_per_exec, r.failures);
+      if (f.method == "fork+exec (floor)" && f.lang == r.lang && f.callers == r.callers)
+        floor = f.per_s;
+    std::printf("%-20s %-8s %7d %12.1f %9.2fx %14.2f %8ld\n", r.method.c_str(), r.lang.c_str(),
+                r.callers, r.per_s, floor > 0 ? floor / r.per_s : 0.0, r.cpu_ms_per_exec,
+                r.failures);
   }
-  std::printf("\n'vs floor' is floor execs/s divided by the method's (1.00x = as fast as no isolation).\n");
+  std::printf(
+      "\n'vs floor' is floor execs/s divided by the method's (1.00x = as fast as no isolation).\n");
 
   std::printf("\nlatency of one execution, p50, with a pause between executions:\n");
   std::printf("%-20s %-8s %12s %10s\n", "method", "program", "p50 ms", "vs floor");
@@ -226,7 +264,10 @@ int main(int argc, char** argv) {
     const int n = py ? 40 : 150;
     const auto pause = std::chrono::milliseconds(py ? 60 : 15);
     double floor = latency_p50(n, pause, [&] { return spawn(py ? py_floor : c_floor) == "hi\n"; });
-    double bw = have_bwrap ? latency_p50(n, pause, [&] { return spawn(py ? py_bwrap : c_bwrap, 10, bpf) == "hi\n"; }) : 0;
+    double bw = have_bwrap
+                    ? latency_p50(n, pause,
+                                  [&] { return spawn(py ? py_bwrap : c_bwrap, 10, bpf) == "hi\n"; })
+                    : 0;
     PoolOptions o;
     o.executors = 2;
     LocalSandbox box(o);

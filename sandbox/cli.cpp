@@ -1,14 +1,13 @@
 #include "sandbox/cli.h"
 
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
 #include "sandbox/client.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/service.h"
-
-#include <nlohmann/json.hpp>
-
-#include <fstream>
-#include <iostream>
-#include <sstream>
 
 namespace rlwb::sandbox {
 namespace {
@@ -45,8 +44,8 @@ bool bool_flag(const CliArgs& a, const std::string& name) {
 
 int run_command(const CliArgs& a, std::ostream& out) {
   for (const auto& [name, value] : a.flags)
-    if (name != "lang" && name != "stdin" && name != "json" && name != "endpoint" && name != "wall-ms" &&
-        name != "cpu-ms" && name != "memory-mb" && name != "timeout-ms")
+    if (name != "lang" && name != "stdin" && name != "json" && name != "endpoint" &&
+        name != "wall-ms" && name != "cpu-ms" && name != "memory-mb" && name != "timeout-ms")
       throw UsageError("run: unknown option --" + name);
   if (a.positional.size() != 1) throw UsageError("run needs exactly one program file");
   auto lang_it = a.flags.find("lang");
@@ -70,7 +69,8 @@ int run_command(const CliArgs& a, std::ostream& out) {
   Verdict v;
   if (a.flags.count("endpoint")) {
     // Bound the wait: the run's own limits plus room for queueing.
-    int fallback = req.limits.wall_ms + (is_compiled(req.language) ? req.compile_limits.wall_ms : 0) + 60000;
+    int fallback =
+        req.limits.wall_ms + (is_compiled(req.language) ? req.compile_limits.wall_ms : 0) + 60000;
     ClientOptions co;
     co.timeout = std::chrono::milliseconds(int_flag(a, "timeout-ms", fallback));
     v = SandboxClient(a.flags.at("endpoint"), co).run(req);
@@ -141,7 +141,8 @@ int cli_main(const CliArgs& a, std::ostream& out, std::ostream& err) {
   try {
     if (a.command == "run") return run_command(a, out);
     if (a.command == "serve") return serve_command(a, err);
-    throw UsageError(a.command.empty() ? "no command given" : "unknown command '" + a.command + "'");
+    throw UsageError(a.command.empty() ? "no command given"
+                                       : "unknown command '" + a.command + "'");
   } catch (const UsageError& e) {
     err << "rlwb-sandbox: " << e.what() << "\n" << cli_usage();
     return 2;

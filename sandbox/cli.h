@@ -18,7 +18,7 @@
 namespace rlwb::sandbox {
 
 struct CliArgs {
-  std::string command;                       // run | serve
+  std::string command;  // run | serve
   std::vector<std::string> positional;
   std::map<std::string, std::string> flags;  // --name VALUE; a flag with no value is "true"
 };

@@ -1,14 +1,13 @@
 #include "sandbox/client.h"
 
-#include "sandbox/program_runner.h"
-#include "sandbox/protocol.h"
-
 #include <sys/random.h>
 
 #include <map>
 #include <optional>
-
 #include <zmq.hpp>
+
+#include "sandbox/program_runner.h"
+#include "sandbox/protocol.h"
 
 namespace rlwb::sandbox {
 namespace {
@@ -54,12 +53,13 @@ struct SandboxClient::Impl {
   }
 
   std::string no_reply(std::chrono::milliseconds waited) const {
-    return "no reply from the sandbox service at " + endpoint + " within " + std::to_string(waited.count()) +
-           " ms (is `rlwb sandbox serve` running there?)";
+    return "no reply from the sandbox service at " + endpoint + " within " +
+           std::to_string(waited.count()) + " ms (is `rlwb sandbox serve` running there?)";
   }
 
   // Sends every request, then waits for their replies (any order) until the deadline.
-  std::vector<std::optional<Reply>> call(std::vector<Outgoing>& reqs, std::chrono::milliseconds timeout) {
+  std::vector<std::optional<Reply>> call(std::vector<Outgoing>& reqs,
+                                         std::chrono::milliseconds timeout) {
     std::lock_guard lock(mu);
     std::map<std::string, size_t> index;
     for (size_t i = 0; i < reqs.size(); ++i) {
@@ -69,10 +69,12 @@ struct SandboxClient::Impl {
       reqs[i].head["id"] = id;
       std::string body = reqs[i].head.dump();
       if (bytes + body.size() > opt.max_request_bytes)
-        throw SandboxError("sandbox request " + std::to_string(i) + " is " + std::to_string(bytes + body.size()) +
-                           " bytes; the service accepts at most " + std::to_string(opt.max_request_bytes));
+        throw SandboxError(
+            "sandbox request " + std::to_string(i) + " is " + std::to_string(bytes + body.size()) +
+            " bytes; the service accepts at most " + std::to_string(opt.max_request_bytes));
       index[id] = i;
-      sock.send(zmq::buffer(body), reqs[i].frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+      sock.send(zmq::buffer(body),
+                reqs[i].frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
       for (size_t k = 0; k < reqs[i].frames.size(); ++k)
         sock.send(zmq::buffer(reqs[i].frames[k]),
                   k + 1 < reqs[i].frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
@@ -85,7 +87,9 @@ struct SandboxClient::Impl {
       if (now >= deadline) break;
       zmq::pollitem_t item{sock.handle(), 0, ZMQ_POLLIN, 0};
       try {
-        zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) + std::chrono::milliseconds(1));
+        zmq::poll(&item, 1,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                      std::chrono::milliseconds(1));
       } catch (const zmq::error_t& e) {
         if (e.num() != EINTR) throw;
       }
@@ -99,7 +103,8 @@ struct SandboxClient::Impl {
         }
         if (!r.head.is_object() || !r.head.contains("id") || !r.head["id"].is_string()) continue;
         auto it = index.find(r.head["id"].get<std::string>());
-        if (it == index.end() || replies[it->second]) continue;  // stale (an earlier call timed out) or duplicate
+        if (it == index.end() || replies[it->second])
+          continue;  // stale (an earlier call timed out) or duplicate
         replies[it->second] = std::move(r);
         --left;
       }
@@ -133,7 +138,8 @@ std::vector<Verdict> SandboxClient::run_all(const std::vector<RunRequest>& reque
     if (!replies[i]) {
       v.detail = impl_->no_reply(impl_->opt.timeout);
     } else if (!replies[i]->head.value("ok", false)) {
-      v.detail = "sandbox service: " + replies[i]->head.value("error", std::string("error without a message"));
+      v.detail = "sandbox service: " +
+                 replies[i]->head.value("error", std::string("error without a message"));
     } else {
       try {
         v = verdict_from_json(replies[i]->head.at("verdict"));
@@ -166,7 +172,8 @@ std::vector<JudgeResult> SandboxClient::judge_all(const std::vector<JudgeRequest
     if (!replies[i]) {
       r.detail = impl_->no_reply(impl_->opt.timeout);
     } else if (!replies[i]->head.value("ok", false)) {
-      r.detail = "sandbox service: " + replies[i]->head.value("error", std::string("error without a message"));
+      r.detail = "sandbox service: " +
+                 replies[i]->head.value("error", std::string("error without a message"));
     } else {
       try {
         r = protocol::judge_result_from_json(replies[i]->head.at("result"));
@@ -182,7 +189,9 @@ std::vector<JudgeResult> SandboxClient::judge_all(const std::vector<JudgeRequest
 
 JudgeResult SandboxClient::judge(const JudgeRequest& request) { return judge_all({request}).at(0); }
 
-nlohmann::json SandboxClient::ping(std::chrono::milliseconds timeout) { return impl_->simple("ping", timeout); }
+nlohmann::json SandboxClient::ping(std::chrono::milliseconds timeout) {
+  return impl_->simple("ping", timeout);
+}
 nlohmann::json SandboxClient::stats(std::chrono::milliseconds timeout) {
   return impl_->simple("stats", timeout).value("stats", nlohmann::json::object());
 }

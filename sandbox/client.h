@@ -7,14 +7,13 @@
 // serialised by a mutex; use one client per thread for parallel callers.
 #pragma once
 
-#include "sandbox/sandbox.h"
-
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
+#include "sandbox/sandbox.h"
 
 namespace rlwb::sandbox {
 

@@ -6,11 +6,16 @@ namespace rlwb::sandbox {
 
 const char* stop_reason_name(StopReason r) {
   switch (r) {
-    case StopReason::none: return "none";
-    case StopReason::wall: return "wall";
-    case StopReason::cpu: return "cpu";
-    case StopReason::memory: return "memory";
-    case StopReason::output: return "output";
+    case StopReason::none:
+      return "none";
+    case StopReason::wall:
+      return "wall";
+    case StopReason::cpu:
+      return "cpu";
+    case StopReason::memory:
+      return "memory";
+    case StopReason::output:
+      return "output";
   }
   return "none";
 }

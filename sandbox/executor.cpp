@@ -1,11 +1,5 @@
 #include "sandbox/executor.h"
 
-#include "sandbox/executor_internal.h"
-#include "sandbox/fd_channel.h"
-#include "sandbox/sandbox_error.h"
-#include "sandbox/sandbox_root.h"
-#include "sandbox/service_launch.h"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -23,6 +17,12 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "sandbox/executor_internal.h"
+#include "sandbox/fd_channel.h"
+#include "sandbox/sandbox_error.h"
+#include "sandbox/sandbox_root.h"
+#include "sandbox/service_launch.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -55,7 +55,8 @@ std::string cgroup_fallback() {
   }
   std::string why = !v2 ? "cgroup v2 is not mounted at /sys/fs/cgroup"
                         : "cgroup v2 limits are not used by this build";
-  if (v2 && (controllers.find("memory") == std::string::npos || controllers.find("pids") == std::string::npos))
+  if (v2 && (controllers.find("memory") == std::string::npos ||
+             controllers.find("pids") == std::string::npos))
     why = "cgroup v2 has no memory/pids controllers here";
   return "no cgroup (" + why +
          "): memory is limited by RLIMIT_AS per process and a 10 ms watchdog on the resident "
@@ -87,13 +88,15 @@ class ExecutorProcess {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    if (error.empty() && !prepare(spare_, error, false)) error = "cannot create a sandbox: " + error;
+    if (error.empty() && !prepare(spare_, error, false))
+      error = "cannot create a sandbox: " + error;
     nlohmann::json hello = {{"ok", error.empty()}, {"error", error}};
     if (error.empty()) {
       hello["namespaces"] = kNamespaceNames;
       hello["fallbacks"] = {fallback_};
     }
-    if (detail::send_message(owner_, hello, {}, Clock::now() + std::chrono::seconds(10)) != IoStatus::ok ||
+    if (detail::send_message(owner_, hello, {}, Clock::now() + std::chrono::seconds(10)) !=
+            IoStatus::ok ||
         !error.empty())
       ::_exit(1);
 
@@ -111,7 +114,8 @@ class ExecutorProcess {
           r.sandbox_error = "cannot create a sandbox: " + err;
         else
           r = run(spare_, job);
-        if (warm && !r.sandbox_error.empty()) {  // the pre-started interpreter failed: once more, cold
+        if (warm &&
+            !r.sandbox_error.empty()) {  // the pre-started interpreter failed: once more, cold
           discard(spare_);
           if (prepare(spare_, err, false)) r = run(spare_, job);
         }
@@ -130,7 +134,8 @@ class ExecutorProcess {
       std::string err;
       prepare(spare_, err, python_next_);  // the next job will retry and report if this failed
       // Tell the owner a prepared sandbox is waiting (it prefers executors that are ready).
-      if (detail::send_message(owner_, {{"ready", true}}, {}, Clock::now() + std::chrono::seconds(30)) != IoStatus::ok)
+      if (detail::send_message(owner_, {{"ready", true}}, {},
+                               Clock::now() + std::chrono::seconds(30)) != IoStatus::ok)
         shutdown();
     }
   }
@@ -169,7 +174,8 @@ class ExecutorProcess {
     }
     UniqueFd err_r(err[0]), err_w(err[1]);
     detail::InitArgs args{ctl_child.get(), out_w.get(), err_w.get(), &seccomp_};
-    pid_t pid = ::clone(detail::init_main, init_stack_ + sizeof init_stack_, kSandboxFlags | SIGCHLD, &args);
+    pid_t pid = ::clone(detail::init_main, init_stack_ + sizeof init_stack_,
+                        kSandboxFlags | SIGCHLD, &args);
     if (pid < 0) {
       error = errno_text("clone with new user, pid, net, mount, ipc, uts and cgroup namespaces");
       error += probe_namespaces();
@@ -212,7 +218,7 @@ class ExecutorProcess {
 
   // Which namespace kind does the kernel refuse? (for the error message)
   static std::string probe_namespaces() {
-    const int flags[] = {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWNS,
+    const int flags[] = {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,   CLONE_NEWNS,
                          CLONE_NEWIPC,  CLONE_NEWUTS, CLONE_NEWCGROUP};
     std::string refused;
     for (size_t i = 0; i < std::size(flags); ++i) {
@@ -231,7 +237,8 @@ class ExecutorProcess {
     if (!fd) throw SandboxError(errno_text("memfd_create"));
     if (!detail::write_all(fd.get(), data)) throw SandboxError(errno_text("write memfd"));
     ::lseek(fd.get(), 0, SEEK_SET);
-    if (seal) ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    if (seal)
+      ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
     return fd;
   }
 
@@ -304,8 +311,10 @@ class ExecutorProcess {
       int n = ::poll(p, 4, detail::poll_timeout_ms(next));
       if (n < 0 && errno != EINTR) break;
       if (p[3].revents) shutdown();  // the owner is gone (it never writes during a job)
-      if (p[1].revents) drain(s.out_r.get(), r.stdout_data, job.limits.stdout_bytes, out_open, true);
-      if (p[2].revents) drain(s.err_r.get(), r.stderr_data, job.limits.stderr_bytes, err_open, false);
+      if (p[1].revents)
+        drain(s.out_r.get(), r.stdout_data, job.limits.stdout_bytes, out_open, true);
+      if (p[2].revents)
+        drain(s.err_r.get(), r.stderr_data, job.limits.stderr_bytes, err_open, false);
       if (p[0].revents) {
         std::string msg;
         IoStatus st = detail::recv_packet(s.ctl.get(), msg, &res_fds, Clock::now());
@@ -430,7 +439,8 @@ struct Executor::Impl {
   pid_t pid = -1;
   UniqueFd sock;
   KernelSupport support;
-  bool ready = false;  // the executor said its next sandbox is prepared (and we have not sent a job since)
+  bool ready =
+      false;  // the executor said its next sandbox is prepared (and we have not sent a job since)
 
   // Takes the executor's "ready" message if it is there within `wait`.
   // False on timeout; true when ready -- or broken (exec() then reports and restarts).
@@ -439,7 +449,8 @@ struct Executor::Impl {
     pollfd p{sock.get(), POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) return false;
     Message m;
-    if (detail::recv_message(sock.get(), m, Clock::now() + std::chrono::seconds(5), 1 << 20) != IoStatus::ok ||
+    if (detail::recv_message(sock.get(), m, Clock::now() + std::chrono::seconds(5), 1 << 20) !=
+            IoStatus::ok ||
         !m.header.value("ready", false)) {
       stop();  // out of step or dead: the next exec() restarts it
       return true;
@@ -464,8 +475,8 @@ struct Executor::Impl {
         if (fd == 3 ? ::fcntl(3, F_SETFD, 0) == 0 : ::dup2(fd, 3) == 3) {
           std::string s = std::to_string(slot), b = std::to_string(cfg.host_id_base),
                       g = std::to_string(cfg.kill_grace_ms);
-          ::execl(program.c_str(), program.c_str(), "--executor", "3", s.c_str(), b.c_str(), g.c_str(),
-                  static_cast<char*>(nullptr));
+          ::execl(program.c_str(), program.c_str(), "--executor", "3", s.c_str(), b.c_str(),
+                  g.c_str(), static_cast<char*>(nullptr));
         }
         ::_exit(127);  // the owner sees the executor die at start and says so
       }
@@ -475,12 +486,14 @@ struct Executor::Impl {
     pid = p;
     sock = std::move(mine);
     Message hello;
-    IoStatus s = detail::recv_message(sock.get(), hello,
-                                      Clock::now() + std::chrono::milliseconds(cfg.start_timeout_ms), 1 << 20);
+    IoStatus s = detail::recv_message(
+        sock.get(), hello, Clock::now() + std::chrono::milliseconds(cfg.start_timeout_ms), 1 << 20);
     if (s != IoStatus::ok || !hello.header.value("ok", false)) {
-      std::string why = s == IoStatus::ok ? hello.header.value("error", std::string("unknown error"))
-                        : s == IoStatus::timeout ? "no answer within " + std::to_string(cfg.start_timeout_ms) + " ms"
-                                                 : "the executor process died at start";
+      std::string why = s == IoStatus::ok
+                            ? hello.header.value("error", std::string("unknown error"))
+                        : s == IoStatus::timeout
+                            ? "no answer within " + std::to_string(cfg.start_timeout_ms) + " ms"
+                            : "the executor process died at start";
       stop();
       throw SandboxError("sandbox executor " + std::to_string(slot) + " could not start: " + why);
     }
@@ -532,7 +545,8 @@ ExecResult Executor::exec(const ExecJob& job) {
   if (!impl_->sock) return impl_->fail("the executor is not running");
   // Wait for the sandbox it prepares after each job (bounded: preparing takes milliseconds).
   if (!impl_->take_ready(std::chrono::seconds(30)))
-    return impl_->fail("executor " + std::to_string(impl_->slot) + " did not prepare its next sandbox in time");
+    return impl_->fail("executor " + std::to_string(impl_->slot) +
+                       " did not prepare its next sandbox in time");
   if (!impl_->sock) {  // it broke while idle: start a new one for this job
     try {
       impl_->start();
@@ -552,8 +566,9 @@ ExecResult Executor::exec(const ExecJob& job) {
   Message m;
   IoStatus s = detail::recv_message(impl_->sock.get(), m, Clock::now() + bound, kMaxMessageBytes);
   if (s != IoStatus::ok)
-    return impl_->fail("executor " + std::to_string(impl_->slot) +
-                       (s == IoStatus::timeout ? " did not answer in time" : " died during the job"));
+    return impl_->fail(
+        "executor " + std::to_string(impl_->slot) +
+        (s == IoStatus::timeout ? " did not answer in time" : " died during the job"));
   return detail::result_from_message(std::move(m));
 }
 
@@ -562,6 +577,8 @@ bool Executor::wait_ready(std::chrono::milliseconds timeout) { return impl_->tak
 const KernelSupport& Executor::kernel_support() const { return impl_->support; }
 pid_t Executor::pid() const { return impl_->pid; }
 int Executor::slot() const { return impl_->slot; }
-uint32_t Executor::host_uid() const { return impl_->cfg.host_id_base + static_cast<uint32_t>(impl_->slot); }
+uint32_t Executor::host_uid() const {
+  return impl_->cfg.host_id_base + static_cast<uint32_t>(impl_->slot);
+}
 
 }  // namespace rlwb::sandbox

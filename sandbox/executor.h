@@ -24,16 +24,15 @@
 // Used by ExecutorPool (executor_pool.h).
 #pragma once
 
-#include "sandbox/exec_job.h"
-
 #include <sys/types.h>
 
 #include <chrono>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "sandbox/exec_job.h"
 
 namespace rlwb::sandbox {
 

@@ -2,12 +2,12 @@
 // clones into each sandbox (sandbox_init.cpp). Not part of the API.
 #pragma once
 
-#include "sandbox/seccomp_policy.h"
-
 #include <sys/types.h>
 
 #include <cstdint>
 #include <initializer_list>
+
+#include "sandbox/seccomp_policy.h"
 
 namespace rlwb::sandbox::detail {
 

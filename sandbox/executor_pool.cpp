@@ -1,10 +1,10 @@
 #include "sandbox/executor_pool.h"
 
-#include "sandbox/sandbox_error.h"
-
 #include <sched.h>
 
 #include <future>
+
+#include "sandbox/sandbox_error.h"
 
 namespace rlwb::sandbox {
 
@@ -20,7 +20,8 @@ ExecutorPool::ExecutorPool(PoolOptions options) : options_(options) {
   executors_.resize(static_cast<size_t>(n));
   // Start them one after another: fork() from one thread keeps this simple
   // and each start takes only a few milliseconds.
-  for (int i = 0; i < n; ++i) executors_[static_cast<size_t>(i)] = std::make_unique<Executor>(i, options_.executor);
+  for (int i = 0; i < n; ++i)
+    executors_[static_cast<size_t>(i)] = std::make_unique<Executor>(i, options_.executor);
   for (auto& e : executors_) free_.push_back(e.get());
 }
 

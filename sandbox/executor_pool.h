@@ -5,14 +5,14 @@
 // result rather than waiting forever. Used by LocalSandbox and the service.
 #pragma once
 
-#include "sandbox/executor.h"
-
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include "sandbox/executor.h"
 
 namespace rlwb::sandbox {
 

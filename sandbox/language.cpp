@@ -14,10 +14,14 @@ Language parse_language(std::string_view name) {
 
 const char* language_name(Language lang) {
   switch (lang) {
-    case Language::python3: return "python3";
-    case Language::bash: return "bash";
-    case Language::c: return "c";
-    case Language::cpp: return "cpp";
+    case Language::python3:
+      return "python3";
+    case Language::bash:
+      return "bash";
+    case Language::c:
+      return "c";
+    case Language::cpp:
+      return "cpp";
   }
   return "?";
 }
@@ -25,7 +29,8 @@ const char* language_name(Language lang) {
 const LanguageSpec& language_spec(Language lang) {
   // -E -s: ignore PYTHON* variables and the user site directory, as a
   // system service should; the script's directory is sys.path[0] as usual.
-  static const LanguageSpec python3{"main.py", {}, "", {"/usr/bin/python3", "-E", "-s", "/tmp/main.py"}};
+  static const LanguageSpec python3{
+      "main.py", {}, "", {"/usr/bin/python3", "-E", "-s", "/tmp/main.py"}};
   static const LanguageSpec bash{"main.sh", {}, "", {"/bin/bash", "/tmp/main.sh"}};
   static const LanguageSpec c{
       "main.c",
@@ -38,10 +43,14 @@ const LanguageSpec& language_spec(Language lang) {
       "main",
       {"/tmp/main"}};
   switch (lang) {
-    case Language::python3: return python3;
-    case Language::bash: return bash;
-    case Language::c: return c;
-    case Language::cpp: return cpp;
+    case Language::python3:
+      return python3;
+    case Language::bash:
+      return bash;
+    case Language::c:
+      return c;
+    case Language::cpp:
+      return cpp;
   }
   return python3;
 }

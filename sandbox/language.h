@@ -19,10 +19,10 @@ Language parse_language(std::string_view name);
 const char* language_name(Language lang);  // canonical: python3, bash, c, cpp
 
 struct LanguageSpec {
-  std::string source_file;                  // name in the work directory
-  std::vector<std::string> compile_argv;    // empty for interpreted languages
-  std::string binary_file;                  // what the compile step leaves behind
-  std::vector<std::string> run_argv;        // run command (absolute paths)
+  std::string source_file;                // name in the work directory
+  std::vector<std::string> compile_argv;  // empty for interpreted languages
+  std::string binary_file;                // what the compile step leaves behind
+  std::vector<std::string> run_argv;      // run command (absolute paths)
 };
 const LanguageSpec& language_spec(Language lang);
 inline bool is_compiled(Language lang) { return lang == Language::c || lang == Language::cpp; }

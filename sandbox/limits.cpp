@@ -1,10 +1,9 @@
 #include "sandbox/limits.h"
 
-#include "sandbox/sandbox_error.h"
-
 #include <nlohmann/json.hpp>
-
 #include <string>
+
+#include "sandbox/sandbox_error.h"
 
 namespace rlwb::sandbox {
 namespace {

@@ -5,21 +5,20 @@
 #pragma once
 
 #include <cstdint>
-
 #include <nlohmann/json_fwd.hpp>
 
 namespace rlwb::sandbox {
 
 struct Limits {
-  int wall_ms = 5000;           // wall clock, from start to the kill of the whole process tree
-  int cpu_ms = 5000;            // CPU time of all the program's processes together
-  int memory_mb = 256;          // resident memory of all the program's processes together
-  int processes = 64;           // processes + threads (RLIMIT_NPROC of the sandbox user)
-  int file_size_mb = 16;        // largest file the program may write (RLIMIT_FSIZE)
-  int open_files = 64;          // RLIMIT_NOFILE
-  int work_dir_mb = 64;         // size of the private tmpfs work directory
-  int64_t stdout_bytes = 1 << 20;  // more stdout than this is an output_limit verdict
-  int64_t stderr_bytes = 64 << 10; // stderr beyond this is dropped (stderr_truncated)
+  int wall_ms = 5000;               // wall clock, from start to the kill of the whole process tree
+  int cpu_ms = 5000;                // CPU time of all the program's processes together
+  int memory_mb = 256;              // resident memory of all the program's processes together
+  int processes = 64;               // processes + threads (RLIMIT_NPROC of the sandbox user)
+  int file_size_mb = 16;            // largest file the program may write (RLIMIT_FSIZE)
+  int open_files = 64;              // RLIMIT_NOFILE
+  int work_dir_mb = 64;             // size of the private tmpfs work directory
+  int64_t stdout_bytes = 1 << 20;   // more stdout than this is an output_limit verdict
+  int64_t stderr_bytes = 64 << 10;  // stderr beyond this is dropped (stderr_truncated)
 };
 
 // Defaults for running a program, and for compiling one (gcc needs more

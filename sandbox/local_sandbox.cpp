@@ -1,9 +1,9 @@
+#include <future>
+#include <mutex>
+
 #include "sandbox/classify.h"
 #include "sandbox/program_runner.h"
 #include "sandbox/sandbox.h"
-
-#include <future>
-#include <mutex>
 
 namespace rlwb::sandbox {
 
@@ -44,16 +44,18 @@ std::vector<JudgeResult> LocalSandbox::judge_all(const std::vector<JudgeRequest>
     }
   };
   size_t threads = std::min<size_t>(requests.size(), static_cast<size_t>(pool_.size()));
-  for (size_t t = 0; t < threads; ++t) futures.push_back(std::async(std::launch::async, [&] {
-    worker();
-    return JudgeResult{};
-  }));
+  for (size_t t = 0; t < threads; ++t)
+    futures.push_back(std::async(std::launch::async, [&] {
+      worker();
+      return JudgeResult{};
+    }));
   for (auto& f : futures) f.get();
   if (error) std::rethrow_exception(error);
   return results;
 }
 
-Verdict LocalSandbox::compile(Language lang, const std::string& source, std::string& binary, const Limits& limits) {
+Verdict LocalSandbox::compile(Language lang, const std::string& source, std::string& binary,
+                              const Limits& limits) {
   const LanguageSpec& spec = language_spec(lang);
   if (!is_compiled(lang)) throw SandboxError(std::string(language_name(lang)) + " is not compiled");
   ExecJob job;
@@ -66,7 +68,8 @@ Verdict LocalSandbox::compile(Language lang, const std::string& source, std::str
   return classify(std::move(r), limits, Phase::compile);
 }
 
-Verdict LocalSandbox::run_binary(const std::string& binary, const std::string& stdin_data, const Limits& limits) {
+Verdict LocalSandbox::run_binary(const std::string& binary, const std::string& stdin_data,
+                                 const Limits& limits) {
   const LanguageSpec& spec = language_spec(Language::c);
   ExecJob job;
   job.argv = spec.run_argv;

@@ -1,12 +1,12 @@
 #include "sandbox/program_runner.h"
 
-#include "sandbox/classify.h"
-#include "sandbox/sandbox_error.h"
-
 #include <sys/random.h>
 
 #include <algorithm>
 #include <cstdio>
+
+#include "sandbox/classify.h"
+#include "sandbox/sandbox_error.h"
 
 namespace rlwb::sandbox {
 namespace {
@@ -22,7 +22,8 @@ struct Built {
   bool ok = true;
 };
 
-Built build(const ExecFn& exec, Language lang, const std::string& source, const Limits& compile_limits) {
+Built build(const ExecFn& exec, Language lang, const std::string& source,
+            const Limits& compile_limits) {
   const LanguageSpec& spec = language_spec(lang);
   Built b;
   if (!is_compiled(lang)) {
@@ -52,7 +53,8 @@ Built build(const ExecFn& exec, Language lang, const std::string& source, const 
   return b;
 }
 
-Verdict run_built(const ExecFn& exec, const Built& b, const std::string& stdin_data, const Limits& limits) {
+Verdict run_built(const ExecFn& exec, const Built& b, const std::string& stdin_data,
+                  const Limits& limits) {
   ExecJob job;
   job.argv = b.argv;
   job.files = b.files;
@@ -80,17 +82,16 @@ std::string assert_harness(Language lang, const std::string& program, const std:
                            const std::string& marker) {
   switch (lang) {
     case Language::python3:
-      return program + "\n\n" + test +
-             "\n\nimport sys as _rlwb_sys\n_rlwb_sys.stdout.write('\\n" + marker +
-             "\\n')\n_rlwb_sys.stdout.flush()\n";
+      return program + "\n\n" + test + "\n\nimport sys as _rlwb_sys\n_rlwb_sys.stdout.write('\\n" +
+             marker + "\\n')\n_rlwb_sys.stdout.flush()\n";
     case Language::bash:
       return program + "\n" + test + "\nprintf '\\n%s\\n' '" + marker + "'\n";
     case Language::c:
     case Language::cpp:
       return "#include <stdio.h>\n#include <assert.h>\n#line 1 \"main\"\n" + program +
              "\n#line 1 \"test\"\nstatic void rlwb_run_tests(void) {\n" + test +
-             "\n}\nint main(void) {\n  rlwb_run_tests();\n  fflush(stdout);\n  fputs(\"\\n" + marker +
-             "\\n\", stdout);\n  fflush(stdout);\n  return 0;\n}\n";
+             "\n}\nint main(void) {\n  rlwb_run_tests();\n  fflush(stdout);\n  fputs(\"\\n" +
+             marker + "\\n\", stdout);\n  fflush(stdout);\n  return 0;\n}\n";
   }
   return program;
 }
@@ -132,7 +133,9 @@ std::vector<std::string_view> split_lines(std::string_view s) {
 std::vector<std::string_view> split_tokens(std::string_view s) {
   std::vector<std::string_view> tokens;
   size_t i = 0;
-  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+  auto space = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+  };
   while (i < s.size()) {
     while (i < s.size() && space(s[i])) ++i;
     size_t j = i;
@@ -151,14 +154,15 @@ std::string excerpt(std::string_view s) {
 
 }  // namespace
 
-bool outputs_match(std::string_view actual, std::string_view expected, Comparison how, std::string* why) {
+bool outputs_match(std::string_view actual, std::string_view expected, Comparison how,
+                   std::string* why) {
   if (how == Comparison::exact) {
     if (actual == expected) return true;
     if (why) {
       size_t i = 0;
       while (i < actual.size() && i < expected.size() && actual[i] == expected[i]) ++i;
-      *why = "outputs differ at byte " + std::to_string(i) + " (expected " + std::to_string(expected.size()) +
-             " bytes, got " + std::to_string(actual.size()) + ")";
+      *why = "outputs differ at byte " + std::to_string(i) + " (expected " +
+             std::to_string(expected.size()) + " bytes, got " + std::to_string(actual.size()) + ")";
     }
     return false;
   }
@@ -168,11 +172,15 @@ bool outputs_match(std::string_view actual, std::string_view expected, Compariso
   const char* unit = by_line ? "line" : "token";
   for (size_t i = 0; i < std::min(a.size(), e.size()); ++i)
     if (a[i] != e[i]) {
-      if (why) *why = std::string(unit) + " " + std::to_string(i + 1) + ": expected " + excerpt(e[i]) + ", got " + excerpt(a[i]);
+      if (why)
+        *why = std::string(unit) + " " + std::to_string(i + 1) + ": expected " + excerpt(e[i]) +
+               ", got " + excerpt(a[i]);
       return false;
     }
   if (a.size() != e.size()) {
-    if (why) *why = "expected " + std::to_string(e.size()) + " " + unit + "s, got " + std::to_string(a.size());
+    if (why)
+      *why = "expected " + std::to_string(e.size()) + " " + unit + "s, got " +
+             std::to_string(a.size());
     return false;
   }
   return true;
@@ -189,7 +197,8 @@ void validate(const JudgeRequest& r) {
   if (r.program.size() > kMaxProgramBytes) throw SandboxError("program is larger than 16 MiB");
   if (r.tests.empty()) throw SandboxError("no test cases: a judge request needs at least one");
   for (size_t i = 0; i < r.tests.size(); ++i)
-    if (r.tests[i].stdin_data.size() > kMaxStdinBytes || r.tests[i].assert_code.size() > kMaxProgramBytes)
+    if (r.tests[i].stdin_data.size() > kMaxStdinBytes ||
+        r.tests[i].assert_code.size() > kMaxProgramBytes)
       throw SandboxError("test " + std::to_string(i) + " is too large");
   validate_limits(r.options.limits, "options.limits");
   validate_limits(r.options.compile_limits, "options.compile_limits");
@@ -205,7 +214,8 @@ Verdict run_with(const ExecFn& exec, const RunRequest& request) {
 JudgeResult judge_with(const ExecFn& exec, const JudgeRequest& request) {
   validate(request);
   const JudgeOptions& opt = request.options;
-  const bool stop_early = opt.stop_at_first_failure.value_or(opt.scoring == Scoring::all_or_nothing);
+  const bool stop_early =
+      opt.stop_at_first_failure.value_or(opt.scoring == Scoring::all_or_nothing);
   JudgeResult res;
   res.total = static_cast<int>(request.tests.size());
   std::optional<Built> io_program;  // compiled once for every I/O test
@@ -216,7 +226,8 @@ JudgeResult judge_with(const ExecFn& exec, const JudgeRequest& request) {
     bool compile_failed = false;
     if (t.is_assert()) {
       const std::string marker = random_marker();
-      Built b = build(exec, request.language, assert_harness(request.language, request.program, t.assert_code, marker),
+      Built b = build(exec, request.language,
+                      assert_harness(request.language, request.program, t.assert_code, marker),
                       opt.compile_limits);
       if (!b.ok) {
         v = std::move(*b.compile);
@@ -247,7 +258,8 @@ JudgeResult judge_with(const ExecFn& exec, const JudgeRequest& request) {
     } else if (res.first_failure < 0) {
       res.first_failure = static_cast<int>(i);
       res.outcome = v.outcome;
-      res.detail = "test " + std::to_string(i) + ": " + outcome_name(v.outcome) + (v.detail.empty() ? "" : " (" + v.detail + ")");
+      res.detail = "test " + std::to_string(i) + ": " + outcome_name(v.outcome) +
+                   (v.detail.empty() ? "" : " (" + v.detail + ")");
     }
     sandbox_failed |= v.outcome == Outcome::sandbox_error;
     res.tests.push_back(std::move(v));
@@ -266,9 +278,12 @@ JudgeResult judge_with(const ExecFn& exec, const JudgeRequest& request) {
 
 const char* comparison_name(Comparison c) {
   switch (c) {
-    case Comparison::exact: return "exact";
-    case Comparison::lines: return "lines";
-    case Comparison::tokens: return "tokens";
+    case Comparison::exact:
+      return "exact";
+    case Comparison::lines:
+      return "lines";
+    case Comparison::tokens:
+      return "tokens";
   }
   return "lines";
 }
@@ -279,7 +294,9 @@ Comparison parse_comparison(const std::string& name) {
   throw SandboxError("unknown comparison '" + name + "': use exact, lines or tokens");
 }
 
-const char* scoring_name(Scoring s) { return s == Scoring::pass_rate ? "pass_rate" : "all_or_nothing"; }
+const char* scoring_name(Scoring s) {
+  return s == Scoring::pass_rate ? "pass_rate" : "all_or_nothing";
+}
 
 Scoring parse_scoring(const std::string& name) {
   for (Scoring s : {Scoring::pass_rate, Scoring::all_or_nothing})

@@ -5,11 +5,11 @@
 // (local_sandbox.h) and the service's workers (service.h).
 #pragma once
 
-#include "sandbox/exec_job.h"
-#include "sandbox/requests.h"
-
 #include <functional>
 #include <string_view>
+
+#include "sandbox/exec_job.h"
+#include "sandbox/requests.h"
 
 namespace rlwb::sandbox {
 

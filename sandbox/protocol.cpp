@@ -11,8 +11,9 @@ nlohmann::json bytes(const std::string& s, std::vector<std::string>& frames) {
   return {{"frame", frames.size()}};  // frame 0 is the JSON itself
 }
 
-std::string get_bytes(const nlohmann::json& j, const char* key, const std::vector<std::string>& frames,
-                      const std::string& where, bool required = false) {
+std::string get_bytes(const nlohmann::json& j, const char* key,
+                      const std::vector<std::string>& frames, const std::string& where,
+                      bool required = false) {
   if (!j.contains(key)) {
     if (required) throw SandboxError(where + ": missing '" + key + "'");
     return {};
@@ -22,8 +23,9 @@ std::string get_bytes(const nlohmann::json& j, const char* key, const std::vecto
   if (v.is_object() && v.contains("frame") && v["frame"].is_number_unsigned()) {
     size_t k = v["frame"].get<size_t>();
     if (k >= 1 && k <= frames.size()) return frames[k - 1];
-    throw SandboxError(where + "." + key + " refers to frame " + std::to_string(k) + ", but the request has " +
-                       std::to_string(frames.size()) + " extra frame(s)");
+    throw SandboxError(where + "." + key + " refers to frame " + std::to_string(k) +
+                       ", but the request has " + std::to_string(frames.size()) +
+                       " extra frame(s)");
   }
   throw SandboxError(where + "." + key + " must be a string or {\"frame\": k}");
 }
@@ -34,7 +36,8 @@ Language get_language(const nlohmann::json& j) {
   return parse_language(j["lang"].get<std::string>());
 }
 
-void check_keys(const nlohmann::json& j, std::initializer_list<const char*> known, const std::string& where) {
+void check_keys(const nlohmann::json& j, std::initializer_list<const char*> known,
+                const std::string& where) {
   if (!j.is_object()) throw SandboxError(where + " must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool ok = false;
@@ -81,14 +84,17 @@ nlohmann::json run_to_json(const RunRequest& r, std::vector<std::string>& frames
 }
 
 RunRequest run_from_json(const nlohmann::json& j, const std::vector<std::string>& frames) {
-  check_keys(j, {"id", "kind", "lang", "program", "stdin", "limits", "compile_limits"}, "run request");
+  check_keys(j, {"id", "kind", "lang", "program", "stdin", "limits", "compile_limits"},
+             "run request");
   RunRequest r;
   r.language = get_language(j);
   r.program = get_bytes(j, "program", frames, "run request", true);
   r.stdin_data = get_bytes(j, "stdin", frames, "run request");
-  if (j.contains("limits")) r.limits = limits_from_json(j["limits"], default_run_limits(), "limits");
+  if (j.contains("limits"))
+    r.limits = limits_from_json(j["limits"], default_run_limits(), "limits");
   if (j.contains("compile_limits"))
-    r.compile_limits = limits_from_json(j["compile_limits"], default_compile_limits(), "compile_limits");
+    r.compile_limits =
+        limits_from_json(j["compile_limits"], default_compile_limits(), "compile_limits");
   return r;
 }
 
@@ -98,13 +104,15 @@ nlohmann::json judge_to_json(const JudgeRequest& r, std::vector<std::string>& fr
     if (t.is_assert())
       tests.push_back({{"assert", bytes(t.assert_code, frames)}});
     else
-      tests.push_back({{"stdin", bytes(t.stdin_data, frames)}, {"expected", bytes(t.expected_stdout, frames)}});
+      tests.push_back(
+          {{"stdin", bytes(t.stdin_data, frames)}, {"expected", bytes(t.expected_stdout, frames)}});
   }
   nlohmann::json options = {{"comparison", comparison_name(r.options.comparison)},
                             {"scoring", scoring_name(r.options.scoring)},
                             {"limits", limits_to_json(r.options.limits)},
                             {"compile_limits", limits_to_json(r.options.compile_limits)}};
-  if (r.options.stop_at_first_failure) options["stop_at_first_failure"] = *r.options.stop_at_first_failure;
+  if (r.options.stop_at_first_failure)
+    options["stop_at_first_failure"] = *r.options.stop_at_first_failure;
   return {{"kind", "judge"},
           {"lang", language_name(r.language)},
           {"program", bytes(r.program, frames)},
@@ -118,7 +126,8 @@ JudgeRequest judge_from_json(const nlohmann::json& j, const std::vector<std::str
   r.language = get_language(j);
   r.program = get_bytes(j, "program", frames, "judge request", true);
   if (!j.contains("tests") || !j["tests"].is_array())
-    throw SandboxError("judge request: 'tests' must be an array of {\"stdin\", \"expected\"} or {\"assert\"}");
+    throw SandboxError(
+        "judge request: 'tests' must be an array of {\"stdin\", \"expected\"} or {\"assert\"}");
   for (size_t i = 0; i < j["tests"].size(); ++i) {
     const auto& t = j["tests"][i];
     std::string where = "tests[" + std::to_string(i) + "]";
@@ -135,17 +144,23 @@ JudgeRequest judge_from_json(const nlohmann::json& j, const std::vector<std::str
   }
   if (j.contains("options")) {
     const auto& o = j["options"];
-    check_keys(o, {"comparison", "scoring", "stop_at_first_failure", "limits", "compile_limits"}, "options");
+    check_keys(o, {"comparison", "scoring", "stop_at_first_failure", "limits", "compile_limits"},
+               "options");
     try {
-      if (o.contains("comparison")) r.options.comparison = parse_comparison(o["comparison"].get<std::string>());
+      if (o.contains("comparison"))
+        r.options.comparison = parse_comparison(o["comparison"].get<std::string>());
       if (o.contains("scoring")) r.options.scoring = parse_scoring(o["scoring"].get<std::string>());
-      if (o.contains("stop_at_first_failure")) r.options.stop_at_first_failure = o["stop_at_first_failure"].get<bool>();
+      if (o.contains("stop_at_first_failure"))
+        r.options.stop_at_first_failure = o["stop_at_first_failure"].get<bool>();
     } catch (const nlohmann::json::exception&) {
-      throw SandboxError("options: comparison and scoring must be strings, stop_at_first_failure a boolean");
+      throw SandboxError(
+          "options: comparison and scoring must be strings, stop_at_first_failure a boolean");
     }
-    if (o.contains("limits")) r.options.limits = limits_from_json(o["limits"], default_run_limits(), "options.limits");
+    if (o.contains("limits"))
+      r.options.limits = limits_from_json(o["limits"], default_run_limits(), "options.limits");
     if (o.contains("compile_limits"))
-      r.options.compile_limits = limits_from_json(o["compile_limits"], default_compile_limits(), "options.compile_limits");
+      r.options.compile_limits =
+          limits_from_json(o["compile_limits"], default_compile_limits(), "options.compile_limits");
   }
   return r;
 }
@@ -174,7 +189,8 @@ JudgeResult judge_result_from_json(const nlohmann::json& j) {
     r.outcome = *o;
     r.detail = j.value("detail", "");
     r.first_failure = j.value("first_failure", -1);
-    if (j.contains("compile") && !j["compile"].is_null()) r.compile = verdict_from_json(j["compile"]);
+    if (j.contains("compile") && !j["compile"].is_null())
+      r.compile = verdict_from_json(j["compile"]);
     for (const auto& t : j.at("tests")) r.tests.push_back(verdict_from_json(t));
     return r;
   } catch (const nlohmann::json::exception& e) {

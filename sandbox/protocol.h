@@ -20,13 +20,12 @@
 // Used by service.cpp and client.cpp.
 #pragma once
 
-#include "sandbox/requests.h"
-
+#include <nlohmann/json.hpp>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "sandbox/requests.h"
 
 namespace rlwb::sandbox::protocol {
 

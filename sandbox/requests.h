@@ -15,19 +15,19 @@
 //     source: use I/O tests where programs are adversarial.)
 #pragma once
 
-#include "sandbox/language.h"
-#include "sandbox/limits.h"
-#include "sandbox/verdict.h"
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sandbox/language.h"
+#include "sandbox/limits.h"
+#include "sandbox/verdict.h"
 
 namespace rlwb::sandbox {
 
 struct RunRequest {
   Language language = Language::python3;
-  std::string program;                     // source code
+  std::string program;  // source code
   std::string stdin_data;
   Limits limits = default_run_limits();
   Limits compile_limits = default_compile_limits();  // C and C++ only
@@ -79,8 +79,8 @@ struct JudgeResult {
   // ok when every test passed; compile_error; or the first failing test's
   // outcome (wrong_answer, timeout, ...); sandbox_error if the sandbox failed.
   Outcome outcome = Outcome::sandbox_error;
-  std::string detail;            // e.g. "test 3: wrong_answer (line 2: expected '5', got '4')"
-  int first_failure = -1;        // index of the first failing test, -1 if none
+  std::string detail;              // e.g. "test 3: wrong_answer (line 2: expected '5', got '4')"
+  int first_failure = -1;          // index of the first failing test, -1 if none
   std::optional<Verdict> compile;  // the compile step (C, C++ I/O tests)
   std::vector<Verdict> tests;      // per test that ran, in order
 };

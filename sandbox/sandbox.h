@@ -18,13 +18,13 @@
 // A sandbox failure during a job comes back as Outcome::sandbox_error.
 #pragma once
 
+#include <memory>
+#include <vector>
+
 #include "sandbox/executor_pool.h"
 #include "sandbox/requests.h"
 #include "sandbox/sandbox_error.h"
 #include "sandbox/verdict.h"
-
-#include <memory>
-#include <vector>
 
 namespace rlwb::sandbox {
 

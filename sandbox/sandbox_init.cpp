@@ -11,12 +11,9 @@
 //   4. reaps every process, samples memory/CPU each tick, and when the main
 //      process ends (or a limit or the executor says stop) kills all that
 //      is left in the pid namespace, reaps it and reports.
-#include "sandbox/executor_internal.h"
-#include "sandbox/fd_channel.h"
-#include "sandbox/limits.h"
-
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -34,16 +31,18 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <grp.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "sandbox/executor_internal.h"
+#include "sandbox/fd_channel.h"
+#include "sandbox/limits.h"
 
 namespace rlwb::sandbox::detail {
 
@@ -53,7 +52,8 @@ void close_fds_except(std::initializer_list<int> keep) {
   unsigned lo = 3;
   for (int fd : k) {
     if (fd < 3) continue;
-    if (static_cast<unsigned>(fd) > lo) ::syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
+    if (static_cast<unsigned>(fd) > lo)
+      ::syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
     lo = static_cast<unsigned>(fd) + 1;
   }
   ::syscall(SYS_close_range, lo, ~0U, 0);
@@ -91,8 +91,13 @@ except BaseException as _e:
     sys.exit(1)
 )PY";
 
-const char* const kEnv[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8",
-                            "USER=sandbox", "LOGNAME=sandbox", "PWD=/tmp"};
+const char* const kEnv[] = {"PATH=/usr/local/bin:/usr/bin:/bin",
+                            "HOME=/tmp",
+                            "TMPDIR=/tmp",
+                            "LANG=C.UTF-8",
+                            "USER=sandbox",
+                            "LOGNAME=sandbox",
+                            "PWD=/tmp"};
 
 double mono_ms() {
   timespec ts;
@@ -106,7 +111,9 @@ double cpu_ms_of(const rusage& ru) {
 }
 
 [[noreturn]] void report_error(int ctl, const std::string& what) {
-  nlohmann::json r = {{"sandbox_error", "sandbox init: " + what + (errno ? std::string(": ") + std::strerror(errno) : "")}};
+  nlohmann::json r = {
+      {"sandbox_error",
+       "sandbox init: " + what + (errno ? std::string(": ") + std::strerror(errno) : "")}};
   send_packet(ctl, r.dump());
   ::_exit(1);
 }
@@ -137,14 +144,16 @@ double cpu_ms_of(const rusage& ru) {
   if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
     stage_fail(sock, "clear ambient capabilities");
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) stage_fail(sock, "no_new_privs");
-  sock_fprog prog{static_cast<unsigned short>(seccomp.filter.size()), const_cast<sock_filter*>(seccomp.filter.data())};
+  sock_fprog prog{static_cast<unsigned short>(seccomp.filter.size()),
+                  const_cast<sock_filter*>(seccomp.filter.data())};
   if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) stage_fail(sock, "seccomp");
   if (!send_packet(sock, "S")) ::_exit(126);
 
   // ---- under the sandbox policy from here on ----
   std::string msg;
   std::vector<UniqueFd> fds;
-  if (recv_packet(sock, msg, &fds, kNoDeadline) != IoStatus::ok || fds.empty() || fds.size() > 2) ::_exit(0);
+  if (recv_packet(sock, msg, &fds, kNoDeadline) != IoStatus::ok || fds.empty() || fds.size() > 2)
+    ::_exit(0);
   nlohmann::json job = nlohmann::json::parse(msg, nullptr, false);
   if (!job.is_object()) {
     errno = EINVAL;
@@ -154,7 +163,8 @@ double cpu_ms_of(const rusage& ru) {
   std::vector<std::string> env_s = job["env"].get<std::vector<std::string>>();
   for (const auto& l : job["rlimits"]) {
     rlimit r{l[1].get<rlim_t>(), l[2].get<rlim_t>()};
-    if (::setrlimit(static_cast<__rlimit_resource>(l[0].get<int>()), &r) != 0) stage_fail(sock, "setrlimit");
+    if (::setrlimit(static_cast<__rlimit_resource>(l[0].get<int>()), &r) != 0)
+      stage_fail(sock, "setrlimit");
   }
   // Descriptor numbers may collide (the socket or stdin may be fd 3): move with care.
   const int in = fds[0].release(), go = fds.size() == 2 ? fds[1].release() : -1;
@@ -259,13 +269,17 @@ int init_main(void* raw) {
   if (::sethostname("sandbox", 7) != 0) report_error(ctl, "sethostname");
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) report_error(ctl, "PR_SET_DUMPABLE");
   for (int cap = 0; cap <= 63; ++cap)
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) report_error(ctl, "PR_CAPBSET_DROP");
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
+      report_error(ctl, "PR_CAPBSET_DROP");
   // The work tmpfs and the files in it belong to the sandbox user (a new
   // tmpfs's root takes the mounter's fsuid/fsgid). Its size is set per job.
   ::setfsuid(kInsideId);
   int mounted_mb = Limits{}.work_dir_mb;
-  auto tmpfs_opts = [](int mb) { return "size=" + std::to_string(mb) + "m,nr_inodes=4096,mode=0755"; };
-  if (::mount("rlwb-work", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(mounted_mb).c_str()) != 0)
+  auto tmpfs_opts = [](int mb) {
+    return "size=" + std::to_string(mb) + "m,nr_inodes=4096,mode=0755";
+  };
+  if (::mount("rlwb-work", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(mounted_mb).c_str()) !=
+      0)
     report_error(ctl, "mount the work tmpfs");
   sigset_t chld;
   sigemptyset(&chld);
@@ -280,7 +294,8 @@ int init_main(void* raw) {
   if (proc_fd < 0) report_error(ctl, "open /proc");
 
   int sp[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) report_error(ctl, "socketpair");
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
+    report_error(ctl, "socketpair");
   const pid_t main_pid = ::fork();
   if (main_pid < 0) report_error(ctl, "fork the program's process");
   if (main_pid == 0) {
@@ -291,7 +306,8 @@ int init_main(void* raw) {
   ::close(sp[1]);
   ::close(args.out_w);  // from now on only the program holds its output pipes
   ::close(args.err_w);
-  if (recv_packet(stage, msg, nullptr, Clock::now() + std::chrono::seconds(10)) != IoStatus::ok || msg != "S") {
+  if (recv_packet(stage, msg, nullptr, Clock::now() + std::chrono::seconds(10)) != IoStatus::ok ||
+      msg != "S") {
     errno = EPROTO;
     report_error(ctl, "the program's process could not drop its privileges (" + msg + ")");
   }
@@ -299,16 +315,19 @@ int init_main(void* raw) {
   // through a read-only descriptor of its own) and its go pipe (fd 3).
   int py_stdin = -1, py_go = -1;
   if (warm_python) {
-    nlohmann::json start = {{"argv", {"/usr/bin/python3", "-E", "-s", "-c", kPythonLoader}},
-                            {"env", kEnv},
-                            {"rlimits", nlohmann::json::array({{RLIMIT_CORE, 0, 0}, {RLIMIT_MEMLOCK, 0, 0},
-                                                               {RLIMIT_MSGQUEUE, 0, 0}})}};
+    nlohmann::json start = {
+        {"argv", {"/usr/bin/python3", "-E", "-s", "-c", kPythonLoader}},
+        {"env", kEnv},
+        {"rlimits", nlohmann::json::array(
+                        {{RLIMIT_CORE, 0, 0}, {RLIMIT_MEMLOCK, 0, 0}, {RLIMIT_MSGQUEUE, 0, 0}})}};
     py_stdin = ::memfd_create("stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     int go[2];
     if (py_stdin < 0 || ::pipe2(go, O_CLOEXEC) != 0) report_error(ctl, "prepare python3's stdin");
     py_go = go[1];
-    int reader = ::open(("/proc/self/fd/" + std::to_string(py_stdin)).c_str(), O_RDONLY | O_CLOEXEC);
-    if (reader < 0 || !send_packet(stage, start.dump(), {reader, go[0]})) report_error(ctl, "start python3");
+    int reader =
+        ::open(("/proc/self/fd/" + std::to_string(py_stdin)).c_str(), O_RDONLY | O_CLOEXEC);
+    if (reader < 0 || !send_packet(stage, start.dump(), {reader, go[0]}))
+      report_error(ctl, "start python3");
     ::close(reader);
     ::close(go[0]);
   }
@@ -318,8 +337,8 @@ int init_main(void* raw) {
   std::vector<UniqueFd> fds;
   if (recv_packet(ctl, msg, &fds, kNoDeadline) != IoStatus::ok || msg == "Q") ::_exit(0);
   nlohmann::json job = nlohmann::json::parse(msg, nullptr, false);
-  if (job.is_discarded() || !job.contains("argv") || !job["argv"].is_array() || job["argv"].empty() ||
-      fds.size() != job["files"].size() + 1) {
+  if (job.is_discarded() || !job.contains("argv") || !job["argv"].is_array() ||
+      job["argv"].empty() || fds.size() != job["files"].size() + 1) {
     errno = EINVAL;
     report_error(ctl, "malformed job");
   }
@@ -331,7 +350,8 @@ int init_main(void* raw) {
     report_error(ctl, "malformed limits");
   }
   if (limits.work_dir_mb != mounted_mb &&
-      ::mount(nullptr, "/tmp", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV, tmpfs_opts(limits.work_dir_mb).c_str()) != 0)
+      ::mount(nullptr, "/tmp", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+              tmpfs_opts(limits.work_dir_mb).c_str()) != 0)
     report_error(ctl, "resize the work tmpfs");
   for (size_t i = 0; i < job["files"].size(); ++i) {
     const auto& f = job["files"][i];
@@ -467,7 +487,8 @@ int init_main(void* raw) {
   // Did the stage fail before exec? (after a successful exec its socket is closed)
   if (recv_packet(stage, msg, nullptr, Clock::now()) == IoStatus::ok && !msg.empty()) {
     if (msg[0] == 'X') {
-      result["exec_errno"] = std::atoi(msg.c_str() + 1);  // the program's file: not the sandbox's fault
+      result["exec_errno"] =
+          std::atoi(msg.c_str() + 1);  // the program's file: not the sandbox's fault
       result["started"] = false;
     } else if (msg[0] == 'E') {
       errno = 0;
@@ -495,7 +516,8 @@ int init_main(void* raw) {
       int art = ::memfd_create("artifact", MFD_CLOEXEC);
       off_t off = 0;
       bool ok = art >= 0;
-      while (ok && off < st.st_size) ok = ::sendfile(art, src, &off, static_cast<size_t>(st.st_size - off)) > 0;
+      while (ok && off < st.st_size)
+        ok = ::sendfile(art, src, &off, static_cast<size_t>(st.st_size - off)) > 0;
       if (ok) {
         out_fds.push_back(art);
         result["artifact"] = true;

@@ -1,9 +1,7 @@
 #include "sandbox/sandbox_root.h"
 
-#include "sandbox/fd_channel.h"
-#include "sandbox/sandbox_error.h"
-
 #include <fcntl.h>
+#include <glob.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -12,7 +10,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <glob.h>
+
+#include "sandbox/fd_channel.h"
+#include "sandbox/sandbox_error.h"
 
 namespace rlwb::sandbox::detail {
 namespace {
@@ -20,8 +20,9 @@ namespace {
 const char* kNewRoot = "/tmp";  // a mount point that exists on every Linux host
 
 [[noreturn]] void fail(const std::string& step) {
-  throw SandboxError("sandbox root: " + step + ": " + std::strerror(errno) +
-                     (errno == EPERM ? " (the sandbox needs root: CAP_SYS_ADMIN and CAP_SETUID)" : ""));
+  throw SandboxError(
+      "sandbox root: " + step + ": " + std::strerror(errno) +
+      (errno == EPERM ? " (the sandbox needs root: CAP_SYS_ADMIN and CAP_SETUID)" : ""));
 }
 
 void do_mount(const char* src, const std::string& dst, const char* type, unsigned long flags,
@@ -61,7 +62,8 @@ void mirror(const std::string& src, bool read_only, unsigned long extra_flags) {
   else
     make_file(dst, "");
   do_mount(src.c_str(), dst, nullptr, MS_BIND);
-  unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOSUID | extra_flags | (read_only ? MS_RDONLY : 0);
+  unsigned long flags =
+      MS_BIND | MS_REMOUNT | MS_NOSUID | extra_flags | (read_only ? MS_RDONLY : 0);
   do_mount(nullptr, dst, nullptr, flags);
 }
 
@@ -87,8 +89,9 @@ void enter_sandbox_root(unsigned uid) {
     for (size_t i = 0; i < g.gl_pathc; ++i) mirror(g.gl_pathv[i], true, MS_NODEV | MS_NOEXEC);
   ::globfree(&g);
   const std::string u = std::to_string(uid);
-  make_file(R + "/etc/passwd", "root:x:0:0:root:/root:/bin/sh\nsandbox:x:" + u + ":" + u +
-                                   ":sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n");
+  make_file(R + "/etc/passwd",
+            "root:x:0:0:root:/root:/bin/sh\nsandbox:x:" + u + ":" + u +
+                ":sandbox:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n");
   make_file(R + "/etc/group", "root:x:0:\nsandbox:x:" + u + ":\nnogroup:x:65534:\n");
   make_file(R + "/etc/hosts", "127.0.0.1 localhost sandbox\n::1 localhost\n");
   make_file(R + "/etc/hostname", "sandbox\n");
@@ -97,10 +100,13 @@ void enter_sandbox_root(unsigned uid) {
   make_dir(R + "/dev");
   for (const char* d : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"})
     mirror(d, false, MS_NOEXEC);
-  for (auto [name, target] : {std::pair{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
-                              {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
+  for (auto [name, target] : {std::pair{"fd", "/proc/self/fd"},
+                              {"stdin", "/proc/self/fd/0"},
+                              {"stdout", "/proc/self/fd/1"},
+                              {"stderr", "/proc/self/fd/2"},
                               {"shm", "/tmp"}})
-    if (::symlink(target, (R + "/dev/" + name).c_str()) != 0) fail(std::string("symlink /dev/") + name);
+    if (::symlink(target, (R + "/dev/" + name).c_str()) != 0)
+      fail(std::string("symlink /dev/") + name);
 
   make_dir(R + "/proc");
   make_dir(R + "/tmp");

@@ -13,14 +13,13 @@
 // costs the executor at most that request's limits; its reply is dropped.
 #pragma once
 
-#include "sandbox/executor_pool.h"
-
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
+#include "sandbox/executor_pool.h"
 
 namespace rlwb::sandbox {
 

@@ -14,7 +14,8 @@ namespace rlwb::sandbox {
 std::string find_sandbox_binary();
 
 // {binary, "serve", "--endpoint", endpoint[, "--executors", N]}; executors 0: one per CPU.
-std::vector<std::string> service_argv(const std::string& binary, const std::string& endpoint, int executors = 0);
+std::vector<std::string> service_argv(const std::string& binary, const std::string& endpoint,
+                                      int executors = 0);
 
 // Pings until the service answers; throws SandboxError after `timeout`.
 void wait_for_service(const std::string& endpoint, std::chrono::milliseconds timeout);

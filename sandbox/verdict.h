@@ -6,12 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace rlwb::sandbox {
 
@@ -32,15 +31,15 @@ std::optional<Outcome> parse_outcome(std::string_view name);
 
 struct Verdict {
   Outcome outcome = Outcome::sandbox_error;
-  std::string detail;        // one line saying why, e.g. "wall time limit of 2000 ms exceeded"
-  int exit_code = -1;        // exit status when the program exited, else -1
-  int signal = 0;            // signal that killed the program, else 0
-  std::string stdout_data;   // capped at Limits::stdout_bytes
-  std::string stderr_data;   // capped at Limits::stderr_bytes
+  std::string detail;       // one line saying why, e.g. "wall time limit of 2000 ms exceeded"
+  int exit_code = -1;       // exit status when the program exited, else -1
+  int signal = 0;           // signal that killed the program, else 0
+  std::string stdout_data;  // capped at Limits::stdout_bytes
+  std::string stderr_data;  // capped at Limits::stderr_bytes
   bool stdout_truncated = false;
   bool stderr_truncated = false;
-  double wall_ms = 0;        // from start to the end of the main process
-  double cpu_ms = 0;         // user + system time of all the program's processes
+  double wall_ms = 0;          // from start to the end of the main process
+  double cpu_ms = 0;           // user + system time of all the program's processes
   int64_t peak_memory_kb = 0;  // largest resident set seen (one process, or the sum sampled)
   std::vector<std::string> fallbacks;  // isolation features substituted on this kernel
 

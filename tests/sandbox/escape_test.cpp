@@ -1,8 +1,6 @@
 // The escape suite: programs that try to exhaust, escape or snoop on the
 // host. Each must end in the right verdict and leave the host untouched
 // (no process left behind, no file written, no host process harmed).
-#include "tests/sandbox/sandbox_test_util.h"
-
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -16,6 +14,8 @@
 #include <future>
 #include <thread>
 
+#include "tests/sandbox/sandbox_test_util.h"
+
 namespace rlwb::sandbox::testing {
 namespace {
 
@@ -28,17 +28,19 @@ class SandboxEscapeTest : public ::testing::Test {
   void TearDown() override { EXPECT_TRUE(host_has_no_sandbox_processes()); }
 };
 
-#define EXPECT_VERDICT(v, expected)                                                                 \
-  EXPECT_EQ(outcome_name((v).outcome), std::string(outcome_name(expected)))                         \
-      << "detail: " << (v).detail << "\nstdout: " << (v).stdout_data.substr(0, 2000)                \
+#define EXPECT_VERDICT(v, expected)                                                  \
+  EXPECT_EQ(outcome_name((v).outcome), std::string(outcome_name(expected)))          \
+      << "detail: " << (v).detail << "\nstdout: " << (v).stdout_data.substr(0, 2000) \
       << "\nstderr: " << (v).stderr_data.substr(0, 2000)
 
 TEST_F(SandboxEscapeTest, ForkBombIsCappedAndEndsInTimeout) {
   Limits l = quick_limits();
   l.processes = 32;
   auto run = std::async(std::launch::async, [&] {
-    return run_program(Language::python3,
-                       "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", l);
+    return run_program(
+        Language::python3,
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+        l);
   });
   size_t most = 0;
   while (run.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
@@ -56,7 +58,8 @@ TEST_F(SandboxEscapeTest, ShellForkBombDiesWithItsShell) {
   // Either way the run ends on time and the bomb dies with it (TearDown
   // checks the host).
   Verdict v = run_program(Language::bash, ":(){ :|:& };:\n");
-  EXPECT_TRUE(v.outcome == Outcome::ok || v.outcome == Outcome::timeout) << outcome_name(v.outcome) << " " << v.detail;
+  EXPECT_TRUE(v.outcome == Outcome::ok || v.outcome == Outcome::timeout)
+      << outcome_name(v.outcome) << " " << v.detail;
   EXPECT_LT(v.wall_ms, quick_limits().wall_ms + 500);
 }
 
@@ -71,11 +74,12 @@ TEST_F(SandboxEscapeTest, ShellForkBombThatWaitsTimesOut) {
 TEST_F(SandboxEscapeTest, ThreadBombHitsTheProcessLimit) {
   Limits l = quick_limits();
   l.processes = 32;
-  Verdict v = run_program(Language::python3,
-                          "import threading, time\n"
-                          "while True:\n"
-                          "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\n",
-                          l);
+  Verdict v =
+      run_program(Language::python3,
+                  "import threading, time\n"
+                  "while True:\n"
+                  "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\n",
+                  l);
   EXPECT_VERDICT(v, Outcome::runtime_error);
   EXPECT_THAT(v.stderr_data, HasSubstr("can't start new thread"));
 }
@@ -129,7 +133,8 @@ TEST_F(SandboxEscapeTest, SleepPastTheWallClockIsKilledOnTime) {
   l.wall_ms = 1000;
   auto t0 = std::chrono::steady_clock::now();
   Verdict v = run_program(Language::python3, "import time\ntime.sleep(60)\n", l);
-  double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double took =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_VERDICT(v, Outcome::timeout);
   EXPECT_THAT(v.detail, HasSubstr("wall"));
   EXPECT_LT(took, 2500);
@@ -139,15 +144,18 @@ TEST_F(SandboxEscapeTest, MultithreadedCpuBurnCountsEveryThread) {
   Limits l = quick_limits();
   l.cpu_ms = 1000;
   l.wall_ms = 30000;
-  Verdict v = run_program(Language::c,
-                          "#include <pthread.h>\n"
-                          "static void* spin(void* p) { for (volatile unsigned long i = 0;; ++i) {} return p; }\n"
-                          "int main(void) { pthread_t t[4]; for (int i = 0; i < 4; ++i) pthread_create(&t[i], 0, spin, 0);\n"
-                          "  spin(0); }\n",
-                          l);
+  Verdict v = run_program(
+      Language::c,
+      "#include <pthread.h>\n"
+      "static void* spin(void* p) { for (volatile unsigned long i = 0;; ++i) {} return p; }\n"
+      "int main(void) { pthread_t t[4]; for (int i = 0; i < 4; ++i) pthread_create(&t[i], 0, spin, "
+      "0);\n"
+      "  spin(0); }\n",
+      l);
   EXPECT_VERDICT(v, Outcome::timeout);
   EXPECT_THAT(v.detail, HasSubstr("CPU")) << "the CPU limit, not the wall clock, must stop it";
-  EXPECT_GE(v.cpu_ms, 500) << "CPU time of the threads is measured";  // rusage may trail the limit a little
+  EXPECT_GE(v.cpu_ms, 500)
+      << "CPU time of the threads is measured";  // rusage may trail the limit a little
 }
 
 TEST_F(SandboxEscapeTest, HugeStdoutIsCut) {
@@ -165,7 +173,8 @@ TEST_F(SandboxEscapeTest, HugeFileHitsTheFileSizeLimit) {
   Verdict c = run_program(Language::c,
                           "#include <stdio.h>\n#include <string.h>\n"
                           "int main(void) { static char b[1 << 20]; memset(b, 'x', sizeof b);\n"
-                          "  FILE* f = fopen(\"big\", \"wb\"); for (int i = 0; i < 64; ++i) fwrite(b, 1, sizeof b, f);\n"
+                          "  FILE* f = fopen(\"big\", \"wb\"); for (int i = 0; i < 64; ++i) "
+                          "fwrite(b, 1, sizeof b, f);\n"
                           "  fclose(f); puts(\"wrote\"); }\n");
   EXPECT_VERDICT(c, Outcome::output_limit);
   EXPECT_EQ(c.signal, SIGXFSZ);
@@ -199,14 +208,16 @@ TEST_F(SandboxEscapeTest, CannotConnectToAHostServerOnLoopback) {
   const int port = ntohs(addr.sin_port);
 
   Verdict py = run_program(Language::python3,
-                           "import socket\ns = socket.create_connection(('127.0.0.1', " + std::to_string(port) +
+                           "import socket\ns = socket.create_connection(('127.0.0.1', " +
+                               std::to_string(port) +
                                "), timeout=1)\ns.sendall(b'escaped')\nprint('connected')\n");
   EXPECT_VERDICT(py, Outcome::runtime_error);
   EXPECT_THAT(py.stderr_data, HasSubstr("Operation not permitted"));
-  Verdict c = run_program(Language::c,
-                          "#include <stdio.h>\n#include <errno.h>\n#include <string.h>\n#include <sys/socket.h>\n"
-                          "int main(void) { int s = socket(AF_INET, SOCK_STREAM, 0);\n"
-                          "  printf(\"%d %s\\n\", s, s < 0 ? strerror(errno) : \"ok\"); }\n");
+  Verdict c = run_program(
+      Language::c,
+      "#include <stdio.h>\n#include <errno.h>\n#include <string.h>\n#include <sys/socket.h>\n"
+      "int main(void) { int s = socket(AF_INET, SOCK_STREAM, 0);\n"
+      "  printf(\"%d %s\\n\", s, s < 0 ? strerror(errno) : \"ok\"); }\n");
   EXPECT_VERDICT(c, Outcome::ok);
   EXPECT_THAT(c.stdout_data, HasSubstr("-1 Operation not permitted"));
 
@@ -216,7 +227,8 @@ TEST_F(SandboxEscapeTest, CannotConnectToAHostServerOnLoopback) {
 }
 
 TEST_F(SandboxEscapeTest, DnsLookupFails) {
-  Verdict v = run_program(Language::python3, "import socket\nprint(socket.getaddrinfo('example.com', 80))\n");
+  Verdict v = run_program(Language::python3,
+                          "import socket\nprint(socket.getaddrinfo('example.com', 80))\n");
   EXPECT_VERDICT(v, Outcome::runtime_error);
   EXPECT_THAT(v.stderr_data, HasSubstr("gaierror"));
 }
@@ -224,20 +236,23 @@ TEST_F(SandboxEscapeTest, DnsLookupFails) {
 TEST_F(SandboxEscapeTest, CannotReadFilesOutsideTheSandbox) {
   std::string source_file = std::string(RLWB_SOURCE_DIR) + "/CMakeLists.txt";
   ASSERT_EQ(access(source_file.c_str(), R_OK), 0);
-  Verdict v = run_program(Language::python3,
-                          "import os\n"
-                          "paths = ['" + source_file + "', '/root/.bashrc', '/root', '/etc/shadow', '/home',\n"
-                          "         '/proc/1/environ', '/proc/1/root/etc/passwd', '/proc/1/mem', '/var/log',\n"
-                          "         '/sys/kernel', '/run', '/work']\n"
-                          "found = []\n"
-                          "for p in paths:\n"
-                          "    try:\n"
-                          "        if os.path.isdir(p): os.listdir(p)\n"
-                          "        else: open(p, 'rb').read(1)\n"
-                          "        found.append(p)\n"
-                          "    except OSError:\n"
-                          "        pass\n"
-                          "print('readable:', found)\n");
+  Verdict v = run_program(
+      Language::python3,
+      "import os\n"
+      "paths = ['" +
+          source_file +
+          "', '/root/.bashrc', '/root', '/etc/shadow', '/home',\n"
+          "         '/proc/1/environ', '/proc/1/root/etc/passwd', '/proc/1/mem', '/var/log',\n"
+          "         '/sys/kernel', '/run', '/work']\n"
+          "found = []\n"
+          "for p in paths:\n"
+          "    try:\n"
+          "        if os.path.isdir(p): os.listdir(p)\n"
+          "        else: open(p, 'rb').read(1)\n"
+          "        found.append(p)\n"
+          "    except OSError:\n"
+          "        pass\n"
+          "print('readable:', found)\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("readable: []"));
 }
@@ -246,18 +261,21 @@ TEST_F(SandboxEscapeTest, CannotWriteOutsideTheWorkDir) {
   char host_dir[] = "/tmp/rlwb-escape-XXXXXX";
   ASSERT_NE(mkdtemp(host_dir), nullptr);
   std::string target = std::string(host_dir) + "/written-by-sandbox";
-  Verdict v = run_program(Language::python3,
-                          "import os\n"
-                          "ok = []\n"
-                          "for p in ['/x', '/usr/x', '/etc/x', '/dev/x', '/proc/x', '/tmp/../x', '/usr/bin/python3',\n"
-                          "          '" + target + "', '" + std::string(RLWB_SOURCE_DIR) + "/x']:\n"
-                          "    try:\n"
-                          "        with open(p, 'a') as f: f.write('x')\n"
-                          "        ok.append(p)\n"
-                          "    except OSError:\n"
-                          "        pass\n"
-                          "open('inside', 'w').write('fine')\n"
-                          "print('written:', ok, open('inside').read())\n");
+  Verdict v = run_program(
+      Language::python3,
+      "import os\n"
+      "ok = []\n"
+      "for p in ['/x', '/usr/x', '/etc/x', '/dev/x', '/proc/x', '/tmp/../x', '/usr/bin/python3',\n"
+      "          '" +
+          target + "', '" + std::string(RLWB_SOURCE_DIR) +
+          "/x']:\n"
+          "    try:\n"
+          "        with open(p, 'a') as f: f.write('x')\n"
+          "        ok.append(p)\n"
+          "    except OSError:\n"
+          "        pass\n"
+          "open('inside', 'w').write('fine')\n"
+          "print('written:', ok, open('inside').read())\n");
   EXPECT_VERDICT(v, Outcome::ok);
   // /tmp is the sandbox's own tmpfs: writing host_dir's path inside it is allowed
   // only if it exists there (it does not), so nothing outside the work dir was written.
@@ -278,18 +296,19 @@ TEST_F(SandboxEscapeTest, CannotKillTheParentOrAnyHostProcess) {
   Verdict v = run_program(Language::python3,
                           "import os, signal\n"
                           "hits = 0\n"
-                          "for pid in [" + std::to_string(victim) + ", " + std::to_string(getpid()) +
+                          "for pid in [" +
+                              std::to_string(victim) + ", " + std::to_string(getpid()) +
                               ", os.getppid(), 1] + list(range(2, 5000)):\n"
-                          "    if pid == os.getpid(): continue\n"
-                          "    try:\n"
-                          "        os.kill(pid, signal.SIGKILL); hits += 1\n"
-                          "    except OSError:\n"
-                          "        pass\n"
-                          "try:\n"
-                          "    os.kill(-1, signal.SIGKILL)\n"
-                          "except OSError:\n"
-                          "    pass\n"
-                          "print('signalled', hits)\n");
+                              "    if pid == os.getpid(): continue\n"
+                              "    try:\n"
+                              "        os.kill(pid, signal.SIGKILL); hits += 1\n"
+                              "    except OSError:\n"
+                              "        pass\n"
+                              "try:\n"
+                              "    os.kill(-1, signal.SIGKILL)\n"
+                              "except OSError:\n"
+                              "    pass\n"
+                              "print('signalled', hits)\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_EQ(waitpid(victim, nullptr, WNOHANG), 0) << "a host process was killed from the sandbox";
   kill(victim, SIGKILL);
@@ -299,12 +318,14 @@ TEST_F(SandboxEscapeTest, CannotKillTheParentOrAnyHostProcess) {
 }
 
 TEST_F(SandboxEscapeTest, PtraceIsAPolicyViolation) {
-  Verdict v = run_program(Language::c,
-                          "#include <sys/ptrace.h>\n#include <stdio.h>\n"
-                          "int main(void) { long r = ptrace(PTRACE_ATTACH, 1, 0, 0); printf(\"%ld\\n\", r); }\n");
+  Verdict v = run_program(
+      Language::c,
+      "#include <sys/ptrace.h>\n#include <stdio.h>\n"
+      "int main(void) { long r = ptrace(PTRACE_ATTACH, 1, 0, 0); printf(\"%ld\\n\", r); }\n");
   EXPECT_VERDICT(v, Outcome::policy_violation);
   EXPECT_EQ(v.signal, SIGSYS);
-  Verdict py = run_program(Language::python3, "import ctypes\nprint(ctypes.CDLL(None).ptrace(0, 0, 0, 0))\n");
+  Verdict py = run_program(Language::python3,
+                           "import ctypes\nprint(ctypes.CDLL(None).ptrace(0, 0, 0, 0))\n");
   EXPECT_VERDICT(py, Outcome::policy_violation);
 }
 
@@ -318,27 +339,35 @@ TEST_F(SandboxEscapeTest, MountUnshareAndSetnsArePolicyViolations) {
       "syscall(SYS_pivot_root, \"/tmp\", \"/tmp\")",
   };
   for (const char* call : calls) {
-    Verdict v = run_program(Language::c,
-                            std::string("#define _GNU_SOURCE\n#include <sched.h>\n#include <stdio.h>\n#include <fcntl.h>\n"
-                                        "#include <signal.h>\n#include <unistd.h>\n#include <sys/mount.h>\n#include <sys/syscall.h>\n"
-                                        "int main(void) { long r = ") +
-                                call + "; printf(\"returned %ld\\n\", r); }\n");
+    Verdict v = run_program(
+        Language::c,
+        std::string(
+            "#define _GNU_SOURCE\n#include <sched.h>\n#include <stdio.h>\n#include <fcntl.h>\n"
+            "#include <signal.h>\n#include <unistd.h>\n#include <sys/mount.h>\n#include "
+            "<sys/syscall.h>\n"
+            "int main(void) { long r = ") +
+            call + "; printf(\"returned %ld\\n\", r); }\n");
     EXPECT_VERDICT(v, Outcome::policy_violation) << call;
   }
 }
 
 TEST_F(SandboxEscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
-  Verdict v = run_program(Language::c,
-                          "#define _GNU_SOURCE\n#include <linux/sched.h>\n#include <sched.h>\n#include <signal.h>\n#include <stdio.h>\n"
-                          "#include <errno.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
-                          "int main(void) { struct clone_args a = {0}; a.flags = CLONE_NEWUSER | CLONE_NEWNS; a.exit_signal = SIGCHLD;\n"
-                          "  long r = syscall(SYS_clone3, &a, sizeof a); if (r == 0) _exit(0);\n"
-                          "  printf(\"clone3 %ld %s\\n\", r, strerror(errno)); }\n");
+  Verdict v = run_program(
+      Language::c,
+      "#define _GNU_SOURCE\n#include <linux/sched.h>\n#include <sched.h>\n#include "
+      "<signal.h>\n#include <stdio.h>\n"
+      "#include <errno.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
+      "int main(void) { struct clone_args a = {0}; a.flags = CLONE_NEWUSER | CLONE_NEWNS; "
+      "a.exit_signal = SIGCHLD;\n"
+      "  long r = syscall(SYS_clone3, &a, sizeof a); if (r == 0) _exit(0);\n"
+      "  printf(\"clone3 %ld %s\\n\", r, strerror(errno)); }\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("clone3 -1 Function not implemented"));
   Verdict u = run_program(Language::c,
-                          "#include <linux/io_uring.h>\n#include <stdio.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
-                          "int main(void) { struct io_uring_params p = {0}; long r = syscall(__NR_io_uring_setup, 8, &p);\n"
+                          "#include <linux/io_uring.h>\n#include <stdio.h>\n#include "
+                          "<unistd.h>\n#include <sys/syscall.h>\n"
+                          "int main(void) { struct io_uring_params p = {0}; long r = "
+                          "syscall(__NR_io_uring_setup, 8, &p);\n"
                           "  printf(\"io_uring %ld\\n\", r); }\n");
   EXPECT_VERDICT(u, Outcome::policy_violation);
 }
@@ -346,20 +375,23 @@ TEST_F(SandboxEscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
 TEST_F(SandboxEscapeTest, ThirtyTwoBitSyscallIsAPolicyViolation) {
   Verdict v = run_program(Language::c,
                           "#include <stdio.h>\n"
-                          "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : \"a\"(20L) : \"memory\");\n"
+                          "int main(void) { long r; __asm__ volatile(\"int $0x80\" : \"=a\"(r) : "
+                          "\"a\"(20L) : \"memory\");\n"
                           "  printf(\"getpid via int 0x80: %ld\\n\", r); }\n");
   EXPECT_VERDICT(v, Outcome::policy_violation);
 }
 
 TEST_F(SandboxEscapeTest, SetuidBinariesGiveNoPrivilege) {
   struct stat st;
-  if (stat("/usr/bin/su", &st) != 0 || !(st.st_mode & S_ISUID)) GTEST_SKIP() << "no setuid /usr/bin/su here";
-  Verdict v = run_program(Language::bash,
-                          "ls -l /usr/bin/su\n"
-                          "/usr/bin/su -c 'id -u > /tmp/became' root < /dev/null; echo \"su exit $?\"\n"
-                          "cat /tmp/became 2>/dev/null\n"
-                          "echo \"uid $(id -u) euid $(id -u -r)\"\n"
-                          "grep NoNewPrivs /proc/self/status\n");
+  if (stat("/usr/bin/su", &st) != 0 || !(st.st_mode & S_ISUID))
+    GTEST_SKIP() << "no setuid /usr/bin/su here";
+  Verdict v =
+      run_program(Language::bash,
+                  "ls -l /usr/bin/su\n"
+                  "/usr/bin/su -c 'id -u > /tmp/became' root < /dev/null; echo \"su exit $?\"\n"
+                  "cat /tmp/became 2>/dev/null\n"
+                  "echo \"uid $(id -u) euid $(id -u -r)\"\n"
+                  "grep NoNewPrivs /proc/self/status\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("-rwsr-xr-x"));  // the bit is there...
   EXPECT_THAT(v.stdout_data, HasSubstr("uid 1000 euid 1000"));
@@ -373,7 +405,8 @@ TEST_F(SandboxEscapeTest, ProcShowsOnlyTheSandbox) {
                           "pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())\n"
                           "cmds = []\n"
                           "for p in pids:\n"
-                          "    try: cmds.append(open(f'/proc/{p}/cmdline', 'rb').read().replace(b'\\0', b' ').decode().strip())\n"
+                          "    try: cmds.append(open(f'/proc/{p}/cmdline', "
+                          "'rb').read().replace(b'\\0', b' ').decode().strip())\n"
                           "    except OSError: cmds.append('?')\n"
                           "print(len(pids), pids[:5])\n"
                           "for c in cmds: print('cmd:', c)\n"
@@ -395,7 +428,8 @@ TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
                           "(setsid sleep 300 &)\n"
                           "nohup sleep 301 > /dev/null 2>&1 &\n"
                           "disown\n"
-                          "python3 -c 'import os\nif os.fork() == 0:\n    os.setsid()\n    import time; time.sleep(302)' &\n"
+                          "python3 -c 'import os\nif os.fork() == 0:\n    os.setsid()\n    import "
+                          "time; time.sleep(302)' &\n"
                           "echo started\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("started"));
@@ -408,7 +442,8 @@ TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
     DIR* d = opendir("/proc");
     while (dirent* e = d ? readdir(d) : nullptr) {
       char link[128];
-      ssize_t n = readlink((std::string("/proc/") + e->d_name + "/ns/pid").c_str(), link, sizeof link - 1);
+      ssize_t n =
+          readlink((std::string("/proc/") + e->d_name + "/ns/pid").c_str(), link, sizeof link - 1);
       if (n > 0 && std::string(link, static_cast<size_t>(n)) == ns) alive = true;
     }
     if (d) closedir(d);
@@ -420,7 +455,9 @@ TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
 
 TEST_F(SandboxEscapeTest, NamespacesAreFreshForEveryRun) {
   auto ns = [] {
-    return run_program(Language::bash, "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; done\n");
+    return run_program(
+        Language::bash,
+        "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; done\n");
   };
   Verdict a = ns(), b = ns();
   EXPECT_VERDICT(a, Outcome::ok);

@@ -1,14 +1,13 @@
 // Load: 10,000 requests sent at once by 4 clients are all answered exactly
 // once, each with its own output, while the service's memory stays bounded.
-#include "tests/sandbox/service_process.h"
-
 #include <gmock/gmock.h>
-
-#include <zmq.hpp>
 
 #include <atomic>
 #include <map>
 #include <thread>
+#include <zmq.hpp>
+
+#include "tests/sandbox/service_process.h"
 
 namespace rlwb::sandbox::testing {
 namespace {
@@ -74,7 +73,8 @@ ClientTally client(const std::string& endpoint, int index, std::chrono::seconds 
         if (t.first_problem.empty()) t.first_problem = j.dump();
       } else if (frames.empty() || frames[0] != expected) {
         ++t.wrong;
-        if (t.first_problem.empty()) t.first_problem = id + " got '" + (frames.empty() ? "" : frames[0]) + "'";
+        if (t.first_problem.empty())
+          t.first_problem = id + " got '" + (frames.empty() ? "" : frames[0]) + "'";
       }
     }
     if (t.answered == kPerClient && linger_until == std::chrono::steady_clock::time_point::max())
@@ -85,13 +85,15 @@ ClientTally client(const std::string& endpoint, int index, std::chrono::seconds 
 
 TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMemory) {
   ServiceProcess service(default_executor_count());
-  const uint64_t received_before = SandboxClient(service.endpoint()).stats()["received"].get<uint64_t>();
+  const uint64_t received_before =
+      SandboxClient(service.endpoint()).stats()["received"].get<uint64_t>();
   const int64_t rss_before = service.memory_kb("VmRSS");
   auto t0 = std::chrono::steady_clock::now();
   std::vector<ClientTally> tallies(kClients);
   std::vector<std::thread> threads;
   for (int c = 0; c < kClients; ++c)
-    threads.emplace_back([&, c] { tallies[c] = client(service.endpoint(), c, std::chrono::seconds(150)); });
+    threads.emplace_back(
+        [&, c] { tallies[c] = client(service.endpoint(), c, std::chrono::seconds(150)); });
   // Sample the service's memory while the load runs.
   int64_t rss_peak = rss_before;
   std::atomic<bool> done{false};
@@ -104,7 +106,8 @@ TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMem
   for (auto& t : threads) t.join();
   done = true;
   sampler.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const int64_t rss_after = service.memory_kb("VmRSS");
 
   int answered = 0;
@@ -117,15 +120,19 @@ TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMem
     EXPECT_EQ(t.wrong, 0) << "client " << c << ": " << t.first_problem;
     answered += t.answered;
   }
-  std::printf("[ load     ] %d requests from %d clients answered in %.1f s (%.0f/s); service RSS %lld KiB before, "
-              "%lld peak, %lld after\n",
-              answered, kClients, seconds, answered / seconds, static_cast<long long>(rss_before),
-              static_cast<long long>(rss_peak), static_cast<long long>(rss_after));
-  EXPECT_LT(rss_peak, rss_before + 200 * 1024) << "service memory grew by more than 200 MiB under load";
+  std::printf(
+      "[ load     ] %d requests from %d clients answered in %.1f s (%.0f/s); service RSS %lld KiB "
+      "before, "
+      "%lld peak, %lld after\n",
+      answered, kClients, seconds, answered / seconds, static_cast<long long>(rss_before),
+      static_cast<long long>(rss_peak), static_cast<long long>(rss_after));
+  EXPECT_LT(rss_peak, rss_before + 200 * 1024)
+      << "service memory grew by more than 200 MiB under load";
   SandboxClient probe(service.endpoint());
   nlohmann::json stats = probe.stats();
   // The requests, plus this stats request itself.
-  EXPECT_EQ(stats["received"].get<uint64_t>() - received_before, static_cast<uint64_t>(kClients * kPerClient + 1));
+  EXPECT_EQ(stats["received"].get<uint64_t>() - received_before,
+            static_cast<uint64_t>(kClients * kPerClient + 1));
   EXPECT_EQ(stats["queued"], 0);
   EXPECT_EQ(stats["dropped_replies"], 0);
   EXPECT_EQ(service.stop(), 0) << service.log();

@@ -1,13 +1,13 @@
 // Running programs: every language, stdin, exit codes and signals, output
 // caps, and what each verdict is made of. Plus the pure parts (limits,
 // verdict JSON, classification rules) without a sandbox.
-#include "sandbox/classify.h"
-#include "sandbox/program_runner.h"
-#include "tests/sandbox/sandbox_test_util.h"
-
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
+
+#include "sandbox/classify.h"
+#include "sandbox/program_runner.h"
+#include "tests/sandbox/sandbox_test_util.h"
 
 namespace rlwb::sandbox::testing {
 namespace {
@@ -15,7 +15,8 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(SandboxRunTest, Python3IsDebiansInterpreter) {
-  Verdict v = run_program(Language::python3, "import sys\nprint(sys.executable, sys.version_info[:2])\n");
+  Verdict v =
+      run_program(Language::python3, "import sys\nprint(sys.executable, sys.version_info[:2])\n");
   ASSERT_TRUE(v.ok()) << v.detail << v.stderr_data;
   EXPECT_THAT(v.stdout_data, HasSubstr("/usr/bin/python3"));
   EXPECT_THAT(v.stdout_data, ::testing::Not(HasSubstr("pyenv")));
@@ -28,8 +29,12 @@ TEST(SandboxRunTest, EachLanguageReadsStdinAndWritesStdout) {
   } cases[] = {
       {Language::python3, "a, b = map(int, input().split())\nprint(a + b)\n"},
       {Language::bash, "read a b\necho $((a + b))\n"},
-      {Language::c, "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d\\n\", a + b); }\n"},
-      {Language::cpp, "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"},
+      {Language::c,
+       "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &a, &b); printf(\"%d\\n\", "
+       "a + b); }\n"},
+      {Language::cpp,
+       "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << "
+       "'\\n'; }\n"},
   };
   for (const Case& c : cases) {
     Verdict v = run_program(c.lang, c.program, quick_limits(), "40 2\n");
@@ -78,7 +83,8 @@ TEST(SandboxRunTest, CompileErrorCarriesTheDiagnostics) {
 TEST(SandboxRunTest, StderrBeyondItsCapIsTruncatedNotFatal) {
   Limits l = quick_limits();
   l.stderr_bytes = 1000;
-  Verdict v = run_program(Language::python3, "import sys\nsys.stderr.write('e' * 100000)\nprint('done')\n", l);
+  Verdict v = run_program(Language::python3,
+                          "import sys\nsys.stderr.write('e' * 100000)\nprint('done')\n", l);
   EXPECT_EQ(v.outcome, Outcome::ok);
   EXPECT_EQ(v.stderr_data.size(), 1000u);
   EXPECT_TRUE(v.stderr_truncated);
@@ -95,7 +101,8 @@ TEST(SandboxRunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
 TEST(SandboxRunTest, WorkDirSizeIsPerJob) {
   Limits l = quick_limits();
   l.work_dir_mb = 1;
-  Verdict v = run_program(Language::bash, "head -c 3000000 /dev/zero > big; echo $?; df -k /tmp | tail -1\n", l);
+  Verdict v = run_program(Language::bash,
+                          "head -c 3000000 /dev/zero > big; echo $?; df -k /tmp | tail -1\n", l);
   EXPECT_EQ(v.outcome, Outcome::ok);
   EXPECT_THAT(v.stderr_data, HasSubstr("No space left on device"));
   Verdict big = run_program(Language::bash, "head -c 3000000 /dev/zero > big && echo wrote\n");
@@ -105,9 +112,11 @@ TEST(SandboxRunTest, WorkDirSizeIsPerJob) {
 TEST(SandboxRunTest, StdinMayBeLargeAndBinary) {
   std::string data(5 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
-  Verdict v = run_program(Language::python3,
-                          "import sys, hashlib\nprint(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16], end='')\n",
-                          quick_limits(), data);
+  Verdict v = run_program(
+      Language::python3,
+      "import sys, hashlib\nprint(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16], "
+      "end='')\n",
+      quick_limits(), data);
   ASSERT_TRUE(v.ok()) << v.stderr_data;
   EXPECT_EQ(v.stdout_data.size(), 16u);
 }
@@ -182,8 +191,10 @@ TEST(SandboxClassifyTest, RulesInOrder) {
   EXPECT_EQ(classify(exited(0), l).outcome, Outcome::ok);
   EXPECT_EQ(classify(exited(2), l).outcome, Outcome::runtime_error);
   EXPECT_EQ(classify(exited(1, "MemoryError"), l).outcome, Outcome::memory_limit);
-  EXPECT_EQ(classify(exited(0, "MemoryError"), l).outcome, Outcome::ok) << "stderr text alone never fails a run";
-  EXPECT_EQ(classify(exited(1, "OSError: [Errno 27] File too large"), l).outcome, Outcome::output_limit);
+  EXPECT_EQ(classify(exited(0, "MemoryError"), l).outcome, Outcome::ok)
+      << "stderr text alone never fails a run";
+  EXPECT_EQ(classify(exited(1, "OSError: [Errno 27] File too large"), l).outcome,
+            Outcome::output_limit);
   ExecResult sig = exited(-1);
   sig.signal = SIGSYS;
   EXPECT_EQ(classify(ExecResult(sig), l).outcome, Outcome::policy_violation);
@@ -193,7 +204,8 @@ TEST(SandboxClassifyTest, RulesInOrder) {
   EXPECT_EQ(classify(ExecResult(sig), l).outcome, Outcome::output_limit);
   ExecResult big = exited(0);
   big.max_rss_kb = int64_t(l.memory_mb) * 1024 + 1;
-  EXPECT_EQ(classify(std::move(big), l).outcome, Outcome::memory_limit) << "peak over the limit fails even on exit 0";
+  EXPECT_EQ(classify(std::move(big), l).outcome, Outcome::memory_limit)
+      << "peak over the limit fails even on exit 0";
   ExecResult wall = exited(0);
   wall.stop = StopReason::wall;
   EXPECT_EQ(classify(std::move(wall), l).outcome, Outcome::timeout);
@@ -206,7 +218,8 @@ TEST(SandboxClassifyTest, RulesInOrder) {
   EXPECT_EQ(classify(exited(1), l, Phase::compile).outcome, Outcome::compile_error);
   ExecResult killed_compiler = exited(-1);
   killed_compiler.signal = SIGSYS;
-  EXPECT_EQ(classify(std::move(killed_compiler), l, Phase::compile).outcome, Outcome::sandbox_error);
+  EXPECT_EQ(classify(std::move(killed_compiler), l, Phase::compile).outcome,
+            Outcome::sandbox_error);
 }
 
 }  // namespace
@@ -246,11 +259,13 @@ TEST(SandboxRunTest, PreStartedInterpreterBehavesLikeAColdStart) {
     EXPECT_EQ(v->outcome, Outcome::runtime_error);
     EXPECT_EQ(v->exit_code, 1);
   }
-  EXPECT_EQ(cold.stdout_data, "__main__ /tmp/main.py ['/tmp/main.py'] /tmp /tmp\nSOME INPUT\n['os', 'sys']\n");
+  EXPECT_EQ(cold.stdout_data,
+            "__main__ /tmp/main.py ['/tmp/main.py'] /tmp /tmp\nSOME INPUT\n['os', 'sys']\n");
   EXPECT_EQ(warm.stdout_data, cold.stdout_data);
   EXPECT_EQ(warm.stderr_data, cold.stderr_data);
   EXPECT_EQ(warm2.stdout_data, cold.stdout_data);
-  EXPECT_THAT(cold.stderr_data, HasSubstr("Traceback (most recent call last):\n  File \"/tmp/main.py\", line 7"));
+  EXPECT_THAT(cold.stderr_data,
+              HasSubstr("Traceback (most recent call last):\n  File \"/tmp/main.py\", line 7"));
 
   Verdict syntax_cold, syntax_warm;
   ASSERT_TRUE(run(Language::bash, "true").ok());

@@ -1,15 +1,14 @@
 // The command line: rlwb-sandbox run/serve, and `rlwb sandbox` when the rlwb
 // CLI is built. Exit status 0 whatever the verdict, 1 when the sandbox
 // failed, 2 on bad usage; --json prints one JSON object.
-#include "tests/sandbox/service_process.h"
-
-#include <gmock/gmock.h>
-#include <nlohmann/json.hpp>
-
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <poll.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/sandbox/service_process.h"
 
 namespace rlwb::sandbox::testing {
 namespace {
@@ -79,7 +78,8 @@ TEST(SandboxCliTest, RunPrintsOneJsonVerdictAndExitsZero) {
   EXPECT_EQ(j["verdict"], "ok");
   EXPECT_EQ(j["stdout"], "42\n");
   EXPECT_EQ(j["exit_code"], 0);
-  EXPECT_TRUE(j.contains("wall_ms") && j.contains("cpu_ms") && j.contains("peak_memory_kb") && j.contains("fallbacks"));
+  EXPECT_TRUE(j.contains("wall_ms") && j.contains("cpu_ms") && j.contains("peak_memory_kb") &&
+              j.contains("fallbacks"));
   EXPECT_EQ(std::count(o.out.begin(), o.out.end(), '\n'), 1) << "exactly one JSON line";
 }
 
@@ -117,13 +117,14 @@ TEST(SandboxCliTest, BadUsageIsExitTwoWithAClearMessage) {
 TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
   ServiceProcess service(1);
   std::string prog = write_temp("hello.sh", "echo hello from the service\n");
-  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(), "--json"});
+  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint",
+                      service.endpoint(), "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "hello from the service\n");
   service.stop();
   // Nobody answers any more: the sandbox failed, not the program.
-  Output gone = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(),
-                         "--timeout-ms", "500", "--json"});
+  Output gone = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint",
+                         service.endpoint(), "--timeout-ms", "500", "--json"});
   EXPECT_EQ(gone.status, 1);
   auto j = nlohmann::json::parse(gone.out);
   EXPECT_EQ(j["verdict"], "sandbox_error");

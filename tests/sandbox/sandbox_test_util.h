@@ -3,18 +3,17 @@
 // starts may outlive its run).
 #pragma once
 
-#include "sandbox/sandbox.h"
-
+#include <dirent.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-
-#include <dirent.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "sandbox/sandbox.h"
 
 namespace rlwb::sandbox::testing {
 
@@ -42,8 +41,8 @@ inline Limits quick_limits() {
   return l;
 }
 
-inline Verdict run_program(Language lang, const std::string& program, Limits limits = quick_limits(),
-                           const std::string& stdin_data = "") {
+inline Verdict run_program(Language lang, const std::string& program,
+                           Limits limits = quick_limits(), const std::string& stdin_data = "") {
   RunRequest r;
   r.language = lang;
   r.program = program;
@@ -89,7 +88,8 @@ inline std::vector<HostProcess> host_processes_of_sandbox_users() {
 
 inline std::string describe_processes(const std::vector<HostProcess>& ps) {
   std::string s;
-  for (auto& p : ps) s += std::to_string(p.pid) + ":" + p.name + (p.spare_stage ? "(spare)" : "") + " ";
+  for (auto& p : ps)
+    s += std::to_string(p.pid) + ":" + p.name + (p.spare_stage ? "(spare)" : "") + " ";
   return s;
 }
 
@@ -108,7 +108,8 @@ inline ::testing::AssertionResult host_has_no_sandbox_processes() {
     auto ps = host_processes_of_sandbox_users();
     size_t spares = 0;
     for (auto& p : ps) spares += p.spare_stage;
-    if (spares == ps.size() && spares <= static_cast<size_t>(kExecutors)) return ::testing::AssertionSuccess();
+    if (spares == ps.size() && spares <= static_cast<size_t>(kExecutors))
+      return ::testing::AssertionSuccess();
     usleep(10000);
   }
   return ::testing::AssertionFailure() << "sandbox processes left on the host: "

@@ -2,10 +2,7 @@
 // (SIGTERM, then SIGKILL) at the end. Readiness is a ping, bounded.
 #pragma once
 
-#include "sandbox/client.h"
-
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,14 +12,17 @@
 #include <string>
 #include <thread>
 
+#include "sandbox/client.h"
+
 namespace rlwb::sandbox::testing {
 
 class ServiceProcess {
  public:
   explicit ServiceProcess(int executors, std::vector<std::string> extra = {}) {
-    endpoint_ = "ipc:///tmp/rlwb-sandbox-test-" + std::to_string(getpid()) + "-" + std::to_string(counter()++) + ".sock";
-    std::vector<std::string> args = {RLWB_SANDBOX_BIN, "serve", "--endpoint", endpoint_, "--executors",
-                                     std::to_string(executors)};
+    endpoint_ = "ipc:///tmp/rlwb-sandbox-test-" + std::to_string(getpid()) + "-" +
+                std::to_string(counter()++) + ".sock";
+    std::vector<std::string> args = {RLWB_SANDBOX_BIN, "serve",       "--endpoint",
+                                     endpoint_,        "--executors", std::to_string(executors)};
     args.insert(args.end(), extra.begin(), extra.end());
     log_ = "/tmp/rlwb-sandbox-test-" + std::to_string(getpid()) + ".log";
     pid_ = fork();
