@@ -63,15 +63,26 @@ Output run_cli(std::vector<std::string> argv) {
   return o;
 }
 
-std::string write_temp(const std::string& name, const std::string& content) {
-  std::string path = "/tmp/rlwb-cli-test-" + std::to_string(getpid()) + "-" + name;
-  std::ofstream(path) << content;
-  return path;
-}
+// Files in /tmp for one test, removed when it ends.
+class TempFiles {
+ public:
+  ~TempFiles() {
+    for (auto& p : paths_) std::remove(p.c_str());
+  }
+  std::string write(const std::string& name, const std::string& content) {
+    paths_.push_back("/tmp/rlwb-cli-test-" + std::to_string(getpid()) + "-" + name);
+    std::ofstream(paths_.back()) << content;
+    return paths_.back();
+  }
+
+ private:
+  std::vector<std::string> paths_;
+};
 
 TEST(SandboxCliTest, RunPrintsOneJsonVerdictAndExitsZero) {
-  std::string prog = write_temp("sum.py", "a, b = map(int, input().split())\nprint(a + b)\n");
-  std::string in = write_temp("in.txt", "40 2\n");
+  TempFiles tmp;
+  std::string prog = tmp.write("sum.py", "a, b = map(int, input().split())\nprint(a + b)\n");
+  std::string in = tmp.write("in.txt", "40 2\n");
   Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--stdin", in, "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   auto j = nlohmann::json::parse(o.out);
@@ -84,19 +95,21 @@ TEST(SandboxCliTest, RunPrintsOneJsonVerdictAndExitsZero) {
 }
 
 TEST(SandboxCliTest, FailingProgramStillExitsZero) {
-  std::string prog = write_temp("crash.c", "int main(void) { volatile int* p = 0; return *p; }\n");
+  TempFiles tmp;
+  std::string prog = tmp.write("crash.c", "int main(void) { volatile int* p = 0; return *p; }\n");
   Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "c", prog});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("verdict: runtime_error"));
   EXPECT_THAT(o.out, HasSubstr("SIGSEGV"));
-  std::string bad = write_temp("bad.cpp", "int main() { return nope; }\n");
+  std::string bad = tmp.write("bad.cpp", "int main() { return nope; }\n");
   Output c = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "cpp", bad, "--json"});
   EXPECT_EQ(c.status, 0);
   EXPECT_EQ(nlohmann::json::parse(c.out)["verdict"], "compile_error");
 }
 
 TEST(SandboxCliTest, BadUsageIsExitTwoWithAClearMessage) {
-  std::string prog = write_temp("x.py", "print(1)\n");
+  TempFiles tmp;
+  std::string prog = tmp.write("x.py", "print(1)\n");
   Output lang = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "ruby", prog});
   EXPECT_EQ(lang.status, 2);
   EXPECT_THAT(lang.err, HasSubstr("unknown language 'ruby'"));
@@ -115,8 +128,9 @@ TEST(SandboxCliTest, BadUsageIsExitTwoWithAClearMessage) {
 }
 
 TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
+  TempFiles tmp;
   ServiceProcess service(1);
-  std::string prog = write_temp("hello.sh", "echo hello from the service\n");
+  std::string prog = tmp.write("hello.sh", "echo hello from the service\n");
   Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint",
                       service.endpoint(), "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
@@ -132,8 +146,9 @@ TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
 }
 
 TEST(SandboxCliTest, RlwbSandboxCommandWhenTheCliIsBuilt) {
+  TempFiles tmp;
   if (access(RLWB_CLI_BIN, X_OK) != 0) GTEST_SKIP() << "rlwb is not built in this build tree";
-  std::string prog = write_temp("cli.py", "print(6 * 7)\n");
+  std::string prog = tmp.write("cli.py", "print(6 * 7)\n");
   Output o = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--lang", "python3", prog, "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "42\n");

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -24,7 +25,7 @@ class ServiceProcess {
     std::vector<std::string> args = {RLWB_SANDBOX_BIN, "serve",       "--endpoint",
                                      endpoint_,        "--executors", std::to_string(executors)};
     args.insert(args.end(), extra.begin(), extra.end());
-    log_ = "/tmp/rlwb-sandbox-test-" + std::to_string(getpid()) + ".log";
+    log_ = endpoint_.substr(std::string("ipc://").size()) + ".log";
     pid_ = fork();
     if (pid_ == 0) {
       std::vector<char*> argv;
@@ -46,7 +47,11 @@ class ServiceProcess {
     }
     ADD_FAILURE() << "rlwb-sandbox did not answer a ping within 20 s; log: " << log();
   }
-  ~ServiceProcess() { stop(); }
+  ~ServiceProcess() {
+    stop();
+    std::remove(endpoint_.substr(std::string("ipc://").size()).c_str());
+    std::remove(log_.c_str());
+  }
 
   // Returns the exit status (or -1 if it had to be killed).
   int stop() {
