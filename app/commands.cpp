@@ -2,6 +2,7 @@
 
 #include "core/controller/controller.h"
 #include "core/launch/local_launcher.h"
+#include "rewards/modules/reward_types.h"
 #include "workers/catalog.h"
 
 #include <unistd.h>
@@ -30,7 +31,7 @@ std::string find_worker_binary(const char* argv0) {
 core::Experiment load_and_validate(const CommandLine& cl) {
   if (cl.positional.empty()) throw UsageError(cl.command + " needs a graph file, e.g. experiments/demo.yaml");
   core::Experiment exp = core::load_experiment_file(cl.positional[0], cl.overrides);
-  auto issues = core::validate_experiment(exp, workers::build_catalog());
+  auto issues = core::validate_experiment(exp, workers::build_catalog(workers::builtin_roles(), &rewards::builtin_reward_types()));
   if (!issues.empty()) throw core::GraphError(issues);
   return exp;
 }
@@ -88,6 +89,7 @@ int cmd_run(const CommandLine& cl, const char* argv0) {
     return 1;
   }
   core::ControllerOptions options;
+  options.reward_types = &rewards::builtin_reward_types();
   options.worker_binary = find_worker_binary(argv0);
   options.run_name = cl.flag("name", "");
   options.transport = cl.flag("transport", "ipc");

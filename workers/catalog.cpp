@@ -14,11 +14,13 @@ static int count_gpus() {
   return n;
 }
 
-core::MethodCatalog build_catalog(const RoleRegistry& registry) {
+core::MethodCatalog build_catalog(const RoleRegistry& registry, const core::RewardTypes* reward_types) {
   core::MethodCatalog catalog;
   const nlohmann::json roles = registry.describe();  // keep alive while iterating
   for (auto& [role, methods] : roles.items())
     for (auto& [method, mode] : methods.items()) catalog.role_methods[role].insert(method);
+  if (reward_types)
+    for (auto& [name, type] : *reward_types) catalog.reward_methods[name] = type.methods;
   for (auto& [name, fn] : core::builtin_nodes()) catalog.builtins.insert(name);
   for (auto& [name, task] : core::task_sources()) catalog.task_columns[name] = task.columns;
   catalog.machine_gpus = count_gpus();

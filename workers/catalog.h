@@ -3,11 +3,15 @@
 // Used by the CLI (rlwb run / validate), the GUI and tests.
 #pragma once
 
+#include "core/controller/reward_module.h"
 #include "core/graph/experiment.h"
 #include "workers/method_registry.h"
 
 namespace rlwb::workers {
 
-core::MethodCatalog build_catalog(const RoleRegistry& registry = builtin_roles());
+// reward_types: the reward module types graphs may declare (rewards/); null
+// when this program has none.
+core::MethodCatalog build_catalog(const RoleRegistry& registry = builtin_roles(),
+                                  const core::RewardTypes* reward_types = nullptr);
 
 }  // namespace rlwb::workers

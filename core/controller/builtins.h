@@ -17,6 +17,9 @@ struct BuiltinContext {
   const nlohmann::json& trainer;  // experiment's trainer section
   const std::vector<std::string>& in;
   const std::vector<std::string>& out;
+  // Kept for this node from one step to the next (the adaptive KL
+  // coefficient, Safe-RLHF's Lagrange multiplier); starts as null.
+  nlohmann::json& state;
 };
 
 // A builtin reads the node's input columns and returns its output columns.
@@ -26,6 +29,8 @@ using BuiltinFn = std::function<Batch(const Batch& input, BuiltinContext& ctx)>;
 // A task source makes the batch a step starts with.
 using TaskFn = std::function<Batch(int64_t step, const nlohmann::json& task, int64_t seed)>;
 
+// The task json carries "split": "train" (the step's batches) or "test"
+// (held-out evaluation, trainer.eval) and "batch_size".
 struct TaskSpec {
   TaskFn make;
   std::vector<std::string> columns;  // what it provides (for the validator)

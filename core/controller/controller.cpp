@@ -3,14 +3,18 @@
 #include "core/controller/builtins.h"
 #include "core/launch/local_launcher.h"
 
+#include <torch/torch.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -52,6 +56,47 @@ std::string describe_exception(std::exception_ptr e) {
   }
 }
 
+// One line per step on stderr: a bar, the reward, the last held-out score,
+// the KL, tokens/s and the time left.
+class ProgressLine {
+ public:
+  ProgressLine(int64_t steps, bool enabled) : steps_(steps), enabled_(enabled), start_(Clock::now()) {}
+
+  void print(const StepReport& r, std::optional<double> held_out) const {
+    if (!enabled_) return;
+    double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    double eta = r.step > 0 ? elapsed / r.step * (steps_ - r.step) : 0;
+    const int width = 20;
+    int filled = steps_ > 0 ? static_cast<int>(width * r.step / steps_) : width;
+    std::string bar = std::string(filled, '#') + std::string(width - filled, '.');
+    std::string line = "[rlwb] step " + std::to_string(r.step) + "/" + std::to_string(steps_) + " [" + bar + "]";
+    auto add = [&](const char* label, const char* key, const char* fmt) {
+      auto it = r.metrics.find(key);
+      if (it == r.metrics.end()) return;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, fmt, it->second);
+      line += std::string("  ") + label + " " + buf;
+    };
+    add("reward", "critic/score/mean", "%.3f");
+    if (held_out) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3f", *held_out);
+      line += std::string("  held-out ") + buf;
+    }
+    add("kl", r.metrics.count("actor/kl_loss") ? "actor/kl_loss" : "actor/ppo_kl", "%.4f");
+    add("tok/s", "perf/throughput", "%.0f");
+    char tail[64];
+    std::snprintf(tail, sizeof tail, "  %.2f s/step  ETA %dm%02ds", r.seconds, static_cast<int>(eta) / 60,
+                  static_cast<int>(eta) % 60);
+    std::fprintf(stderr, "%s%s\n", line.c_str(), tail);
+  }
+
+ private:
+  int64_t steps_;
+  bool enabled_;
+  Clock::time_point start_;
+};
+
 }  // namespace
 
 struct Controller::Impl {
@@ -64,6 +109,9 @@ struct Controller::Impl {
   std::unique_ptr<LocalLauncher> launcher;
   std::unique_ptr<RpcServer> rpc;
   std::map<std::string, std::unique_ptr<WorkerGroup>> groups;  // by model name
+  std::map<std::string, std::unique_ptr<RewardModule>> reward_modules;  // by reward name
+  std::map<std::string, nlohmann::json> node_state;  // builtin state kept across steps, by node id
+  std::vector<NodeSpec> warm_start_nodes, eval_nodes;  // from trainer.warm_start / trainer.eval
   std::string ipc_path;
 
   std::atomic<bool> monitor_stop{false};
@@ -139,6 +187,12 @@ struct Controller::Impl {
       group->init(model.config);
       groups[name] = std::move(group);
     }
+    for (auto& [name, spec] : exp.rewards) {
+      if (!options.reward_types || !options.reward_types->count(spec.type))
+        throw std::runtime_error("reward '" + name + "' has type '" + spec.type +
+                                 "', which this controller does not know (types come from rewards/)");
+      reward_modules[name] = options.reward_types->at(spec.type).create(spec, exp, *options.reward_types);
+    }
   }
 
   // Starts one node; the future yields its output columns.
@@ -148,33 +202,61 @@ struct Controller::Impl {
       auto fn_it = builtin_nodes().find(node.method);
       if (fn_it == builtin_nodes().end()) throw std::runtime_error("unknown builtin '" + node.method + "'");
       BuiltinFn fn = fn_it->second;
-      return std::async(std::launch::async, [this, fn, input = std::move(input), &node, step]() {
-        BuiltinContext ctx{step, exp.trainer, node.in, node.out};
+      nlohmann::json& state = node_state[node.id];  // a node runs at most once at a time
+      return std::async(std::launch::async, [this, fn, input = std::move(input), &node, &state, step]() {
+        BuiltinContext ctx{step, exp.trainer, node.in, node.out, state};
         return fn(input, ctx);
+      });
+    }
+    if (auto r = reward_modules.find(node.target); r != reward_modules.end()) {
+      RewardModule* module = r->second.get();
+      return std::async(std::launch::async, [module, input = std::move(input), &node, step]() {
+        RewardCallContext ctx{step, node.id, node.in, node.out};
+        return module->call(node.method, input, ctx);
       });
     }
     auto g = groups.find(node.target);
     if (g == groups.end()) throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
     // The node's column names travel with the call so a method can serve any names.
     nlohmann::json context = {{"run", run_id}, {"step", step}, {"node", node.id}, {"in", node.in}, {"out", node.out}};
-    auto group_future = g->second->call(node.method, input, context);
+    auto group_future = g->second->call(node.method, input, context, node.args);
     return std::async(std::launch::async, [f = std::move(group_future)]() mutable { return f.get().merged; });
   }
 
+  // The task's batch for one step of a phase: split "train" or "test".
+  Batch task_batch(int64_t step, const std::string& split, const nlohmann::json& batch_size) {
+    const auto& task = task_sources().at(exp.task.value("name", std::string()));
+    nlohmann::json spec = exp.task;
+    spec["split"] = split;
+    if (!batch_size.is_null()) spec["batch_size"] = batch_size;
+    return task.make(step, spec, exp.seed);
+  }
+
   StepReport run_step(int64_t step) {
+    auto step_start = Clock::now();
+    StepReport report = run_graph(exp.nodes, task_batch(step, "train", nullptr), step);
+    report.seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
+    report.metrics["perf/time_per_step"] = report.seconds;
+    // Tokens through the step's models per second (prompt + response).
+    double tokens = 0;
+    for (const char* col : {"prompt_mask", "response_mask"})
+      if (report.batch.has_tensor(col))
+        tokens += report.batch.tensor(col).sum().item<double>();
+    if (tokens > 0) report.metrics["perf/throughput"] = tokens / report.seconds;
+    return report;
+  }
+
+  // Runs `nodes` once over `state`: every node whose inputs exist starts at
+  // once; each one's outputs join the state as it finishes.
+  StepReport run_graph(const std::vector<NodeSpec>& nodes, Batch state, int64_t step) {
     StepReport report;
     report.step = step;
-    auto step_start = Clock::now();
-    const auto& task = task_sources().at(exp.task.value("name", std::string()));
-    Batch state = task.make(step, exp.task, exp.seed);
-
     struct Running {
       std::future<Batch> future;
       double start;
     };
     std::map<size_t, Running> running;
     std::set<size_t> done;
-    const auto& nodes = exp.nodes;
     while (done.size() < nodes.size()) {
       for (size_t i = 0; i < nodes.size(); ++i) {
         if (done.count(i) || running.count(i)) continue;
@@ -222,10 +304,138 @@ struct Controller::Impl {
         if (!progressed) std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
     }
-    report.seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
-    report.metrics["perf/time_per_step"] = report.seconds;
     report.batch = std::move(state);
     return report;
+  }
+
+  // trainer.<key>.nodes as NodeSpecs (same shape as the graph's nodes).
+  static std::vector<NodeSpec> phase_nodes(const nlohmann::json& trainer, const std::string& key) {
+    std::vector<NodeSpec> nodes;
+    if (!trainer.contains(key)) return nodes;
+    const auto& list = trainer[key].value("nodes", nlohmann::json::array());
+    for (size_t i = 0; i < list.size(); ++i) {
+      const auto& n = list[i];
+      NodeSpec node;
+      node.id = n.value("id", key + "_" + std::to_string(i));
+      node.call = n.value("call", "");
+      auto dot = node.call.find('.');
+      if (dot == std::string::npos)
+        throw std::runtime_error("trainer." + key + ".nodes." + std::to_string(i) + ": call '" + node.call +
+                                 "' is not <model>.<method>, <reward>.<method> or builtin.<name>");
+      node.target = node.call.substr(0, dot);
+      node.method = node.call.substr(dot + 1);
+      node.in = n.value("in", std::vector<std::string>{});
+      node.out = n.value("out", std::vector<std::string>{});
+      node.args = n.value("args", nlohmann::json::object());
+      nodes.push_back(std::move(node));
+    }
+    return nodes;
+  }
+
+  WorkerGroup& group_named(const std::string& model, const std::string& where) {
+    auto g = groups.find(model);
+    if (g == groups.end()) throw std::runtime_error(where + " names model '" + model + "', which the graph does not have");
+    return *g->second;
+  }
+
+  std::string checkpoint_path(const std::string& name) {
+    auto dir = std::filesystem::absolute(options.checkpoint_dir) / ("run-" + std::to_string(run_id)) / name;
+    return dir.lexically_normal().string();
+  }
+
+  void log_metrics(const std::map<std::string, double>& metrics, int64_t step, const std::string& prefix = "") {
+    if (!tracking) return;
+    for (auto& [k, v] : metrics) tracking->log_metric(run_id, prefix + k, step, v);
+  }
+
+  // trainer.warm_start: supervised steps before RL (SFT), then the trained
+  // weights are copied into the models that start from them (reference,
+  // critic) through a checkpoint directory.
+  void warm_start() {
+    if (!exp.trainer.contains("warm_start")) return;
+    const auto& ws = exp.trainer["warm_start"];
+    const int64_t steps = ws.value("steps", int64_t{0});
+    auto t_start = Clock::now();
+    for (int64_t s = 1; s <= steps; ++s) {
+      StepReport r = run_graph(warm_start_nodes, task_batch(s, "train", ws.value("batch_size", nlohmann::json())), s);
+      log_metrics(r.metrics, s, "warm_start/");
+      if (options.print_progress && (s == steps || s % std::max<int64_t>(1, steps / 10) == 0)) {
+        double elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
+        std::fprintf(stderr, "[rlwb] warm start %lld/%lld", static_cast<long long>(s), static_cast<long long>(steps));
+        for (auto& [k, v] : r.metrics)
+          if (k.rfind("timing_s/", 0) != 0) std::fprintf(stderr, "  %s=%.4g", k.c_str(), v);
+        std::fprintf(stderr, "  (%.0f s)\n", elapsed);
+      }
+    }
+    if (!ws.contains("sync")) return;
+    const auto& sync = ws["sync"];
+    std::string from = sync.value("from", "");
+    std::string dir = checkpoint_path(from + "-warm-start");
+    group_named(from, "trainer.warm_start.sync.from").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+    if (tracking) tracking->log_artifact(run_id, "checkpoint", dir);
+    for (auto& to : sync.value("to", std::vector<std::string>{}))
+      group_named(to, "trainer.warm_start.sync.to").call("load_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+    event("info", "warm start done after " + std::to_string(steps) + " steps; " + from + " saved to " + dir);
+  }
+
+  // trainer.eval: the eval nodes over the task's test split; the score
+  // column's row sums, averaged, are val/score/mean.
+  std::optional<EvalReport> evaluate(int64_t step) {
+    if (eval_nodes.empty()) return std::nullopt;
+    const auto& ev = exp.trainer["eval"];
+    StepReport r = run_graph(eval_nodes, task_batch(step, "test", ev.value("batch_size", nlohmann::json())), step);
+    std::string col = ev.value("score", "");
+    if (!r.batch.has_tensor(col))
+      throw std::runtime_error("trainer.eval.score names column '" + col + "', which the eval nodes do not produce");
+    torch::Tensor scores = r.batch.tensor(col).to(torch::kFloat64);
+    if (scores.dim() == 2) scores = scores.sum(1);
+    EvalReport report{step, scores.mean().item<double>(), scores.size(0)};
+    std::map<std::string, double> metrics = {{"val/score/mean", report.score}};
+    for (auto& [k, v] : r.metrics)
+      if (k.rfind("timing_s/", 0) == 0) metrics["val/" + k] = v;
+    log_metrics(metrics, step);
+    if (options.print_progress)
+      std::fprintf(stderr, "[rlwb] eval at step %lld: held-out score %.3f over %lld rows\n",
+                   static_cast<long long>(step), report.score, static_cast<long long>(report.rows));
+    return report;
+  }
+
+  // trainer.samples: the first rows of a step, for the samples view.
+  void log_samples(const StepReport& r) {
+    if (!tracking || !exp.trainer.contains("samples")) return;
+    const auto& cfg = exp.trainer["samples"];
+    const Batch& b = r.batch;
+    std::string prompt = cfg.value("prompt", "prompts"), response = cfg.value("response", "response_text");
+    std::string score = cfg.value("score", "token_level_scores");
+    if (!b.has(prompt) || !b.has(response)) return;
+    auto prompts = b.objects(prompt);
+    auto responses = b.objects(response);
+    torch::Tensor scores;
+    if (b.has_tensor(score)) {
+      scores = b.tensor(score).to(torch::kFloat64);
+      if (scores.dim() == 2) scores = scores.sum(1);
+    }
+    int64_t rows = std::min<int64_t>(cfg.value("rows", 4), static_cast<int64_t>(prompts.size()));
+    for (int64_t i = 0; i < rows; ++i) {
+      nlohmann::json details = nlohmann::json::object();
+      for (auto& col : cfg.value("details", std::vector<std::string>{}))
+        if (b.has_objects(col)) details[col] = b.objects(col)[i];
+      auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+      tracking->log_sample(run_id, r.step, text(prompts[i]), text(responses[i]),
+                           scores.defined() ? scores[i].item<double>() : 0.0, details);
+    }
+  }
+
+  // trainer.save: final checkpoints (HF layout) of the named models.
+  std::map<std::string, std::string> save_models() {
+    std::map<std::string, std::string> saved;
+    for (auto& name : exp.trainer.value("save", std::vector<std::string>{})) {
+      std::string dir = checkpoint_path(name);
+      group_named(name, "trainer.save").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+      if (tracking) tracking->log_artifact(run_id, "checkpoint", dir);
+      saved[name] = dir;
+    }
+    return saved;
   }
 
   static std::string join(const std::vector<std::string>& names) {
@@ -271,23 +481,26 @@ RunResult Controller::run() {
   }
   result.run_id = m.run_id;
   try {
+    m.warm_start_nodes = Impl::phase_nodes(m.exp.trainer, "warm_start");
+    m.eval_nodes = Impl::phase_nodes(m.exp.trainer, "eval");
     m.start_workers();
     m.init_models();
+    m.warm_start();
     const int64_t steps = m.exp.steps();
+    const int64_t eval_every = m.exp.trainer.contains("eval") ? m.exp.trainer["eval"].value("every", int64_t{0}) : 0;
+    if (auto e = m.evaluate(0)) result.evals.push_back(*e);
+    ProgressLine progress(steps, m.options.print_progress);
     for (int64_t step = 1; step <= steps; ++step) {
       StepReport report = m.run_step(step);
-      if (m.tracking)
-        for (auto& [k, v] : report.metrics) m.tracking->log_metric(m.run_id, k, step, v);
-      if (m.options.print_progress) {
-        std::fprintf(stderr, "[rlwb] step %lld/%lld  %.3f s", static_cast<long long>(step),
-                     static_cast<long long>(steps), report.seconds);
-        for (auto& [k, v] : report.metrics)
-          if (k.rfind("timing_s/", 0) != 0 && k != "perf/time_per_step") std::fprintf(stderr, "  %s=%.4g", k.c_str(), v);
-        std::fprintf(stderr, "\n");
-      }
+      m.log_metrics(report.metrics, step);
+      m.log_samples(report);
+      if (eval_every > 0 && (step % eval_every == 0 || step == steps))
+        if (auto e = m.evaluate(step)) result.evals.push_back(*e);
+      progress.print(report, result.evals.empty() ? std::nullopt : std::optional<double>(result.evals.back().score));
       if (on_step) on_step(report);
       result.steps.push_back(std::move(report));
     }
+    result.checkpoints = m.save_models();
     result.status = "finished";
   } catch (const Interrupted& e) {
     result.status = "interrupted";

@@ -8,6 +8,7 @@
 // events, and the final status (finished / failed / interrupted).
 #pragma once
 
+#include "core/controller/reward_module.h"
 #include "core/graph/experiment.h"
 #include "core/rpc/worker_group.h"
 #include "core/tracking/tracking.h"
@@ -27,6 +28,12 @@ struct ControllerOptions {
   RpcOptions rpc;
   std::chrono::milliseconds startup_timeout{60000};
   bool print_progress = true;      // one line per step on stderr
+  // The reward module types the graph's `rewards:` may use (rewards/);
+  // null: none (a graph with rewards then fails to start).
+  const RewardTypes* reward_types = nullptr;
+  // Where trainer.save and the warm start write checkpoints:
+  // <checkpoint_dir>/run-<id>/<model>.
+  std::string checkpoint_dir = "runs/checkpoints";
 };
 
 // When one node ran within a step (seconds since the run started).
@@ -43,8 +50,17 @@ struct StepReport {
   Batch batch;  // every column the step produced
 };
 
+// A held-out evaluation (trainer.eval): the mean score over the test split.
+struct EvalReport {
+  int64_t step = 0;  // 0: before the first RL step (after the warm start)
+  double score = 0;  // mean over rows of each row's summed score
+  int64_t rows = 0;
+};
+
 struct RunResult {
   int64_t run_id = 0;
+  std::vector<EvalReport> evals;
+  std::map<std::string, std::string> checkpoints;  // model -> directory saved at the end
   std::string status;  // finished, failed, interrupted
   std::string error;
   std::vector<StepReport> steps;

@@ -62,6 +62,9 @@ struct NodeSpec {
   std::string target;  // part before the first '.'
   std::string method;  // part after it
   std::vector<std::string> in, out;
+  // Per-call options for the method (e.g. {greedy: true} on a generate
+  // node); they reach the worker as CallContext::args.
+  nlohmann::json args = nlohmann::json::object();
   int line = 0;                                      // 1-based line in the file, 0 when unknown
   bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
 };

@@ -123,6 +123,12 @@ class StructReader {
       node.method = dot == std::string::npos ? "" : node.call.substr(dot + 1);
       get_columns(item, "in", at, node.in);
       get_columns(item, "out", at, node.out);
+      if (item.contains("args")) {
+        if (item["args"].is_object())
+          node.args = item["args"];
+        else
+          wrong(join_path(at, "args"), item["args"], "a map", "write e.g. args: {greedy: true}");
+      }
       exp_.nodes.push_back(std::move(node));
     }
   }

@@ -81,6 +81,7 @@ json document_of(const Experiment& exp) {
     put(n, "call", node.call, "");
     put(n, "in", node.in, json::array());
     put(n, "out", node.out, json::array());
+    put(n, "args", node.args, json::object());
     nodes.push_back(n);
   }
   put(doc, "nodes", nodes, json::array());

@@ -27,8 +27,9 @@ DispatchMode WorkerGroup::dispatch_mode(const std::string& method) const {
   return dispatch_mode_from_name(methods[method].get<std::string>());
 }
 
-std::future<GroupResult> WorkerGroup::call(const std::string& method, const Batch& input, nlohmann::json context) {
-  return run(dispatch_mode(method), method, input, {}, nlohmann::json::object(), context);
+std::future<GroupResult> WorkerGroup::call(const std::string& method, const Batch& input, nlohmann::json context,
+                                          const nlohmann::json& args) {
+  return run(dispatch_mode(method), method, input, {}, args, context);
 }
 
 std::future<GroupResult> WorkerGroup::call_per_rank(const std::string& method, const std::vector<Batch>& inputs,

@@ -34,8 +34,12 @@ class WorkerGroup {
   // it. Throws std::runtime_error when the role has no such method.
   DispatchMode dispatch_mode(const std::string& method) const;
 
+  // `args` reach the method as CallContext::args (per-call options such as
+  // greedy decoding or a checkpoint directory); `context` is the profiling
+  // context (run, step, node).
   std::future<GroupResult> call(const std::string& method, const Batch& input,
-                                nlohmann::json context = nlohmann::json::object());
+                                nlohmann::json context = nlohmann::json::object(),
+                                const nlohmann::json& args = nlohmann::json::object());
   // all_to_all: one input per rank.
   std::future<GroupResult> call_per_rank(const std::string& method, const std::vector<Batch>& inputs,
                                          nlohmann::json context = nlohmann::json::object());

@@ -1,0 +1,61 @@
+// Reward type "math": 1 when the response's final answer equals the ground
+// truth (rewards/math/math_check.h), else 0. Config:
+//   last_number_fallback (bool, false)  take the last number when nothing is marked
+//   percent ("drop_sign" | "fraction" | "either")
+// Columns: in [response_text, ground_truth, response_mask], out [scores, details].
+#include "rewards/modules/math_reward.h"
+
+#include "rewards/math/math_check.h"
+#include "rewards/modules/score_columns.h"
+
+namespace rlwb::rewards {
+namespace {
+
+class MathReward : public core::RewardModule {
+ public:
+  MathReward(std::string name, MathCheckOptions options) : name_(std::move(name)), options_(options) {}
+
+  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+    if (method != "score") throw std::runtime_error("reward '" + name_ + "' (math) has no method '" + method + "'");
+    const std::string module = "math reward '" + name_ + "'";
+    auto responses = text_column(input, ctx, 0, module);
+    auto references = text_column(input, ctx, 1, module);
+    auto mask = response_mask_column(input, ctx, module);
+    auto verdicts = check_math_answers(responses, references, options_);
+    std::vector<double> scores;
+    std::vector<nlohmann::json> details;
+    for (const auto& v : verdicts) {
+      scores.push_back(v.score);
+      details.push_back({{"extracted", v.extracted}, {"reference", v.reference_answer}, {"reason", v.reason}});
+    }
+    return score_output(scores, std::move(details), mask, ctx);
+  }
+
+ private:
+  std::string name_;
+  MathCheckOptions options_;
+};
+
+}  // namespace
+
+core::RewardType math_reward_type() {
+  core::RewardType type;
+  type.description = "math answer checker: 1 when the final answer equals the ground truth";
+  type.methods = {"score"};
+  type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
+    MathCheckOptions options;
+    options.last_number_fallback = spec.config.value("last_number_fallback", false);
+    std::string percent = spec.config.value("percent", "drop_sign");
+    if (percent == "fraction")
+      options.percent = PercentRule::kFraction;
+    else if (percent == "either")
+      options.percent = PercentRule::kEither;
+    else if (percent != "drop_sign")
+      throw std::runtime_error("rewards." + spec.name + ".config.percent: '" + percent +
+                               "' is not drop_sign, fraction or either");
+    return std::unique_ptr<core::RewardModule>(std::make_unique<MathReward>(spec.name, options));
+  };
+  return type;
+}
+
+}  // namespace rlwb::rewards

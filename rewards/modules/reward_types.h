@@ -1,0 +1,14 @@
+// Every reward module type this build offers to graph files (`rewards:
+// {name: {type: ...}}`), for the controller (ControllerOptions::reward_types)
+// and the validator's catalog. The types:
+//   math          the math answer checker (rewards/math) against ground truth
+// Each type's config keys and columns are documented in docs/rewards.md.
+#pragma once
+
+#include "core/controller/reward_module.h"
+
+namespace rlwb::rewards {
+
+const core::RewardTypes& builtin_reward_types();
+
+}  // namespace rlwb::rewards
