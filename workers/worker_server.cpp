@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
@@ -226,7 +227,13 @@ class Worker {
     const MethodSpec* spec = registry_.find_method(it->second.role, method);
     if (!spec) throw std::runtime_error("role '" + it->second.role + "' has no method '" + method + "'");
     CallContext ctx{args, context, model_envs_[model]};
-    return spec->fn(*it->second.instance, msg.batch, ctx);
+    auto start = std::chrono::steady_clock::now();
+    core::Batch out = spec->fn(*it->second.instance, msg.batch, ctx);
+    // The method's own time, so the controller can tell compute from
+    // orchestration (bench_orchestration, timing_s vs compute_s).
+    if (!out.meta().is_object()) out.meta() = Json::object();
+    out.meta()["compute_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
   }
 
   struct Hosted {

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -83,7 +84,12 @@ class ProgressLine {
       std::snprintf(buf, sizeof buf, "%.3f", *held_out);
       line += std::string("  held-out ") + buf;
     }
-    add("kl", r.metrics.count("actor/kl_loss") ? "actor/kl_loss" : "actor/ppo_kl", "%.4f");
+    // The KL to the reference: as a loss term, or inside the reward.
+    add("kl",
+        r.metrics.count("actor/kl_loss")               ? "actor/kl_loss"
+        : r.metrics.count("actor/reward_kl_penalty") ? "actor/reward_kl_penalty"
+                                                     : "actor/ppo_kl",
+        "%.4f");
     add("tok/s", "perf/throughput", "%.0f");
     char tail[64];
     std::snprintf(tail, sizeof tail, "  %.2f s/step  ETA %dm%02ds", r.seconds, static_cast<int>(eta) / 60,
@@ -113,6 +119,7 @@ struct Controller::Impl {
   std::map<std::string, nlohmann::json> node_state;  // builtin state kept across steps, by node id
   std::vector<NodeSpec> warm_start_nodes, eval_nodes;  // from trainer.warm_start / trainer.eval
   std::string ipc_path;
+  std::string run_folder;  // under options.checkpoint_dir, made on first use
 
   std::atomic<bool> monitor_stop{false};
   std::thread monitor;
@@ -288,6 +295,9 @@ struct Controller::Impl {
           double end = since_start();
           report.spans.push_back({node.id, it->second.start, end});
           report.metrics["timing_s/" + node.id] = end - it->second.start;
+          // Worker methods report their own compute time (rank 0's reply).
+          if (out.meta().contains("compute_s") && out.meta()["compute_s"].is_number())
+            report.metrics["compute_s/" + node.id] = out.meta()["compute_s"].get<double>();
           if (out.meta().contains("metrics"))
             for (auto& [k, v] : out.meta()["metrics"].items())
               if (v.is_number()) report.metrics[k] = v.get<double>();
@@ -339,8 +349,16 @@ struct Controller::Impl {
     return *g->second;
   }
 
+  // <checkpoint_dir>/run-<id>-<start time>-<pid>/<name>: unique even when
+  // two runs with different tracking DBs (same run id) run at once.
   std::string checkpoint_path(const std::string& name) {
-    auto dir = std::filesystem::absolute(options.checkpoint_dir) / ("run-" + std::to_string(run_id)) / name;
+    if (run_folder.empty()) {
+      char stamp[32];
+      std::time_t now = std::time(nullptr);
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+      run_folder = "run-" + std::to_string(run_id) + "-" + stamp + "-" + std::to_string(getpid());
+    }
+    auto dir = std::filesystem::absolute(options.checkpoint_dir) / run_folder / name;
     return dir.lexically_normal().string();
   }
 

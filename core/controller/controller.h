@@ -32,7 +32,7 @@ struct ControllerOptions {
   // null: none (a graph with rewards then fails to start).
   const RewardTypes* reward_types = nullptr;
   // Where trainer.save and the warm start write checkpoints:
-  // <checkpoint_dir>/run-<id>/<model>.
+  // <checkpoint_dir>/run-<id>-<start time>-<pid>/<model>.
   std::string checkpoint_dir = "runs/checkpoints";
 };
 

@@ -126,7 +126,9 @@ nodes:
   RunResult result = controller.run();
   EXPECT_EQ(result.status, "failed");
   EXPECT_NE(result.error.find("signal 6"), std::string::npos) << result.error;
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+  // Worker start-up is inside this bound (seconds on a loaded 2-core
+  // machine); the death itself is reported within about 2 s.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
 }
 
 }  // namespace
