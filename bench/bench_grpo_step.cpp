@@ -1,0 +1,86 @@
+// One full GRPO step -- generate n samples per prompt, reference log-probs,
+// rewards, advantages, one actor update -- RLWB's default experiment vs
+// TRL's GRPOTrainer on the same tiny random Llama (char tokenizer, the
+// arithmetic prompts, exact-match reward, KL coefficient, lr), side by side
+// in one run. RLWB runs its 2 data-parallel worker processes with one
+// thread each; TRL gets 2 threads. Figure: tokens/s (prompt + response
+// tokens of the step / step wall time). Goal: at least 3x TRL.
+//
+//   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2]
+#include "bench/bench_model_common.h"
+#include "core/controller/controller.h"
+#include "rewards/modules/reward_types.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace rlwb::core;
+
+int main(int argc, char** argv) {
+  int prompts = 16, n = 8, steps = 8, warmup = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    int v = std::stoi(argv[i + 1]);
+    if (flag == "--prompts") prompts = v;
+    else if (flag == "--n") n = v;
+    else if (flag == "--steps") steps = v;
+    else if (flag == "--warmup") warmup = v;
+  }
+  Experiment exp = load_experiment_file(
+      std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
+      {"trainer.steps=" + std::to_string(steps + warmup), "~trainer.warm_start", "~trainer.eval", "~trainer.save",
+       "~trainer.samples", "task.batch_size=" + std::to_string(prompts),
+       "task.samples_per_prompt=" + std::to_string(n),
+       "models.actor.config.ppo.mini_batch_size=" + std::to_string(prompts * n)});
+  const auto& actor = exp.models.at("actor").config;
+  const auto& arch = actor.at("model");
+  const int64_t max_new = actor.at("rollout").value("max_new_tokens", 5);
+  ControllerOptions options;
+  options.worker_binary = RLWB_WORKER_BIN;
+  options.print_progress = false;
+  options.reward_types = &rlwb::rewards::builtin_reward_types();
+  options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-grpo").string();
+  std::vector<double> seconds, tokens;
+  Controller controller(exp, options, nullptr);
+  controller.on_step = [&](const StepReport& r) {
+    if (r.step <= warmup) return;
+    seconds.push_back(r.seconds);
+    tokens.push_back(r.metrics.at("perf/throughput") * r.seconds);
+  };
+  RunResult result = controller.run();
+  if (result.status != "finished") {
+    std::fprintf(stderr, "bench_grpo_step: RLWB run %s: %s\n", result.status.c_str(), result.error.c_str());
+    return 1;
+  }
+  double s = 0, t = 0;
+  for (size_t i = 0; i < seconds.size(); ++i) s += seconds[i], t += tokens[i];
+  const double rlwb_tps = t / s;
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+
+  auto str = [](auto v) { return std::to_string(v); };
+  nlohmann::json trl = rlwb::bench::run_reference(
+      "bench_grpo_trl.py",
+      {"--prompts", str(prompts), "--num-generations", str(n), "--max-new-tokens", str(max_new), "--steps",
+       str(steps), "--warmup", str(warmup), "--threads", "2", "--hidden", str(arch.value("hidden_size", 128)),
+       "--intermediate", str(arch.value("intermediate_size", 256)), "--layers", str(arch.value("num_layers", 2)),
+       "--heads", str(arch.value("num_heads", 4)), "--kv-heads", str(arch.value("num_kv_heads", 2)), "--lr",
+       str(actor.at("optim").value("lr", 1e-4)), "--beta", str(actor.at("ppo").value("kl_loss_coef", 0.001))});
+
+  std::printf("GRPO step on arithmetic: %d prompts x %d samples, %lld new tokens max, hidden %d, %d layers; "
+              "%d timed steps after %d warm-up\n",
+              prompts, n, static_cast<long long>(max_new), arch.value("hidden_size", 128),
+              arch.value("num_layers", 2), steps, warmup);
+  std::printf("%-36s %12s %12s\n", "", "step s (p50)", "tokens/s");
+  std::printf("%-36s %12.3f %12.0f\n", "RLWB (2 workers x 1 thread)", sorted[sorted.size() / 2], rlwb_tps);
+  if (trl.contains("error")) {
+    std::printf("TRL GRPOTrainer: not measured: %s\n", trl["error"].get<std::string>().c_str());
+    return 0;
+  }
+  std::printf("%-36s %12.3f %12.0f\n", ("TRL " + trl.value("trl_version", std::string("?")) + " (2 threads)").c_str(),
+              trl.value("step_s_median", 0.0), trl.value("tokens_per_s", 0.0));
+  std::printf("ratio RLWB / TRL: %.2fx tokens/s (goal >= 3x)\n", rlwb_tps / trl.value("tokens_per_s", 1.0));
+  return 0;
+}

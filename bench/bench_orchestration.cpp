@@ -1,0 +1,63 @@
+// Orchestration overhead of the single controller: the wall time of a step
+// of the default experiment (GRPO on arithmetic, no warm start or
+// evaluation) next to the sum of its nodes' compute time -- what the worker
+// methods measured themselves (compute_s/<node>) plus the controller-side
+// nodes (rewards, advantages), which run in this process. The rest is
+// dispatch, ZeroMQ, serialisation and waiting. Goal: under 5%.
+//
+//   bench_orchestration [--steps N] [--batch PROMPTS]
+#include "core/controller/controller.h"
+#include "rewards/modules/reward_types.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace rlwb::core;
+
+int main(int argc, char** argv) {
+  int steps = 30, batch = 64;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--steps") steps = std::stoi(argv[i + 1]);
+    else if (flag == "--batch") batch = std::stoi(argv[i + 1]);
+  }
+  Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
+                                        {"trainer.steps=" + std::to_string(steps + 3), "~trainer.warm_start",
+                                         "~trainer.eval", "~trainer.save", "~trainer.samples",
+                                         "task.batch_size=" + std::to_string(batch)});
+  ControllerOptions options;
+  options.worker_binary = RLWB_WORKER_BIN;
+  options.print_progress = false;
+  options.reward_types = &rlwb::rewards::builtin_reward_types();
+  options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-orchestration").string();
+  Controller controller(exp, options, nullptr);
+  std::vector<double> wall, compute;
+  controller.on_step = [&](const StepReport& r) {
+    if (r.step <= 3) return;  // warm-up: first calls allocate and fuse weights
+    double sum = 0;
+    for (auto& node : exp.nodes) {
+      bool in_workers = exp.models.count(node.target) > 0;
+      auto key = (in_workers ? "compute_s/" : "timing_s/") + node.id;
+      if (r.metrics.count(key)) sum += r.metrics.at(key);
+    }
+    wall.push_back(r.seconds);
+    compute.push_back(sum);
+  };
+  RunResult result = controller.run();
+  if (result.status != "finished") {
+    std::fprintf(stderr, "bench_orchestration: run %s: %s\n", result.status.c_str(), result.error.c_str());
+    return 1;
+  }
+  double w = 0, c = 0;
+  for (size_t i = 0; i < wall.size(); ++i) w += wall[i], c += compute[i];
+  std::printf("default experiment (%s), %d prompts x %d samples, %zu steps after 3 warm-up steps\n",
+              exp.name.c_str(), batch, static_cast<int>(exp.task.value("samples_per_prompt", 1)), wall.size());
+  std::printf("%-44s %10s\n", "", "ms/step");
+  std::printf("%-44s %10.2f\n", "step wall time", 1000 * w / wall.size());
+  std::printf("%-44s %10.2f\n", "sum of node compute (workers + controller)", 1000 * c / wall.size());
+  std::printf("%-44s %9.1f%%  (goal < 5%%)\n", "overhead (wall / compute - 1)", 100 * (w / c - 1));
+  return 0;
+}
