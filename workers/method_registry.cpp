@@ -1,6 +1,7 @@
 #include "workers/method_registry.h"
 
 #include "workers/roles/demo_roles.h"
+#include "workers/roles/model_roles.h"
 
 #include <stdexcept>
 
@@ -44,6 +45,8 @@ RoleRegistry& builtin_roles() {
   static RoleRegistry* registry = [] {
     auto* r = new RoleRegistry;
     register_demo_roles(*r);
+    roles::register_policy_roles(*r);
+    roles::register_value_roles(*r);
     return r;
   }();
   return *registry;

@@ -1,5 +1,8 @@
 #include "core/controller/builtins.h"
 
+#include "core/controller/arithmetic_task.h"
+#include "core/controller/rl_builtins.h"
+
 #include <torch/torch.h>
 
 namespace rlwb::core {
@@ -43,6 +46,8 @@ const std::map<std::string, BuiltinFn>& builtin_nodes() {
   static const std::map<std::string, BuiltinFn> nodes = {
       {"add", add_columns},
       {"column_means", column_means},
+      {"compute_advantage", compute_advantage},
+      {"safe_rlhf_advantage", safe_rlhf_advantage},
   };
   return nodes;
 }
@@ -50,6 +55,7 @@ const std::map<std::string, BuiltinFn>& builtin_nodes() {
 const std::map<std::string, TaskSpec>& task_sources() {
   static const std::map<std::string, TaskSpec> tasks = {
       {"toy_numbers", {toy_numbers, {"x", "prompts"}}},
+      {"arithmetic", {arithmetic_task, kArithmeticColumns}},
   };
   return tasks;
 }

@@ -20,6 +20,8 @@ struct BuiltinContext {
   // Kept for this node from one step to the next (the adaptive KL
   // coefficient, Safe-RLHF's Lagrange multiplier); starts as null.
   nlohmann::json& state;
+  // The node's args (graph file `args:`), e.g. column renames.
+  const nlohmann::json& args;
 };
 
 // A builtin reads the node's input columns and returns its output columns.

@@ -204,7 +204,7 @@ struct Controller::Impl {
       BuiltinFn fn = fn_it->second;
       nlohmann::json& state = node_state[node.id];  // a node runs at most once at a time
       return std::async(std::launch::async, [this, fn, input = std::move(input), &node, &state, step]() {
-        BuiltinContext ctx{step, exp.trainer, node.in, node.out, state};
+        BuiltinContext ctx{step, exp.trainer, node.in, node.out, state, node.args};
         return fn(input, ctx);
       });
     }
@@ -224,11 +224,12 @@ struct Controller::Impl {
   }
 
   // The task's batch for one step of a phase: split "train" or "test".
+  // Warm start and evaluation take one sample per prompt.
   Batch task_batch(int64_t step, const std::string& split, const nlohmann::json& batch_size) {
     const auto& task = task_sources().at(exp.task.value("name", std::string()));
     nlohmann::json spec = exp.task;
     spec["split"] = split;
-    if (!batch_size.is_null()) spec["batch_size"] = batch_size;
+    if (!batch_size.is_null()) spec["batch_size"] = batch_size, spec["samples_per_prompt"] = 1;
     return task.make(step, spec, exp.seed);
   }
 
@@ -357,7 +358,7 @@ struct Controller::Impl {
     const int64_t steps = ws.value("steps", int64_t{0});
     auto t_start = Clock::now();
     for (int64_t s = 1; s <= steps; ++s) {
-      StepReport r = run_graph(warm_start_nodes, task_batch(s, "train", ws.value("batch_size", nlohmann::json())), s);
+      StepReport r = run_graph(warm_start_nodes, task_batch(s, "train", ws.value("batch_size", exp.task.value("batch_size", nlohmann::json(16)))), s);
       log_metrics(r.metrics, s, "warm_start/");
       if (options.print_progress && (s == steps || s % std::max<int64_t>(1, steps / 10) == 0)) {
         double elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();

@@ -1,0 +1,28 @@
+// Task "arithmetic": prompts like "37+48=" with the answer "85", for the
+// default experiment (the actor learns to add with a character tokenizer;
+// the math reward checks answers). Task settings:
+//   batch_size (16)        distinct prompts per step
+//   samples_per_prompt (1) each prompt repeated n times in a row (GRPO groups)
+//   max_operand (99)       operands are 0..max_operand
+//   ops (["+"])            any of + - *
+//   test_size (200)        held-out prompts (split "test"), never trained on
+//   teacher_carry_error (0) the demonstrations (`answers`, for the SFT warm
+//                          start) come from a sloppy teacher who forgets to
+//                          carry the one from the units into the tens with
+//                          this probability: 48+37= -> 75. The verifier's
+//                          ground_truth is always right, so RL can do better
+//                          than the imitated teacher.
+// Columns: prompts, answers (the teacher's), ground_truth (objects),
+// group_index [rows] int64 (the prompt's index within the step).
+// The held-out set depends only on the settings, not on the seed; the
+// training prompts of a step depend on the seed and the step.
+#pragma once
+
+#include "core/controller/builtins.h"
+
+namespace rlwb::core {
+
+Batch arithmetic_task(int64_t step, const nlohmann::json& task, int64_t seed);
+extern const std::vector<std::string> kArithmeticColumns;
+
+}  // namespace rlwb::core

@@ -1,0 +1,137 @@
+#include "core/controller/rl_builtins.h"
+
+#include "core/algorithms/algorithms.h"
+
+#include <torch/torch.h>
+
+namespace rlwb::core {
+namespace alg = algorithms;
+
+namespace {
+
+const nlohmann::json& algorithm_settings(const BuiltinContext& ctx) {
+  static const nlohmann::json empty = nlohmann::json::object();
+  return ctx.trainer.contains("algorithm") ? ctx.trainer["algorithm"] : empty;
+}
+
+// A column the builtin reads by its default name, unless the node's args rename it.
+std::string column(const BuiltinContext& ctx, const std::string& name) {
+  return ctx.args.value(name, name);
+}
+
+torch::Tensor need(const Batch& in, const std::string& name, const std::string& node, const std::string& why) {
+  if (!in.has_tensor(name))
+    throw std::runtime_error("builtin." + node + " needs the tensor column '" + name + "' (" + why +
+                             "); add it to the node's in: list");
+  return in.tensor(name);
+}
+
+torch::Tensor optional(const Batch& in, const std::string& name) {
+  return in.has_tensor(name) ? in.tensor(name) : torch::Tensor();
+}
+
+void put_stats(nlohmann::json& metrics, const std::string& prefix, const torch::Tensor& values) {
+  auto v = values.to(torch::kFloat64);
+  if (v.numel() == 0) return;
+  metrics[prefix + "/mean"] = v.mean().item<double>();
+  metrics[prefix + "/max"] = v.max().item<double>();
+  metrics[prefix + "/min"] = v.min().item<double>();
+}
+
+torch::Tensor masked_values(const torch::Tensor& x, const torch::Tensor& mask) {
+  return x.masked_select(mask.to(torch::kBool));
+}
+
+}  // namespace
+
+Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
+  const auto& settings = algorithm_settings(ctx);
+  auto scores = need(in, column(ctx, "token_level_scores"), "compute_advantage", "the rewards").to(torch::kFloat32);
+  auto mask = need(in, column(ctx, "response_mask"), "compute_advantage", "which tokens are real");
+  auto maskf = mask.to(torch::kFloat32);
+  nlohmann::json metrics = nlohmann::json::object();
+
+  torch::Tensor rewards = scores;
+  if (settings.value("use_kl_in_reward", false)) {
+    auto lp = need(in, column(ctx, "old_log_probs"), "compute_advantage", "use_kl_in_reward");
+    auto ref = need(in, column(ctx, "ref_log_probs"), "compute_advantage", "use_kl_in_reward");
+    const auto& kc = settings.value("kl_ctrl", nlohmann::json::object());
+    alg::KlControlOptions ko;
+    ko.type = alg::parse_kl_control_type(kc.value("type", "fixed"));
+    ko.kl_coef = kc.value("kl_coef", 0.001);
+    ko.target_kl = kc.value("target_kl", 0.1);
+    ko.horizon = kc.value("horizon", 10000.0);
+    // The coefficient carries over from the last step (adaptive control).
+    double coef = ctx.state.is_object() ? ctx.state.value("kl_coef", ko.kl_coef) : ko.kl_coef;
+    ko.kl_coef = coef;
+    alg::KlController controller(ko);
+    auto kl = alg::apply_kl_in_reward(scores, lp, ref, maskf, controller.value(),
+                                      alg::parse_kl_estimator(settings.value("kl_penalty", "kl")));
+    rewards = kl.token_level_rewards;
+    for (auto& [k, v] : kl.metrics()) metrics[k] = v;
+    controller.update(kl.current_kl, scores.size(0));
+    ctx.state = {{"kl_coef", controller.value()}};
+  }
+
+  auto estimator = alg::parse_advantage_estimator(settings.value("adv_estimator", "grpo"));
+  alg::AdvantageInputs inputs;
+  inputs.token_level_rewards = rewards;
+  inputs.response_mask = maskf;
+  inputs.values = optional(in, column(ctx, "values"));
+  inputs.group_index = optional(in, column(ctx, "group_index"));
+  if (auto b = optional(in, column(ctx, "baseline_scores")); b.defined()) inputs.baseline_scores = b.dim() == 2 ? b.sum(1) : b;
+  alg::AdvantageOptions options;
+  options.gamma = settings.value("gamma", 1.0);
+  options.lambda = settings.value("lam", 1.0);
+  auto result = alg::compute_advantages(estimator, inputs, options);
+  if (settings.value("norm_adv_by_std_in_grpo", true) == false && estimator == alg::AdvantageEstimator::kGrpo)
+    result = alg::compute_advantages(alg::AdvantageEstimator::kDrGrpo, inputs, options);
+
+  auto lengths = maskf.sum(1);
+  // A second advantage node (Safe-RLHF's cost) logs under its own prefix.
+  const std::string p = ctx.args.value("metrics_prefix", "critic");
+  put_stats(metrics, p + "/score", scores.sum(1));
+  put_stats(metrics, p + "/rewards", rewards.sum(1));
+  put_stats(metrics, p + "/advantages", masked_values(result.advantages, mask));
+  put_stats(metrics, p + "/returns", masked_values(result.returns, mask));
+  if (inputs.values.defined()) metrics[p + "/values/mean"] = masked_values(inputs.values, mask).mean().item<double>();
+  put_stats(metrics, "response_length", lengths);
+  metrics["response_length/clip_ratio"] = (lengths >= mask.size(1)).to(torch::kFloat64).mean().item<double>();
+
+  if (ctx.out.size() < 1) throw std::runtime_error("builtin.compute_advantage needs out: [advantages, returns]");
+  Batch out;
+  out.set_tensor(ctx.out[0], result.advantages);
+  if (ctx.out.size() > 1) out.set_tensor(ctx.out[1], result.returns);
+  out.meta()["metrics"] = metrics;
+  return out;
+}
+
+Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
+  const auto& settings = algorithm_settings(ctx).value("safe_rlhf", nlohmann::json::object());
+  auto reward_adv = need(in, column(ctx, "reward_advantages"), "safe_rlhf_advantage", "advantages from the reward");
+  auto cost_adv = need(in, column(ctx, "cost_advantages"), "safe_rlhf_advantage", "advantages from the cost");
+  auto cost = need(in, column(ctx, "cost_scores"), "safe_rlhf_advantage", "the episode costs");
+  auto mask = need(in, column(ctx, "response_mask"), "safe_rlhf_advantage", "which tokens are real").to(torch::kFloat32);
+  alg::LagrangeOptions lo;
+  lo.cost_threshold = settings.value("cost_threshold", 0.0);
+  lo.lambda_init = ctx.state.is_object() ? ctx.state.value("lambda", settings.value("lambda_init", 1.0))
+                                         : settings.value("lambda_init", 1.0);
+  lo.lr = settings.value("lambda_lr", 0.1);
+  if (settings.contains("lambda_max")) lo.lambda_max = settings["lambda_max"].get<double>();
+  alg::LagrangeMultiplier lambda(lo);
+  double mean_cost = (cost.dim() == 2 ? cost.sum(1) : cost).to(torch::kFloat64).mean().item<double>();
+  // The advantage of this step uses the multiplier before this step's update.
+  double used = lambda.value();
+  lambda.update(mean_cost);
+  ctx.state = {{"lambda", lambda.value()}};
+  Batch out;
+  if (ctx.out.empty()) throw std::runtime_error("builtin.safe_rlhf_advantage needs out: [advantages]");
+  out.set_tensor(ctx.out[0], alg::safe_rlhf_advantage(reward_adv, cost_adv, mask, used));
+  nlohmann::json metrics = nlohmann::json::object();
+  for (auto& [k, v] : lambda.metrics()) metrics[k] = v;
+  metrics["critic/cost/mean"] = mean_cost;
+  out.meta()["metrics"] = metrics;
+  return out;
+}
+
+}  // namespace rlwb::core

@@ -1,0 +1,244 @@
+#include "workers/roles/model_setup.h"
+
+#include "workers/model/char_tokenizer.h"
+#include "workers/model/generation.h"
+#include "workers/model/hf_checkpoint.h"
+#include "workers/spmd_group.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace rlwb::workers::roles {
+
+namespace fs = std::filesystem;
+
+std::shared_ptr<model::Tokenizer> make_tokenizer(const nlohmann::json& config, const std::string& where) {
+  const nlohmann::json spec = config.value("tokenizer", nlohmann::json("char"));
+  if (spec.is_string() && spec.get<std::string>() == "char") return std::make_shared<model::CharTokenizer>();
+  if (spec.is_object() && spec.value("type", "") == "char") {
+    if (!spec.contains("alphabet")) return std::make_shared<model::CharTokenizer>();
+    return std::make_shared<model::CharTokenizer>(spec.at("alphabet").get<std::string>());
+  }
+  if (spec.is_string()) return std::shared_ptr<model::Tokenizer>(model::load_tokenizer(spec.get<std::string>()));
+  throw RoleConfigError(where + ".tokenizer: write 'char', {type: char, alphabet: \"...\"} or the path of a "
+                        "tokenizer.json (or its directory)");
+}
+
+static model::TransformerConfig config_from_json(const nlohmann::json& m, int64_t vocab, const std::string& where) {
+  model::TransformerConfig c;
+  std::string arch = m.value("architecture", "llama");
+  if (arch == "llama")
+    c.architecture = model::Architecture::kLlama;
+  else if (arch == "qwen2")
+    c.architecture = model::Architecture::kQwen2, c.qkv_bias = true;
+  else
+    throw RoleConfigError(where + ".model.architecture: '" + arch + "' is not llama or qwen2");
+  c.vocab_size = m.value("vocab_size", vocab);
+  c.hidden_size = m.value("hidden_size", 64);
+  c.intermediate_size = m.value("intermediate_size", 4 * c.hidden_size);
+  c.num_layers = m.value("num_layers", 2);
+  c.num_heads = m.value("num_heads", 4);
+  c.num_kv_heads = m.value("num_kv_heads", c.num_heads);
+  c.max_position_embeddings = m.value("max_position_embeddings", 64);
+  c.tie_word_embeddings = m.value("tie_word_embeddings", false);
+  c.rope_theta = m.value("rope_theta", 10000.0);
+  c.bos_token_id = model::CharTokenizer::kBos;
+  c.eos_token_id = model::CharTokenizer::kEos;
+  c.pad_token_id = model::CharTokenizer::kPad;
+  c.validate(where + ".model");
+  return c;
+}
+
+model::Transformer make_model(const nlohmann::json& config, const model::Tokenizer& tokenizer, model::Head head,
+                              const std::string& where) {
+  torch::manual_seed(config.value("seed", int64_t{1}));
+  model::Transformer m{nullptr};
+  if (config.contains("checkpoint")) {
+    std::string dir = config["checkpoint"].get<std::string>();
+    model::LoadOptions options;
+    options.head = head;
+    m = model::load_hf_checkpoint(dir, options);
+    model::check_tokenizer_fits(tokenizer, where + ".tokenizer", m->config(), dir + "/config.json");
+  } else if (config.contains("model")) {
+    auto c = config_from_json(config["model"], tokenizer.vocab_size(), where);
+    const auto& ids = tokenizer.special_ids();
+    if (ids.bos >= 0) c.bos_token_id = ids.bos;
+    if (ids.eos >= 0) c.eos_token_id = ids.eos;
+    if (ids.pad >= 0) c.pad_token_id = ids.pad;
+    c.head = head;
+    m = model::Transformer(c);
+    model::check_tokenizer_fits(tokenizer, where + ".tokenizer", m->config(), where + ".model");
+  } else {
+    throw RoleConfigError(where + ": needs 'model: {...}' (a fresh model of that shape) or 'checkpoint: DIR'");
+  }
+  return m;
+}
+
+OptimizerSettings OptimizerSettings::from(const nlohmann::json& optim, const std::string& where) {
+  OptimizerSettings s;
+  if (optim.is_null()) return s;
+  if (!optim.is_object()) throw RoleConfigError(where + ": write a map, e.g. {lr: 1e-4}");
+  s.lr = optim.value("lr", s.lr);
+  s.weight_decay = optim.value("weight_decay", s.weight_decay);
+  if (optim.contains("betas")) {
+    auto b = optim["betas"].get<std::vector<double>>();
+    if (b.size() != 2) throw RoleConfigError(where + ".betas: write two numbers, e.g. [0.9, 0.999]");
+    s.beta1 = b[0], s.beta2 = b[1];
+  }
+  s.eps = optim.value("eps", s.eps);
+  s.warmup_steps = optim.value("warmup_steps", s.warmup_steps);
+  s.total_steps = optim.value("total_steps", s.total_steps);
+  s.min_lr_ratio = optim.value("min_lr_ratio", s.min_lr_ratio);
+  s.grad_clip = optim.value("grad_clip", s.grad_clip);
+  if (!(s.lr > 0)) throw RoleConfigError(where + ".lr: must be > 0");
+  if (s.min_lr_ratio < 0 || s.min_lr_ratio > 1) throw RoleConfigError(where + ".min_lr_ratio: must be in [0, 1]");
+  return s;
+}
+
+double OptimizerSettings::lr_at(int64_t step) const {
+  if (warmup_steps > 0 && step < warmup_steps) return lr * static_cast<double>(step + 1) / warmup_steps;
+  if (total_steps <= warmup_steps) return lr;
+  double progress = std::min(1.0, static_cast<double>(step - warmup_steps) / (total_steps - warmup_steps));
+  double cosine = 0.5 * (1.0 + std::cos(M_PI * progress));
+  return lr * (min_lr_ratio + (1.0 - min_lr_ratio) * cosine);
+}
+
+TrainState::TrainState(model::Transformer& model, OptimizerSettings settings) : settings_(settings) {
+  optimizer_ = std::make_unique<torch::optim::AdamW>(
+      model->parameters(), torch::optim::AdamWOptions(settings.lr)
+                               .betas({settings.beta1, settings.beta2})
+                               .eps(settings.eps)
+                               .weight_decay(settings.weight_decay));
+}
+
+std::pair<double, double> TrainState::step(model::Transformer& model, WorkerEnv& env) {
+  std::vector<torch::Tensor> grads;
+  for (auto& p : model->parameters())
+    if (p.requires_grad()) grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
+  if (env.world > 1) {
+    // One flat all-reduce instead of one per parameter.
+    torch::Tensor flat = torch::cat([&] {
+      std::vector<torch::Tensor> views;
+      for (auto& g : grads) views.push_back(g.reshape({-1}));
+      return views;
+    }());
+    env.spmd().all_reduce_sum(flat);
+    int64_t offset = 0;
+    for (auto& p : model->parameters()) {
+      if (!p.requires_grad()) continue;
+      int64_t n = p.numel();
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      p.mutable_grad().copy_(flat.narrow(0, offset, n).view_as(p));
+      offset += n;
+    }
+  }
+  double norm = settings_.grad_clip > 0
+                    ? torch::nn::utils::clip_grad_norm_(model->parameters(), settings_.grad_clip)
+                    : torch::nn::utils::clip_grad_norm_(model->parameters(), 1e30);
+  double lr = settings_.lr_at(steps_);
+  for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  if (std::isfinite(norm)) optimizer_->step();  // a non-finite gradient is skipped, not applied
+  optimizer_->zero_grad();
+  ++steps_;
+  return {norm, lr};
+}
+
+double all_reduce_sum(WorkerEnv& env, double value) {
+  if (env.world <= 1) return value;
+  auto t = torch::tensor({value}, torch::kFloat64);
+  env.spmd().all_reduce_sum(t);
+  return t.item<double>();
+}
+
+nlohmann::json all_reduce_mean(WorkerEnv& env, const std::map<std::string, double>& metrics) {
+  nlohmann::json out = nlohmann::json::object();
+  if (metrics.empty()) return out;
+  std::vector<double> values;
+  for (auto& [k, v] : metrics) values.push_back(v);
+  auto t = torch::tensor(values, torch::kFloat64);
+  if (env.world > 1) env.spmd().all_reduce_sum(t);
+  t = t / env.world;
+  size_t i = 0;
+  for (auto& [k, v] : metrics) out[k] = t[static_cast<int64_t>(i++)].item<double>();
+  return out;
+}
+
+void broadcast_parameters(model::Transformer& model, WorkerEnv& env) {
+  if (env.world <= 1) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : model->parameters()) {
+    torch::Tensor t = p.detach().contiguous();
+    env.spmd().broadcast(t, 0);
+    p.copy_(t);
+  }
+}
+
+std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  if (size <= 0) size = rows;
+  for (int64_t b = 0; b < rows; b += size) ranges.emplace_back(b, std::min(rows, b + size));
+  return ranges;
+}
+
+PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts) {
+  std::vector<std::vector<int64_t>> lists;
+  const auto& ids = tokenizer.special_ids();
+  for (const auto& p : prompts) {
+    std::vector<int64_t> tokens;
+    if (ids.bos >= 0) tokens.push_back(ids.bos);
+    auto body = tokenizer.encode(p.is_string() ? p.get<std::string>() : p.dump());
+    tokens.insert(tokens.end(), body.begin(), body.end());
+    lists.push_back(std::move(tokens));
+  }
+  auto padded = model::left_pad(lists, ids.pad >= 0 ? ids.pad : 0);
+  return {padded.ids, padded.mask};
+}
+
+std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer, const torch::Tensor& responses,
+                                             const torch::Tensor& response_mask) {
+  std::vector<nlohmann::json> texts;
+  auto r = responses.to(torch::kInt64).contiguous();
+  auto m = response_mask.to(torch::kInt64).contiguous();
+  const int64_t eos = tokenizer.special_ids().eos;
+  for (int64_t i = 0; i < r.size(0); ++i) {
+    std::vector<int64_t> ids;
+    for (int64_t j = 0; j < r.size(1); ++j) {
+      if (!m[i][j].item<int64_t>()) break;
+      int64_t id = r[i][j].item<int64_t>();
+      if (id == eos) break;
+      ids.push_back(id);
+    }
+    texts.push_back(tokenizer.decode(ids, /*skip_special_tokens=*/true));
+  }
+  return texts;
+}
+
+std::string in_column(const CallContext& ctx, size_t i, const std::string& fallback) {
+  const auto& in = ctx.context.value("in", nlohmann::json::array());
+  return i < in.size() ? in[i].get<std::string>() : fallback;
+}
+
+std::string out_column(const CallContext& ctx, size_t i, const std::string& fallback) {
+  const auto& out = ctx.context.value("out", nlohmann::json::array());
+  return i < out.size() ? out[i].get<std::string>() : fallback;
+}
+
+bool has_out(const CallContext& ctx, size_t i) {
+  return i < ctx.context.value("out", nlohmann::json::array()).size();
+}
+
+void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config, const std::string& dir) {
+  model::save_hf_checkpoint(model, dir);
+  // RLWB's own note of the tokenizer, so `checkpoint: DIR` finds it again.
+  std::ofstream(fs::path(dir) / "rlwb_tokenizer.json") << tokenizer_config.dump(2) << "\n";
+}
+
+model::Transformer load_checkpoint_for(const std::string& dir, model::Head head, int64_t seed) {
+  torch::manual_seed(seed);  // a fresh value head is the same on every rank
+  model::LoadOptions options;
+  options.head = head;
+  return model::load_hf_checkpoint(dir, options);
+}
+
+}  // namespace rlwb::workers::roles

@@ -1,0 +1,107 @@
+// What the model roles (actor, critic, reference, reward and cost models)
+// share: building the tokenizer and the transformer from a role's config,
+// the optimizer with its warmup + cosine schedule, data-parallel gradient
+// averaging over the pool's c10d group, micro-batching, and checkpoints.
+//
+// A role's config (models.<name>.config in the graph file):
+//   model:      {architecture: llama|qwen2, hidden_size, intermediate_size,
+//                num_layers, num_heads, num_kv_heads, max_position_embeddings,
+//                tie_word_embeddings}   -- a fresh model of that shape, or
+//   checkpoint: DIR                     -- an HF-layout checkpoint to load
+//   tokenizer:  char | {type: char, alphabet: "..."} | DIR-or-tokenizer.json
+//   seed:       1        (initial weights; every rank starts identical)
+//   optim:      {lr: 1e-3, weight_decay: 0.0, betas: [0.9, 0.999], eps: 1e-8,
+//                warmup_steps: 0, total_steps: 0 (0: constant after warmup),
+//                min_lr_ratio: 0.0, grad_clip: 1.0}
+//   micro_batch_size: 64 (rows per forward/backward on one rank)
+// Errors name the config key (models.<model>.config.<key>) and what to write.
+#pragma once
+
+#include "workers/method_registry.h"
+#include "workers/model/tokenizer.h"
+#include "workers/model/transformer.h"
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlwb::workers::roles {
+
+// Thrown for a bad role config; the message names the key.
+class RoleConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::shared_ptr<model::Tokenizer> make_tokenizer(const nlohmann::json& config, const std::string& where);
+
+// The model of a role: from `checkpoint` or from `model` + the tokenizer's
+// vocabulary, with the given head. Seeds torch with config.seed first, and
+// checks that the tokenizer fits the vocabulary and that prompts of
+// `max_prompt_tokens` plus responses fit the context (when > 0).
+model::Transformer make_model(const nlohmann::json& config, const model::Tokenizer& tokenizer, model::Head head,
+                              const std::string& where);
+
+struct OptimizerSettings {
+  double lr = 1e-3, weight_decay = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  int64_t warmup_steps = 0, total_steps = 0;
+  double min_lr_ratio = 0.0;
+  double grad_clip = 1.0;  // <= 0: no clipping
+  static OptimizerSettings from(const nlohmann::json& optim, const std::string& where);
+  // Linear warmup to lr, then cosine down to lr * min_lr_ratio at total_steps.
+  double lr_at(int64_t step) const;
+};
+
+// AdamW over a model's parameters, its schedule, and the data-parallel
+// gradient sum. One `step()` per optimizer step.
+class TrainState {
+ public:
+  TrainState(model::Transformer& model, OptimizerSettings settings);
+
+  // Sums gradients over the ranks of the pool (each rank's loss was
+  // normalised by the global count, so the sum is the global gradient),
+  // clips, steps AdamW at the scheduled lr. Returns {grad_norm, lr}.
+  std::pair<double, double> step(model::Transformer& model, WorkerEnv& env);
+  int64_t steps_done() const { return steps_; }
+
+ private:
+  OptimizerSettings settings_;
+  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  int64_t steps_ = 0;
+};
+
+// The sum of `value` over the ranks of the pool (1 rank: itself).
+double all_reduce_sum(WorkerEnv& env, double value);
+// Means over the ranks of each metric (every rank must pass the same keys).
+nlohmann::json all_reduce_mean(WorkerEnv& env, const std::map<std::string, double>& metrics);
+// Makes every rank's parameters equal to rank 0's.
+void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
+
+// [begin, end) row ranges of at most `size` rows.
+std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);
+
+// Tokenised prompts: [bos] + encode(text), left-padded.
+struct PromptIds {
+  torch::Tensor ids, mask;
+};
+PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts);
+
+// The text of each response row up to (not including) the first stop token.
+std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer, const torch::Tensor& responses,
+                                             const torch::Tensor& response_mask);
+
+// Column name of the node's in[i] / out[i], or `fallback` when the node
+// lists fewer columns (the method's documented default).
+std::string in_column(const CallContext& ctx, size_t i, const std::string& fallback);
+std::string out_column(const CallContext& ctx, size_t i, const std::string& fallback);
+// Whether the node lists an output at position i.
+bool has_out(const CallContext& ctx, size_t i);
+
+// Checkpoints: save (HF layout + the tokenizer description) and reload in place.
+void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config, const std::string& dir);
+model::Transformer load_checkpoint_for(const std::string& dir, model::Head head, int64_t seed);
+
+}  // namespace rlwb::workers::roles

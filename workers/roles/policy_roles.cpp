@@ -1,0 +1,288 @@
+// The actor and reference roles: a causal language model with the
+// tokenizer. Methods and their columns (positional: a node's in/out lists
+// name them; the names below are the defaults):
+//   generate      split_dp  in [prompts]            out [responses, response_mask, response_text,
+//                                                        old_log_probs, prompt_ids, prompt_mask]
+//                 args {greedy: true} decodes greedily (ReMax's baseline, evaluation)
+//   log_prob      split_dp  in [prompt_ids, prompt_mask, responses, response_mask]  out [log_probs]
+//   update        split_dp  in [prompt_ids, prompt_mask, responses, response_mask, old_log_probs,
+//                               advantages, (ref_log_probs)]  out []  -- PPO epochs (actor only)
+//   sft_update    split_dp  in [prompts, answers]   out []  -- one supervised step (actor only)
+//   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}
+// Config (besides model_setup.h's): rollout {temperature, top_k, top_p,
+// max_new_tokens}; ppo {epochs, mini_batch_size (global rows), clip_ratio,
+// clip_ratio_low, clip_ratio_high, clip_ratio_c, entropy_coeff,
+// use_kl_loss, kl_loss_coef, kl_loss_type, loss_agg_mode}; sft {lr}.
+#include "workers/roles/model_roles.h"
+
+#include "core/algorithms/algorithms.h"
+#include "workers/model/generation.h"
+#include "workers/model/sequence_scores.h"
+#include "workers/roles/model_setup.h"
+
+namespace rlwb::workers::roles {
+namespace {
+
+using core::Batch;
+using core::DispatchMode;
+namespace alg = core::algorithms;
+
+struct PolicyRole : Role {
+  std::string where;  // "models.<name>.config", for errors
+  nlohmann::json config;
+  std::shared_ptr<model::Tokenizer> tokenizer;
+  model::Transformer net{nullptr};
+  std::unique_ptr<TrainState> rl_state, sft_state;
+  int64_t seed = 1;
+};
+
+model::SequenceBatch sequences(const Batch& in, const CallContext& ctx) {
+  return model::join_prompt_response(in.tensor(in_column(ctx, 0, "prompt_ids")),
+                                     in.tensor(in_column(ctx, 1, "prompt_mask")),
+                                     in.tensor(in_column(ctx, 2, "responses")),
+                                     in.tensor(in_column(ctx, 3, "response_mask")));
+}
+
+model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t b, int64_t e) {
+  return {s.input_ids.slice(0, b, e), s.attention_mask.slice(0, b, e), s.response_length};
+}
+
+std::unique_ptr<Role> create_policy(const nlohmann::json& config, WorkerEnv& env) {
+  auto role = std::make_unique<PolicyRole>();
+  role->where = "models." + env.model + ".config";
+  role->config = config;
+  role->seed = config.value("seed", int64_t{1});
+  role->tokenizer = make_tokenizer(config, role->where);
+  role->net = make_model(config, *role->tokenizer, model::Head::kLanguageModel, role->where);
+  broadcast_parameters(role->net, env);
+  return role;
+}
+
+Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
+  const auto& rollout = r.config.value("rollout", nlohmann::json::object());
+  model::GenerationOptions options;
+  options.sampling.greedy = ctx.args.value("greedy", false);
+  options.sampling.temperature = rollout.value("temperature", 1.0);
+  options.sampling.top_k = rollout.value("top_k", int64_t{0});
+  options.sampling.top_p = rollout.value("top_p", 1.0);
+  options.max_new_tokens = rollout.value("max_new_tokens", int64_t{16});
+  // Different on every step and rank, the same on every rerun.
+  const int64_t step = ctx.context.value("step", int64_t{0});
+  options.seed = static_cast<uint64_t>(r.seed * 1000003 + step * 9973 + ctx.env.rank * 31 + 7);
+  auto prompts = tokenize_prompts(*r.tokenizer, in.objects(in_column(ctx, 0, "prompts")));
+  r.net->eval();
+  auto result = model::generate(r.net, prompts.ids, prompts.mask, options);
+  Batch out;
+  out.set_tensor(out_column(ctx, 0, "responses"), result.responses);
+  out.set_tensor(out_column(ctx, 1, "response_mask"), result.response_mask);
+  if (has_out(ctx, 2))
+    out.set_objects(out_column(ctx, 2, "response_text"),
+                    decode_responses(*r.tokenizer, result.responses, result.response_mask));
+  if (has_out(ctx, 3)) out.set_tensor(out_column(ctx, 3, "old_log_probs"), result.log_probs);
+  if (has_out(ctx, 4)) out.set_tensor(out_column(ctx, 4, "prompt_ids"), prompts.ids);
+  if (has_out(ctx, 5)) out.set_tensor(out_column(ctx, 5, "prompt_mask"), prompts.mask);
+  return out;
+}
+
+Batch log_prob(PolicyRole& r, const Batch& in, CallContext& ctx) {
+  c10::InferenceMode guard;
+  r.net->eval();
+  auto seq = sequences(in, ctx);
+  const double temperature = r.config.value("rollout", nlohmann::json::object()).value("temperature", 1.0);
+  std::vector<torch::Tensor> parts;
+  for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.config.value("micro_batch_size", int64_t{256})))
+    parts.push_back(model::response_log_probs(r.net, rows_of(seq, b, e), temperature).log_probs);
+  Batch out;
+  out.set_tensor(out_column(ctx, 0, "log_probs"),
+                 parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
+  return out;
+}
+
+alg::LossAggregation aggregation_for(const std::string& mode, double normalizer) {
+  return alg::LossAggregation(alg::parse_loss_agg_mode(mode), normalizer);
+}
+
+// Count the loss normaliser of rows [b, e): tokens (token-mean) or sequences.
+double loss_count(const torch::Tensor& mask, alg::LossAggMode mode) {
+  if (mode == alg::LossAggMode::kTokenMean) return mask.sum().item<double>();
+  return (mask.sum(1) > 0).sum().item<double>();
+}
+
+void accumulate(std::map<std::string, double>& sums, const alg::Metrics& m, double weight) {
+  for (auto& [k, v] : m) sums[k] += v * weight;
+}
+
+Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
+  const auto& ppo = r.config.value("ppo", nlohmann::json::object());
+  if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
+  r.net->train();
+  auto seq = sequences(in, ctx);
+  auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
+  auto old_lp = in.tensor(in_column(ctx, 4, "old_log_probs"));
+  auto adv = in.tensor(in_column(ctx, 5, "advantages"));
+  const bool use_kl_loss = ppo.value("use_kl_loss", false);
+  torch::Tensor ref_lp;
+  if (use_kl_loss) {
+    std::string col = in_column(ctx, 6, "ref_log_probs");
+    if (!in.has_tensor(col))
+      throw std::runtime_error(r.where + ".ppo.use_kl_loss is true: the update node needs the reference log-probs as its 7th input");
+    ref_lp = in.tensor(col);
+  }
+  alg::PolicyLossOptions pl;
+  double clip = ppo.value("clip_ratio", 0.2);
+  pl.clip_low = ppo.value("clip_ratio_low", clip);
+  pl.clip_high = ppo.value("clip_ratio_high", clip);
+  if (ppo.contains("clip_ratio_c") && ppo["clip_ratio_c"].is_null()) pl.clip_ratio_c.reset();
+  else pl.clip_ratio_c = ppo.value("clip_ratio_c", 3.0);
+  const std::string agg = ppo.value("loss_agg_mode", "token-mean");
+  const auto agg_mode = alg::parse_loss_agg_mode(agg);
+  const double entropy_coeff = ppo.value("entropy_coeff", 0.0);
+  const double kl_coef = ppo.value("kl_loss_coef", 0.001);
+  const auto kl_type = alg::parse_kl_estimator(ppo.value("kl_loss_type", "low_var_kl"));
+  const double temperature = r.config.value("rollout", nlohmann::json::object()).value("temperature", 1.0);
+  const int64_t epochs = ppo.value("epochs", int64_t{1});
+  const int64_t rows = seq.input_ids.size(0);
+  const int64_t global_mini = ppo.value("mini_batch_size", int64_t{0});
+  const int64_t mini = global_mini > 0 ? std::max<int64_t>(1, global_mini / ctx.env.world) : rows;
+  const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
+
+  std::map<std::string, double> sums;
+  double updates = 0;
+  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+    for (auto [mb, me] : row_ranges(rows, mini)) {
+      // Normalise by the whole mini-batch over every rank, so the summed
+      // gradient is the mini-batch gradient (dp=1 and dp=2 agree).
+      double count = all_reduce_sum(ctx.env, loss_count(mask.slice(0, mb, me), agg_mode));
+      auto how = aggregation_for(agg, std::max(count, 1.0));
+      std::map<std::string, double> mb_metrics;
+      for (auto [b, e] : row_ranges(me - mb, micro)) {
+        b += mb, e += mb;
+        auto lp = model::response_log_probs(r.net, rows_of(seq, b, e), temperature, /*with_entropy=*/true);
+        auto m = mask.slice(0, b, e);
+        auto policy = alg::policy_loss(old_lp.slice(0, b, e), lp.log_probs, adv.slice(0, b, e), m,
+                                       alg::PolicyLossOptions{pl.clip_low, pl.clip_high, pl.clip_ratio_c, how});
+        torch::Tensor loss = policy.loss;
+        // Metrics are ratios over this micro-batch; weight them by its share.
+        double share = m.sum().item<double>() / std::max(1.0, mask.slice(0, mb, me).sum().item<double>());
+        accumulate(mb_metrics, policy.metrics(), share);
+        auto bonus = alg::entropy_bonus(lp.entropy, m, entropy_coeff, how);
+        if (entropy_coeff > 0) loss = loss + bonus.loss;
+        mb_metrics["actor/entropy"] += alg::masked_mean(lp.entropy.detach(), m).item<double>() * share;
+        if (use_kl_loss) {
+          auto kl = alg::kl_loss(lp.log_probs, ref_lp.slice(0, b, e), m, kl_coef, kl_type, how);
+          loss = loss + kl.loss;
+          mb_metrics["actor/kl_loss"] += alg::masked_mean(alg::kl_penalty(lp.log_probs.detach(), ref_lp.slice(0, b, e), m, kl_type), m).item<double>() * share;
+          mb_metrics["actor/kl_coef"] = kl_coef;
+        }
+        loss.backward();
+      }
+      auto [grad_norm, lr] = r.rl_state->step(r.net, ctx.env);
+      mb_metrics["actor/grad_norm"] = grad_norm;
+      mb_metrics["actor/lr"] = lr;
+      for (auto& [k, v] : mb_metrics) sums[k] += v;
+      ++updates;
+    }
+  }
+  std::map<std::string, double> means;
+  for (auto& [k, v] : sums) means[k] = v / std::max(1.0, updates);
+  Batch out;
+  out.meta()["metrics"] = all_reduce_mean(ctx.env, means);
+  return out;
+}
+
+Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
+  if (!r.sft_state) {
+    auto settings = OptimizerSettings::from(r.config.value("sft", nlohmann::json::object()).value("optim", r.config.value("optim", nlohmann::json())), r.where + ".sft.optim");
+    r.sft_state = std::make_unique<TrainState>(r.net, settings);
+  }
+  r.net->train();
+  auto prompts = tokenize_prompts(*r.tokenizer, in.objects(in_column(ctx, 0, "prompts")));
+  const auto& answers = in.objects(in_column(ctx, 1, "answers"));
+  std::vector<std::vector<int64_t>> targets;
+  int64_t longest = 0;
+  for (auto& a : answers) {
+    auto ids = r.tokenizer->encode(a.is_string() ? a.get<std::string>() : a.dump());
+    ids.push_back(r.tokenizer->special_ids().eos);
+    longest = std::max<int64_t>(longest, ids.size());
+    targets.push_back(std::move(ids));
+  }
+  const int64_t rows = static_cast<int64_t>(targets.size());
+  auto responses = torch::zeros({rows, longest}, torch::kInt64);
+  auto response_mask = torch::zeros({rows, longest}, torch::kInt64);
+  for (int64_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < targets[i].size(); ++j) responses[i][j] = targets[i][j], response_mask[i][j] = 1;
+  auto seq = model::join_prompt_response(prompts.ids, prompts.mask, responses, response_mask);
+  auto maskf = response_mask.to(torch::kFloat32);
+  double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
+  double loss_sum = 0, correct = 0;
+  for (auto [b, e] : row_ranges(rows, r.config.value("micro_batch_size", int64_t{64}))) {
+    auto lp = model::response_log_probs(r.net, rows_of(seq, b, e));
+    auto m = maskf.slice(0, b, e);
+    auto loss = -(lp.log_probs * m).sum() / std::max(count, 1.0);
+    loss.backward();
+    loss_sum += loss.item<double>();
+    // A token counts as right when the model gives it more than half the mass.
+    correct += ((lp.log_probs.detach() > std::log(0.5)).to(torch::kFloat32) * m).sum().item<double>();
+  }
+  auto [grad_norm, lr] = r.sft_state->step(r.net, ctx.env);
+  Batch out;
+  out.meta()["metrics"] = {{"sft/loss", all_reduce_sum(ctx.env, loss_sum)},
+                           {"sft/token_acc", all_reduce_sum(ctx.env, correct) / std::max(count, 1.0)},
+                           {"sft/grad_norm", grad_norm},
+                           {"sft/lr", lr}};
+  return out;
+}
+
+nlohmann::json tokenizer_note(const nlohmann::json& config) {
+  return config.value("tokenizer", nlohmann::json("char"));
+}
+
+Batch save(PolicyRole& r, const Batch&, CallContext& ctx) {
+  std::string dir = ctx.args.value("dir", "");
+  if (dir.empty()) throw std::runtime_error("save_checkpoint needs args {dir: PATH}");
+  save_checkpoint(r.net, tokenizer_note(r.config), dir);
+  return Batch{};
+}
+
+Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
+  std::string dir = ctx.args.value("dir", "");
+  if (dir.empty()) throw std::runtime_error("load_checkpoint needs args {dir: PATH}");
+  r.net = load_checkpoint_for(dir, model::Head::kLanguageModel, r.seed);
+  model::check_tokenizer_fits(*r.tokenizer, r.where + ".tokenizer", r.net->config(), dir + "/config.json");
+  r.rl_state.reset();  // fresh optimizer state for the new weights
+  r.sft_state.reset();
+  return Batch{};
+}
+
+}  // namespace
+
+void register_policy_roles(RoleRegistry& registry) {
+  using P = PolicyRole;
+  RoleSpec actor;
+  actor.name = "actor";
+  actor.description = "causal LM that generates rollouts and trains with PPO-style policy losses";
+  actor.create = create_policy;
+  actor.methods = {
+      method<P>("generate", DispatchMode::split_dp, generate),
+      method<P>("log_prob", DispatchMode::split_dp, log_prob),
+      method<P>("update", DispatchMode::split_dp, update),
+      method<P>("sft_update", DispatchMode::split_dp, sft_update),
+      method<P>("save_checkpoint", DispatchMode::rank0, save),
+      method<P>("load_checkpoint", DispatchMode::broadcast, load),
+  };
+  registry.add(actor);
+
+  RoleSpec reference;
+  reference.name = "reference";
+  reference.description = "frozen causal LM: log-probs of the reference policy";
+  reference.create = create_policy;
+  reference.methods = {
+      method<P>("log_prob", DispatchMode::split_dp, log_prob),
+      method<P>("generate", DispatchMode::split_dp, generate),
+      method<P>("save_checkpoint", DispatchMode::rank0, save),
+      method<P>("load_checkpoint", DispatchMode::broadcast, load),
+  };
+  registry.add(reference);
+}
+
+}  // namespace rlwb::workers::roles

@@ -1,0 +1,172 @@
+// The critic, reward-model and cost-model roles: a transformer with a value
+// head. Methods and their columns (positional; defaults shown):
+//   critic.values   split_dp  in [prompt_ids, prompt_mask, responses, response_mask]  out [values]
+//   critic.update   split_dp  in [prompt_ids, prompt_mask, responses, response_mask, values, returns]
+//                             out []  -- PPO epochs of the clipped value loss
+//   reward_model.score / cost_model.score
+//                   split_dp  in [prompt_ids, prompt_mask, responses, response_mask]
+//                             out [token_level_scores]  -- the sequence score on the last response token
+//   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}; loading
+//   a causal-LM checkpoint (the SFT actor) keeps its backbone and starts a
+//   fresh value head.
+// Config (besides model_setup.h's): ppo {epochs, mini_batch_size,
+// cliprange_value, loss_agg_mode}.
+#include "workers/roles/model_roles.h"
+
+#include "core/algorithms/algorithms.h"
+#include "workers/model/sequence_scores.h"
+#include "workers/roles/model_setup.h"
+
+namespace rlwb::workers::roles {
+namespace {
+
+using core::Batch;
+using core::DispatchMode;
+namespace alg = core::algorithms;
+
+struct ValueRole : Role {
+  std::string where;
+  nlohmann::json config;
+  std::shared_ptr<model::Tokenizer> tokenizer;
+  model::Transformer net{nullptr};
+  std::unique_ptr<TrainState> state;
+  int64_t seed = 1;
+};
+
+model::SequenceBatch sequences(const Batch& in, const CallContext& ctx) {
+  return model::join_prompt_response(in.tensor(in_column(ctx, 0, "prompt_ids")),
+                                     in.tensor(in_column(ctx, 1, "prompt_mask")),
+                                     in.tensor(in_column(ctx, 2, "responses")),
+                                     in.tensor(in_column(ctx, 3, "response_mask")));
+}
+
+model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t b, int64_t e) {
+  return {s.input_ids.slice(0, b, e), s.attention_mask.slice(0, b, e), s.response_length};
+}
+
+std::unique_ptr<Role> create_value(const nlohmann::json& config, WorkerEnv& env) {
+  auto role = std::make_unique<ValueRole>();
+  role->where = "models." + env.model + ".config";
+  role->config = config;
+  role->seed = config.value("seed", int64_t{1});
+  role->tokenizer = make_tokenizer(config, role->where);
+  role->net = make_model(config, *role->tokenizer, model::Head::kValue, role->where);
+  broadcast_parameters(role->net, env);
+  return role;
+}
+
+Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
+  c10::InferenceMode guard;
+  r.net->eval();
+  auto seq = sequences(in, ctx);
+  std::vector<torch::Tensor> parts;
+  for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.config.value("micro_batch_size", int64_t{256})))
+    parts.push_back(model::response_values(r.net, rows_of(seq, b, e)));
+  Batch out;
+  out.set_tensor(out_column(ctx, 0, "values"), parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
+  return out;
+}
+
+Batch score(ValueRole& r, const Batch& in, CallContext& ctx) {
+  c10::InferenceMode guard;
+  r.net->eval();
+  auto seq = sequences(in, ctx);
+  auto mask = in.tensor(in_column(ctx, 3, "response_mask"));
+  auto scores = model::sequence_scores(r.net, seq.input_ids, seq.attention_mask);
+  Batch out;
+  out.set_tensor(out_column(ctx, 0, "token_level_scores"), alg::place_score_at_last_token(scores, mask));
+  return out;
+}
+
+Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
+  const auto& ppo = r.config.value("ppo", nlohmann::json::object());
+  if (!r.state) r.state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
+  r.net->train();
+  auto seq = sequences(in, ctx);
+  auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
+  auto old_values = in.tensor(in_column(ctx, 4, "values"));
+  auto returns = in.tensor(in_column(ctx, 5, "returns"));
+  alg::ValueLossOptions vl;
+  if (ppo.contains("cliprange_value") && ppo["cliprange_value"].is_null()) vl.clip_range_value.reset();
+  else vl.clip_range_value = ppo.value("cliprange_value", 0.5);
+  const auto agg_mode = alg::parse_loss_agg_mode(ppo.value("loss_agg_mode", "token-mean"));
+  const int64_t rows = seq.input_ids.size(0);
+  const int64_t global_mini = ppo.value("mini_batch_size", int64_t{0});
+  const int64_t mini = global_mini > 0 ? std::max<int64_t>(1, global_mini / ctx.env.world) : rows;
+  const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
+  std::map<std::string, double> sums;
+  double updates = 0;
+  for (int64_t epoch = 0; epoch < ppo.value("epochs", int64_t{1}); ++epoch) {
+    for (auto [mb, me] : row_ranges(rows, mini)) {
+      auto mb_mask = mask.slice(0, mb, me);
+      double count = agg_mode == alg::LossAggMode::kTokenMean ? mb_mask.sum().item<double>()
+                                                              : (mb_mask.sum(1) > 0).sum().item<double>();
+      count = all_reduce_sum(ctx.env, count);
+      vl.aggregation = alg::LossAggregation(agg_mode, std::max(count, 1.0));
+      std::map<std::string, double> m;
+      for (auto [b, e] : row_ranges(me - mb, micro)) {
+        b += mb, e += mb;
+        auto v = model::response_values(r.net, rows_of(seq, b, e));
+        auto loss = alg::value_loss(v, old_values.slice(0, b, e), returns.slice(0, b, e), mask.slice(0, b, e), vl);
+        loss.loss.backward();
+        double share = mask.slice(0, b, e).sum().item<double>() / std::max(1.0, mb_mask.sum().item<double>());
+        for (auto& [k, x] : loss.metrics()) m[k] += (k == "critic/vf_loss" ? x : x * share);
+      }
+      auto [grad_norm, lr] = r.state->step(r.net, ctx.env);
+      m["critic/grad_norm"] = grad_norm;
+      m["critic/lr"] = lr;
+      for (auto& [k, x] : m) sums[k] += x;
+      ++updates;
+    }
+  }
+  // As verl: how well the rollout-time values explained the returns.
+  sums["critic/vf_explained_var"] = alg::explained_variance(returns, old_values, mask).item<double>() * updates;
+  std::map<std::string, double> means;
+  for (auto& [k, x] : sums) means[k] = x / std::max(1.0, updates);
+  Batch out;
+  out.meta()["metrics"] = all_reduce_mean(ctx.env, means);
+  return out;
+}
+
+Batch save(ValueRole& r, const Batch&, CallContext& ctx) {
+  std::string dir = ctx.args.value("dir", "");
+  if (dir.empty()) throw std::runtime_error("save_checkpoint needs args {dir: PATH}");
+  save_checkpoint(r.net, r.config.value("tokenizer", nlohmann::json("char")), dir);
+  return Batch{};
+}
+
+Batch load(ValueRole& r, const Batch&, CallContext& ctx) {
+  std::string dir = ctx.args.value("dir", "");
+  if (dir.empty()) throw std::runtime_error("load_checkpoint needs args {dir: PATH}");
+  r.net = load_checkpoint_for(dir, model::Head::kValue, r.seed);
+  broadcast_parameters(r.net, ctx.env);
+  r.state.reset();
+  return Batch{};
+}
+
+RoleSpec value_role(const std::string& name, const std::string& description, bool trainable) {
+  using V = ValueRole;
+  RoleSpec spec;
+  spec.name = name;
+  spec.description = description;
+  spec.create = create_value;
+  spec.methods = {method<V>("save_checkpoint", DispatchMode::rank0, save),
+                  method<V>("load_checkpoint", DispatchMode::broadcast, load)};
+  if (trainable) {
+    spec.methods.push_back(method<V>("values", DispatchMode::split_dp, values));
+    spec.methods.push_back(method<V>("update", DispatchMode::split_dp, update));
+  } else {
+    spec.methods.push_back(method<V>("score", DispatchMode::split_dp, score));
+  }
+  return spec;
+}
+
+}  // namespace
+
+void register_value_roles(RoleRegistry& registry) {
+  registry.add(value_role("critic", "value model: per-token values, trained with the clipped value loss", true));
+  registry.add(value_role("reward_model", "neural reward model: one score per response", false));
+  registry.add(value_role("cost_model", "neural cost model (Safe-RLHF): one cost per response", false));
+}
+
+}  // namespace rlwb::workers::roles
