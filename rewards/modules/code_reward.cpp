@@ -137,8 +137,11 @@ class CodeReward : public core::RewardModule {
     const size_t rows = responses.size();
     std::vector<double> scores(rows, 0.0);
     std::vector<nlohmann::json> details(rows);
+    // Rows with the same program and tests (GRPO samples often agree) are
+    // judged once; every row gets that result.
     std::vector<JudgeRequest> requests;
-    std::vector<size_t> request_row;
+    std::vector<std::vector<size_t>> request_rows;
+    std::map<std::string, size_t> request_of;
     for (size_t i = 0; i < rows; ++i) {
       JudgeRequest req;
       try {
@@ -155,11 +158,16 @@ class CodeReward : public core::RewardModule {
                       {"failing_test", 0}, {"detail", "no ``` code block in the response"}, {"stderr", ""}};
         continue;
       }
-      req.language = s_.language;
-      req.program = std::move(*program);
-      req.options = s_.judge;
-      requests.push_back(std::move(req));
-      request_row.push_back(i);
+      std::string key = *program + '\0' + test_values[i].dump();
+      auto [it, fresh] = request_of.emplace(std::move(key), requests.size());
+      if (fresh) {
+        req.language = s_.language;
+        req.program = std::move(*program);
+        req.options = s_.judge;
+        requests.push_back(std::move(req));
+        request_rows.emplace_back();
+      }
+      request_rows[it->second].push_back(i);
     }
 
     std::vector<JudgeResult> results;
@@ -171,9 +179,10 @@ class CodeReward : public core::RewardModule {
     std::map<std::string, int> verdicts;
     size_t sandbox_errors = 0;
     for (size_t k = 0; k < results.size(); ++k) {
-      size_t i = request_row[k];
-      scores[i] = results[k].score;
-      details[i] = row_details(results[k]);
+      for (size_t i : request_rows[k]) {
+        scores[i] = results[k].score;
+        details[i] = row_details(results[k]);
+      }
       if (results[k].outcome == sandbox::Outcome::sandbox_error) ++sandbox_errors;
     }
     // Every program's fate unknown: the sandbox is broken, not the programs.
@@ -181,11 +190,13 @@ class CodeReward : public core::RewardModule {
       throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): the sandbox failed on all " +
                                std::to_string(results.size()) + " programs; first: " + results[0].detail);
     for (const auto& d : details) ++verdicts[d["verdict"].get<std::string>()];
+    const size_t judged = results.size();
 
     core::Batch out = score_output(scores, std::move(details), mask, ctx);
     auto& metrics = out.meta()["metrics"];
     for (const auto& [verdict, count] : verdicts)
       metrics["reward/" + ctx.node + "/verdict/" + verdict] = rows ? static_cast<double>(count) / rows : 0.0;
+    metrics["reward/" + ctx.node + "/programs_run"] = static_cast<double>(judged);
     return out;
   }
 

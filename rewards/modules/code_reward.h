@@ -4,7 +4,7 @@
 // The module starts its own rlwb-sandbox service when it is created and
 // stops it when destroyed, or connects to a running one (`address`). A
 // batch goes to the service at once, so its executors judge rows in
-// parallel. Config (docs/rewards.md):
+// parallel; rows with the same program and tests are judged once. Config (docs/rewards.md):
 //   language (python3 | bash | c | cpp, python3)    scoring (pass_rate | all_or_nothing)
 //   comparison (lines | tokens | exact, lines)       stop_at_first_failure (bool)
 //   extract (auto | fenced | raw, auto)  the program: the last ``` block (auto: else the whole text)

@@ -132,15 +132,28 @@ TEST(CodeRewardConfig, CompiledLanguage) {
   EXPECT_NE(s.details[1]["stderr"].get<std::string>().find("error"), std::string::npos) << s.details[1];
 }
 
-// 32 programs that each sleep 0.2 s take >= 6.4 s one after another; the
-// module sends them at once and the service's 4 executors overlap them.
+// 16 programs that each sleep 0.5 s take >= 8 s one after another; the
+// module sends them at once and the service's 4 executors overlap them
+// (>= 2 s; the rest of the bound is for a loaded machine).
 TEST_F(CodeReward, BatchIsJudgedConcurrentlyOnTheExecutorPool) {
-  std::vector<std::string> programs(32, "import time\ntime.sleep(0.2)\nprint(input())\n");
+  std::vector<std::string> programs;
+  for (int k = 0; k < 16; ++k) programs.push_back("import time\ntime.sleep(0.5)\nprint(input())  # " + std::to_string(k));
   auto start = std::chrono::steady_clock::now();
   auto s = score(*module_, with_tests(programs, json::array({{{"stdin", "7\n"}, {"expected", "7\n"}}})), kIn);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_EQ(s.scores, std::vector<double>(32, 1.0));
-  EXPECT_LT(seconds, 4.5) << "32 x 0.2 s on 4 executors took " << seconds << " s";
+  EXPECT_EQ(s.scores, std::vector<double>(16, 1.0));
+  EXPECT_LT(seconds, 5.0) << "16 x 0.5 s on 4 executors took " << seconds << " s";
+  EXPECT_EQ(s.metrics["reward/rw/programs_run"], 16);
+}
+
+TEST_F(CodeReward, IdenticalProgramsWithIdenticalTestsAreJudgedOnce) {
+  core::Batch b = batch_of({kAdd, kSubtract, kAdd, kAdd, kSubtract},
+                           {{"tests", {add_tests(), add_tests(), add_tests(),
+                                       json::array({{{"stdin", "5 5\n"}, {"expected", "10\n"}}}), add_tests()}}});
+  auto s = score(*module_, b, kIn);
+  EXPECT_EQ(s.scores, (std::vector<double>{1, 0.5, 1, 1, 0.5}));
+  EXPECT_EQ(s.details[2], s.details[0]);
+  EXPECT_EQ(s.metrics["reward/rw/programs_run"], 3);  // add, subtract, add on other tests
 }
 
 TEST(CodeRewardService, StartedServiceStopsWithItsOwnerAndLeavesNoFiles) {
