@@ -8,7 +8,9 @@
 #include "sandbox/sandbox_error.h"
 
 #include <map>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 namespace rlwb::rewards {
 namespace {

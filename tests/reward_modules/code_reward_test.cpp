@@ -156,6 +156,25 @@ TEST_F(CodeReward, IdenticalProgramsWithIdenticalTestsAreJudgedOnce) {
   EXPECT_EQ(s.metrics["reward/rw/programs_run"], 3);  // add, subtract, add on other tests
 }
 
+// timeout_s bounds the wait for a batch: a row still running then scores 0
+// as a sandbox_error (its fate is unknown), the others keep their scores;
+// when no row came back at all, the node fails instead of training on zeros.
+TEST(CodeRewardConfig, BatchTimeoutBoundsTheWait) {
+  auto module = make_reward("code", config({{"timeout_s", 1}, {"limits", {{"wall_ms", 5000}}}}));
+  const std::string slow = "import time\ntime.sleep(3)\nprint(1)\n";
+  json tests = json::array({{{"expected", "1\n"}}});
+  auto start = std::chrono::steady_clock::now();
+  auto s = score(*module, with_tests({slow, "print(1)"}, tests), kIn);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.5);
+  EXPECT_EQ(s.scores, (std::vector<double>{0, 1}));
+  EXPECT_EQ(s.details[0]["verdict"], "sandbox_error");
+  EXPECT_NE(s.details[0]["detail"].get<std::string>().find("no reply"), std::string::npos) << s.details[0];
+  start = std::chrono::steady_clock::now();
+  expect_error([&] { score(*module, with_tests({slow + "# again"}, tests), kIn); },
+               {"reward node 'rw' (code reward 'r')", "the sandbox failed on all 1 programs", "no reply"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.5);
+}
+
 TEST(CodeRewardService, StartedServiceStopsWithItsOwnerAndLeavesNoFiles) {
   pid_t pid = 0;
   std::string address;
