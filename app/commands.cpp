@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 
@@ -80,6 +81,23 @@ int cmd_validate(const CommandLine& cl) {
   }
 }
 
+// Before/after of the held-out evaluation and where the models were saved.
+static void print_run_summary(const core::RunResult& result) {
+  if (result.evals.size() >= 2) {
+    const auto& first = result.evals.front();
+    const auto& last = result.evals.back();
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "[rlwb] held-out score (val/score/mean, %lld rows): %.3f before RL -> %.3f after step %lld "
+                  "(%+.1f points)\n",
+                  static_cast<long long>(last.rows), first.score, last.score, static_cast<long long>(last.step),
+                  100.0 * (last.score - first.score));
+    std::cerr << line;
+  }
+  for (auto& [model, dir] : result.checkpoints)
+    std::cerr << "[rlwb] " << model << " saved (Hugging Face layout): " << dir << "\n";
+}
+
 int cmd_run(const CommandLine& cl, const char* argv0) {
   core::Experiment exp;
   try {
@@ -106,6 +124,7 @@ int cmd_run(const CommandLine& cl, const char* argv0) {
   std::cerr << "[rlwb] run " << result.run_id << " " << result.status << " (" << result.steps.size()
             << " steps); tracking DB: " << db << "\n";
   if (!result.error.empty()) std::cerr << "rlwb: " << result.error << "\n";
+  print_run_summary(result);
   if (result.status == "finished") return 0;
   return result.status == "interrupted" ? 130 : 1;
 }

@@ -17,6 +17,7 @@
 
 #include "core/algorithms/algorithms.h"
 #include "workers/model/generation.h"
+#include "workers/model/model_error.h"
 #include "workers/model/sequence_scores.h"
 #include "workers/roles/model_setup.h"
 
@@ -211,6 +212,12 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   auto response_mask = torch::zeros({rows, longest}, torch::kInt64);
   for (int64_t i = 0; i < rows; ++i)
     for (size_t j = 0; j < targets[i].size(); ++j) responses[i][j] = targets[i][j], response_mask[i][j] = 1;
+  const int64_t context = r.net->config().max_position_embeddings;
+  if (prompts.ids.size(1) + longest > context)
+    throw model::ModelError(r.where + ": a prompt of " + std::to_string(prompts.ids.size(1)) +
+                            " tokens with an answer of " + std::to_string(longest) +
+                            " tokens does not fit the context (setting 'max_position_embeddings' = " +
+                            std::to_string(context) + "); raise it in " + r.where + ".model");
   auto seq = model::join_prompt_response(prompts.ids, prompts.mask, responses, response_mask);
   auto maskf = response_mask.to(torch::kFloat32);
   double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
