@@ -1,6 +1,7 @@
 #include "core/controller/builtins.h"
 
 #include "core/controller/arithmetic_task.h"
+#include "core/controller/print_program_task.h"
 #include "core/controller/rl_builtins.h"
 
 #include <torch/torch.h>
@@ -56,6 +57,7 @@ const std::map<std::string, TaskSpec>& task_sources() {
   static const std::map<std::string, TaskSpec> tasks = {
       {"toy_numbers", {toy_numbers, {"x", "prompts"}}},
       {"arithmetic", {arithmetic_task, kArithmeticColumns}},
+      {"print_program", {print_program_task, kPrintProgramColumns}},
   };
   return tasks;
 }

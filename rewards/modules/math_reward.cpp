@@ -6,6 +6,7 @@
 #include "rewards/modules/math_reward.h"
 
 #include "rewards/math/math_check.h"
+#include "rewards/modules/reward_config.h"
 #include "rewards/modules/score_columns.h"
 
 namespace rlwb::rewards {
@@ -16,11 +17,11 @@ class MathReward : public core::RewardModule {
   MathReward(std::string name, MathCheckOptions options) : name_(std::move(name)), options_(options) {}
 
   core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
-    if (method != "score") throw std::runtime_error("reward '" + name_ + "' (math) has no method '" + method + "'");
+    require_score_method(method, name_, "math");
     const std::string module = "math reward '" + name_ + "'";
+    auto mask = response_mask_column(input, ctx, module);
     auto responses = text_column(input, ctx, 0, module);
     auto references = text_column(input, ctx, 1, module);
-    auto mask = response_mask_column(input, ctx, module);
     auto verdicts = check_math_answers(responses, references, options_);
     std::vector<double> scores;
     std::vector<nlohmann::json> details;
@@ -43,16 +44,12 @@ core::RewardType math_reward_type() {
   type.description = "math answer checker: 1 when the final answer equals the ground truth";
   type.methods = {"score"};
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
+    RewardConfig config(spec, {"last_number_fallback", "percent"});
     MathCheckOptions options;
-    options.last_number_fallback = spec.config.value("last_number_fallback", false);
-    std::string percent = spec.config.value("percent", "drop_sign");
-    if (percent == "fraction")
-      options.percent = PercentRule::kFraction;
-    else if (percent == "either")
-      options.percent = PercentRule::kEither;
-    else if (percent != "drop_sign")
-      throw std::runtime_error("rewards." + spec.name + ".config.percent: '" + percent +
-                               "' is not drop_sign, fraction or either");
+    options.last_number_fallback = config.flag("last_number_fallback", false);
+    std::string percent = config.choice("percent", "drop_sign", {"drop_sign", "fraction", "either"});
+    if (percent == "fraction") options.percent = PercentRule::kFraction;
+    if (percent == "either") options.percent = PercentRule::kEither;
     return std::unique_ptr<core::RewardModule>(std::make_unique<MathReward>(spec.name, options));
   };
   return type;

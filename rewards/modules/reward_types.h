@@ -2,6 +2,10 @@
 // {name: {type: ...}}`), for the controller (ControllerOptions::reward_types)
 // and the validator's catalog. The types:
 //   math          the math answer checker (rewards/math) against ground truth
+//   code          the response run as a program in the sandbox against test cases
+//   format        a regular expression over the response
+//   length        a length penalty (tokens or characters)
+//   weighted_sum  the weighted sum of other rewards of the graph
 // Each type's config keys and columns are documented in docs/rewards.md.
 #pragma once
 

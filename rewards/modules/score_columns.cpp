@@ -6,26 +6,54 @@
 
 namespace rlwb::rewards {
 
+void require_score_method(const std::string& method, const std::string& reward, const std::string& type) {
+  if (method != "score")
+    throw std::runtime_error("reward '" + reward + "' (" + type + ") has no method '" + method +
+                             "'; its method is 'score'");
+}
+
+const std::vector<nlohmann::json>& object_column(const core::Batch& input, const core::RewardCallContext& ctx,
+                                                 size_t index, const std::string& module) {
+  const std::string where = "reward node '" + ctx.node + "' (" + module + ")";
+  if (index + 1 >= ctx.in.size())  // the last input is the response mask
+    throw std::runtime_error(where + ": needs at least " + std::to_string(index + 2) + " input columns (the " +
+                             "response text, what the type reads, then the response mask; see docs/rewards.md); " +
+                             "the node has " + std::to_string(ctx.in.size()));
+  const std::string& name = ctx.in[index];
+  if (input.has_tensor(name))
+    throw std::runtime_error(where + ": input column '" + name + "' (position " + std::to_string(index + 1) +
+                             ") is a tensor column; it must be an object column (one text or JSON value per row)");
+  if (!input.has_objects(name))
+    throw std::runtime_error(where + ": input column '" + name + "' is not in the batch; give the node a column " +
+                             "that an earlier node or the task writes");
+  return input.objects(name);
+}
+
 std::vector<std::string> text_column(const core::Batch& input, const core::RewardCallContext& ctx, size_t index,
                                      const std::string& module) {
-  if (index >= ctx.in.size())
-    throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): needs at least " +
-                             std::to_string(index + 1) + " input columns (see docs/rewards.md)");
-  const std::string& name = ctx.in[index];
-  if (!input.has_objects(name))
-    throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): input column '" + name +
-                             "' must be an object column of text");
   std::vector<std::string> out;
-  for (const auto& v : input.objects(name)) out.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+  for (const auto& v : object_column(input, ctx, index, module))
+    out.push_back(v.is_string() ? v.get<std::string>() : v.dump());
   return out;
 }
 
 torch::Tensor response_mask_column(const core::Batch& input, const core::RewardCallContext& ctx,
                                    const std::string& module) {
-  for (auto it = ctx.in.rbegin(); it != ctx.in.rend(); ++it)
-    if (input.has_tensor(*it) && input.tensor(*it).dim() == 2) return input.tensor(*it);
-  throw std::runtime_error("reward node '" + ctx.node + "' (" + module +
-                           "): the last input column must be the response mask [rows, response_len]");
+  const std::string where = "reward node '" + ctx.node + "' (" + module + ")";
+  if (ctx.in.empty())
+    throw std::runtime_error(where + ": has no input columns; the last one must be the response mask [rows, " +
+                             "response_len] (see docs/rewards.md)");
+  const std::string& name = ctx.in.back();
+  if (!input.has(name))
+    throw std::runtime_error(where + ": input column '" + name + "' is not in the batch; the last input must be " +
+                             "the response mask [rows, response_len]");
+  if (!input.has_tensor(name) || input.tensor(name).dim() != 2)
+    throw std::runtime_error(where + ": the last input column '" + name + "' must be the response mask, a tensor " +
+                             "[rows, response_len]; it is " +
+                             (input.has_tensor(name) ? "a tensor of " + std::to_string(input.tensor(name).dim()) +
+                                                           " dimensions"
+                                                     : std::string("an object column")));
+  return input.tensor(name);
 }
 
 core::Batch score_output(const std::vector<double>& scores, std::vector<nlohmann::json> details,

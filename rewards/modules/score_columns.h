@@ -11,8 +11,17 @@
 
 namespace rlwb::rewards {
 
+// Every type offers one method, `score`; anything else is an error naming
+// the reward and its type.
+void require_score_method(const std::string& method, const std::string& reward, const std::string& type);
+
+// The values of object column in[index]. Throws naming the module, the
+// node and the column when the node has fewer inputs, the batch lacks the
+// column, or it is a tensor column.
+const std::vector<nlohmann::json>& object_column(const core::Batch& input, const core::RewardCallContext& ctx,
+                                                 size_t index, const std::string& module);
+
 // The text of object column in[index] (strings; other JSON is dumped).
-// Throws naming the module and the node when the column is missing.
 std::vector<std::string> text_column(const core::Batch& input, const core::RewardCallContext& ctx, size_t index,
                                      const std::string& module);
 

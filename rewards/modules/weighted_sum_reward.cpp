@@ -1,0 +1,173 @@
+#include "rewards/modules/weighted_sum_reward.h"
+
+#include "rewards/modules/reward_config.h"
+#include "rewards/modules/score_columns.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <future>
+
+namespace rlwb::rewards {
+namespace {
+
+struct Term {
+  std::string name;
+  double weight = 1;
+  std::vector<std::string> in;  // empty: the node's inputs
+  std::unique_ptr<core::RewardModule> module;
+};
+
+class WeightedSumReward : public core::RewardModule {
+ public:
+  WeightedSumReward(std::string name, std::vector<Term> terms) : name_(std::move(name)), terms_(std::move(terms)) {}
+
+  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+    require_score_method(method, name_, "weighted_sum");
+    const std::string module = "weighted_sum reward '" + name_ + "'";
+    auto mask = response_mask_column(input, ctx, module);
+    for (const auto& term : terms_)
+      for (const auto& col : term.in)
+        if (std::find(ctx.in.begin(), ctx.in.end(), col) == ctx.in.end())
+          throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): term '" + term.name +
+                                   "' reads column '" + col + "', which is not among the node's inputs; add it " +
+                                   "to the node's `in`");
+
+    // Each term writes its own scratch columns; its metrics go under
+    // reward/<node>/<term>/ through the node name it is given.
+    struct TermCall {
+      std::string node;
+      std::vector<std::string> in, out;
+    };
+    std::vector<TermCall> calls;
+    for (const auto& term : terms_)
+      calls.push_back({ctx.node + "/" + term.name, term.in.empty() ? ctx.in : term.in,
+                       {"__score_" + term.name, "__details_" + term.name}});
+    std::vector<std::future<core::Batch>> running;
+    for (size_t t = 0; t < terms_.size(); ++t)
+      running.push_back(std::async(std::launch::async, [&, t] {
+        core::RewardCallContext term_ctx{ctx.step, calls[t].node, calls[t].in, calls[t].out};
+        return terms_[t].module->call("score", input.select(calls[t].in), term_ctx);
+      }));
+
+    const int64_t rows = mask.size(0);
+    auto total = torch::zeros({rows, mask.size(1)}, torch::kFloat32);
+    std::vector<nlohmann::json> details(rows, nlohmann::json::object());
+    nlohmann::json metrics = nlohmann::json::object();
+    std::string failure;
+    for (size_t t = 0; t < terms_.size(); ++t) {
+      core::Batch out;
+      try {
+        out = running[t].get();  // every term is waited for, even after one failed
+      } catch (const std::exception& e) {
+        if (failure.empty()) failure = "term '" + terms_[t].name + "': " + e.what();
+        continue;
+      }
+      const auto& scores = out.tensor(calls[t].out[0]);
+      if (scores.sizes() != total.sizes())
+        throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): term '" + terms_[t].name +
+                                 "' returned scores of another shape than the response mask");
+      total += terms_[t].weight * scores.to(torch::kFloat32);
+      auto row_scores = scores.to(torch::kFloat64).sum(1).contiguous();
+      const auto* row_score = row_scores.data_ptr<double>();
+      const auto& term_details = out.objects(calls[t].out[1]);
+      for (int64_t i = 0; i < rows; ++i) {
+        nlohmann::json d = term_details[i].is_object() ? term_details[i] : nlohmann::json{{"value", term_details[i]}};
+        d["score"] = row_score[i];
+        details[i][terms_[t].name] = std::move(d);
+      }
+      if (out.meta().contains("metrics")) metrics.update(out.meta()["metrics"]);
+    }
+    if (!failure.empty()) throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): " + failure);
+
+    auto row_totals = total.to(torch::kFloat64).sum(1).contiguous();
+    std::vector<double> scores(row_totals.data_ptr<double>(), row_totals.data_ptr<double>() + rows);
+    core::Batch out = score_output(scores, std::move(details), mask, ctx);
+    out.meta()["metrics"].update(metrics);
+    return out;
+  }
+
+ private:
+  std::string name_;
+  std::vector<Term> terms_;
+};
+
+// Throws when `name`'s terms lead back to itself (a weighted_sum of a
+// weighted_sum of ... itself would build forever).
+void check_no_cycle(const std::string& start, const std::string& name, const core::Experiment& exp,
+                    std::vector<std::string>& path) {
+  path.push_back(name);
+  auto it = exp.rewards.find(name);
+  if (it != exp.rewards.end() && it->second.type == "weighted_sum" && it->second.config.is_object() &&
+      it->second.config.contains("terms") && it->second.config["terms"].is_object()) {
+    for (const auto& [term, value] : it->second.config["terms"].items()) {
+      if (term == start) {
+        std::string chain;
+        for (const auto& p : path) chain += p + " -> ";
+        throw std::runtime_error("rewards." + start + ".config.terms: the terms lead back to '" + start + "' (" +
+                                 chain + start + "); a weighted_sum cannot contain itself");
+      }
+      if (std::find(path.begin(), path.end(), term) == path.end()) check_no_cycle(start, term, exp, path);
+    }
+  }
+  path.pop_back();
+}
+
+}  // namespace
+
+core::RewardType weighted_sum_reward_type() {
+  core::RewardType type;
+  type.description = "weighted_sum: the weighted sum of other rewards of the graph, with their details merged";
+  type.methods = {"score"};
+  type.create = [](const core::RewardSpec& spec, const core::Experiment& exp, const core::RewardTypes& types) {
+    RewardConfig config(spec, {"terms"});
+    if (!config.has("terms") || !config.raw("terms").is_object() || config.raw("terms").empty())
+      config.fail("terms", "must be a map {reward_name: weight, ...} naming at least one other reward of this file");
+    std::vector<std::string> path;
+    check_no_cycle(spec.name, spec.name, exp, path);
+    std::vector<Term> terms;
+    for (const auto& [name, value] : config.raw("terms").items()) {
+      const std::string where = config.where("terms") + "." + name;
+      Term term;
+      term.name = name;
+      if (value.is_number()) {
+        term.weight = value.get<double>();
+      } else if (value.is_object()) {
+        for (const auto& [key, v] : value.items())
+          if (key != "weight" && key != "in")
+            throw std::runtime_error(where + ": unknown key '" + key + "'; a term is a weight or {weight, in}");
+        if (!value.contains("weight") || !value["weight"].is_number())
+          throw std::runtime_error(where + ".weight: must be a number");
+        term.weight = value["weight"].get<double>();
+        if (value.contains("in")) {
+          const auto& in = value["in"];
+          bool ok = in.is_array() && !in.empty() &&
+                    std::all_of(in.begin(), in.end(), [](const nlohmann::json& c) { return c.is_string(); });
+          if (!ok) throw std::runtime_error(where + ".in: must be a list of column names");
+          term.in = in.get<std::vector<std::string>>();
+        }
+      } else {
+        throw std::runtime_error(where + ": must be a weight (number) or {weight: w, in: [columns]}, got " +
+                                 value.dump());
+      }
+      auto it = exp.rewards.find(name);
+      if (it == exp.rewards.end()) {
+        std::string known;
+        for (const auto& [other, unused] : exp.rewards)
+          if (other != spec.name) known += (known.empty() ? "" : ", ") + other;
+        throw std::runtime_error(where + ": there is no reward '" + name + "' in this file's rewards: (" +
+                                 (known.empty() ? "it has no other" : "it has: " + known) + ")");
+      }
+      auto type_it = types.find(it->second.type);
+      if (type_it == types.end())
+        throw std::runtime_error(where + ": reward '" + name + "' has type '" + it->second.type +
+                                 "', which this build does not offer");
+      term.module = type_it->second.create(it->second, exp, types);
+      terms.push_back(std::move(term));
+    }
+    return std::unique_ptr<core::RewardModule>(std::make_unique<WeightedSumReward>(spec.name, std::move(terms)));
+  };
+  return type;
+}
+
+}  // namespace rlwb::rewards

@@ -1,0 +1,85 @@
+// Test support for reward modules: hand-made batches (response text, other
+// object columns, a response mask of given lengths), modules built through
+// the real type registry from a config as a graph file would give it, and
+// a call that returns the scores, details and metrics.
+#pragma once
+
+#include "rewards/modules/reward_types.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace rlwb::rewards::testing {
+
+using nlohmann::json;
+
+// A mask [rows, width] with lengths[i] ones at the start of row i.
+inline torch::Tensor mask_of(const std::vector<int64_t>& lengths, int64_t width) {
+  auto mask = torch::zeros({static_cast<int64_t>(lengths.size()), width}, torch::kInt64);
+  for (size_t i = 0; i < lengths.size(); ++i) mask[static_cast<int64_t>(i)].narrow(0, 0, lengths[i]).fill_(1);
+  return mask;
+}
+
+// Columns "responses" (text), "response_mask" (one token per character,
+// width = longest + 2), plus the given object columns.
+inline core::Batch batch_of(const std::vector<std::string>& responses,
+                            const std::vector<std::pair<std::string, std::vector<json>>>& objects = {}) {
+  core::Batch b;
+  std::vector<json> texts(responses.begin(), responses.end());
+  std::vector<int64_t> lengths;
+  int64_t width = 0;
+  for (const auto& r : responses) {
+    lengths.push_back(static_cast<int64_t>(r.size()));
+    width = std::max<int64_t>(width, static_cast<int64_t>(r.size()));
+  }
+  b.set_objects("responses", texts);
+  b.set_tensor("response_mask", mask_of(lengths, width + 2));
+  for (const auto& [name, values] : objects) b.set_objects(name, values);
+  return b;
+}
+
+inline core::RewardSpec spec_of(const std::string& name, const std::string& type, json config) {
+  return core::RewardSpec{name, type, std::move(config)};
+}
+
+inline std::unique_ptr<core::RewardModule> make_reward(const std::string& type, json config,
+                                                       const core::Experiment& exp = {}) {
+  return builtin_reward_types().at(type).create(spec_of("r", type, std::move(config)), exp, builtin_reward_types());
+}
+
+struct Scored {
+  torch::Tensor tokens;         // [rows, width] as returned
+  std::vector<double> scores;   // per row: the sum over tokens
+  std::vector<json> details;
+  json metrics;
+};
+
+inline Scored score(core::RewardModule& module, const core::Batch& batch, const std::vector<std::string>& in,
+                    std::vector<std::string> out = {"scores", "details"}, const std::string& node = "rw") {
+  core::RewardCallContext ctx{3, node, in, out};
+  core::Batch result = module.call("score", batch, ctx);
+  Scored s;
+  s.tokens = result.tensor(out[0]);
+  auto rows = s.tokens.to(torch::kFloat64).sum(1);
+  for (int64_t i = 0; i < rows.size(0); ++i) s.scores.push_back(rows[i].item<double>());
+  if (out.size() > 1) s.details = result.objects(out[1]);
+  s.metrics = result.meta().value("metrics", json::object());
+  return s;
+}
+
+// Expects `fn` to throw an exception whose message contains every part.
+inline void expect_error(const std::function<void()>& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception; expected one mentioning '" << parts.at(0) << "'";
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    for (const auto& part : parts) EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
+  }
+}
+
+}  // namespace rlwb::rewards::testing
