@@ -132,12 +132,17 @@ std::optional<nlohmann::json> ray_peer(int iters) {
   std::string out;
   std::array<char, 4096> buf;
   while (fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-  if (pclose(pipe) != 0) return std::nullopt;
+  // Ray's shutdown may exit non-zero after printing its figures, and the
+  // figures nest objects: take the last line that parses, whatever the status.
+  pclose(pipe);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  size_t line_start = out.rfind('\n');
   try {
-    return nlohmann::json::parse(out.substr(out.rfind('{')));
+    auto json = nlohmann::json::parse(out.substr(line_start == std::string::npos ? 0 : line_start + 1));
+    if (json.is_object()) return json;
   } catch (...) {
-    return std::nullopt;
   }
+  return std::nullopt;
 }
 
 }  // namespace
