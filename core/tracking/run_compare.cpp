@@ -145,6 +145,7 @@ std::string format_comparison(const RunComparison& c) {
   for (const ConfigDiffRow& row : c.diff) differing += row.differs;
   out += "\nconfig: " + std::to_string(differing) + " of " + std::to_string(c.param_keys) +
          " keys differ" + (c.all_keys ? " (all keys shown)" : "") + "\n";
+  if (c.diff.empty()) {
     out += "  (no differences)\n";
   } else {
     rows = {{"key"}};

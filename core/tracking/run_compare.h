@@ -57,6 +57,7 @@ struct RunComparison {
   std::vector<RunInfo> runs;
   std::vector<ConfigDiffRow> diff;
   size_t param_keys = 0;  // keys over all runs (diff may show fewer)
+  bool all_keys = false;  // diff holds every key, not only differing ones
   std::vector<std::string> metrics;
   std::vector<MetricRunSummary> summary;  // for each metric, each run in order
   std::optional<int64_t> at_step;
