@@ -65,5 +65,46 @@ frames 5
   EXPECT_TRUE(std::filesystem::exists(path("running.png")));
 }
 
+TEST_F(GuiLiveRunTest, TheLaunchScreenListsTheWorkersAndStopEndsTheRunAsInterrupted) {
+  if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+  if (!std::filesystem::exists(RLWB_CLI_BIN) || !std::filesystem::exists(RLWB_WORKER_BIN))
+    GTEST_SKIP() << "rlwb / rlwb-worker not built";
+  const std::string file = path("demo.yaml");
+  write_bytes(file, read_bytes(test::source_path("experiments/demo.yaml")));
+  const std::string db = path("runs/rlwb.db");
+  // 50 slow steps: far more than the test waits, so only Stop can end it. Stop
+  // comes once a step is logged (a stop while workers start records 'failed').
+  const std::string script = R"(
+click @tab/Launch
+wait @launch/overrides 3000
+click @launch/overrides
+text trainer.steps=50 models.squarer.config.sleep_ms=300
+click @"button/Start run"
+wait @launch/run/running 60000
+wait @launch/worker/left/0 10000
+wait @launch/worker/left/1 10000
+wait @launch/worker/right/0 10000
+wait @launch/run/stepping 30000
+screenshot running.png
+click @button/Stop
+wait @launch/run/interrupted 30000
+wait @launch/controller/ended 30000
+frames 3
+)";
+  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", RLWB_CLI_BIN}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
+                            << read_bytes(path("runs/logs/gui/controller-1.log"));
+  const int64_t run = r.state["launch"]["run_id"];
+  ASSERT_GT(run, 0);
+  EXPECT_FALSE(r.state["launch"]["active"]);
+  core::TrackingReader reader(db);
+  ASSERT_TRUE(reader.run(run));
+  EXPECT_EQ(reader.run(run)->status, "interrupted");
+  EXPECT_LT(reader.run(run)->last_step, 50);
+  // The controller's output is tailed on the screen: it says the run was interrupted.
+  EXPECT_NE(read_bytes(path("runs/logs/gui/controller-1.log")).find("interrupted"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace rlwb::ui

@@ -105,6 +105,8 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
   ImGui::Separator();
   ImGui::Text("controller: %s", state.target->state().c_str());
   items().record_last_item("launch/state");
+  items().record_last_item(state.target->active() ? "launch/controller/active"
+                                                  : "launch/controller/ended");
   if (state.target->controller_pid()) {
     ImGui::SameLine();
     ImGui::TextDisabled("pid %d", static_cast<int>(state.target->controller_pid()));
@@ -115,6 +117,7 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
                 static_cast<long long>(run->info.last_step));
     items().record_last_item("launch/run/" + run->info.status);
     items().record_last_item("launch/run");
+    if (run->info.last_step >= 1) items().record_last_item("launch/run/stepping");
     for (auto it = run->events.rbegin(); it != run->events.rend(); ++it)
       if (it->level == "error") {
         ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "error: %s", it->text.c_str());
@@ -141,6 +144,7 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(w.group.c_str());
+      items().record_last_item("launch/worker/" + w.group + "/" + std::to_string(w.rank));
       ImGui::TableNextColumn();
       ImGui::Text("%d", w.rank);
       ImGui::TableNextColumn();
