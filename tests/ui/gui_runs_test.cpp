@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <thread>
 
 #include "core/tracking/tracking.h"
 #include "ui_test_support.h"
@@ -171,6 +172,30 @@ TEST_F(GuiRunsTest, AMissingDatabaseShowsAMessage) {
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_NE(r.state["runs"]["error"].get<std::string>().find("no tracking database"),
             std::string::npos);
+}
+
+TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
+  const std::string later = path("later/rlwb.db");
+  const std::string script =
+      "wait @runs/db_error 5000\nscreenshot missing.png\nwait @runs/row/1 15000\nframes 3\n";
+  // The database appears while the GUI runs (as when a first run starts).
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::filesystem::create_directories(path("later"));
+    core::TrackingWriter w(later);
+    w.end_run(w.start_run("late", "demo.yaml", "", "demo", 0, nlohmann::json::object()),
+              "finished");
+  });
+  auto r = run_gui(dir_, {"--db", later, "--screen", "runs"}, script);
+  writer.join();
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["runs"]["error"], "");
+  EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({1}));
+  // While it was missing, the message was drawn (orange) where the status line is.
+  Image missing = read_png(path("missing.png"));
+  auto status = item_rect(r.state, "runs/status");
+  ASSERT_EQ(status.size(), 4u);
+  EXPECT_GT(count_color(missing, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
 }
 
 }  // namespace

@@ -249,9 +249,10 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
   if (recorded_button("Refresh")) store.refresh();
 
   std::string error = store.error();
-  if (!error.empty())
+  if (!error.empty()) {
     ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", error.c_str());
-  else
+    items().record_last_item("runs/db_error");
+  } else
     ImGui::TextDisabled("%s  %s", store.db_path().c_str(), state.status.c_str());
   items().record_last_item("runs/status");
 
