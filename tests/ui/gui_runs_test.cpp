@@ -3,6 +3,7 @@
 // dashboard of a failed run, rename/tag/delete with confirmation, and a
 // database that is missing.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cmath>
 #include <thread>
@@ -196,6 +197,32 @@ TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
   auto status = item_rect(r.state, "runs/status");
   ASSERT_EQ(status.size(), 4u);
   EXPECT_GT(count_color(missing, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
+}
+
+TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
+  // Another process holds the database exclusively for longer than the
+  // reader's 5 s busy timeout, then lets go.
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
+                                 "UPDATE runs SET name = name;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    sqlite3_exec(holder, "COMMIT;", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+  });
+  const std::string script = "wait @runs/db_error 10000\nscreenshot locked.png\nwait @runs/row/" +
+                             std::to_string(ids_[0]) + " 15000\nframes 3\n";
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
+  release.join();
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["runs"]["error"], "");
+  EXPECT_EQ(r.state["runs"]["visible"].size(), 3u);
+  Image locked = read_png(path("locked.png"));
+  auto status = item_rect(r.state, "runs/status");
+  ASSERT_EQ(status.size(), 4u);
+  EXPECT_GT(count_color(locked, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
 }
 
 }  // namespace
