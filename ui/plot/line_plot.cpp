@@ -254,7 +254,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
         polyline(c.raw,
                  ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)),
                  1.0f);
-      polyline(c.smooth, s.color, 2.0f);
+      polyline(c.smooth, s.color, series.size() > 4 ? 1.0f : 2.0f);
     } else {
       polyline(c.raw, s.color, series.size() > 4 ? 1.0f : 2.0f);
     }

@@ -249,6 +249,16 @@ void draw_compare(RunStore& store, CompareState& state) {
   update_tables(store, state, metrics);
 
   draw_legend(store, state);
+  // Scripts and the benchmark wait for "compare/loaded": every run's first read is in.
+  const auto loading = std::count_if(state.runs.begin(), state.runs.end(), [&](int64_t id) {
+    return !store.run(id) || store.loading(id);
+  });
+  if (loading > 0) {
+    ImGui::SameLine(0, 16);
+    ImGui::TextDisabled("loading %d of %zu runs...", static_cast<int>(loading), state.runs.size());
+  } else {
+    items().record_last_item("compare/loaded");
+  }
   draw_plot_settings(state.plot);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(200);
