@@ -109,6 +109,13 @@ RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& i
   c.diff = config_diff(params, all_keys);
   c.metrics =
       metrics.empty() ? std::vector<std::string>(all_metrics.begin(), all_metrics.end()) : metrics;
+  for (const std::string& metric : metrics)
+    if (!all_metrics.count(metric)) {
+      std::string known;
+      for (const std::string& k : all_metrics) known += (known.empty() ? "" : ", ") + k;
+      throw TrackingError("none of the runs logged metric '" + metric + "'; they logged: " +
+                          (known.empty() ? "(no metrics)" : known));
+    }
   for (const std::string& metric : c.metrics) {
     for (const RunInfo& run : c.runs) {
       std::vector<double> steps, values;

@@ -63,8 +63,9 @@ struct RunComparison {
   std::optional<int64_t> at_step;
 };
 
-// Reads the runs (throws TrackingError naming a missing id). `metrics`
-// empty: every metric any of the runs logged.
+// Reads the runs (throws TrackingError naming a missing id, or a metric in
+// `metrics` that none of the runs logged). `metrics` empty: every metric
+// any of the runs logged.
 RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& ids,
                            const std::vector<std::string>& metrics = {},
                            std::optional<int64_t> at_step = std::nullopt, bool all_keys = false);

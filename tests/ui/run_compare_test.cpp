@@ -106,6 +106,20 @@ TEST_F(RunCompareDbTest, CompareRunsReadsDiffAndSummaries) {
   EXPECT_THROW(compare_runs(reader, {a_, 999}), TrackingError);
 }
 
+TEST_F(RunCompareDbTest, AMetricNoRunLoggedIsAnErrorThatListsTheKnownOnes) {
+  TrackingReader reader(db_);
+  try {
+    compare_runs(reader, {a_, b_}, {"critic/score/mean", "critic/scor"});
+    FAIL() << "no error for a metric no run logged";
+  } catch (const TrackingError& e) {
+    EXPECT_NE(std::string(e.what()).find("'critic/scor'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("actor/pg_loss, critic/score/mean"), std::string::npos)
+        << e.what();
+  }
+  // A metric only one run logged is fine: the other run's row is empty.
+  EXPECT_EQ(compare_runs(reader, {a_, b_}, {"actor/pg_loss"}).summary.size(), 2u);
+}
+
 TEST_F(RunCompareDbTest, ExportWritesEveryPointAsCsvOrJsonLines) {
   TrackingReader reader(db_);
   std::ostringstream csv, jsonl;
