@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
   rlwb::ui::init_workbench(*app, options);
   rlwb::ui::FrameLoopHooks hooks;
   hooks.draw = [&] { rlwb::ui::draw_workbench(*app); };
+  hooks.settled = [&] { return rlwb::ui::workbench_settled(*app); };
   hooks.before_exit = [&] {
     if (dump_state.empty()) return;
     std::ofstream out(dump_state);

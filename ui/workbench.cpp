@@ -113,6 +113,13 @@ void init_workbench(AppState& app, const WorkbenchOptions& o) {
   app.switch_screen = true;
 }
 
+bool workbench_settled(AppState& app) {
+  if (!app.store.settled()) return false;
+  if (app.screen == Screen::editor && app.editor.doc && app.editor.doc->loaded())
+    return app.editor.validator.settled();
+  return true;
+}
+
 void draw_workbench(AppState& app) {
   app.store.update();
   std::set<int64_t> watched(app.compare.runs.begin(), app.compare.runs.end());

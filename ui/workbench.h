@@ -48,6 +48,10 @@ struct AppState {
 
 void init_workbench(AppState& app, const WorkbenchOptions& options);
 void draw_workbench(AppState& app);
+// Nothing on the current screen is waiting for data: the DB's runs (and
+// the watched runs' metrics) have arrived, and in the editor the validator
+// has answered. Headless `--frames N` counts frames from then on.
+bool workbench_settled(AppState& app);
 // What is on screen, as JSON (for tests and bug reports): the open graph,
 // its issues, the runs shown and selected, the dashboard's series, the
 // compare view's tables, the launch state, and every recorded item's rect.

@@ -114,6 +114,18 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
   EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
 }
 
+TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
+  // No script: `--frames 1` alone must not shoot a screen that is still loading.
+  auto r = run_gui(dir_, {"--db", db_, "--compare",
+                          std::to_string(ids_[0]) + "," + std::to_string(ids_[1]), "--frames", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["compare"]["summary"].size(), 4u);
+  auto plot = item_rect(r.state, "plot/critic/score/mean");
+  ASSERT_EQ(plot.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0xFF7F0E, 30), 50);
+}
+
 TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
   auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[2])},
                    "wait @plot/critic/score/mean 10000\nwait @dashboard/error 5000\nframes 3\n");

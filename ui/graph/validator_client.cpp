@@ -97,6 +97,11 @@ ValidatorClient::~ValidatorClient() {
   if (worker_.joinable()) worker_.join();
 }
 
+bool ValidatorClient::settled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_ == State::unavailable || (!busy_ && wanted_ != 0 && wanted_ == checked_);
+}
+
 void ValidatorClient::update(uint64_t version, const std::string& yaml_text) {
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);

@@ -42,6 +42,9 @@ class ValidatorClient {
   uint64_t checked_version() const;  // version the issues belong to
   std::vector<core::GraphIssue> issues() const;
   std::string message() const;  // why unavailable, or the CLI's odd output
+  // Nothing left to do: the last version given to update() has been checked
+  // (or the CLI cannot run).
+  bool settled() const;
 
  private:
   void run_check(uint64_t version, std::string text);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <iterator>
 #include <optional>
+#include <thread>
 
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
@@ -148,6 +149,7 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
   g_timings.clear();
   int exit_code = 0;
   int frames_after_script = options.frames;
+  std::optional<std::chrono::steady_clock::time_point> settle_deadline;
   Image last_image;
   for (;;) {
     glfwPollEvents();
@@ -171,7 +173,15 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
       }
       if (!scripted) {
         if (frames_after_script <= 0) break;
-        --frames_after_script;
+        if (!settle_deadline)
+          settle_deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(static_cast<int>(hooks.settle_timeout_s * 1000));
+        const bool settled = !hooks.settled || hooks.settled() ||
+                             std::chrono::steady_clock::now() > *settle_deadline;
+        if (settled)
+          --frames_after_script;
+        else
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));  // data is on its way
         ScriptFrame idle;
         if (player) idle.mouse = io.MousePos;  // leave the pointer where the script put it
         scripted = idle;

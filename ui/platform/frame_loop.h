@@ -18,7 +18,8 @@ namespace rlwb::ui {
 struct FrameLoopOptions {
   std::string title = "RLWB";
   int width = 1600, height = 1000;
-  int frames = 0;           // headless: frames to render after the script (0: interactive)
+  int frames = 0;           // headless: frames to render after the script and once
+                            // hooks.settled says so (0: interactive)
   std::string script;       // input script file (input_script.h); implies headless
   std::string screenshot;   // PNG written after the last frame
   std::string frame_times;  // headless: per-frame milliseconds written as JSON
@@ -28,6 +29,10 @@ struct FrameLoopHooks {
   std::function<void()> draw;           // one frame of ImGui calls
   std::function<bool()> wants_to_quit;  // checked after each frame (may be empty)
   std::function<void()> before_exit;    // last chance to read state while ImGui lives
+  // Headless: `frames` are counted once this is true (the data a screen
+  // shows has arrived), or after settle_timeout_s. May be empty.
+  std::function<bool()> settled;
+  double settle_timeout_s = 20;
 };
 
 struct FrameTiming {

@@ -131,13 +131,6 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   const bool active = ImGui::IsItemActive();
   items().record(id, origin, ImVec2(origin.x + size.x, origin.y + size.y));
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 a(origin.x + kLeft, origin.y + kTop);
-  const ImVec2 b(origin.x + size.x - kRight, origin.y + size.y - kBottom);
-  const float w = b.x - a.x, h = b.y - a.y;
-  const int pixels = std::max(1, static_cast<int>(w));
-  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y),
-                    IM_COL32(24, 26, 30, 255));
-  dl->AddRectFilled(a, b, IM_COL32(16, 17, 20, 255));
 
   // Data in view units, and the fit.
   std::vector<Values> values;
@@ -163,6 +156,30 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
     double pad = (fy1 - fy0) * 0.06;
     state.x0 = fx0, state.x1 = fx1, state.y0 = fy0 - pad, state.y1 = fy1 + pad;
   }
+
+  // The plot area: the left margin fits the widest y label (small values
+  // such as 0.000274 need more than the default).
+  const float h = origin.y + size.y - kBottom - (origin.y + kTop);
+  auto y_labels = [&]() {
+    std::vector<std::pair<double, std::string>> labels;
+    const std::vector<double> ticks =
+        nice_ticks(state.y0, state.y1, std::max(2, static_cast<int>(h / 40)));
+    const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 0;
+    for (double t : ticks)
+      labels.emplace_back(t, options.log_y ? format_tick(std::pow(10.0, t)) : format_tick(t, step));
+    return labels;
+  };
+  float left = kLeft;
+  for (const auto& [t, text] : y_labels())
+    left = std::max(left, ImGui::CalcTextSize(text.c_str()).x + 10);
+  left = std::min(left, size.x / 3);
+  const ImVec2 a(origin.x + left, origin.y + kTop);
+  const ImVec2 b(origin.x + size.x - kRight, origin.y + size.y - kBottom);
+  const float w = b.x - a.x;
+  const int pixels = std::max(1, static_cast<int>(w));
+  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y),
+                    IM_COL32(24, 26, 30, 255));
+  dl->AddRectFilled(a, b, IM_COL32(16, 17, 20, 255));
 
   // Zoom toward the cursor (wheel: x; shift+wheel: y), drag to pan, double-click to fit.
   ImGuiIO& io = ImGui::GetIO();
@@ -204,12 +221,9 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
     ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     dl->AddText(ImVec2(x - ts.x / 2, b.y + 3), label, text.c_str());
   }
-  const std::vector<double> y_ticks = nice_ticks(state.y0, state.y1, std::max(2, static_cast<int>(h / 40)));
-  const double y_step = y_ticks.size() > 1 ? y_ticks[1] - y_ticks[0] : 0;
-  for (double t : y_ticks) {
+  for (const auto& [t, text] : y_labels()) {
     float y = sy(t);
     dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
-    std::string text = options.log_y ? format_tick(std::pow(10.0, t)) : format_tick(t, y_step);
     ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     dl->AddText(ImVec2(a.x - ts.x - 4, y - ts.y / 2), label, text.c_str());
   }

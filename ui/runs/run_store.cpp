@@ -150,6 +150,19 @@ void RunStore::watch(const std::set<int64_t>& ids) {
   if (added) wake_.notify_all();
 }
 
+bool RunStore::settled() const {
+  std::set<int64_t> watched;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.empty()) return true;
+    watched = watched_;
+  }
+  if (!applied_) return false;
+  for (int64_t id : watched)
+    if (auto it = runs_.find(id); it != runs_.end() && !it->second.metrics_loaded) return false;
+  return true;
+}
+
 bool RunStore::loading(int64_t id) const {
   auto it = runs_.find(id);
   return it == runs_.end() || !it->second.metrics_loaded;
@@ -222,6 +235,7 @@ void RunStore::update() {
     fetched.swap(pending_);
   }
   if (!fetched) return;
+  applied_ = true;
   if (fetched->has_list) {
     std::vector<int64_t> order;
     std::set<int64_t> present;

@@ -77,6 +77,10 @@ class RunStore {
   bool loading(int64_t id) const;  // watched, first read not arrived yet
   std::string error() const;       // why the DB cannot be read right now ("" when fine)
   bool connected() const;
+  // The UI holds what the DB held: a poll has been applied (or the DB cannot
+  // be read, see error()) and every watched run that exists has had its
+  // first read. Headless `--frames N` waits for this before counting.
+  bool settled() const;
   uint64_t list_version() const { return list_version_; }
 
   // Maintenance through TrackingAdmin; false with `error` set when refused.
@@ -106,6 +110,7 @@ class RunStore {
   bool connected_ = false;
 
   // UI thread only.
+  bool applied_ = false;  // update() has taken at least one poll
   std::map<int64_t, RunData> runs_;
   std::vector<int64_t> order_;
   uint64_t list_version_ = 0;
