@@ -126,6 +126,37 @@ TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
   EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0xFF7F0E, 30), 50);
 }
 
+TEST_F(GuiRunsTest, PlotsShowValuesUnderThePointerZoomTowardItAndFitAgainOnDoubleClick) {
+  const std::string plot = "plot/critic/score/mean";
+  const std::vector<std::string> args = {"--db", db_, "--run", std::to_string(ids_[0])};
+  const std::string hover =
+      "wait @" + plot + " 10000\nframes 2\nmove @" + plot + "\nwait @" + plot + "/hover 2000\n";
+  auto hovered = run_gui(dir_, args, hover + "frames 2\n", "hovered");
+  ASSERT_EQ(hovered.exit_code, 0) << hovered.log;
+  // The tooltip's line under "step N" names the run in its colour (blue).
+  auto tip = item_rect(hovered.state, plot + "/hover");
+  ASSERT_EQ(tip.size(), 4u);
+  EXPECT_GT(count_color(hovered.screenshot, tip[0], tip[3], tip[0] + 70, tip[3] + 20, 0x1F77B4, 40),
+            10);
+  // Three wheel notches zoom x toward the pointer: a narrower range that still holds it.
+  const std::string zoom = hover + "scroll @" + plot + "~100,0 3\nframes 2\n";
+  auto zoomed = run_gui(dir_, args, zoom, "zoomed");
+  ASSERT_EQ(zoomed.exit_code, 0) << zoomed.log;
+  const auto& view = zoomed.state["dashboard"]["views"]["critic/score/mean"];
+  EXPECT_FALSE(view["auto_fit"].get<bool>());
+  const double x0 = view["x0"], x1 = view["x1"];
+  EXPECT_LT(x1 - x0, 199 * 0.7);
+  EXPECT_GT(x0, 0.0);
+  EXPECT_LT(x1, 199.0);
+  // A double-click returns to auto-fit: the whole series again.
+  auto fitted = run_gui(dir_, args, zoom + "dclick @" + plot + "\nframes 2\n", "fitted");
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.log;
+  const auto& fit = fitted.state["dashboard"]["views"]["critic/score/mean"];
+  EXPECT_TRUE(fit["auto_fit"].get<bool>());
+  EXPECT_DOUBLE_EQ(fit["x0"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(fit["x1"].get<double>(), 199.0);
+}
+
 TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
   auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[2])},
                    "wait @plot/critic/score/mean 10000\nwait @dashboard/error 5000\nframes 3\n");

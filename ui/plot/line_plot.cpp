@@ -281,6 +281,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
     if (hover) hover->active = true, hover->x = mx;
     ImGui::BeginTooltip();
     ImGui::Text("%s %s", options.x_label, format_tick(mx).c_str());
+    items().record_last_item(std::string(id) + "/hover");
     for (size_t i = 0; i < series.size(); ++i) {
       const PlotSeries& s = series[i];
       double k = nearest_index(*s.x, mx);
