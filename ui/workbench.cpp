@@ -230,7 +230,10 @@ nlohmann::json dump_state(AppState& app) {
   }
   json views = json::object();
   for (const auto& [key, view] : app.dashboard.plots)
-    views[key] = {{"x0", view.x0}, {"x1", view.x1}, {"y0", view.y0}, {"y1", view.y1},
+    views[key] = {{"x0", view.x0},
+                  {"x1", view.x1},
+                  {"y0", view.y0},
+                  {"y1", view.y1},
                   {"auto_fit", view.auto_fit}};
   dash["views"] = views;
   out["dashboard"] = dash;

@@ -113,8 +113,8 @@ RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& i
     if (!all_metrics.count(metric)) {
       std::string known;
       for (const std::string& k : all_metrics) known += (known.empty() ? "" : ", ") + k;
-      throw TrackingError("none of the runs logged metric '" + metric + "'; they logged: " +
-                          (known.empty() ? "(no metrics)" : known));
+      throw TrackingError("none of the runs logged metric '" + metric +
+                          "'; they logged: " + (known.empty() ? "(no metrics)" : known));
     }
   for (const std::string& metric : c.metrics) {
     for (const RunInfo& run : c.runs) {
@@ -217,7 +217,8 @@ void export_run_metrics(TrackingReader& reader, int64_t run, const std::string& 
           {"run_id", run},
           {"key", p.key},
           {"step", p.step},
-          {"value", std::isfinite(p.value) ? nlohmann::ordered_json(p.value) : nlohmann::ordered_json()},
+          {"value",
+           std::isfinite(p.value) ? nlohmann::ordered_json(p.value) : nlohmann::ordered_json()},
           {"wall_time", p.wall_time}};
       out << line.dump() << "\n";
     }

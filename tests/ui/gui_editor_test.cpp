@@ -115,7 +115,8 @@ frames 2
   EXPECT_EQ(r.state["editor"]["nodes"][2]["id"], "sum");
   EXPECT_EQ(r.state["editor"]["selected"], nlohmann::json({"sum"}));
   EXPECT_GT(r.state["editor"]["zoom"].get<float>(), before.state["editor"]["zoom"].get<float>());
-  // Zooming toward the cursor kept the node under it: 'global' still contains the point scrolled at.
+  // Zooming toward the cursor kept the node under it: 'global' still contains the point scrolled
+  // at.
   auto was = item_rect(before.state, "node/global"), now = item_rect(r.state, "node/global");
   ASSERT_EQ(was.size(), 4u);
   ASSERT_EQ(now.size(), 4u);

@@ -65,10 +65,10 @@ TEST_F(GuiRunsTest, FilterByTextAndByParam) {
 }
 
 TEST_F(GuiRunsTest, SelectTwoRunsCompareThemAndReadTheDiffTable) {
-  const std::string script =
-      "wait @runs/row/" + std::to_string(ids_[0]) + " 5000\nclick @runs/row/" +
-      std::to_string(ids_[0]) + "\nclick @runs/row/" + std::to_string(ids_[1]) +
-      " ctrl\nclick @button/Compare\nwait @plot/critic/score/mean 10000\n"
+  const std::string script = "wait @runs/row/" + std::to_string(ids_[0]) +
+                             " 5000\nclick @runs/row/" + std::to_string(ids_[0]) +
+                             "\nclick @runs/row/" + std::to_string(ids_[1]) +
+                             " ctrl\nclick @button/Compare\nwait @plot/critic/score/mean 10000\n"
                              "click @\"button/Export CSV\"\nframes 5\n";
   auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
   ASSERT_EQ(r.exit_code, 0) << r.log;
@@ -116,8 +116,9 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
 
 TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
   // No script: `--frames 1` alone must not shoot a screen that is still loading.
-  auto r = run_gui(dir_, {"--db", db_, "--compare",
-                          std::to_string(ids_[0]) + "," + std::to_string(ids_[1]), "--frames", "1"});
+  auto r =
+      run_gui(dir_, {"--db", db_, "--compare",
+                     std::to_string(ids_[0]) + "," + std::to_string(ids_[1]), "--frames", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["compare"]["summary"].size(), 4u);
   auto plot = item_rect(r.state, "plot/critic/score/mean");
@@ -172,7 +173,8 @@ TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
 
 TEST_F(GuiRunsTest, TheSamplesViewAndLogY) {
   const std::string script =
-      "wait @plot/actor/pg_loss 10000\nclick @tab/Samples\nwait @sample/0 3000\nscreenshot samples.png\n"
+      "wait @plot/actor/pg_loss 10000\nclick @tab/Samples\nwait @sample/0 3000\nscreenshot "
+      "samples.png\n"
       "click @tab/Plots\nwait @plot/actor/pg_loss 3000\nclick @settings/log_y\nframes 3\n";
   auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[0])}, script);
   // The script waited for the sample of step 199 to be listed (it fails otherwise).
@@ -247,8 +249,10 @@ TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
   // reader's 5 s busy timeout, then lets go.
   sqlite3* holder = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &holder), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(holder, "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
-                                 "UPDATE runs SET name = name;", nullptr, nullptr, nullptr),
+  ASSERT_EQ(sqlite3_exec(holder,
+                         "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
+                         "UPDATE runs SET name = name;",
+                         nullptr, nullptr, nullptr),
             SQLITE_OK);
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(6500));

@@ -174,8 +174,9 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
       if (!scripted) {
         if (frames_after_script <= 0) break;
         if (!settle_deadline)
-          settle_deadline = std::chrono::steady_clock::now() +
-                            std::chrono::milliseconds(static_cast<int>(hooks.settle_timeout_s * 1000));
+          settle_deadline =
+              std::chrono::steady_clock::now() +
+              std::chrono::milliseconds(static_cast<int>(hooks.settle_timeout_s * 1000));
         const bool settled = !hooks.settled || hooks.settled() ||
                              std::chrono::steady_clock::now() > *settle_deadline;
         if (settled)

@@ -212,7 +212,8 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
 
   // Grid and ticks.
   const ImU32 grid = IM_COL32(60, 64, 72, 255), label = IM_COL32(170, 175, 185, 255);
-  const std::vector<double> x_ticks = nice_ticks(state.x0, state.x1, std::max(2, static_cast<int>(w / 90)));
+  const std::vector<double> x_ticks =
+      nice_ticks(state.x0, state.x1, std::max(2, static_cast<int>(w / 90)));
   const double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 0;
   for (double t : x_ticks) {
     float x = sx(t);
