@@ -125,6 +125,36 @@ frames 2
   EXPECT_GT(now[2] - now[0], was[2] - was[0]);
 }
 
+TEST_F(GuiEditorTest, RightDragPansTheCanvasAndFrameAllBringsEveryNodeBack) {
+  // Pan 200 px right: 'metrics' (the rightmost node) leaves the canvas and is
+  // not drawn. Frame all: every node is inside again.
+  const std::string pan = "drag @canvas~-300,0 @canvas~-100,0 right\nframes 2\n";
+  auto before = run_gui(dir_, args({"--frames", "2"}), "", "before");
+  auto panned = run_gui(dir_, args(), pan, "panned");
+  ASSERT_EQ(panned.exit_code, 0) << panned.log;
+  auto was = item_rect(before.state, "node/square"), now = item_rect(panned.state, "node/square");
+  ASSERT_EQ(was.size(), 4u);
+  ASSERT_EQ(now.size(), 4u);
+  EXPECT_NEAR(now[0] - was[0], 200, 10);
+  EXPECT_NEAR(now[1], was[1], 2);
+  EXPECT_FALSE(panned.state["editor"]["dirty"]) << "panning is not an edit";
+  EXPECT_EQ(item_rect(before.state, "node/metrics").size(), 4u);
+  EXPECT_EQ(item_rect(panned.state, "node/metrics").size(), 0u) << "metrics is off the canvas";
+
+  auto framed = run_gui(dir_, args(), pan + "click @\"button/Frame all\"\nframes 3\n", "framed");
+  ASSERT_EQ(framed.exit_code, 0) << framed.log;
+  auto canvas = item_rect(framed.state, "canvas");
+  ASSERT_EQ(canvas.size(), 4u);
+  for (const auto& node : framed.state["editor"]["nodes"]) {
+    auto rect = item_rect(framed.state, "node/" + node["id"].get<std::string>());
+    ASSERT_EQ(rect.size(), 4u) << node["id"];
+    EXPECT_GE(rect[0], canvas[0]) << node["id"];
+    EXPECT_LE(rect[2], canvas[2]) << node["id"];
+    EXPECT_GE(rect[1], canvas[1]) << node["id"];
+    EXPECT_LE(rect[3], canvas[3]) << node["id"];
+  }
+}
+
 TEST_F(GuiEditorTest, AnInvalidLinkDoesNotSnap) {
   // global depends on square; linking global's output back into square is a cycle.
   const std::string script = R"(
