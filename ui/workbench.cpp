@@ -55,6 +55,15 @@ void handle_requests(AppState& app, ViewRequests& r) {
   }
 }
 
+// The screens that follow runs say when the DB cannot be read (the runs
+// table has it in its status line); the poller keeps retrying.
+void draw_db_error(const RunStore& store) {
+  const std::string error = store.error();
+  if (error.empty()) return;
+  ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", error.c_str());
+  items().record_last_item("db_error");
+}
+
 }  // namespace
 
 const char* screen_name(Screen screen) {
@@ -153,9 +162,11 @@ void draw_workbench(AppState& app) {
           draw_runs_table(app.store, app.runs, requests);
           break;
         case Screen::dashboard:
+          draw_db_error(app.store);
           draw_dashboard(app.store, app.dashboard);
           break;
         case Screen::compare:
+          draw_db_error(app.store);
           draw_compare(app.store, app.compare);
           break;
         case Screen::launch:

@@ -272,5 +272,13 @@ TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
   EXPECT_GT(count_color(locked, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
 }
 
+TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
+  auto r = run_gui(dir_, {"--db", path("gone/rlwb.db"), "--run", "1"}, "wait @db_error 5000\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  auto error = item_rect(r.state, "db_error");
+  ASSERT_EQ(error.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[2], error[3], 0xFFBF4C, 30), 30);
+}
+
 }  // namespace
 }  // namespace rlwb::ui
