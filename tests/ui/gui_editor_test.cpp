@@ -64,7 +64,7 @@ TEST_F(GuiEditorTest, OpensTheGraphAndDrawsItsNodesAndLinks) {
 
 TEST_F(GuiEditorTest, AddANodeLinkTwoPinsSaveAndReload) {
   const std::string script = R"(
-wait @palette/builtin.add 5000
+wait @palette/builtin.add 20000
 click @palette/builtin.add
 frames 2
 drag @pin/square/out/x_sq @pin/add/in/+
@@ -206,7 +206,7 @@ key ctrl+c
 key ctrl+v
 frames 2
 drag @pin/total/out/total @canvas~300,250
-wait @prewire/builtin.column_means 3000
+wait @prewire/builtin.column_means 20000
 click @prewire/builtin.column_means
 frames 2
 )";

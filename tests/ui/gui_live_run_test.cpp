@@ -27,7 +27,7 @@ TEST_F(GuiLiveRunTest, StartATinyRunFromTheLaunchScreenAndSeeItsDashboardFill) {
   const std::string db = path("runs/rlwb.db");
   const std::string script = R"(
 click @tab/Launch
-wait @launch/overrides 3000
+wait @launch/overrides 20000
 click @launch/overrides
 text trainer.steps=2 models.squarer.config.sleep_ms=1500
 click @"button/Start run"
@@ -76,7 +76,7 @@ TEST_F(GuiLiveRunTest, TheLaunchScreenListsTheWorkersAndStopEndsTheRunAsInterrup
   // comes once a step is logged (a stop while workers start records 'failed').
   const std::string script = R"(
 click @tab/Launch
-wait @launch/overrides 3000
+wait @launch/overrides 20000
 click @launch/overrides
 text trainer.steps=50 models.squarer.config.sleep_ms=300
 click @"button/Start run"

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cmath>
 #include <thread>
 
@@ -46,7 +47,7 @@ class GuiRunsTest : public test::TempDirTest {
 };
 
 TEST_F(GuiRunsTest, TheRunsTableListsEveryRunNewestFirst) {
-  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, "wait @runs/row/1 5000\nframes 3\n");
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, "wait @runs/row/1 20000\nframes 3\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[1], ids_[0]}));
   EXPECT_EQ(r.state["runs"]["info"][std::to_string(ids_[2])]["status"], "failed");
@@ -59,14 +60,14 @@ TEST_F(GuiRunsTest, TheRunsTableListsEveryRunNewestFirst) {
 TEST_F(GuiRunsTest, FilterByTextAndByParam) {
   auto r =
       run_gui(dir_, {"--db", db_, "--screen", "runs"},
-              "wait @runs/row/1 5000\nclick @runs/param_filter\ntext trainer.lr=0.1\nframes 3\n");
+              "wait @runs/row/1 20000\nclick @runs/param_filter\ntext trainer.lr=0.1\nframes 3\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[0]}));
 }
 
 TEST_F(GuiRunsTest, SelectTwoRunsCompareThemAndReadTheDiffTable) {
   const std::string script = "wait @runs/row/" + std::to_string(ids_[0]) +
-                             " 5000\nclick @runs/row/" + std::to_string(ids_[0]) +
+                             " 20000\nclick @runs/row/" + std::to_string(ids_[0]) +
                              "\nclick @runs/row/" + std::to_string(ids_[1]) +
                              " ctrl\nclick @button/Compare\nwait @plot/critic/score/mean 10000\n"
                              "click @\"button/Export CSV\"\nframes 5\n";
@@ -97,8 +98,8 @@ TEST_F(GuiRunsTest, SelectTwoRunsCompareThemAndReadTheDiffTable) {
 
 TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
   const std::string script =
-      "wait @compare/all_keys 5000\nclick @compare/all_keys\nclick @compare/group_by\n"
-      "wait @group_by/trainer.lr 3000\nclick @group_by/trainer.lr\nwait @legend/group/0.1 "
+      "wait @compare/all_keys 20000\nclick @compare/all_keys\nclick @compare/group_by\n"
+      "wait @group_by/trainer.lr 20000\nclick @group_by/trainer.lr\nwait @legend/group/0.1 "
       "3000\nframes 3\n";
   auto r = run_gui(
       dir_,
@@ -131,7 +132,7 @@ TEST_F(GuiRunsTest, PlotsShowValuesUnderThePointerZoomTowardItAndFitAgainOnDoubl
   const std::string plot = "plot/critic/score/mean";
   const std::vector<std::string> args = {"--db", db_, "--run", std::to_string(ids_[0])};
   const std::string hover =
-      "wait @" + plot + " 10000\nframes 2\nmove @" + plot + "\nwait @" + plot + "/hover 2000\n";
+      "wait @" + plot + " 10000\nframes 2\nmove @" + plot + "\nwait @" + plot + "/hover 10000\n";
   auto hovered = run_gui(dir_, args, hover + "frames 2\n", "hovered");
   ASSERT_EQ(hovered.exit_code, 0) << hovered.log;
   // The tooltip's line under "step N" names the run in its colour (blue).
@@ -160,7 +161,7 @@ TEST_F(GuiRunsTest, PlotsShowValuesUnderThePointerZoomTowardItAndFitAgainOnDoubl
 
 TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
   auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[2])},
-                   "wait @plot/critic/score/mean 10000\nwait @dashboard/error 5000\nframes 3\n");
+                   "wait @plot/critic/score/mean 10000\nwait @dashboard/error 20000\nframes 3\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["dashboard"]["metrics"]["critic/score/mean"], 200);
   EXPECT_EQ(r.state["dashboard"]["status"], "failed");
@@ -173,9 +174,9 @@ TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
 
 TEST_F(GuiRunsTest, TheSamplesViewAndLogY) {
   const std::string script =
-      "wait @plot/actor/pg_loss 10000\nclick @tab/Samples\nwait @sample/0 3000\nscreenshot "
+      "wait @plot/actor/pg_loss 10000\nclick @tab/Samples\nwait @sample/0 20000\nscreenshot "
       "samples.png\n"
-      "click @tab/Plots\nwait @plot/actor/pg_loss 3000\nclick @settings/log_y\nframes 3\n";
+      "click @tab/Plots\nwait @plot/actor/pg_loss 20000\nclick @settings/log_y\nframes 3\n";
   auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[0])}, script);
   // The script waited for the sample of step 199 to be listed (it fails otherwise).
   ASSERT_EQ(r.exit_code, 0) << r.log;
@@ -189,15 +190,15 @@ TEST_F(GuiRunsTest, RenameTagAndDeleteWithConfirmation) {
   const std::string id0 = std::to_string(ids_[0]), id1 = std::to_string(ids_[1]);
   const std::string script =
       "wait @runs/row/" + id0 +
-      " 5000\n"
+      " 20000\n"
       "click @runs/row/" +
       id0 +
-      "\nclick @button/Rename\nwait @runs/rename_text 2000\n"
+      "\nclick @button/Rename\nwait @runs/rename_text 20000\n"
       "key ctrl+a\ntext baseline\nclick @button/OK\nframes 3\n"
-      "click @button/Tag\nwait @runs/tag_text 2000\ntext keep=yes\nclick @button/OK\nframes 3\n"
+      "click @button/Tag\nwait @runs/tag_text 20000\ntext keep=yes\nclick @button/OK\nframes 3\n"
       "click @runs/row/" +
       id1 +
-      "\nclick @button/Delete\nwait @\"button/Delete runs\" 2000\n"
+      "\nclick @button/Delete\nwait @\"button/Delete runs\" 10000\n"
       "screenshot confirm.png\nclick @\"button/Delete runs\"\nsleep 600\nframes 3\n";
   auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
   ASSERT_EQ(r.exit_code, 0) << r.log;
@@ -223,16 +224,23 @@ TEST_F(GuiRunsTest, AMissingDatabaseShowsAMessage) {
 TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
   const std::string later = path("later/rlwb.db");
   const std::string script =
-      "wait @runs/db_error 5000\nscreenshot missing.png\nwait @runs/row/1 15000\nframes 3\n";
-  // The database appears while the GUI runs (as when a first run starts).
+      "wait @runs/db_error 20000\nscreenshot missing.png\nwait @runs/row/1 15000\nframes 3\n";
+  // The database appears while the GUI runs (as when a first run starts),
+  // once the GUI has shown that it is missing (or when the GUI has exited:
+  // then the script has failed; 60 s at most).
+  std::atomic<bool> gui_done{false};
   std::thread writer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(path("missing.png")) && !gui_done &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::filesystem::create_directories(path("later"));
     core::TrackingWriter w(later);
     w.end_run(w.start_run("late", "demo.yaml", "", "demo", 0, nlohmann::json::object()),
               "finished");
   });
   auto r = run_gui(dir_, {"--db", later, "--screen", "runs"}, script);
+  gui_done = true;
   writer.join();
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["runs"]["error"], "");
@@ -245,8 +253,8 @@ TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
 }
 
 TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
-  // Another process holds the database exclusively for longer than the
-  // reader's 5 s busy timeout, then lets go.
+  // Another connection holds the database exclusively, past the reader's 5 s
+  // busy timeout, until the GUI has said so.
   sqlite3* holder = nullptr;
   ASSERT_EQ(sqlite3_open(db_.c_str(), &holder), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(holder,
@@ -254,14 +262,21 @@ TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
                          "UPDATE runs SET name = name;",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);
+  // It lets go once the GUI has shown the error (the script's screenshot
+  // appears), or when the GUI has exited without (the script failed; 60 s at most).
+  std::atomic<bool> gui_done{false};
   std::thread release([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(6500));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(path("locked.png")) && !gui_done &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     sqlite3_exec(holder, "COMMIT;", nullptr, nullptr, nullptr);
     sqlite3_close(holder);
   });
-  const std::string script = "wait @runs/db_error 10000\nscreenshot locked.png\nwait @runs/row/" +
-                             std::to_string(ids_[0]) + " 15000\nframes 3\n";
+  const std::string script = "wait @runs/db_error 20000\nscreenshot locked.png\nwait @runs/row/" +
+                             std::to_string(ids_[0]) + " 20000\nframes 3\n";
   auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
+  gui_done = true;
   release.join();
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["runs"]["error"], "");
@@ -273,7 +288,7 @@ TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
 }
 
 TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
-  auto r = run_gui(dir_, {"--db", path("gone/rlwb.db"), "--run", "1"}, "wait @db_error 5000\n");
+  auto r = run_gui(dir_, {"--db", path("gone/rlwb.db"), "--run", "1"}, "wait @db_error 20000\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
   auto error = item_rect(r.state, "db_error");
   ASSERT_EQ(error.size(), 4u);
