@@ -47,15 +47,26 @@ std::string default_cli() {
   return "";
 }
 
+// A whole number for `option`, or an error that says what was wrong.
+int64_t parse_number(const std::string& option, const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size())
+    throw std::invalid_argument(option + " wants a whole number, got '" + text + "'");
+  return value;
+}
+
 std::vector<int64_t> parse_ids(const std::string& text) {
   std::vector<int64_t> ids;
   std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
-    size_t used = 0;
-    int64_t id = std::stoll(part, &used);
-    if (used != part.size()) throw std::invalid_argument(part);
-    ids.push_back(id);
-  }
+  for (std::string part; std::getline(in, part, ',');)
+    ids.push_back(parse_number("--compare (run ids separated by commas, e.g. 3,4)", part));
+  if (ids.empty()) throw std::invalid_argument("--compare wants run ids, e.g. 3,4");
   return ids;
 }
 
@@ -84,7 +95,7 @@ int main(int argc, char** argv) {
       else if (a == "--compare")
         options.compare = parse_ids(v);
       else if (a == "--run")
-        options.dashboard_run = std::stoll(v);
+        options.dashboard_run = parse_number("--run", v);
       else if (a == "--screen") {
         rlwb::ui::Screen s;
         if (!rlwb::ui::parse_screen(v, s))
@@ -95,7 +106,7 @@ int main(int argc, char** argv) {
       else if (a == "--catalog")
         options.catalog = v;
       else if (a == "--frames")
-        loop.frames = std::stoi(v);
+        loop.frames = static_cast<int>(parse_number("--frames", v));
       else if (a == "--screenshot")
         loop.screenshot = v;
       else if (a == "--script")

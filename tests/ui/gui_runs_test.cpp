@@ -287,6 +287,16 @@ TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
   EXPECT_GT(count_color(locked, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
 }
 
+TEST_F(GuiRunsTest, BadCommandLineValuesAreRefusedWithAMessage) {
+  auto r = run_gui(dir_, {"--db", db_, "--compare", "1,x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.log.find("got 'x'"), std::string::npos) << r.log;
+  EXPECT_FALSE(std::filesystem::exists(path("gui.png"))) << "nothing is drawn";
+  r = run_gui(dir_, {"--db", db_, "--run", "abc"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.log.find("--run wants a whole number, got 'abc'"), std::string::npos) << r.log;
+}
+
 TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
   auto r = run_gui(dir_, {"--db", path("gone/rlwb.db"), "--run", "1"}, "wait @db_error 20000\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
