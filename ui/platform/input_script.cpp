@@ -11,7 +11,7 @@ namespace {
 
 // How long a command waits for the item it points at (a tab switch or a
 // freshly opened popup needs a frame or two to draw it).
-constexpr int kItemWaitMs = 5000;
+constexpr int kItemWaitMs = 10000;
 
 int key_code(const std::string& name) {
   static const std::map<std::string, int> named = {
