@@ -155,6 +155,20 @@ TEST_F(GuiEditorTest, RightDragPansTheCanvasAndFrameAllBringsEveryNodeBack) {
   }
 }
 
+TEST_F(GuiEditorTest, ClickALinkAndDeleteItThenUndo) {
+  const std::string script = "click @link/square/x_sq/total\nframes 2\nkey delete\nframes 2\n";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["nodes"][2]["id"], "total");
+  EXPECT_EQ(r.state["editor"]["nodes"][2]["in"], nlohmann::json({"x_neg"}));
+  EXPECT_EQ(r.state["editor"]["nodes"].size(), 5u) << "only the link went";
+  EXPECT_EQ(item_rect(r.state, "link/square/x_sq/total").size(), 0u);
+  auto undone = run_gui(dir_, args(), script + "key ctrl+z\nframes 2\n", "undone");
+  ASSERT_EQ(undone.exit_code, 0) << undone.log;
+  EXPECT_EQ(undone.state["editor"]["nodes"][2]["in"], nlohmann::json({"x_sq", "x_neg"}));
+  EXPECT_FALSE(undone.state["editor"]["dirty"]);
+}
+
 TEST_F(GuiEditorTest, AnInvalidLinkDoesNotSnap) {
   // global depends on square; linking global's output back into square is a cycle.
   const std::string script = R"(
