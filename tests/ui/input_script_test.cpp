@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 
 #include "ui/graph/canvas_view.h"
@@ -121,6 +122,29 @@ TEST(CanvasView, ZoomKeepsThePointUnderTheCursorAndFrameFitsTheBox) {
   EXPECT_GE(a.x, 39.0f);
   EXPECT_LE(b.x, 761.0f);
   EXPECT_NEAR((a.y + b.y) / 2, 300, 1e-3);
+}
+
+TEST(RunAndCapture, ReturnsTheExitStatusAndTheOutput) {
+  std::string output;
+  EXPECT_EQ(run_and_capture({"/bin/sh", "-c", "echo out; echo err >&2; exit 1"}, output), 1);
+  EXPECT_EQ(output, "out\nerr\n");
+  output.clear();
+  EXPECT_EQ(run_and_capture({"/nonexistent/rlwb", "validate"}, output), -1);
+}
+
+TEST(RunAndCapture, AProgramThatDoesNotAnswerIsKilledAtTheBound) {
+  std::string output;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_and_capture({"/bin/sleep", "30"}, output, std::chrono::milliseconds(300)), -1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(output.find("no answer within"), std::string::npos) << output;
+  // And at once when cancelled (the editor closing).
+  std::atomic<bool> cancel{true};
+  output.clear();
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(run_and_capture({"/bin/sleep", "30"}, output, std::chrono::seconds(60), &cancel), -1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(output.find("stopped"), std::string::npos) << output;
 }
 
 TEST(ParseValidateOutput, ReadsIssuesFromTheCliText) {

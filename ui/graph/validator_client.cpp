@@ -1,5 +1,7 @@
 #include "ui/graph/validator_client.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,7 +26,8 @@ std::string temp_path() {
 
 }  // namespace
 
-int run_and_capture(const std::vector<std::string>& argv, std::string& output) {
+int run_and_capture(const std::vector<std::string>& argv, std::string& output,
+                    std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   posix_spawn_file_actions_t actions;
@@ -43,11 +46,34 @@ int run_and_capture(const std::vector<std::string>& argv, std::string& output) {
     close(fds[0]);
     return -1;
   }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string killed;
   char buffer[4096];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
+  for (;;) {
+    pollfd p = {fds[0], POLLIN, 0};
+    int ready = ::poll(&p, 1, 100);
+    if (ready > 0) {
+      ssize_t n = read(fds[0], buffer, sizeof buffer);
+      if (n <= 0) break;  // EOF: the program closed its output (it is exiting)
+      output.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (cancel && *cancel)
+      killed = "stopped: the editor closed";
+    else if (std::chrono::steady_clock::now() > deadline)
+      killed = "no answer within " + std::to_string(timeout.count() / 1000) + " s";
+    if (!killed.empty()) {
+      ::kill(pid, SIGKILL);
+      break;
+    }
+  }
   close(fds[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  waitpid(pid, &status, 0);  // it has exited or was killed: no wait
+  if (!killed.empty()) {
+    output = killed + (output.empty() ? "" : "; output so far: " + output);
+    return -1;
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -94,7 +120,10 @@ std::vector<core::GraphIssue> parse_validate_output(const std::string& output,
 }
 
 ValidatorClient::~ValidatorClient() {
+  closing_ = true;
   if (worker_.joinable()) worker_.join();
+  std::error_code ec;
+  std::filesystem::remove_all(std::filesystem::path(temp_path()).parent_path(), ec);
 }
 
 bool ValidatorClient::settled() const {
@@ -124,7 +153,9 @@ void ValidatorClient::run_check(uint64_t version, std::string text) {
   try {
     file = temp_path();
     std::ofstream(file, std::ios::binary) << text;
-    rc = cli_.empty() ? -1 : run_and_capture({cli_, "validate", file}, output);
+    rc = cli_.empty() ? -1
+                      : run_and_capture({cli_, "validate", file}, output, std::chrono::seconds(60),
+                                        &closing_);
   } catch (const std::exception& e) {
     output = e.what();
   }

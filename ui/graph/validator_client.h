@@ -58,10 +58,15 @@ class ValidatorClient {
   std::string message_;
   std::thread worker_;
   std::atomic<bool> busy_{false};
+  std::atomic<bool> closing_{false};  // the destructor kills a check in flight
 };
 
 // Runs argv (argv[0] a path) with stdout+stderr captured; returns the exit
-// status (-1 when it could not start). Used by the validator client.
-int run_and_capture(const std::vector<std::string>& argv, std::string& output);
+// status, or -1 when it could not start or was killed: after `timeout`, or
+// as soon as `cancel` becomes true (output then says why). Used by the
+// validator client.
+int run_and_capture(const std::vector<std::string>& argv, std::string& output,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                    const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace rlwb::ui
