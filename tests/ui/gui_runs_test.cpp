@@ -57,6 +57,21 @@ TEST_F(GuiRunsTest, TheRunsTableListsEveryRunNewestFirst) {
   EXPECT_GT(count_color(r.screenshot, 0, row[1], 1600, row[3], 0xFF7366, 30), 10);
 }
 
+TEST_F(GuiRunsTest, ClickingAHeaderSortsByThatColumnAndAgainReversesIt) {
+  const std::string click = "click @\"runs/header/best score\"\nframes 2\n";
+  const std::string wait = "wait @runs/row/" + std::to_string(ids_[0]) + " 20000\n";
+  auto once = run_gui(dir_, {"--db", db_, "--screen", "runs"}, wait + click, "once");
+  ASSERT_EQ(once.exit_code, 0) << once.log;
+  // Best scores grow with the run index: ascending puts run 0 first.
+  EXPECT_EQ(once.state["runs"]["visible"], nlohmann::json({ids_[0], ids_[1], ids_[2]}));
+  auto twice = run_gui(dir_, {"--db", db_, "--screen", "runs"}, wait + click + click, "twice");
+  ASSERT_EQ(twice.exit_code, 0) << twice.log;
+  EXPECT_EQ(twice.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[1], ids_[0]}));
+  // The rows are drawn in that order, top to bottom.
+  EXPECT_LT(item_rect(twice.state, "runs/row/" + std::to_string(ids_[2]))[1],
+            item_rect(twice.state, "runs/row/" + std::to_string(ids_[0]))[1]);
+}
+
 TEST_F(GuiRunsTest, FilterByTextAndByParam) {
   auto r =
       run_gui(dir_, {"--db", db_, "--screen", "runs"},

@@ -278,7 +278,17 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
     ImGui::TableSetupColumn("start", 0, 1.4f, kStart);
     ImGui::TableSetupColumn("duration", 0, 0.8f, kDuration);
     ImGui::TableSetupColumn("tags", 0, 1.2f, kTags);
-    ImGui::TableHeadersRow();
+    // The header row, as TableHeadersRow() draws it, with each header recorded
+    // for scripts ("runs/header/best score"): a click sorts by that column.
+    ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+    for (int column = 0; column < ImGui::TableGetColumnCount(); ++column) {
+      if (!ImGui::TableSetColumnIndex(column)) continue;
+      const char* name = ImGui::TableGetColumnName(column);
+      ImGui::PushID(column);
+      ImGui::TableHeader(name);
+      ImGui::PopID();
+      items().record_last_item(std::string("runs/header/") + name);
+    }
     sort_rows(rows, ImGui::TableGetSortSpecs());
     state.visible.clear();
     for (const RunData* r : rows) state.visible.push_back(r->info.id);
