@@ -100,9 +100,15 @@ inline GuiResult run_gui(const std::filesystem::path& dir, const std::vector<std
     cmd += " --script '" + (dir / (tag + ".script")).string() + "'";
   }
   cmd += " --screenshot '" + shot + "' --dump-state '" + state + "' > '" + log + "' 2>&1";
-  int status = std::system(cmd.c_str());
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.log = read_bytes(log);
+  // xvfb-run -a can lose the race for a display number to another X server
+  // starting at the same moment; that is the machine, not the GUI: try
+  // again (3 times at most).
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    int status = std::system(cmd.c_str());
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.log = read_bytes(log);
+    if (result.log.find("Xvfb failed to start") == std::string::npos) break;
+  }
   std::ifstream in(state);
   if (in) result.state = nlohmann::json::parse(in, nullptr, false);
   if (std::filesystem::exists(shot)) result.screenshot = read_png(shot);
