@@ -130,7 +130,8 @@ int cmd_run(const CommandLine& cl, const char* argv0) {
 }
 
 int cmd_runs(const CommandLine& cl) {
-  if (cl.positional.empty()) throw UsageError("runs needs 'list' or 'show ID'");
+  if (cl.positional.empty())
+    throw UsageError("runs needs 'list', 'show ID', 'compare ID ID...' or 'export ID'");
   std::string db = cl.flag("db", kDefaultDb);
   if (!std::filesystem::exists(db))
     throw std::runtime_error("no tracking database at " + db + " (run an experiment first, or pass --db PATH)");
@@ -151,7 +152,10 @@ int cmd_runs(const CommandLine& cl) {
     std::cout << core::format_run_details(reader, id);
     return 0;
   }
-  throw UsageError("unknown runs subcommand '" + cl.positional[0] + "' (use list or show)");
+  if (cl.positional[0] == "compare") return cmd_runs_compare(cl, reader);
+  if (cl.positional[0] == "export") return cmd_runs_export(cl, reader);
+  throw UsageError("unknown runs subcommand '" + cl.positional[0] +
+                   "' (use list, show, compare or export)");
 }
 
 }  // namespace rlwb::app

@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace rlwb::core {
+class TrackingReader;
+}
+
 namespace rlwb::app {
 
 class UsageError : public std::runtime_error {
@@ -29,6 +33,9 @@ CommandLine parse_command_line(const std::vector<std::string>& args);
 int cmd_run(const CommandLine& cl, const char* argv0);
 int cmd_validate(const CommandLine& cl);
 int cmd_runs(const CommandLine& cl);
+// app/cmd_runs_compare.cpp: rlwb runs compare ID ID... / rlwb runs export ID
+int cmd_runs_compare(const CommandLine& cl, core::TrackingReader& reader);
+int cmd_runs_export(const CommandLine& cl, core::TrackingReader& reader);
 int cmd_reward(const CommandLine& cl);   // app/cmd_reward.cpp: rlwb reward math ...
 int cmd_sandbox(const CommandLine& cl);  // app/cmd_sandbox.cpp: rlwb sandbox run|serve ...
 

@@ -4,6 +4,8 @@
 //   rlwb validate FILE [key.path=value ...]
 //   rlwb runs list [--db PATH]
 //   rlwb runs show ID [--db PATH]
+//   rlwb runs compare ID ID... [--metrics a,b] [--at-step N] [--keys diff|all] [--csv FILE]
+//   rlwb runs export ID [--format csv|jsonl] [--out FILE]
 //   rlwb --version
 #include "app/commands.h"
 #include "core/common/version.h"
@@ -23,6 +25,10 @@ constexpr const char* kUsage = R"(usage:
   rlwb runs list [--db PATH]
   rlwb runs show ID [--db PATH]
       read the tracking database (default runs/rlwb.db)
+  rlwb runs compare ID ID... [--metrics a,b] [--at-step N] [--keys diff|all] [--csv FILE] [--db PATH]
+      config diff and per-metric summary (last, best, at step) of runs side by side
+  rlwb runs export ID [--format csv|jsonl] [--out FILE] [--db PATH]
+      every metric point of a run
   rlwb --version
 )";
 

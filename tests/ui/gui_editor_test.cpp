@@ -1,0 +1,277 @@
+// The graph editor driven as a person would, under xvfb-run: open a graph,
+// add a node from the palette, link pins by dragging, save, reload; move and
+// undo; a file that does not load. Checks the files written, the state the
+// program reports and what its screenshots show.
+#include <gtest/gtest.h>
+
+#include "core/graph/experiment.h"
+#include "ui_test_support.h"
+
+namespace rlwb::ui {
+namespace {
+
+using test::count_color;
+using test::distinct_colors;
+using test::item_rect;
+using test::read_bytes;
+using test::run_gui;
+using test::write_bytes;
+
+class GuiEditorTest : public test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    file_ = path("demo.yaml");
+    write_bytes(file_, read_bytes(test::source_path("experiments/demo.yaml")));
+  }
+  std::vector<std::string> args(std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"--db", path("rlwb.db"), "--open", file_};
+    // Validation needs the CLI; without it the editor says so and works on.
+    a.insert(a.end(),
+             {"--cli", std::filesystem::exists(RLWB_CLI_BIN) ? RLWB_CLI_BIN : "/nonexistent/rlwb"});
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  std::string file_;
+};
+
+TEST_F(GuiEditorTest, OpensTheGraphAndDrawsItsNodesAndLinks) {
+  auto r = run_gui(dir_, args({"--frames", "4"}));
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["screen"], "editor");
+  ASSERT_EQ(r.state["editor"]["nodes"].size(), 5u);
+  EXPECT_TRUE(r.state["editor"]["loaded"]);
+  // Every node and pin was drawn inside the canvas.
+  auto canvas = item_rect(r.state, "canvas");
+  ASSERT_EQ(canvas.size(), 4u);
+  for (const char* id : {"node/square", "node/metrics", "pin/square/out/x_sq", "pin/total/in/x_neg",
+                         "node/[task]"}) {
+    auto rect = item_rect(r.state, id);
+    ASSERT_EQ(rect.size(), 4u) << id << " not drawn";
+    EXPECT_GE(rect[0], canvas[0]) << id;
+    EXPECT_LE(rect[2], canvas[2]) << id;
+  }
+  // The screenshot shows them: node bodies, pool-coloured headers, text.
+  const Image& img = r.screenshot;
+  ASSERT_EQ(img.width, 1600);
+  EXPECT_GT(distinct_colors(img, canvas[0], canvas[1], canvas[2], canvas[3]), 20u);
+  auto node = item_rect(r.state, "node/square");
+  EXPECT_GT(count_color(img, node[0], node[1], node[2], node[3], 0x285A96, 12),
+            200)  // pool 'left' header blue
+      << "no header colour where node 'square' is";
+}
+
+TEST_F(GuiEditorTest, AddANodeLinkTwoPinsSaveAndReload) {
+  const std::string script = R"(
+wait @palette/builtin.add 20000
+click @palette/builtin.add
+frames 2
+drag @pin/square/out/x_sq @pin/add/in/+
+frames 2
+drag @pin/negate/out/x_neg @pin/add/in/+
+frames 2
+screenshot linked.png
+click @button/Save
+frames 3
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["dirty"], false) << r.state["editor"]["status"];
+  core::Experiment saved = core::load_experiment_file(file_);
+  ASSERT_EQ(saved.nodes.size(), 6u);
+  const core::NodeSpec& added = saved.nodes.back();
+  EXPECT_EQ(added.id, "add");
+  EXPECT_EQ(added.call, "builtin.add");
+  EXPECT_EQ(added.in, (std::vector<std::string>{"x_sq", "x_neg"}));
+  EXPECT_TRUE(saved.layout.contains("add"));
+  // Reopening what was saved shows the same graph, and saving it unedited changes nothing.
+  std::string bytes = read_bytes(file_);
+  auto again = run_gui(dir_, args({"--frames", "3"}), "click @button/Save\n", "reload");
+  ASSERT_EQ(again.exit_code, 0) << again.log;
+  EXPECT_EQ(again.state["editor"]["nodes"].size(), 6u);
+  EXPECT_EQ(again.state["editor"]["nodes"][5]["in"], nlohmann::json({"x_sq", "x_neg"}));
+  EXPECT_EQ(read_bytes(file_), bytes);
+  // The new links were drawn (their midpoints are recorded like any item).
+  auto link = item_rect(again.state, "link/square/x_sq/add");
+  EXPECT_EQ(link.size(), 4u);
+}
+
+TEST_F(GuiEditorTest, WheelZoomsTowardTheCursorAndTheInspectorRenamesANode) {
+  const std::string script = R"(
+click @node/total
+frames 2
+click @inspector/id
+key ctrl+a
+text sum
+key enter
+frames 2
+scroll @node/global 3
+frames 2
+)";
+  auto before = run_gui(dir_, args({"--frames", "2"}), "", "before");
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["nodes"][2]["id"], "sum");
+  EXPECT_EQ(r.state["editor"]["selected"], nlohmann::json({"sum"}));
+  EXPECT_GT(r.state["editor"]["zoom"].get<float>(), before.state["editor"]["zoom"].get<float>());
+  // Zooming toward the cursor kept the node under it: 'global' still contains the point scrolled
+  // at.
+  auto was = item_rect(before.state, "node/global"), now = item_rect(r.state, "node/global");
+  ASSERT_EQ(was.size(), 4u);
+  ASSERT_EQ(now.size(), 4u);
+  float cx = (was[0] + was[2]) / 2.0f, cy = (was[1] + was[3]) / 2.0f;
+  EXPECT_TRUE(now[0] <= cx && cx <= now[2] && now[1] <= cy && cy <= now[3]);
+  EXPECT_GT(now[2] - now[0], was[2] - was[0]);
+}
+
+TEST_F(GuiEditorTest, RightDragPansTheCanvasAndFrameAllBringsEveryNodeBack) {
+  // Pan 200 px right: 'metrics' (the rightmost node) leaves the canvas and is
+  // not drawn. Frame all: every node is inside again.
+  const std::string pan = "drag @canvas~-300,0 @canvas~-100,0 right\nframes 2\n";
+  auto before = run_gui(dir_, args({"--frames", "2"}), "", "before");
+  auto panned = run_gui(dir_, args(), pan, "panned");
+  ASSERT_EQ(panned.exit_code, 0) << panned.log;
+  auto was = item_rect(before.state, "node/square"), now = item_rect(panned.state, "node/square");
+  ASSERT_EQ(was.size(), 4u);
+  ASSERT_EQ(now.size(), 4u);
+  EXPECT_NEAR(now[0] - was[0], 200, 10);
+  EXPECT_NEAR(now[1], was[1], 2);
+  EXPECT_FALSE(panned.state["editor"]["dirty"]) << "panning is not an edit";
+  EXPECT_EQ(item_rect(before.state, "node/metrics").size(), 4u);
+  EXPECT_EQ(item_rect(panned.state, "node/metrics").size(), 0u) << "metrics is off the canvas";
+
+  auto framed = run_gui(dir_, args(), pan + "click @\"button/Frame all\"\nframes 3\n", "framed");
+  ASSERT_EQ(framed.exit_code, 0) << framed.log;
+  auto canvas = item_rect(framed.state, "canvas");
+  ASSERT_EQ(canvas.size(), 4u);
+  for (const auto& node : framed.state["editor"]["nodes"]) {
+    auto rect = item_rect(framed.state, "node/" + node["id"].get<std::string>());
+    ASSERT_EQ(rect.size(), 4u) << node["id"];
+    EXPECT_GE(rect[0], canvas[0]) << node["id"];
+    EXPECT_LE(rect[2], canvas[2]) << node["id"];
+    EXPECT_GE(rect[1], canvas[1]) << node["id"];
+    EXPECT_LE(rect[3], canvas[3]) << node["id"];
+  }
+}
+
+TEST_F(GuiEditorTest, ClickALinkAndDeleteItThenUndo) {
+  const std::string script = "click @link/square/x_sq/total\nframes 2\nkey delete\nframes 2\n";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["nodes"][2]["id"], "total");
+  EXPECT_EQ(r.state["editor"]["nodes"][2]["in"], nlohmann::json({"x_neg"}));
+  EXPECT_EQ(r.state["editor"]["nodes"].size(), 5u) << "only the link went";
+  EXPECT_EQ(item_rect(r.state, "link/square/x_sq/total").size(), 0u);
+  auto undone = run_gui(dir_, args(), script + "key ctrl+z\nframes 2\n", "undone");
+  ASSERT_EQ(undone.exit_code, 0) << undone.log;
+  EXPECT_EQ(undone.state["editor"]["nodes"][2]["in"], nlohmann::json({"x_sq", "x_neg"}));
+  EXPECT_FALSE(undone.state["editor"]["dirty"]);
+}
+
+TEST_F(GuiEditorTest, AnInvalidLinkDoesNotSnap) {
+  // global depends on square; linking global's output back into square is a cycle.
+  const std::string script = R"(
+drag @pin/global/out/global_total @pin/square/in/+
+frames 2
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["nodes"][0]["in"], nlohmann::json({"x"}));
+  EXPECT_FALSE(r.state["editor"]["dirty"]);
+}
+
+TEST_F(GuiEditorTest, MoveBoxSelectDeleteAndUndoEachGesture) {
+  // Move 'metrics' right, click empty canvas, box-select square and negate, delete them.
+  const std::string gestures = R"(
+drag @node/metrics +120,0
+frames 2
+drag @canvas~-20,-60 @canvas~-19,-59
+drag @node/square~-30,-20 @node/negate~120,40
+key delete
+frames 2
+)";
+  auto done = run_gui(dir_, args(), gestures, "gestures");
+  ASSERT_EQ(done.exit_code, 0) << done.log;
+  const auto& left = done.state["editor"]["nodes"];
+  ASSERT_EQ(left.size(), 3u) << done.state["editor"]["status"];
+  EXPECT_EQ(left[0]["id"], "total");
+  EXPECT_GT(left[2]["x"].get<float>(), 850.0f) << "metrics was dragged right (from x=800)";
+  EXPECT_TRUE(done.state["editor"]["dirty"]);
+  EXPECT_EQ(item_rect(done.state, "node/square").size(), 0u) << "a deleted node is still drawn";
+
+  // The same, then two undos: the delete, then the move (the clicks made no entry).
+  auto undone =
+      run_gui(dir_, args(), gestures + "key ctrl+z\nframes 2\nkey ctrl+z\nframes 2\n", "undone");
+  ASSERT_EQ(undone.exit_code, 0) << undone.log;
+  const auto& nodes = undone.state["editor"]["nodes"];
+  ASSERT_EQ(nodes.size(), 5u);
+  EXPECT_FLOAT_EQ(nodes[4]["x"].get<float>(), 800.0f);
+  EXPECT_FALSE(undone.state["editor"]["can_undo"]);
+  EXPECT_TRUE(undone.state["editor"]["can_redo"]);
+  EXPECT_FALSE(undone.state["editor"]["dirty"]);
+  EXPECT_EQ(item_rect(undone.state, "node/square").size(), 4u);
+}
+
+TEST_F(GuiEditorTest, CopyPasteAndPreWiredNodeFromADroppedLink) {
+  const std::string script = R"(
+click @node/total
+key ctrl+c
+key ctrl+v
+frames 2
+drag @pin/total/out/total @canvas~300,250
+wait @prewire/builtin.column_means 20000
+click @prewire/builtin.column_means
+frames 2
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const auto& nodes = r.state["editor"]["nodes"];
+  ASSERT_EQ(nodes.size(), 7u) << r.state["editor"]["status"];
+  EXPECT_EQ(nodes[5]["id"], "total_2");
+  EXPECT_EQ(nodes[5]["out"], nlohmann::json({"total_2"}));
+  EXPECT_EQ(nodes[6]["call"], "builtin.column_means");
+  EXPECT_EQ(nodes[6]["in"], nlohmann::json({"total"}));
+}
+
+TEST_F(GuiEditorTest, TheValidatorPointsAtTheNodeWithAProblem) {
+  if (!std::filesystem::exists(RLWB_CLI_BIN)) GTEST_SKIP() << "rlwb not built";
+  const std::string script = R"(
+click @palette/custom
+text squarer.nope
+click @button/Add
+wait @issue/nope 60000
+frames 2
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  bool found = false;
+  for (const auto& issue : r.state["editor"]["issues"])
+    if (issue["node"] == "nope" && issue["severity"] == "error") found = true;
+  EXPECT_TRUE(found) << r.state["editor"]["issues"].dump();
+  // The node is outlined in red.
+  auto node = item_rect(r.state, "node/nope");
+  ASSERT_EQ(node.size(), 4u);
+  EXPECT_GT(
+      count_color(r.screenshot, node[0] - 3, node[1] - 3, node[2] + 3, node[3] + 60, 0xEB463C, 20),
+      20);
+}
+
+TEST_F(GuiEditorTest, AFileThatDoesNotParseShowsItsErrorAndIsNotOverwritten) {
+  const std::string broken = "name: broken\nnodes:\n  - {id: a, call: x.y, in: [a\n";
+  write_bytes(file_, broken);
+  auto r = run_gui(dir_, args(), "click @button/Save\nkey ctrl+s\nframes 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_FALSE(r.state["editor"]["loaded"]);
+  EXPECT_FALSE(r.state["editor"]["load_issues"].empty());
+  EXPECT_EQ(read_bytes(file_), broken);
+  auto error = item_rect(r.state, "load_error");
+  ASSERT_EQ(error.size(), 4u);
+  EXPECT_GT(
+      count_color(r.screenshot, error[0], error[1], error[0] + 400, error[1] + 60, 0xFF7366, 30),
+      30)
+      << "the error is not shown in red";
+}
+
+}  // namespace
+}  // namespace rlwb::ui

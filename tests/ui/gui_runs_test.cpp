@@ -1,0 +1,324 @@
+// The tracking screens driven under xvfb-run: the runs table, selecting two
+// runs and comparing them (diff table, overlaid plots, summary), the
+// dashboard of a failed run, rename/tag/delete with confirmation, and a
+// database that is missing.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "core/tracking/tracking.h"
+#include "ui_test_support.h"
+
+namespace rlwb::ui {
+namespace {
+
+using test::count_color;
+using test::item_rect;
+using test::run_gui;
+
+class GuiRunsTest : public test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    db_ = path("rlwb.db");
+    core::TrackingWriter w(db_);
+    const double lrs[] = {0.1, 0.2, 0.1};
+    for (int r = 0; r < 3; ++r) {
+      ids_[r] = w.start_run("run-" + std::to_string(r), "experiments/demo.yaml", "", "grpo", r,
+                            {{"trainer", {{"lr", lrs[r]}, {"steps", 200}}}, {"seed", r}});
+      for (int step = 0; step < 200; ++step) {
+        w.log_metric(ids_[r], "critic/score/mean", step,
+                     (r + 1) * 0.1 * std::log1p(step) + 0.05 * std::sin(step));
+        w.log_metric(ids_[r], "actor/pg_loss", step, 1.0 / (1 + step * (r + 1) * 0.05));
+      }
+      w.log_event(ids_[r], "info", "controller", "started");
+      w.log_sample(ids_[r], 199, "What is 2+3?", "The answer is 5.", 1.0, {{"verdict", "ok"}});
+    }
+    w.end_run(ids_[0], "finished");
+    w.end_run(ids_[1], "finished");
+    w.end_run(ids_[2], "failed", "worker left/1 died: killed by signal 9");
+  }
+  std::string db_;
+  int64_t ids_[3] = {0, 0, 0};
+};
+
+TEST_F(GuiRunsTest, TheRunsTableListsEveryRunNewestFirst) {
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, "wait @runs/row/1 20000\nframes 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[1], ids_[0]}));
+  EXPECT_EQ(r.state["runs"]["info"][std::to_string(ids_[2])]["status"], "failed");
+  auto row = item_rect(r.state, "runs/row/" + std::to_string(ids_[2]));
+  ASSERT_EQ(row.size(), 4u);
+  // 'failed' is drawn in red on its row.
+  EXPECT_GT(count_color(r.screenshot, 0, row[1], 1600, row[3], 0xFF7366, 30), 10);
+}
+
+TEST_F(GuiRunsTest, ClickingAHeaderSortsByThatColumnAndAgainReversesIt) {
+  const std::string click = "click @\"runs/header/best score\"\nframes 2\n";
+  const std::string wait = "wait @runs/row/" + std::to_string(ids_[0]) + " 20000\n";
+  auto once = run_gui(dir_, {"--db", db_, "--screen", "runs"}, wait + click, "once");
+  ASSERT_EQ(once.exit_code, 0) << once.log;
+  // Best scores grow with the run index: ascending puts run 0 first.
+  EXPECT_EQ(once.state["runs"]["visible"], nlohmann::json({ids_[0], ids_[1], ids_[2]}));
+  auto twice = run_gui(dir_, {"--db", db_, "--screen", "runs"}, wait + click + click, "twice");
+  ASSERT_EQ(twice.exit_code, 0) << twice.log;
+  EXPECT_EQ(twice.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[1], ids_[0]}));
+  // The rows are drawn in that order, top to bottom.
+  EXPECT_LT(item_rect(twice.state, "runs/row/" + std::to_string(ids_[2]))[1],
+            item_rect(twice.state, "runs/row/" + std::to_string(ids_[0]))[1]);
+}
+
+TEST_F(GuiRunsTest, FilterByTextAndByParam) {
+  auto r =
+      run_gui(dir_, {"--db", db_, "--screen", "runs"},
+              "wait @runs/row/1 20000\nclick @runs/param_filter\ntext trainer.lr=0.1\nframes 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[0]}));
+}
+
+TEST_F(GuiRunsTest, SelectTwoRunsCompareThemAndReadTheDiffTable) {
+  const std::string script = "wait @runs/row/" + std::to_string(ids_[0]) +
+                             " 20000\nclick @runs/row/" + std::to_string(ids_[0]) +
+                             "\nclick @runs/row/" + std::to_string(ids_[1]) +
+                             " ctrl\nclick @button/Compare\nwait @plot/critic/score/mean 10000\n"
+                             "click @\"button/Export CSV\"\nframes 5\n";
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["screen"], "compare");
+  EXPECT_EQ(r.state["compare"]["runs"], nlohmann::json({ids_[0], ids_[1]}));
+  // Only differing keys: trainer.lr and seed; trainer.steps is the same.
+  std::map<std::string, nlohmann::json> diff;
+  for (const auto& row : r.state["compare"]["diff"]) diff[row["key"]] = row["values"];
+  ASSERT_EQ(diff.size(), 2u) << r.state["compare"]["diff"].dump();
+  EXPECT_EQ(diff["trainer.lr"], nlohmann::json({"0.1", "0.2"}));
+  EXPECT_TRUE(diff.count("seed"));
+  EXPECT_EQ(item_rect(r.state, "diff/trainer.steps").size(), 0u);
+  EXPECT_EQ(item_rect(r.state, "diff/trainer.lr").size(), 4u);
+  // Summary: one row per metric and run, with the values the data has.
+  ASSERT_EQ(r.state["compare"]["summary"].size(), 4u);
+  // Exported: a header and one line per metric and run.
+  std::string csv = test::read_bytes(path("compare_summary.csv"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5) << csv;
+  EXPECT_NE(csv.find("run_id,run_name,metric"), std::string::npos);
+  // The score plot overlays both runs in their colours (blue, orange).
+  auto plot = item_rect(r.state, "plot/critic/score/mean");
+  ASSERT_EQ(plot.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0xFF7F0E, 30), 50);
+}
+
+TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
+  const std::string script =
+      "wait @compare/all_keys 20000\nclick @compare/all_keys\nclick @compare/group_by\n"
+      "wait @group_by/trainer.lr 20000\nclick @group_by/trainer.lr\nwait @legend/group/0.1 "
+      "3000\nframes 3\n";
+  auto r = run_gui(
+      dir_,
+      {"--db", db_, "--compare",
+       std::to_string(ids_[0]) + "," + std::to_string(ids_[1]) + "," + std::to_string(ids_[2])},
+      script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["compare"]["diff"].size(), 3u);  // all keys: seed, trainer.lr, trainer.steps
+  EXPECT_EQ(r.state["compare"]["group_by"], "trainer.lr");
+  // Two groups: lr=0.1 (runs 1 and 3, a band) and lr=0.2.
+  auto plot = item_rect(r.state, "plot/critic/score/mean");
+  ASSERT_EQ(plot.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+}
+
+TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
+  // No script: `--frames 1` alone must not shoot a screen that is still loading.
+  auto r =
+      run_gui(dir_, {"--db", db_, "--compare",
+                     std::to_string(ids_[0]) + "," + std::to_string(ids_[1]), "--frames", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["compare"]["summary"].size(), 4u);
+  auto plot = item_rect(r.state, "plot/critic/score/mean");
+  ASSERT_EQ(plot.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0xFF7F0E, 30), 50);
+}
+
+TEST_F(GuiRunsTest, PlotsShowValuesUnderThePointerZoomTowardItAndFitAgainOnDoubleClick) {
+  const std::string plot = "plot/critic/score/mean";
+  const std::vector<std::string> args = {"--db", db_, "--run", std::to_string(ids_[0])};
+  const std::string hover =
+      "wait @" + plot + " 10000\nframes 2\nmove @" + plot + "\nwait @" + plot + "/hover 10000\n";
+  auto hovered = run_gui(dir_, args, hover + "frames 2\n", "hovered");
+  ASSERT_EQ(hovered.exit_code, 0) << hovered.log;
+  // The tooltip's line under "step N" names the run in its colour (blue).
+  auto tip = item_rect(hovered.state, plot + "/hover");
+  ASSERT_EQ(tip.size(), 4u);
+  EXPECT_GT(count_color(hovered.screenshot, tip[0], tip[3], tip[0] + 70, tip[3] + 20, 0x1F77B4, 40),
+            10);
+  // Three wheel notches zoom x toward the pointer: a narrower range that still holds it.
+  const std::string zoom = hover + "scroll @" + plot + "~100,0 3\nframes 2\n";
+  auto zoomed = run_gui(dir_, args, zoom, "zoomed");
+  ASSERT_EQ(zoomed.exit_code, 0) << zoomed.log;
+  const auto& view = zoomed.state["dashboard"]["views"]["critic/score/mean"];
+  EXPECT_FALSE(view["auto_fit"].get<bool>());
+  const double x0 = view["x0"], x1 = view["x1"];
+  EXPECT_LT(x1 - x0, 199 * 0.7);
+  EXPECT_GT(x0, 0.0);
+  EXPECT_LT(x1, 199.0);
+  // A double-click returns to auto-fit: the whole series again.
+  auto fitted = run_gui(dir_, args, zoom + "dclick @" + plot + "\nframes 2\n", "fitted");
+  ASSERT_EQ(fitted.exit_code, 0) << fitted.log;
+  const auto& fit = fitted.state["dashboard"]["views"]["critic/score/mean"];
+  EXPECT_TRUE(fit["auto_fit"].get<bool>());
+  EXPECT_DOUBLE_EQ(fit["x0"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(fit["x1"].get<double>(), 199.0);
+}
+
+TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
+  auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[2])},
+                   "wait @plot/critic/score/mean 10000\nwait @dashboard/error 20000\nframes 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["dashboard"]["metrics"]["critic/score/mean"], 200);
+  EXPECT_EQ(r.state["dashboard"]["status"], "failed");
+  auto plot = item_rect(r.state, "plot/critic/score/mean");
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+  auto error = item_rect(r.state, "dashboard/error");
+  ASSERT_EQ(error.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[2], error[3], 0xFF7366, 30), 30);
+}
+
+TEST_F(GuiRunsTest, TheSamplesViewAndLogY) {
+  const std::string script =
+      "wait @plot/actor/pg_loss 10000\nclick @tab/Samples\nwait @sample/0 20000\nscreenshot "
+      "samples.png\n"
+      "click @tab/Plots\nwait @plot/actor/pg_loss 20000\nclick @settings/log_y\nframes 3\n";
+  auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[0])}, script);
+  // The script waited for the sample of step 199 to be listed (it fails otherwise).
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  // With log y the loss (1 .. 0.005) still draws.
+  auto plot = item_rect(r.state, "plot/actor/pg_loss");
+  ASSERT_EQ(plot.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+}
+
+TEST_F(GuiRunsTest, RenameTagAndDeleteWithConfirmation) {
+  const std::string id0 = std::to_string(ids_[0]), id1 = std::to_string(ids_[1]);
+  const std::string script =
+      "wait @runs/row/" + id0 +
+      " 20000\n"
+      "click @runs/row/" +
+      id0 +
+      "\nclick @button/Rename\nwait @runs/rename_text 20000\n"
+      "key ctrl+a\ntext baseline\nclick @button/OK\nframes 3\n"
+      "click @button/Tag\nwait @runs/tag_text 20000\ntext keep=yes\nclick @button/OK\nframes 3\n"
+      "click @runs/row/" +
+      id1 +
+      "\nclick @button/Delete\nwait @\"button/Delete runs\" 10000\n"
+      "screenshot confirm.png\nclick @\"button/Delete runs\"\nsleep 600\nframes 3\n";
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  core::TrackingReader reader(db_);
+  ASSERT_TRUE(reader.run(ids_[0]));
+  EXPECT_EQ(reader.run(ids_[0])->name, "baseline");
+  EXPECT_EQ(reader.tags(ids_[0]),
+            (std::vector<std::pair<std::string, std::string>>{{"keep", "yes"}}));
+  EXPECT_FALSE(reader.run(ids_[1]).has_value());
+  EXPECT_TRUE(reader.run(ids_[2]).has_value());  // nothing else is lost
+  EXPECT_EQ(reader.metrics(ids_[2]).size(), 400u);
+  EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[0]}));
+}
+
+TEST_F(GuiRunsTest, AMissingDatabaseShowsAMessage) {
+  auto r =
+      run_gui(dir_, {"--db", path("nowhere/rlwb.db"), "--screen", "runs"}, "sleep 400\nframes 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_NE(r.state["runs"]["error"].get<std::string>().find("no tracking database"),
+            std::string::npos);
+}
+
+TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
+  const std::string later = path("later/rlwb.db");
+  const std::string script =
+      "wait @runs/db_error 20000\nscreenshot missing.png\nwait @runs/row/1 15000\nframes 3\n";
+  // The database appears while the GUI runs (as when a first run starts),
+  // once the GUI has shown that it is missing (or when the GUI has exited:
+  // then the script has failed; 60 s at most).
+  std::atomic<bool> gui_done{false};
+  std::thread writer([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(path("missing.png")) && !gui_done &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::filesystem::create_directories(path("later"));
+    core::TrackingWriter w(later);
+    w.end_run(w.start_run("late", "demo.yaml", "", "demo", 0, nlohmann::json::object()),
+              "finished");
+  });
+  auto r = run_gui(dir_, {"--db", later, "--screen", "runs"}, script);
+  gui_done = true;
+  writer.join();
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["runs"]["error"], "");
+  EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({1}));
+  // While it was missing, the message was drawn (orange) where the status line is.
+  Image missing = read_png(path("missing.png"));
+  auto status = item_rect(r.state, "runs/status");
+  ASSERT_EQ(status.size(), 4u);
+  EXPECT_GT(count_color(missing, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
+}
+
+TEST_F(GuiRunsTest, ALockedDatabaseShowsAMessageAndIsReadOnceTheLockGoes) {
+  // Another connection holds the database exclusively, past the reader's 5 s
+  // busy timeout, until the GUI has said so.
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db_.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder,
+                         "PRAGMA locking_mode=EXCLUSIVE; BEGIN EXCLUSIVE;"
+                         "UPDATE runs SET name = name;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  // It lets go once the GUI has shown the error (the script's screenshot
+  // appears), or when the GUI has exited without (the script failed; 60 s at most).
+  std::atomic<bool> gui_done{false};
+  std::thread release([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(path("locked.png")) && !gui_done &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    sqlite3_exec(holder, "COMMIT;", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+  });
+  const std::string script = "wait @runs/db_error 20000\nscreenshot locked.png\nwait @runs/row/" +
+                             std::to_string(ids_[0]) + " 20000\nframes 3\n";
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
+  gui_done = true;
+  release.join();
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["runs"]["error"], "");
+  EXPECT_EQ(r.state["runs"]["visible"].size(), 3u);
+  Image locked = read_png(path("locked.png"));
+  auto status = item_rect(r.state, "runs/status");
+  ASSERT_EQ(status.size(), 4u);
+  EXPECT_GT(count_color(locked, status[0], status[1], status[2], status[3], 0xFFBF4C, 30), 30);
+}
+
+TEST_F(GuiRunsTest, BadCommandLineValuesAreRefusedWithAMessage) {
+  auto r = run_gui(dir_, {"--db", db_, "--compare", "1,x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.log.find("got 'x'"), std::string::npos) << r.log;
+  EXPECT_FALSE(std::filesystem::exists(path("gui.png"))) << "nothing is drawn";
+  r = run_gui(dir_, {"--db", db_, "--run", "abc"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.log.find("--run wants a whole number, got 'abc'"), std::string::npos) << r.log;
+}
+
+TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
+  auto r = run_gui(dir_, {"--db", path("gone/rlwb.db"), "--run", "1"}, "wait @db_error 20000\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  auto error = item_rect(r.state, "db_error");
+  ASSERT_EQ(error.size(), 4u);
+  EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[2], error[3], 0xFFBF4C, 30), 30);
+}
+
+}  // namespace
+}  // namespace rlwb::ui

@@ -1,0 +1,135 @@
+// EMA smoothing, per-pixel min/max downsampling, run bands, axis ticks.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include "ui/plot/series.h"
+
+namespace rlwb::ui {
+namespace {
+
+TEST(EmaSmooth, ZeroWeightReturnsTheValues) {
+  std::vector<double> y = {1, 5, -2, 7};
+  EXPECT_EQ(ema_smooth(y, 0.0), y);
+}
+
+TEST(EmaSmooth, DebiasedSoAConstantSeriesStaysConstant) {
+  std::vector<double> y(50, 3.0);
+  for (double v : ema_smooth(y, 0.9)) EXPECT_NEAR(v, 3.0, 1e-12);
+}
+
+TEST(EmaSmooth, MatchesHandComputedValues) {
+  // w = 0.5: s1 = 0.5*1 / (1-0.5) = 1; s2 = (0.25 + 0.5*3) / (1-0.25) = 7/3.
+  auto s = ema_smooth(std::vector<double>{1, 3}, 0.5);
+  EXPECT_NEAR(s[0], 1.0, 1e-12);
+  EXPECT_NEAR(s[1], 7.0 / 3.0, 1e-12);
+}
+
+TEST(EmaSmooth, NanPointsStayNanAndDoNotDisturbTheAverage) {
+  auto with_nan = ema_smooth(std::vector<double>{1, NAN, 3}, 0.5);
+  auto without = ema_smooth(std::vector<double>{1, 3}, 0.5);
+  EXPECT_TRUE(std::isnan(with_nan[1]));
+  EXPECT_NEAR(with_nan[2], without[1], 1e-12);
+}
+
+TEST(VisibleRange, WidensByOnePointEachSide) {
+  std::vector<double> x = {0, 1, 2, 3, 4, 5};
+  auto [a, b] = visible_range(x, 2, 3);
+  EXPECT_EQ(a, 1u);
+  EXPECT_EQ(b, 5u);
+  auto [c, d] = visible_range(x, -10, 100);
+  EXPECT_EQ(c, 0u);
+  EXPECT_EQ(d, 6u);
+}
+
+TEST(DownsampleMinMax, KeepsEveryPointWhenThereAreFewerThanPixels) {
+  std::vector<double> x = {0, 1, 2, 3}, y = {4, 1, 3, 2};
+  std::vector<PlotPoint> out;
+  downsample_min_max(x, y, 0, 3, 1000, out);
+  ASSERT_EQ(out.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(out[i].y, y[i]);
+}
+
+TEST(DownsampleMinMax, AMillionPointsBecomeAtMostTwoPerPixelWithEachColumnsExtremes) {
+  const size_t n = 1'000'000;
+  const int pixels = 800;
+  std::vector<double> x(n), y(n);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 1);
+  for (size_t i = 0; i < n; ++i)
+    x[i] = static_cast<double>(i), y[i] = std::sin(i * 1e-4) + noise(rng);
+  std::vector<PlotPoint> out;
+  auto start = std::chrono::steady_clock::now();
+  downsample_min_max(x, y, 0, n - 1, pixels, out);
+  double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LE(out.size(), 2u * pixels + 2);
+  EXPECT_GE(out.size(), static_cast<size_t>(pixels));
+  // Every column's min and max survive: check a few columns by brute force.
+  const double scale = pixels / static_cast<double>(n - 1);  // as the reduction maps x to columns
+  for (int column : {0, 17, 399, 799}) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; ++i)
+      if (static_cast<int>(std::floor(x[i] * scale)) == column)
+        lo = std::min(lo, y[i]), hi = std::max(hi, y[i]);
+    bool has_lo = false, has_hi = false;
+    for (const auto& p : out) has_lo |= p.y == lo, has_hi |= p.y == hi;
+    EXPECT_TRUE(has_lo && has_hi) << "column " << column;
+  }
+  // The global extremes too (what the eye checks first).
+  EXPECT_EQ(std::min_element(out.begin(), out.end(), [](auto& a, auto& b) { return a.y < b.y; })->y,
+            *std::min_element(y.begin(), y.end()));
+  EXPECT_LT(ms, 100.0) << "downsampling a million points must not stall a frame";
+  // Points stay in x order, so the polyline does not zigzag back.
+  for (size_t i = 1; i < out.size(); ++i) EXPECT_LE(out[i - 1].x, out[i].x);
+}
+
+TEST(DownsampleMinMax, OnlyTheVisibleRangeIsReduced) {
+  std::vector<double> x, y;
+  for (int i = 0; i < 10000; ++i) x.push_back(i), y.push_back(i);
+  std::vector<PlotPoint> out;
+  downsample_min_max(x, y, 5000, 5100, 100, out);
+  ASSERT_FALSE(out.empty());
+  EXPECT_GE(out.front().x, 4999);
+  EXPECT_LE(out.back().x, 5101);
+}
+
+TEST(DownsampleMinMax, SkipsNan) {
+  std::vector<double> x = {0, 1, 2}, y = {1, NAN, 3};
+  std::vector<PlotPoint> out;
+  downsample_min_max(x, y, 0, 2, 100, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].y, 3);
+}
+
+TEST(BandOverRuns, MeanMinMaxAtEveryStepAnyRunHas) {
+  std::vector<double> x1 = {0, 1, 2}, y1 = {1, 2, 3};
+  std::vector<double> x2 = {0, 1}, y2 = {3, 6};
+  Band b = band_over_runs({x1, x2}, {y1, y2});
+  ASSERT_EQ(b.x, (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(b.mean, (std::vector<double>{2, 4, 3}));
+  EXPECT_EQ(b.min, (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(b.max, (std::vector<double>{3, 6, 3}));
+}
+
+TEST(NiceTicks, RoundNumbersCoveringTheRange) {
+  EXPECT_EQ(nice_ticks(0, 10, 5), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  auto t = nice_ticks(0.013, 0.087, 4);
+  ASSERT_FALSE(t.empty());
+  EXPECT_NEAR(t.front(), 0.02, 1e-12);
+  EXPECT_TRUE(nice_ticks(1, 1, 5).empty());
+}
+
+TEST(FormatTick, NeighbouringTicksReadDifferently) {
+  EXPECT_EQ(format_tick(0.00028, 0.00002), "0.00028");
+  EXPECT_EQ(format_tick(0.00030, 0.00002), "0.00030");
+  EXPECT_EQ(format_tick(5000, 1000), "5000");
+  EXPECT_EQ(format_tick(0.25, 0.05), "0.25");
+  EXPECT_EQ(format_tick(12500), "12.5k");
+  EXPECT_EQ(format_tick(2e-5), "2e-05");
+}
+
+}  // namespace
+}  // namespace rlwb::ui

@@ -1,0 +1,175 @@
+// Run comparison shared by `rlwb runs compare/export` and the compare view:
+// config diff, summaries, CSV, export; and the CLI commands themselves.
+#include "core/tracking/run_compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/tracking/tracking.h"
+#include "ui_test_support.h"
+
+namespace rlwb::core {
+namespace {
+
+using ui::test::read_bytes;
+
+TEST(ConfigDiff, OnlyDifferingKeysUnlessAllAreAskedFor) {
+  std::vector<ParamList> params = {{{"lr", "0.1"}, {"seed", "1"}, {"steps", "3"}},
+                                   {{"lr", "0.2"}, {"seed", "1"}},
+                                   {{"lr", "0.1"}, {"seed", "1"}, {"steps", "3"}}};
+  auto diff = config_diff(params);
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0].key, "lr");
+  EXPECT_EQ(diff[0].values[1], "0.2");
+  EXPECT_EQ(diff[1].key, "steps");
+  EXPECT_FALSE(diff[1].values[1].has_value());  // missing differs from a value
+  auto all = config_diff(params, true);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_FALSE(all[1].differs);
+}
+
+TEST(SummarizeSeries, LastBestAndAtStep) {
+  std::vector<double> steps = {0, 1, 2, 3, 5}, values = {1, 4, NAN, 2, 3};
+  auto s = summarize_series(steps, values, BestIs::higher, 4);
+  EXPECT_EQ(s.count, 4);
+  EXPECT_EQ(*s.last_step, 5);
+  EXPECT_EQ(s.last, 3);
+  EXPECT_EQ(*s.best_step, 1);
+  EXPECT_EQ(s.best, 4);
+  EXPECT_EQ(*s.at_step, 3);  // the highest step <= 4
+  EXPECT_EQ(s.at_value, 2);
+  auto lower = summarize_series(steps, values, BestIs::lower);
+  EXPECT_EQ(lower.best, 1);
+  EXPECT_FALSE(lower.at_step.has_value());
+  EXPECT_FALSE(summarize_series({}, {}, BestIs::higher).last_step.has_value());
+}
+
+TEST(BestDirection, LossesDownScoresUp) {
+  EXPECT_EQ(best_direction("actor/pg_loss"), BestIs::lower);
+  EXPECT_EQ(best_direction("actor/ppo_kl"), BestIs::lower);
+  EXPECT_EQ(best_direction("timing_s/gen"), BestIs::lower);
+  EXPECT_EQ(best_direction("critic/score/mean"), BestIs::higher);
+  EXPECT_EQ(best_direction("perf/throughput"), BestIs::higher);
+}
+
+TEST(SummaryCsv, QuotesNamesAndWritesExactNumbers) {
+  MetricRunSummary s;
+  s.run = 3, s.run_name = "a, \"b\"", s.metric = "m", s.count = 1, s.last_step = 2, s.last = 0.1;
+  s.best_step = 2, s.best = 0.1;
+  std::string csv = summary_csv({s});
+  EXPECT_EQ(csv,
+            "run_id,run_name,metric,count,last_step,last,best_step,best,at_step,at_value\n"
+            "3,\"a, \"\"b\"\"\",m,1,2,0.1,2,0.1,,\n");
+  EXPECT_EQ(format_metric_value(1.0 / 3), "0.3333333333333333");  // shortest exact text
+  EXPECT_EQ(std::strtod(format_metric_value(1.0 / 3).c_str(), nullptr), 1.0 / 3);
+}
+
+class RunCompareDbTest : public ui::test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    db_ = path("rlwb.db");
+    TrackingWriter w(db_);
+    a_ = w.start_run("lr-small", "exp.yaml", "", "grpo", 1, {{"lr", 0.1}, {"seed", 1}});
+    b_ = w.start_run("lr-big", "exp.yaml", "", "grpo", 2, {{"lr", 0.2}, {"seed", 2}});
+    for (int step = 0; step < 5; ++step) {
+      w.log_metric(a_, "critic/score/mean", step, step * 0.1);
+      w.log_metric(b_, "critic/score/mean", step, 0.5 - step * 0.05);
+      w.log_metric(a_, "actor/pg_loss", step, 1.0 / (step + 1));
+    }
+    w.end_run(a_, "finished");
+    w.end_run(b_, "finished");
+  }
+  std::string db_;
+  int64_t a_ = 0, b_ = 0;
+};
+
+TEST_F(RunCompareDbTest, CompareRunsReadsDiffAndSummaries) {
+  TrackingReader reader(db_);
+  RunComparison c = compare_runs(reader, {a_, b_}, {}, 2);
+  ASSERT_EQ(c.runs.size(), 2u);
+  ASSERT_EQ(c.diff.size(), 2u);  // lr and seed differ
+  EXPECT_EQ(c.metrics, (std::vector<std::string>{"actor/pg_loss", "critic/score/mean"}));
+  ASSERT_EQ(c.summary.size(), 4u);
+  const MetricRunSummary& score_b = c.summary[3];
+  EXPECT_EQ(score_b.run, b_);
+  EXPECT_DOUBLE_EQ(score_b.best, 0.5);
+  EXPECT_EQ(*score_b.best_step, 0);
+  EXPECT_DOUBLE_EQ(score_b.at_value, 0.4);
+  const MetricRunSummary& loss_b = c.summary[1];
+  EXPECT_EQ(loss_b.count, 0);  // run b logged no loss
+  std::string text = format_comparison(c);
+  EXPECT_NE(text.find("lr"), std::string::npos);
+  EXPECT_NE(text.find("at step 2"), std::string::npos);
+  EXPECT_THROW(compare_runs(reader, {a_, 999}), TrackingError);
+}
+
+TEST_F(RunCompareDbTest, AMetricNoRunLoggedIsAnErrorThatListsTheKnownOnes) {
+  TrackingReader reader(db_);
+  try {
+    compare_runs(reader, {a_, b_}, {"critic/score/mean", "critic/scor"});
+    FAIL() << "no error for a metric no run logged";
+  } catch (const TrackingError& e) {
+    EXPECT_NE(std::string(e.what()).find("'critic/scor'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("actor/pg_loss, critic/score/mean"), std::string::npos)
+        << e.what();
+  }
+  // A metric only one run logged is fine: the other run's row is empty.
+  EXPECT_EQ(compare_runs(reader, {a_, b_}, {"actor/pg_loss"}).summary.size(), 2u);
+}
+
+TEST_F(RunCompareDbTest, ExportWritesEveryPointAsCsvOrJsonLines) {
+  TrackingReader reader(db_);
+  std::ostringstream csv, jsonl;
+  export_run_metrics(reader, a_, "csv", csv);
+  export_run_metrics(reader, a_, "jsonl", jsonl);
+  std::istringstream lines(csv.str());
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  EXPECT_EQ(header, "run_id,key,step,value,wall_time");
+  EXPECT_EQ(first.rfind(std::to_string(a_) + ",critic/score/mean,0,0,", 0), 0u) << first;
+  const std::string csv_text = csv.str();
+  EXPECT_EQ(std::count(csv_text.begin(), csv_text.end(), '\n'), 11);
+  std::istringstream jl(jsonl.str());
+  std::string line;
+  int n = 0;
+  while (std::getline(jl, line)) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["run_id"], a_);
+    ++n;
+  }
+  EXPECT_EQ(n, 10);
+  EXPECT_THROW(export_run_metrics(reader, a_, "xml", csv), TrackingError);
+}
+
+#ifdef RLWB_CLI_BIN
+TEST_F(RunCompareDbTest, CliCompareAndExport) {
+  if (!std::filesystem::exists(RLWB_CLI_BIN)) GTEST_SKIP() << "rlwb not built";
+  std::string out = path("out.txt"), csv = path("summary.csv"), exported = path("export.jsonl");
+  std::string cmd = std::string(RLWB_CLI_BIN) + " runs compare " + std::to_string(a_) + " " +
+                    std::to_string(b_) + " --metrics critic/score/mean --csv " + csv + " --db " +
+                    db_ + " > " + out + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_bytes(out);
+  std::string text = read_bytes(out);
+  EXPECT_NE(text.find("lr-small"), std::string::npos);
+  EXPECT_NE(text.find("critic/score/mean"), std::string::npos);
+  EXPECT_EQ(text.find("actor/pg_loss"), std::string::npos);  // only the metric asked for
+  std::string summary = read_bytes(csv);
+  EXPECT_EQ(std::count(summary.begin(), summary.end(), '\n'), 3);
+  cmd = std::string(RLWB_CLI_BIN) + " runs export " + std::to_string(b_) +
+        " --format jsonl --out " + exported + " --db " + db_;
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::string lines = read_bytes(exported);
+  EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 5);
+  cmd = std::string(RLWB_CLI_BIN) + " runs compare " + std::to_string(a_) + " --db " + db_ + " > " +
+        out + " 2>&1";
+  EXPECT_NE(std::system(cmd.c_str()), 0);  // one run is not a comparison
+  EXPECT_NE(read_bytes(out).find("at least two"), std::string::npos);
+}
+#endif
+
+}  // namespace
+}  // namespace rlwb::core

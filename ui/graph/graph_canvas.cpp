@@ -1,0 +1,508 @@
+// [SECTION] The node canvas: geometry, hit tests, gestures, drawing.
+#include <algorithm>
+#include <cmath>
+
+#include "imgui.h"
+#include "ui/graph/graph_editor.h"
+#include "ui/platform/item_registry.h"
+
+namespace rlwb::ui {
+
+void draw_canvas(GraphEditor& ed, ImVec2 size);
+
+namespace {
+
+// World units (layout coordinates).
+constexpr float kNodeWidth = 190, kHeader = 40, kInfoLine = 17, kRow = 20, kTaskWidth = 170;
+constexpr float kPinRadius = 5, kPinHit = 9;
+
+ImVec2 add(ImVec2 a, ImVec2 b) { return {a.x + b.x, a.y + b.y}; }
+float dist2(ImVec2 a, ImVec2 b) { return (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y); }
+
+// The lines under a node's title: where it runs and how it is split.
+std::vector<std::string> info_lines(const core::Experiment& exp, const core::NodeSpec& node) {
+  if (node.target == "builtin") return {"controller builtin"};
+  if (auto m = exp.models.find(node.target); m != exp.models.end()) {
+    const core::ModelSpec& model = m->second;
+    std::string pool = "pool " + (model.pool.empty() ? std::string("?") : model.pool);
+    if (auto p = exp.pools.find(model.pool); p != exp.pools.end())
+      pool += ": " + std::to_string(p->second.workers) + "x " + p->second.device;
+    return {pool, "role " + model.role + "  dp" + std::to_string(model.parallel.dp) + " tp" +
+                      std::to_string(model.parallel.tp) + " pp" +
+                      std::to_string(model.parallel.pp)};
+  }
+  if (auto r = exp.rewards.find(node.target); r != exp.rewards.end())
+    return {"reward module: " + r->second.type};
+  return {"unknown target '" + node.target + "'"};
+}
+
+ImU32 header_color(const core::Experiment& exp, const core::NodeSpec& node) {
+  if (node.target == "builtin") return IM_COL32(88, 88, 104, 255);
+  if (exp.rewards.count(node.target)) return IM_COL32(120, 110, 40, 255);
+  auto m = exp.models.find(node.target);
+  if (m == exp.models.end()) return IM_COL32(120, 50, 50, 255);
+  // One hue per pool, so nodes sharing workers look alike.
+  static const ImU32 pool_colors[] = {IM_COL32(40, 90, 150, 255), IM_COL32(40, 120, 90, 255),
+                                      IM_COL32(120, 70, 140, 255), IM_COL32(150, 90, 40, 255),
+                                      IM_COL32(40, 120, 130, 255)};
+  size_t index = 0;
+  for (const auto& [name, pool] : exp.pools) {
+    if (name == m->second.pool) break;
+    ++index;
+  }
+  return pool_colors[index % 5];
+}
+
+std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
+  const GraphDocument& doc = *ed.doc;
+  const core::Experiment& exp = doc.experiment();
+  const float z = ed.view.zoom;
+  std::vector<NodeBox> boxes;
+  // The task box sits left of the leftmost node, level with the topmost.
+  std::vector<std::string> task_cols = task_columns(exp);
+  float min_x = 0, min_y = 0;
+  bool first = true;
+  for (const auto& node : exp.nodes) {
+    Vec2 p = doc.position(node.id);
+    if (first || p.x < min_x) min_x = p.x;
+    if (first || p.y < min_y) min_y = p.y;
+    first = false;
+  }
+  if (!task_cols.empty()) {
+    NodeBox task;
+    task.id = kTaskNode;
+    task.task = true;
+    ImVec2 w(min_x - kTaskWidth - 80, min_y);
+    task.min = ed.view.to_screen(w, origin);
+    float height = 30 + kRow * static_cast<float>(task_cols.size()) + 6;
+    task.max = ed.view.to_screen(ImVec2(w.x + kTaskWidth, w.y + height), origin);
+    task.header = 28 * z;
+    for (size_t i = 0; i < task_cols.size(); ++i)
+      task.outs.push_back(
+          {task_cols[i],
+           ed.view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
+    boxes.push_back(task);
+  }
+  for (const auto& node : exp.nodes) {
+    NodeBox box;
+    box.id = node.id;
+    Vec2 p = doc.position(node.id);
+    float info = kInfoLine * static_cast<float>(info_lines(exp, node).size());
+    float pins_top = kHeader + info + 4;
+    size_t rows = std::max(node.in.size() + 1, std::max<size_t>(node.out.size(), 1));
+    float height = pins_top + kRow * static_cast<float>(rows) + 4;
+    box.min = ed.view.to_screen(ImVec2(p.x, p.y), origin);
+    box.max = ed.view.to_screen(ImVec2(p.x + kNodeWidth, p.y + height), origin);
+    box.header = kHeader * z;
+    for (size_t i = 0; i < node.in.size(); ++i)
+      box.ins.push_back(
+          {node.in[i], ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+    box.add_in =
+        ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
+    for (size_t i = 0; i < node.out.size(); ++i)
+      box.outs.push_back(
+          {node.out[i], ed.view.to_screen(
+                            ImVec2(p.x + kNodeWidth, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+    boxes.push_back(box);
+  }
+  return boxes;
+}
+
+struct PinHit {
+  std::string node, column;
+  bool out = false;
+  int slot = -1;  // input index; in.size() for the "+ in" slot
+};
+
+std::optional<PinHit> pin_at(const std::vector<NodeBox>& boxes, ImVec2 mouse, float zoom) {
+  const float r2 = std::max(kPinHit, kPinHit * zoom) * std::max(kPinHit, kPinHit * zoom);
+  for (auto it = boxes.rbegin(); it != boxes.rend(); ++it) {
+    for (const auto& [col, at] : it->outs)
+      if (dist2(at, mouse) <= r2) return PinHit{it->id, col, true, -1};
+    for (size_t i = 0; i < it->ins.size(); ++i)
+      if (dist2(it->ins[i].second, mouse) <= r2)
+        return PinHit{it->id, it->ins[i].first, false, static_cast<int>(i)};
+    if (!it->task && dist2(it->add_in, mouse) <= r2)
+      return PinHit{it->id, "", false, static_cast<int>(it->ins.size())};
+  }
+  return std::nullopt;
+}
+
+const NodeBox* box_at(const std::vector<NodeBox>& boxes, ImVec2 mouse) {
+  for (auto it = boxes.rbegin(); it != boxes.rend(); ++it)
+    if (mouse.x >= it->min.x && mouse.x <= it->max.x && mouse.y >= it->min.y &&
+        mouse.y <= it->max.y)
+      return &*it;
+  return nullptr;
+}
+
+const NodeBox* find_box(const std::vector<NodeBox>& boxes, const std::string& id) {
+  for (const auto& b : boxes)
+    if (b.id == id) return &b;
+  return nullptr;
+}
+
+ImVec2 pin_of(const NodeBox& box, const std::string& column, bool out, int slot) {
+  if (out) {
+    for (const auto& [c, at] : box.outs)
+      if (c == column) return at;
+    return box.max;
+  }
+  if (slot >= 0 && slot < static_cast<int>(box.ins.size())) return box.ins[slot].second;
+  return box.add_in;
+}
+
+void bezier_points(ImVec2 a, ImVec2 b, float zoom, ImVec2 out[4]) {
+  float dx = std::max(40.0f * zoom, std::abs(b.x - a.x) * 0.5f);
+  out[0] = a;
+  out[1] = ImVec2(a.x + dx, a.y);
+  out[2] = ImVec2(b.x - dx, b.y);
+  out[3] = b;
+}
+
+float distance_to_bezier(const ImVec2 p[4], ImVec2 m) {
+  float best = 1e30f;
+  ImVec2 prev = p[0];
+  for (int i = 1; i <= 24; ++i) {
+    float t = i / 24.0f, u = 1 - t;
+    ImVec2 q(
+        u * u * u * p[0].x + 3 * u * u * t * p[1].x + 3 * u * t * t * p[2].x + t * t * t * p[3].x,
+        u * u * u * p[0].y + 3 * u * u * t * p[1].y + 3 * u * t * t * p[2].y + t * t * t * p[3].y);
+    // distance from m to segment prev-q
+    ImVec2 d(q.x - prev.x, q.y - prev.y);
+    float len2 = d.x * d.x + d.y * d.y;
+    float s =
+        len2 > 0 ? std::clamp(((m.x - prev.x) * d.x + (m.y - prev.y) * d.y) / len2, 0.0f, 1.0f) : 0;
+    ImVec2 c(prev.x + d.x * s, prev.y + d.y * s);
+    best = std::min(best, dist2(c, m));
+    prev = q;
+  }
+  return std::sqrt(best);
+}
+
+void text_at(ImDrawList* dl, ImVec2 at, ImU32 color, const std::string& text, float zoom,
+             float scale = 1) {
+  if (zoom < 0.35f) return;
+  dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * zoom * scale, at, color, text.c_str());
+}
+
+void frame_all(GraphEditor& ed, ImVec2 size) {
+  ImVec2 origin(0, 0);
+  CanvasView unit;  // boxes in world units
+  auto boxes = [&] {
+    CanvasView saved = ed.view;
+    ed.view = unit;
+    auto b = layout_boxes(ed, origin);
+    ed.view = saved;
+    return b;
+  }();
+  if (boxes.empty()) {
+    ed.view = CanvasView{};
+    return;
+  }
+  ImVec2 lo = boxes[0].min, hi = boxes[0].max;
+  for (const auto& b : boxes) {
+    lo = ImVec2(std::min(lo.x, b.min.x), std::min(lo.y, b.min.y));
+    hi = ImVec2(std::max(hi.x, b.max.x), std::max(hi.y, b.max.y));
+  }
+  ed.view.frame(lo, hi, size);
+}
+
+}  // namespace
+
+void draw_canvas(GraphEditor& ed, ImVec2 size) {
+  GraphDocument& doc = *ed.doc;
+  ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const ImVec2 end = add(origin, size);
+  ImGui::InvisibleButton("canvas", size,
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
+                             ImGuiButtonFlags_MouseButtonMiddle);
+  const bool hovered = ImGui::IsItemHovered();
+  items().record("canvas", origin, end);
+  if (ed.frame_requested) {
+    frame_all(ed, size);
+    ed.frame_requested = false;
+  }
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect(origin, end, true);
+  dl->AddRectFilled(origin, end, IM_COL32(30, 32, 38, 255));
+  const float grid = 32 * ed.view.zoom;
+  if (grid > 6) {
+    float ox = std::fmod(ed.view.offset.x * ed.view.zoom, grid),
+          oy = std::fmod(ed.view.offset.y * ed.view.zoom, grid);
+    for (float x = origin.x + ox; x < end.x; x += grid)
+      dl->AddLine(ImVec2(x, origin.y), ImVec2(x, end.y), IM_COL32(40, 43, 50, 255));
+    for (float y = origin.y + oy; y < end.y; y += grid)
+      dl->AddLine(ImVec2(origin.x, y), ImVec2(end.x, y), IM_COL32(40, 43, 50, 255));
+  }
+
+  std::vector<NodeBox> boxes = layout_boxes(ed, origin);
+  const ImVec2 mouse = io.MousePos;
+  const core::Experiment& exp = doc.experiment();
+  std::vector<Link> links = graph_links(exp);
+
+  // What the pointer is on.
+  std::optional<PinHit> pin = hovered ? pin_at(boxes, mouse, ed.view.zoom) : std::nullopt;
+  const NodeBox* over_box = hovered ? box_at(boxes, mouse) : nullptr;
+  int over_link = -1;
+  if (hovered && !pin && !over_box) {
+    float best = 6;
+    for (size_t i = 0; i < links.size(); ++i) {
+      const NodeBox* a = find_box(boxes, links[i].from);
+      const NodeBox* b = find_box(boxes, links[i].to);
+      if (!a || !b) continue;
+      ImVec2 p[4];
+      bezier_points(pin_of(*a, links[i].column, true, -1),
+                    pin_of(*b, links[i].column, false, links[i].to_input), ed.view.zoom, p);
+      float d = distance_to_bezier(p, mouse);
+      if (d < best) best = d, over_link = static_cast<int>(i);
+    }
+  }
+
+  // Gestures.
+  if (hovered && io.MouseWheel != 0) ed.view.zoom_at(mouse, origin, std::pow(1.12f, io.MouseWheel));
+  if (hovered && (ImGui::IsMouseClicked(ImGuiMouseButton_Middle) ||
+                  ImGui::IsMouseClicked(ImGuiMouseButton_Right))) {
+    ed.drag = GraphEditor::Drag::pan;
+    ed.drag_origin = mouse;
+  }
+  if (ed.drag == GraphEditor::Drag::pan) {
+    ed.view.pan(io.MouseDelta);
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Middle) &&
+        !ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
+      if (ImGui::IsMouseReleased(ImGuiMouseButton_Right) && dist2(mouse, ed.drag_origin) < 16)
+        ed.open_context = true;
+      ed.drag = GraphEditor::Drag::none;
+    }
+  }
+  const bool editable = doc.loaded();
+  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
+      ed.drag == GraphEditor::Drag::none) {
+    ed.drag_origin = mouse;
+    if (pin && pin->out && editable) {
+      ed.drag = GraphEditor::Drag::link;
+      ed.link_from = pin->node;
+      ed.link_column = pin->column;
+    } else if (over_box && !over_box->task) {
+      if (io.KeyCtrl) {
+        if (!ed.selected.erase(over_box->id)) ed.selected.insert(over_box->id);
+      } else if (!ed.selected.count(over_box->id)) {
+        ed.selected = {over_box->id};
+      }
+      ed.selected_link.reset();
+      if (editable && ed.selected.count(over_box->id)) {
+        ed.drag = GraphEditor::Drag::move;
+        ed.move_from.clear();
+        for (const auto& id : ed.selected) ed.move_from[id] = doc.position(id);
+        doc.begin_gesture();
+      }
+    } else if (over_link >= 0) {
+      ed.selected_link = links[over_link];
+      if (!io.KeyCtrl) ed.selected.clear();
+    } else {
+      ed.drag = GraphEditor::Drag::box;
+      if (!io.KeyCtrl) ed.selected.clear();
+      ed.selected_link.reset();
+    }
+  }
+
+  // Link drag target: an input pin, a node's "+ in" slot, or a node body (new input).
+  std::optional<PinHit> link_target;
+  LinkCheck link_check;
+  if (ed.drag == GraphEditor::Drag::link) {
+    if (pin && !pin->out)
+      link_target = pin;
+    else if (over_box && !over_box->task)
+      link_target = PinHit{over_box->id, "", false, static_cast<int>(over_box->ins.size())};
+    if (link_target) {
+      link_check =
+          check_link(exp, ed.link_from, ed.link_column, link_target->node, link_target->slot);
+      ed.status = link_check.ok
+                      ? "release to link '" + ed.link_column + "' into " + link_target->node
+                      : "cannot link: " + link_check.reason;
+    }
+  }
+
+  if (ed.drag == GraphEditor::Drag::move) {
+    ImVec2 d((mouse.x - ed.drag_origin.x) / ed.view.zoom,
+             (mouse.y - ed.drag_origin.y) / ed.view.zoom);
+    for (const auto& [id, from] : ed.move_from) doc.set_position(id, {from.x + d.x, from.y + d.y});
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+      // Snap to whole units, like the file stores them.
+      for (const auto& [id, from] : ed.move_from) {
+        Vec2 p = doc.position(id);
+        doc.set_position(id, {std::round(p.x), std::round(p.y)});
+      }
+      if (doc.end_gesture())
+        ed.status = "moved " + std::to_string(ed.move_from.size()) + " node(s)";
+      ed.drag = GraphEditor::Drag::none;
+    }
+  } else if (ed.drag == GraphEditor::Drag::box) {
+    ImVec2 a(std::min(ed.drag_origin.x, mouse.x), std::min(ed.drag_origin.y, mouse.y));
+    ImVec2 b(std::max(ed.drag_origin.x, mouse.x), std::max(ed.drag_origin.y, mouse.y));
+    dl->AddRectFilled(a, b, IM_COL32(90, 140, 220, 40));
+    dl->AddRect(a, b, IM_COL32(90, 140, 220, 200));
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+      for (const auto& box : boxes)
+        if (!box.task && box.min.x < b.x && box.max.x > a.x && box.min.y < b.y && box.max.y > a.y)
+          ed.selected.insert(box.id);
+      ed.drag = GraphEditor::Drag::none;
+    }
+  } else if (ed.drag == GraphEditor::Drag::link && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
+    if (link_target && link_check.ok) {
+      doc.begin_gesture();
+      apply_link(doc.experiment(), ed.link_column, link_target->node, link_target->slot);
+      doc.end_gesture();
+      ed.status =
+          "linked '" + ed.link_column + "' from " + ed.link_from + " into " + link_target->node;
+    } else if (!link_target && hovered && dist2(mouse, ed.drag_origin) > 100) {
+      ed.prewire_column = ed.link_column;
+      ImVec2 w = ed.view.to_world(mouse, origin);
+      ed.prewire_at = {w.x, w.y};
+      ed.open_prewire = true;
+    }
+    ed.drag = GraphEditor::Drag::none;
+  }
+
+  // Problems by node.
+  std::map<std::string, std::vector<const core::GraphIssue*>> node_issues;
+  for (const auto& issue : ed.issues)
+    if (!issue.node.empty()) node_issues[issue.node].push_back(&issue);
+
+  // Links.
+  for (size_t i = 0; i < links.size(); ++i) {
+    const NodeBox* a = find_box(boxes, links[i].from);
+    const NodeBox* b = find_box(boxes, links[i].to);
+    if (!a || !b) continue;
+    ImVec2 p[4];
+    bezier_points(pin_of(*a, links[i].column, true, -1),
+                  pin_of(*b, links[i].column, false, links[i].to_input), ed.view.zoom, p);
+    bool selected = ed.selected_link && *ed.selected_link == links[i];
+    ImU32 col = selected                           ? IM_COL32(255, 210, 90, 255)
+                : static_cast<int>(i) == over_link ? IM_COL32(220, 220, 230, 255)
+                                                   : IM_COL32(150, 160, 180, 220);
+    dl->AddBezierCubic(p[0], p[1], p[2], p[3], col, selected ? 3.0f : 2.0f);
+    ImVec2 mid((p[0].x + p[3].x) / 2, (p[0].y + p[3].y) / 2);
+    items().record("link/" + links[i].from + "/" + links[i].column + "/" + links[i].to,
+                   ImVec2(mid.x - 3, mid.y - 3), ImVec2(mid.x + 3, mid.y + 3));
+  }
+  if (ed.drag == GraphEditor::Drag::link) {
+    if (const NodeBox* a = find_box(boxes, ed.link_from)) {
+      ImVec2 p[4];
+      ImVec2 target = link_target ? pin_of(*find_box(boxes, link_target->node), link_target->column,
+                                           false, link_target->slot)
+                                  : mouse;
+      bezier_points(pin_of(*a, ed.link_column, true, -1), target, ed.view.zoom, p);
+      ImU32 col = !link_target    ? IM_COL32(200, 200, 210, 200)
+                  : link_check.ok ? IM_COL32(90, 220, 120, 255)
+                                  : IM_COL32(230, 80, 70, 255);
+      dl->AddBezierCubic(p[0], p[1], p[2], p[3], col, 2.5f);
+    }
+  }
+
+  // Nodes.
+  const float z = ed.view.zoom;
+  for (const NodeBox& box : boxes) {
+    const bool selected = ed.selected.count(box.id) > 0;
+    auto issues_it = node_issues.find(box.id);
+    const bool has_error =
+        issues_it != node_issues.end() &&
+        std::any_of(issues_it->second.begin(), issues_it->second.end(),
+                    [](const core::GraphIssue* i) { return i->severity == core::Severity::error; });
+    const bool has_warning = issues_it != node_issues.end() && !has_error;
+    const core::NodeSpec* node = nullptr;
+    for (const auto& n : exp.nodes)
+      if (n.id == box.id) node = &n;
+    ImU32 header = box.task ? IM_COL32(60, 70, 60, 255) : header_color(exp, *node);
+    dl->AddRectFilled(box.min, box.max, IM_COL32(44, 47, 56, 245), 6 * z);
+    dl->AddRectFilled(box.min, ImVec2(box.max.x, box.min.y + box.header), header, 6 * z,
+                      ImDrawFlags_RoundCornersTop);
+    ImU32 border = selected      ? IM_COL32(255, 210, 90, 255)
+                   : has_error   ? IM_COL32(235, 70, 60, 255)
+                   : has_warning ? IM_COL32(230, 170, 50, 255)
+                                 : IM_COL32(20, 20, 24, 255);
+    dl->AddRect(box.min, box.max, border, 6 * z, 0, selected || has_error ? 2.5f : 1.5f);
+    items().record("node/" + box.id, box.min, ImVec2(box.max.x, box.min.y + box.header));
+    const float pad = 8 * z;
+    if (box.task) {
+      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 6 * z), IM_COL32(230, 240, 230, 255),
+              "task: " + exp.task.value("name", std::string("?")), z);
+    } else {
+      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 4 * z), IM_COL32(245, 245, 250, 255), box.id,
+              z, 1.05f);
+      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 21 * z), IM_COL32(210, 215, 225, 255),
+              node->call, z, 0.9f);
+      float y = box.min.y + box.header + 2 * z;
+      for (const std::string& line : info_lines(exp, *node)) {
+        text_at(dl, ImVec2(box.min.x + pad, y), IM_COL32(160, 168, 180, 255), line, z, 0.85f);
+        y += kInfoLine * z;
+      }
+      if (issues_it != node_issues.end()) {
+        ImVec2 c(box.max.x - 12 * z, box.min.y + 12 * z);
+        dl->AddCircleFilled(c, 8 * z,
+                            has_error ? IM_COL32(220, 60, 50, 255) : IM_COL32(220, 160, 40, 255));
+        text_at(dl, ImVec2(c.x - 3 * z, c.y - 7 * z), IM_COL32(255, 255, 255, 255),
+                std::to_string(issues_it->second.size()), z, 0.9f);
+        items().record("issue/" + box.id, ImVec2(c.x - 8 * z, c.y - 8 * z),
+                       ImVec2(c.x + 8 * z, c.y + 8 * z));
+      }
+    }
+    auto pin_color = [&](bool out, const std::string& col, int slot) {
+      bool hot = pin && pin->node == box.id && pin->out == out &&
+                 (out ? pin->column == col : pin->slot == slot);
+      if (ed.drag == GraphEditor::Drag::link && !out && link_target &&
+          link_target->node == box.id && link_target->slot == slot)
+        return link_check.ok ? IM_COL32(90, 220, 120, 255) : IM_COL32(230, 80, 70, 255);
+      return hot   ? IM_COL32(255, 255, 255, 255)
+             : out ? IM_COL32(120, 200, 255, 255)
+                   : IM_COL32(160, 230, 160, 255);
+    };
+    for (size_t i = 0; i < box.ins.size(); ++i) {
+      const auto& [col, at] = box.ins[i];
+      dl->AddCircleFilled(at, kPinRadius * z, pin_color(false, col, static_cast<int>(i)));
+      text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z, 0.9f);
+      items().record("pin/" + box.id + "/in/" + col, ImVec2(at.x - 5, at.y - 5),
+                     ImVec2(at.x + 5, at.y + 5));
+    }
+    if (!box.task) {
+      ImVec2 at = box.add_in;
+      bool show = ed.drag == GraphEditor::Drag::link || (over_box && over_box->id == box.id);
+      ImU32 c = pin_color(false, "", static_cast<int>(box.ins.size()));
+      if (show) {
+        dl->AddCircle(at, kPinRadius * z, c, 0, 1.5f);
+        text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(140, 150, 160, 255), "+ in", z,
+                0.85f);
+      }
+      items().record("pin/" + box.id + "/in/+", ImVec2(at.x - 5, at.y - 5),
+                     ImVec2(at.x + 5, at.y + 5));
+    }
+    for (const auto& [col, at] : box.outs) {
+      dl->AddCircleFilled(at, kPinRadius * z, pin_color(true, col, -1));
+      float w = ImGui::CalcTextSize(col.c_str()).x * z * 0.9f;
+      text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z,
+              0.9f);
+      items().record("pin/" + box.id + "/out/" + col, ImVec2(at.x - 5, at.y - 5),
+                     ImVec2(at.x + 5, at.y + 5));
+    }
+  }
+  dl->PopClipRect();
+
+  // Hover: the node's problems.
+  if (hovered && ed.drag == GraphEditor::Drag::none && over_box) {
+    auto it = node_issues.find(over_box->id);
+    if (it != node_issues.end()) {
+      ImGui::BeginTooltip();
+      for (const core::GraphIssue* issue : it->second) {
+        ImGui::TextColored(issue->severity == core::Severity::error ? ImVec4(1, 0.4f, 0.35f, 1)
+                                                                    : ImVec4(1, 0.75f, 0.3f, 1),
+                           "%s", issue->message.c_str());
+        if (!issue->hint.empty()) ImGui::TextDisabled("  %s", issue->hint.c_str());
+      }
+      ImGui::EndTooltip();
+    }
+  }
+}
+
+}  // namespace rlwb::ui

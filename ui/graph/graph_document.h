@@ -1,0 +1,100 @@
+// An experiment graph file open in the editor: the parsed experiment, where
+// each node sits on the canvas, undo/redo per gesture, and saving.
+//
+// Opening never throws: a file that fails to load opens read-only with the
+// loader's issues in `load_issues()`, and save() refuses, so nothing is
+// overwritten. Saving an unedited document writes the bytes it was opened
+// from (comments included); after an edit it writes core's canonical YAML
+// (experiment_to_yaml) with every node's position in `layout`.
+//
+// Every change goes through a gesture: begin_gesture(), change experiment()
+// and positions, end_gesture(). A gesture that changed nothing leaves no
+// undo entry.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/graph/experiment.h"
+#include "ui/graph/undo_stack.h"
+
+namespace rlwb::ui {
+
+struct Vec2 {
+  float x = 0, y = 0;
+  bool operator==(const Vec2&) const = default;
+};
+
+// What undo restores: the experiment and the canvas positions.
+struct GraphState {
+  core::Experiment exp;
+  std::map<std::string, Vec2> pos;  // node id -> top-left corner on the canvas
+  uint64_t id = 0;                  // identifies a state, for "unsaved changes"
+};
+
+class GraphDocument {
+ public:
+  GraphDocument() = default;
+  static GraphDocument open(const std::string& path);
+  static GraphDocument from_text(const std::string& text, const std::string& path);
+
+  const std::string& path() const { return path_; }
+  bool loaded() const { return loaded_; }  // false: parse errors; read-only
+  const std::vector<core::GraphIssue>& load_issues() const { return load_issues_; }
+  bool dirty() const { return state_.id != saved_id_; }
+
+  const core::Experiment& experiment() const { return state_.exp; }
+  core::Experiment& experiment() { return state_.exp; }  // only inside a gesture
+  const std::map<std::string, Vec2>& positions() const { return state_.pos; }
+  Vec2 position(const std::string& node) const;
+  void set_position(const std::string& node, Vec2 p);  // inside a gesture
+  uint64_t version() const { return state_.id; }       // changes with every edit, undo, redo
+
+  void begin_gesture();
+  bool in_gesture() const { return in_gesture_; }
+  // Ends the gesture; returns true when it changed something (one undo entry).
+  bool end_gesture();
+  void cancel_gesture();  // puts the state back as it was at begin_gesture()
+  bool undo();
+  bool redo();
+  bool can_undo() const { return undo_.can_undo(); }
+  bool can_redo() const { return undo_.can_redo(); }
+
+  // Edits (each a whole gesture). Return false and set `error` when refused.
+  std::string add_node(const std::string& call, Vec2 at, const std::vector<std::string>& in = {},
+                       const std::vector<std::string>& out = {});
+  void delete_nodes(const std::set<std::string>& ids);
+  bool rename_node(const std::string& id, const std::string& new_id, std::string& error);
+  // A node id not used yet: `base`, else base_2, base_3, ...
+  std::string unique_node_id(const std::string& base) const;
+
+  // The text save() would write now.
+  std::string text_to_save() const;
+  // Writes the file (atomically: temp file + rename). Throws std::runtime_error
+  // when the document could not be loaded or the file cannot be written.
+  void save();
+  void save_as(const std::string& path);
+
+ private:
+  void place_unpositioned_nodes();
+  bool same_state(const GraphState& a, const GraphState& b) const;
+
+  std::string path_;
+  std::string original_text_;  // the bytes on disk, as opened or last saved
+  bool loaded_ = false;
+  std::vector<core::GraphIssue> load_issues_;
+  // Layout entries for ids that are no node (the validator warns about
+  // them): kept as the user wrote them.
+  nlohmann::json stray_layout_ = nlohmann::json::object();
+  GraphState state_;
+  GraphState gesture_start_;
+  bool in_gesture_ = false;
+  uint64_t next_id_ = 1;
+  uint64_t saved_id_ = 0;
+  UndoStack<GraphState> undo_;
+};
+
+}  // namespace rlwb::ui

@@ -1,0 +1,111 @@
+// The graph editor screen: toolbar, palette, node canvas, inspector and the
+// validator's problems for one open experiment file. State is a plain struct
+// owned by the app (AppState); draw_graph_editor() draws it every frame.
+//
+// Canvas gestures (each one undo entry):
+//   left-drag a node            move the selection      click / ctrl-click  select
+//   left-drag empty canvas      box select (ctrl adds)  click a link        select it
+//   drag an output pin onto an input pin (or a node's "+ in" slot): link
+//   drop a link on empty canvas: pick a node pre-wired to that column
+//   middle- or right-drag: pan; wheel: zoom toward the cursor; F: frame all
+//   Delete: remove the selection; Ctrl+Z / Ctrl+Y (Ctrl+Shift+Z): undo/redo
+//   Ctrl+C / Ctrl+V: copy/paste nodes; Ctrl+A: select all; Ctrl+S: save
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/graph/experiment.h"
+#include "imgui.h"
+#include "ui/graph/canvas_view.h"
+#include "ui/graph/graph_document.h"
+#include "ui/graph/link_rules.h"
+#include "ui/graph/validator_client.h"
+
+namespace rlwb::ui {
+
+// One entry of the palette: a call a new node can make.
+struct PaletteEntry {
+  std::string call;   // "actor.generate", "builtin.add"
+  std::string group;  // "models", "rewards", "builtins"
+};
+
+// What the palette offers: every model/reward method and builtin the
+// catalog knows (when there is one), else the calls the file already makes,
+// for each model and reward of the file.
+std::vector<PaletteEntry> palette_entries(const core::Experiment& exp,
+                                          const core::MethodCatalog* catalog);
+
+// Copy/paste: nodes as JSON text {"rlwb_nodes": [{id, call, in, out, x, y}]}.
+std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids);
+// Pastes into doc as one gesture: fresh ids, outputs renamed when another
+// node already writes them (inputs among the pasted nodes follow), shifted
+// by `offset`. Returns the new ids (empty when the text is not nodes).
+std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text, Vec2 offset);
+
+struct GraphEditor {
+  std::unique_ptr<GraphDocument> doc;            // null until a file is opened
+  std::string open_path;                         // the path field in the toolbar
+  std::string cli_path;                          // rlwb, for validation
+  std::unique_ptr<core::MethodCatalog> catalog;  // optional (--catalog FILE)
+  ValidatorClient validator;
+
+  CanvasView view;
+  bool frame_requested = true;
+  ImVec2 canvas_origin{0, 0}, canvas_size{0, 0};  // where the canvas was last drawn
+  std::string yaml_cache;                         // document text for the validator
+  uint64_t yaml_cache_version = 0;
+  std::set<std::string> selected;
+  std::optional<Link> selected_link;
+
+  enum class Drag { none, pan, move, box, link };
+  Drag drag = Drag::none;
+  ImVec2 drag_origin{0, 0};               // screen position where it started
+  std::map<std::string, Vec2> move_from;  // positions when a move started
+  std::string link_from, link_column;     // output pin a link drag started from
+  // A link dropped on empty canvas: the node picker pre-wires this column.
+  std::string prewire_column;
+  Vec2 prewire_at;
+  bool open_prewire = false;
+  bool open_context = false;
+
+  std::string palette_filter;
+  std::string custom_call;
+  std::string clipboard;  // also on the system clipboard
+  std::string status;     // one line under the toolbar: what just happened or why not
+
+  // Inspector fields being edited (so typing is not applied per key).
+  std::string inspected;  // node id the buffers belong to
+  uint64_t inspected_version = 0;
+  std::string edit_id, edit_call, edit_in, edit_out, edit_config;
+
+  // For tests and screenshots: what the validator said for the current version.
+  std::vector<core::GraphIssue> issues;
+  uint64_t issues_version = 0;
+  bool wants_run = false;  // the toolbar's Run button was pressed (the app switches to Launch)
+};
+
+// A catalog as JSON: {"role_methods": {role: [method...]}, "reward_methods":
+// {type: [...]}, "builtins": [...], "task_columns": {task: [...]},
+// "machine_gpus": N, "machine_cpu_workers": N}. Throws on a malformed file.
+core::MethodCatalog catalog_from_json(const std::string& text);
+
+// Opens `path` into the editor (a file that does not load shows its errors).
+void open_graph(GraphEditor& editor, const std::string& path);
+void draw_graph_editor(GraphEditor& editor);
+
+// Link/pin geometry on the canvas, shared by drawing and hit tests.
+struct NodeBox {
+  std::string id;
+  ImVec2 min, max;                                        // screen
+  float header = 0;                                       // header height (screen)
+  bool task = false;                                      // the task pseudo node
+  std::vector<std::pair<std::string, ImVec2>> ins, outs;  // pin name -> screen centre
+  ImVec2 add_in;                                          // the "+ in" slot
+};
+
+}  // namespace rlwb::ui

@@ -1,0 +1,695 @@
+// [SECTION] The graph editor screen around the canvas: toolbar, palette,
+// inspector, problems, shortcuts, copy/paste and the palette's contents.
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "imgui.h"
+#include "imgui_stdlib.h"
+#include "ui/graph/graph_editor.h"
+#include "ui/platform/item_registry.h"
+
+namespace rlwb::ui {
+
+void draw_canvas(GraphEditor& ed, ImVec2 size);  // graph_canvas.cpp
+
+namespace {
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    auto a = part.find_first_not_of(" \t[]"), b = part.find_last_not_of(" \t[]");
+    if (a != std::string::npos) out.push_back(part.substr(a, b - a + 1));
+  }
+  return out;
+}
+
+core::NodeSpec* find_node(core::Experiment& exp, const std::string& id) {
+  for (auto& n : exp.nodes)
+    if (n.id == id) return &n;
+  return nullptr;
+}
+
+Vec2 canvas_centre(const GraphEditor& ed) {
+  ImVec2 c(ed.canvas_origin.x + ed.canvas_size.x / 2, ed.canvas_origin.y + ed.canvas_size.y / 2);
+  ImVec2 w = ed.view.to_world(c, ed.canvas_origin);
+  return {std::round(w.x - 95), std::round(w.y - 40)};
+}
+
+void prune_selection(GraphEditor& ed) {
+  const auto& exp = ed.doc->experiment();
+  for (auto it = ed.selected.begin(); it != ed.selected.end();) {
+    bool exists = std::any_of(exp.nodes.begin(), exp.nodes.end(),
+                              [&](const core::NodeSpec& n) { return n.id == *it; });
+    it = exists ? std::next(it) : ed.selected.erase(it);
+  }
+  if (ed.selected_link) {
+    auto links = graph_links(exp);
+    if (std::find(links.begin(), links.end(), *ed.selected_link) == links.end())
+      ed.selected_link.reset();
+  }
+  ed.inspected.clear();
+}
+
+void delete_selection(GraphEditor& ed) {
+  GraphDocument& doc = *ed.doc;
+  if (!ed.selected.empty()) {
+    size_t n = ed.selected.size();
+    doc.delete_nodes(ed.selected);
+    ed.status = "deleted " + std::to_string(n) + " node(s)";
+  } else if (ed.selected_link) {
+    const Link link = *ed.selected_link;
+    doc.begin_gesture();
+    if (core::NodeSpec* node = find_node(doc.experiment(), link.to))
+      if (link.to_input < static_cast<int>(node->in.size()))
+        node->in.erase(node->in.begin() + link.to_input);
+    doc.end_gesture();
+    ed.status = "removed link '" + link.column + "' into " + link.to;
+  }
+  prune_selection(ed);
+}
+
+void do_save(GraphEditor& ed) {
+  try {
+    ed.doc->save();
+    ed.status = "saved " + ed.doc->path();
+  } catch (const std::exception& e) {
+    ed.status = std::string("not saved: ") + e.what();
+  }
+}
+
+// Near `at`, a spot where a new node covers no other node (as far as a few
+// steps down and right allow).
+Vec2 free_spot(const GraphDocument& doc, Vec2 at) {
+  const float w = 200, h = 130;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    bool clear = true;
+    for (const auto& [id, p] : doc.positions())
+      if (at.x < p.x + w && at.x + w > p.x && at.y < p.y + h && at.y + h > p.y) clear = false;
+    if (clear) return at;
+    at.y += 40;
+    if (attempt % 8 == 7) at.x += 220, at.y -= 320;
+  }
+  return at;
+}
+
+void add_from_palette(GraphEditor& ed, const std::string& call) {
+  Vec2 at = free_spot(*ed.doc, canvas_centre(ed));
+  std::string id = ed.doc->add_node(call, at);
+  ed.selected = {id};
+  ed.selected_link.reset();
+  ed.status = "added node '" + id + "' (" + call + ")";
+}
+
+void handle_shortcuts(GraphEditor& ed) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput || !ed.doc || !ed.doc->loaded()) return;
+  GraphDocument& doc = *ed.doc;
+  auto pressed = [](int key) { return ImGui::IsKeyPressed(key, false); };
+  if (io.KeyCtrl && pressed(GLFW_KEY_Z) && !io.KeyShift) {
+    ed.status = doc.undo() ? "undone" : "nothing to undo";
+    prune_selection(ed);
+  } else if (io.KeyCtrl && (pressed(GLFW_KEY_Y) || (io.KeyShift && pressed(GLFW_KEY_Z)))) {
+    ed.status = doc.redo() ? "redone" : "nothing to redo";
+    prune_selection(ed);
+  } else if (io.KeyCtrl && pressed(GLFW_KEY_C)) {
+    if (!ed.selected.empty()) {
+      ed.clipboard = copy_nodes(doc, ed.selected);
+      ImGui::SetClipboardText(ed.clipboard.c_str());
+      ed.status = "copied " + std::to_string(ed.selected.size()) + " node(s)";
+    }
+  } else if (io.KeyCtrl && pressed(GLFW_KEY_V)) {
+    const char* system = ImGui::GetClipboardText();
+    std::string text = system && std::string(system).find("rlwb_nodes") != std::string::npos
+                           ? system
+                           : ed.clipboard;
+    auto ids = paste_nodes(doc, text, {40, 40});
+    if (!ids.empty()) {
+      ed.selected = std::set<std::string>(ids.begin(), ids.end());
+      ed.status = "pasted " + std::to_string(ids.size()) + " node(s)";
+    }
+  } else if (io.KeyCtrl && pressed(GLFW_KEY_A)) {
+    for (const auto& n : doc.experiment().nodes) ed.selected.insert(n.id);
+  } else if (io.KeyCtrl && pressed(GLFW_KEY_S)) {
+    do_save(ed);
+  } else if (!io.KeyCtrl && pressed(GLFW_KEY_F)) {
+    ed.frame_requested = true;
+  } else if (pressed(GLFW_KEY_DELETE) || pressed(GLFW_KEY_BACKSPACE)) {
+    delete_selection(ed);
+  }
+}
+
+void draw_palette(GraphEditor& ed, float height) {
+  ImGui::BeginChild("palette", ImVec2(0, height), true);
+  ImGui::TextUnformatted("Palette");
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputTextWithHint("##filter", "filter", &ed.palette_filter);
+  const bool editable = ed.doc && ed.doc->loaded();
+  if (!editable) ImGui::BeginDisabled();
+  std::string group;
+  if (ed.doc)
+    for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get())) {
+      if (!ed.palette_filter.empty() && e.call.find(ed.palette_filter) == std::string::npos)
+        continue;
+      if (e.group != group) {
+        group = e.group;
+        ImGui::TextDisabled("%s", group.c_str());
+      }
+      if (ImGui::Selectable(("  " + e.call).c_str())) add_from_palette(ed, e.call);
+      items().record_last_item("palette/" + e.call);
+    }
+  ImGui::Separator();
+  ImGui::TextDisabled("any call");
+  ImGui::SetNextItemWidth(-60);
+  ImGui::InputTextWithHint("##custom", "model.method", &ed.custom_call);
+  items().record_last_item("palette/custom");
+  ImGui::SameLine();
+  if (recorded_button("Add##custom") && !ed.custom_call.empty())
+    add_from_palette(ed, ed.custom_call);
+  if (!editable) ImGui::EndDisabled();
+  ImGui::EndChild();
+}
+
+void draw_problems(GraphEditor& ed) {
+  ImGui::BeginChild("problems", ImVec2(0, 0), true);
+  ImGui::TextUnformatted("Problems");
+  ImGui::SameLine();
+  if (!ed.doc) {
+    ImGui::EndChild();
+    return;
+  }
+  if (!ed.doc->loaded()) {
+    ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "file not loaded");
+  } else {
+    switch (ed.validator.state()) {
+      case ValidatorClient::State::unavailable:
+        ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "validator unavailable");
+        ImGui::TextWrapped("%s", ed.validator.message().c_str());
+        break;
+      case ValidatorClient::State::checking:
+      case ValidatorClient::State::idle:
+        ImGui::TextDisabled("checking...");
+        break;
+      case ValidatorClient::State::done: {
+        int errors = 0, warnings = 0;
+        for (const auto& i : ed.issues) (i.severity == core::Severity::error ? errors : warnings)++;
+        bool stale = ed.issues_version != ed.doc->version();
+        if (errors + warnings == 0)
+          ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.5f, 1),
+                             stale ? "ok (checking...)" : "ok: ready to run");
+        else
+          ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%d error(s), %d warning(s)%s", errors,
+                             warnings, stale ? " (checking...)" : "");
+        break;
+      }
+    }
+  }
+  const auto& shown = ed.doc->loaded() ? ed.issues : ed.doc->load_issues();
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const core::GraphIssue& issue = shown[i];
+    ImVec4 color = issue.severity == core::Severity::error ? ImVec4(1, 0.45f, 0.4f, 1)
+                                                           : ImVec4(1, 0.75f, 0.3f, 1);
+    ImGui::PushStyleColor(ImGuiCol_Text, color);
+    std::string label =
+        (issue.node.empty() ? std::string() : "[" + issue.node + "] ") + issue.message;
+    if (issue.line > 0) label = "line " + std::to_string(issue.line) + ": " + label;
+    ImGui::PushID(static_cast<int>(i));
+    bool clicked = ImGui::Selectable(label.c_str(), false, 0);
+    ImGui::PopID();
+    ImGui::PopStyleColor();
+    items().record_last_item("problem/" + std::to_string(i));
+    if (!issue.hint.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", issue.hint.c_str());
+    if (clicked && !issue.node.empty()) {
+      ed.selected = {issue.node};
+      ed.selected_link.reset();
+      Vec2 p = ed.doc->position(issue.node);
+      ed.view.offset = {ed.canvas_size.x / (2 * ed.view.zoom) - (p.x + 95),
+                        ed.canvas_size.y / (2 * ed.view.zoom) - (p.y + 50)};
+    }
+  }
+  ImGui::EndChild();
+}
+
+// A text field applied when the user leaves it (Enter or click away).
+bool edited_field(const char* label, std::string* buffer, const char* record_id = nullptr) {
+  ImGui::SetNextItemWidth(-1);
+  ImGui::InputText(label, buffer);
+  if (record_id) items().record_last_item(record_id);
+  return ImGui::IsItemDeactivatedAfterEdit();
+}
+
+void draw_node_inspector(GraphEditor& ed, const std::string& id) {
+  GraphDocument& doc = *ed.doc;
+  core::NodeSpec* node = find_node(doc.experiment(), id);
+  if (!node) return;
+  if (ed.inspected != id || (ed.inspected_version != doc.version() && !ImGui::IsAnyItemActive())) {
+    ed.inspected = id;
+    ed.inspected_version = doc.version();
+    ed.edit_id = node->id;
+    ed.edit_call = node->call;
+    ed.edit_in = join(node->in);
+    ed.edit_out = join(node->out);
+    ed.edit_config.clear();
+    if (auto m = doc.experiment().models.find(node->target); m != doc.experiment().models.end())
+      ed.edit_config = m->second.config.dump(2);
+    else if (auto r = doc.experiment().rewards.find(node->target);
+             r != doc.experiment().rewards.end())
+      ed.edit_config = r->second.config.dump(2);
+  }
+  ImGui::TextDisabled("node");
+  ImGui::TextUnformatted("id");
+  if (edited_field("##id", &ed.edit_id, "inspector/id")) {
+    std::string error;
+    if (doc.rename_node(id, ed.edit_id, error)) {
+      ed.selected = {ed.edit_id};
+      ed.status = "renamed node '" + id + "' to '" + ed.edit_id + "'";
+    } else {
+      ed.status = "not renamed: " + error;
+    }
+    return;
+  }
+  ImGui::TextUnformatted("call");
+  if (edited_field("##call", &ed.edit_call, "inspector/call")) {
+    doc.begin_gesture();
+    set_node_call(*find_node(doc.experiment(), id), ed.edit_call);
+    doc.end_gesture();
+  }
+  ImGui::TextUnformatted("in (columns read)");
+  if (edited_field("##in", &ed.edit_in, "inspector/in")) {
+    doc.begin_gesture();
+    find_node(doc.experiment(), id)->in = split_list(ed.edit_in);
+    doc.end_gesture();
+  }
+  ImGui::TextUnformatted("out (columns written)");
+  if (edited_field("##out", &ed.edit_out, "inspector/out")) {
+    doc.begin_gesture();
+    find_node(doc.experiment(), id)->out = split_list(ed.edit_out);
+    doc.end_gesture();
+  }
+  node = find_node(doc.experiment(), id);
+  core::Experiment& exp = doc.experiment();
+  if (auto m = exp.models.find(node->target); m != exp.models.end()) {
+    ImGui::Separator();
+    ImGui::TextDisabled("model '%s' (shared by every node calling it)", m->first.c_str());
+    core::ModelSpec& model = m->second;
+    std::string role = model.role;
+    ImGui::TextUnformatted("role");
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputText("##role", &role)) doc.begin_gesture(), exp.models[m->first].role = role;
+    ImGui::TextUnformatted("pool");
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##pool", model.pool.c_str())) {
+      for (const auto& [name, pool] : exp.pools) {
+        std::string label = name + " (" + std::to_string(pool.workers) + "x " + pool.device + ")";
+        if (ImGui::Selectable(label.c_str(), name == model.pool)) {
+          doc.begin_gesture();
+          exp.models[m->first].pool = name;
+          doc.end_gesture();
+        }
+      }
+      ImGui::EndCombo();
+    }
+    int dims[3] = {model.parallel.dp, model.parallel.tp, model.parallel.pp};
+    ImGui::TextUnformatted("parallel dp / tp / pp");
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputInt3("##parallel", dims)) {
+      doc.begin_gesture();
+      auto& p = exp.models[m->first].parallel;
+      p.dp = dims[0], p.tp = dims[1], p.pp = dims[2];
+    }
+    if (auto pool = exp.pools.find(model.pool); pool != exp.pools.end()) {
+      int workers = pool->second.workers;
+      ImGui::TextUnformatted("pool workers");
+      ImGui::SetNextItemWidth(-1);
+      if (ImGui::InputInt("##workers", &workers))
+        doc.begin_gesture(), exp.pools[model.pool].workers = workers;
+    }
+  } else if (auto r = exp.rewards.find(node->target); r != exp.rewards.end()) {
+    ImGui::Separator();
+    ImGui::TextDisabled("reward module '%s'", r->first.c_str());
+    std::string type = r->second.type;
+    ImGui::TextUnformatted("type");
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputText("##type", &type)) doc.begin_gesture(), exp.rewards[r->first].type = type;
+  }
+  if (exp.models.count(node->target) || exp.rewards.count(node->target)) {
+    ImGui::TextUnformatted("config (JSON)");
+    ImGui::InputTextMultiline("##config", &ed.edit_config, ImVec2(-1, 120));
+    if (ImGui::IsItemDeactivatedAfterEdit()) {
+      try {
+        nlohmann::json config = nlohmann::json::parse(ed.edit_config);
+        if (!config.is_object()) throw std::runtime_error("config must be a JSON object");
+        doc.begin_gesture();
+        if (exp.models.count(node->target))
+          exp.models[node->target].config = config;
+        else
+          exp.rewards[node->target].config = config;
+        doc.end_gesture();
+      } catch (const std::exception& e) {
+        ed.status = std::string("config not applied: ") + e.what();
+      }
+    }
+  }
+  ImGui::Separator();
+  for (const auto& issue : ed.issues)
+    if (issue.node == id) {
+      ImGui::PushStyleColor(ImGuiCol_Text, issue.severity == core::Severity::error
+                                               ? ImVec4(1, 0.45f, 0.4f, 1)
+                                               : ImVec4(1, 0.75f, 0.3f, 1));
+      ImGui::TextWrapped("%s", issue.message.c_str());
+      ImGui::PopStyleColor();
+      if (!issue.hint.empty()) ImGui::TextWrapped("hint: %s", issue.hint.c_str());
+    }
+  if (recorded_button("Delete node")) delete_selection(ed);
+}
+
+void draw_experiment_inspector(GraphEditor& ed) {
+  GraphDocument& doc = *ed.doc;
+  core::Experiment& exp = doc.experiment();
+  ImGui::TextDisabled("experiment");
+  std::string name = exp.name, algorithm = exp.algorithm;
+  ImGui::TextUnformatted("name");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputText("##name", &name)) doc.begin_gesture(), exp.name = name;
+  ImGui::TextUnformatted("algorithm");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputText("##algorithm", &algorithm)) doc.begin_gesture(), exp.algorithm = algorithm;
+  int seed = static_cast<int>(exp.seed);
+  ImGui::TextUnformatted("seed");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputInt("##seed", &seed)) doc.begin_gesture(), exp.seed = seed;
+  int steps = exp.steps();
+  ImGui::TextUnformatted("trainer.steps");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputInt("##steps", &steps)) doc.begin_gesture(), exp.trainer["steps"] = steps;
+  ImGui::Separator();
+  ImGui::TextDisabled("pools");
+  for (auto& [pname, pool] : exp.pools) {
+    ImGui::PushID(pname.c_str());
+    int workers = pool.workers;
+    ImGui::SetNextItemWidth(90);
+    if (ImGui::InputInt(pname.c_str(), &workers)) doc.begin_gesture(), pool.workers = workers;
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", pool.device.c_str());
+    ImGui::PopID();
+  }
+  ImGui::Separator();
+  ImGui::TextDisabled("models");
+  for (const auto& [mname, model] : exp.models)
+    ImGui::BulletText("%s: %s on %s (dp%d tp%d pp%d)", mname.c_str(), model.role.c_str(),
+                      model.pool.c_str(), model.parallel.dp, model.parallel.tp, model.parallel.pp);
+  if (!exp.rewards.empty()) {
+    ImGui::TextDisabled("rewards");
+    for (const auto& [rname, reward] : exp.rewards)
+      ImGui::BulletText("%s: %s", rname.c_str(), reward.type.c_str());
+  }
+}
+
+void draw_inspector(GraphEditor& ed) {
+  ImGui::BeginChild("inspector", ImVec2(0, 0), true);
+  ImGui::TextUnformatted("Inspector");
+  ImGui::Separator();
+  if (!ed.doc || !ed.doc->loaded()) {
+    ImGui::TextDisabled("no graph loaded");
+  } else if (ed.selected.size() == 1) {
+    draw_node_inspector(ed, *ed.selected.begin());
+  } else if (ed.selected.size() > 1) {
+    ImGui::Text("%zu nodes selected", ed.selected.size());
+    if (recorded_button("Delete nodes")) delete_selection(ed);
+  } else if (ed.selected_link) {
+    const Link& l = *ed.selected_link;
+    ImGui::TextDisabled("link");
+    ImGui::Text("column '%s'", l.column.c_str());
+    ImGui::Text("from %s", l.from == kTaskNode ? "the task" : l.from.c_str());
+    ImGui::Text("into %s (input %d)", l.to.c_str(), l.to_input);
+    if (recorded_button("Delete link")) delete_selection(ed);
+  } else {
+    draw_experiment_inspector(ed);
+  }
+  ImGui::EndChild();
+}
+
+void draw_popups(GraphEditor& ed) {
+  if (ed.open_prewire) {
+    ImGui::OpenPopup("prewire");
+    ed.open_prewire = false;
+  }
+  if (ed.open_context) {
+    ImGui::OpenPopup("canvas_menu");
+    ed.open_context = false;
+  }
+  if (ImGui::BeginPopup("prewire")) {
+    ImGui::TextDisabled("new node reading '%s'", ed.prewire_column.c_str());
+    for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get())) {
+      if (ImGui::Selectable(e.call.c_str())) {
+        std::string id = ed.doc->add_node(e.call, ed.prewire_at, {ed.prewire_column});
+        ed.selected = {id};
+        ed.status = "added node '" + id + "' reading '" + ed.prewire_column + "'";
+      }
+      items().record_last_item("prewire/" + e.call);
+    }
+    ImGui::EndPopup();
+  }
+  if (ImGui::BeginPopup("canvas_menu")) {
+    if (ImGui::BeginMenu("Add node")) {
+      for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get()))
+        if (ImGui::MenuItem(e.call.c_str())) add_from_palette(ed, e.call);
+      ImGui::EndMenu();
+    }
+    if (ImGui::MenuItem("Frame all", "F")) ed.frame_requested = true;
+    if (ImGui::MenuItem("Delete selection", "Del", false, !ed.selected.empty() || ed.selected_link))
+      delete_selection(ed);
+    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, ed.doc->can_undo()))
+      ed.doc->undo(), prune_selection(ed);
+    if (ImGui::MenuItem("Redo", "Ctrl+Y", false, ed.doc->can_redo()))
+      ed.doc->redo(), prune_selection(ed);
+    ImGui::EndPopup();
+  }
+}
+
+void draw_toolbar(GraphEditor& ed) {
+  ImGui::SetNextItemWidth(360);
+  bool enter = ImGui::InputTextWithHint("##open_path", "experiments/demo.yaml", &ed.open_path,
+                                        ImGuiInputTextFlags_EnterReturnsTrue);
+  items().record_last_item("editor/path");
+  ImGui::SameLine();
+  if (recorded_button("Open") || enter) open_graph(ed, ed.open_path);
+  const bool loaded = ed.doc && ed.doc->loaded();
+  ImGui::SameLine();
+  if (!loaded) ImGui::BeginDisabled();
+  if (recorded_button("Save")) do_save(ed);
+  ImGui::SameLine();
+  if (recorded_button("Undo")) ed.doc->undo(), prune_selection(ed);
+  ImGui::SameLine();
+  if (recorded_button("Redo")) ed.doc->redo(), prune_selection(ed);
+  ImGui::SameLine();
+  if (recorded_button("Frame all")) ed.frame_requested = true;
+  ImGui::SameLine();
+  if (recorded_button("Run...")) ed.wants_run = true;
+  if (!loaded) ImGui::EndDisabled();
+  if (ed.doc) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s%s", ed.doc->path().c_str(),
+                        ed.doc->dirty() ? "  (unsaved changes)" : "");
+  }
+  ImGui::TextDisabled("%s", ed.status.empty() ? " " : ed.status.c_str());
+  items().record_last_item("editor/status");
+}
+
+void update_validation(GraphEditor& ed) {
+  if (!ed.doc || !ed.doc->loaded()) return;
+  if (ed.yaml_cache_version != ed.doc->version() && !ed.doc->in_gesture()) {
+    ed.yaml_cache = ed.doc->text_to_save();
+    ed.yaml_cache_version = ed.doc->version();
+  }
+  if (ed.yaml_cache_version == 0) return;
+  ed.validator.set_cli(ed.cli_path);
+  ed.validator.update(ed.yaml_cache_version, ed.yaml_cache);
+  if (ed.validator.state() == ValidatorClient::State::done &&
+      ed.validator.checked_version() != ed.issues_version) {
+    ed.issues = ed.validator.issues();
+    ed.issues_version = ed.validator.checked_version();
+  }
+}
+
+}  // namespace
+
+core::MethodCatalog catalog_from_json(const std::string& text) {
+  const nlohmann::json j = nlohmann::json::parse(text);
+  // Each section bound to a name: iterating items() of a temporary dangles.
+  const nlohmann::json roles = j.value("role_methods", nlohmann::json::object());
+  const nlohmann::json rewards = j.value("reward_methods", nlohmann::json::object());
+  const nlohmann::json builtins = j.value("builtins", nlohmann::json::array());
+  const nlohmann::json tasks = j.value("task_columns", nlohmann::json::object());
+  core::MethodCatalog c;
+  for (const auto& [role, methods] : roles.items())
+    for (const auto& m : methods) c.role_methods[role].insert(m.get<std::string>());
+  for (const auto& [type, methods] : rewards.items())
+    for (const auto& m : methods) c.reward_methods[type].insert(m.get<std::string>());
+  for (const auto& b : builtins) c.builtins.insert(b.get<std::string>());
+  for (const auto& [task, cols] : tasks.items())
+    c.task_columns[task] = cols.get<std::vector<std::string>>();
+  c.machine_gpus = j.value("machine_gpus", 0);
+  c.machine_cpu_workers = j.value("machine_cpu_workers", 64);
+  return c;
+}
+
+std::vector<PaletteEntry> palette_entries(const core::Experiment& exp,
+                                          const core::MethodCatalog* catalog) {
+  std::vector<PaletteEntry> out;
+  // Methods the file already calls, per role / reward type / builtin.
+  std::map<std::string, std::set<std::string>> used_by_role, used_by_type;
+  std::set<std::string> used_builtins;
+  for (const auto& node : exp.nodes) {
+    if (node.target == "builtin")
+      used_builtins.insert(node.method);
+    else if (auto m = exp.models.find(node.target); m != exp.models.end())
+      used_by_role[m->second.role].insert(node.method);
+    else if (auto r = exp.rewards.find(node.target); r != exp.rewards.end())
+      used_by_type[r->second.type].insert(node.method);
+  }
+  auto methods_of = [](const std::map<std::string, std::set<std::string>>* known,
+                       const std::map<std::string, std::set<std::string>>& used,
+                       const std::string& key) {
+    if (known)
+      if (auto it = known->find(key); it != known->end()) return it->second;
+    auto it = used.find(key);
+    return it == used.end() ? std::set<std::string>{} : it->second;
+  };
+  for (const auto& [name, model] : exp.models)
+    for (const auto& method :
+         methods_of(catalog ? &catalog->role_methods : nullptr, used_by_role, model.role))
+      if (!method.empty()) out.push_back({name + "." + method, "models"});
+  for (const auto& [name, reward] : exp.rewards)
+    for (const auto& method :
+         methods_of(catalog ? &catalog->reward_methods : nullptr, used_by_type, reward.type))
+      if (!method.empty()) out.push_back({name + "." + method, "rewards"});
+  for (const auto& b : catalog && !catalog->builtins.empty() ? catalog->builtins : used_builtins)
+    if (!b.empty()) out.push_back({"builtin." + b, "builtins"});
+  return out;
+}
+
+std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const auto& node : doc.experiment().nodes) {
+    if (!ids.count(node.id)) continue;
+    Vec2 p = doc.position(node.id);
+    nodes.push_back({{"id", node.id},
+                     {"call", node.call},
+                     {"in", node.in},
+                     {"out", node.out},
+                     {"x", p.x},
+                     {"y", p.y}});
+  }
+  return nlohmann::json{{"rlwb_nodes", nodes}}.dump();
+}
+
+std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text, Vec2 offset) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("rlwb_nodes") ||
+      !j["rlwb_nodes"].is_array())
+    return {};
+  auto writers = column_writers(doc.experiment());
+  std::set<std::string> columns_taken;
+  for (const auto& [c, w] : writers) columns_taken.insert(c);
+  for (const auto& n : doc.experiment().nodes)
+    for (const auto& c : n.in) columns_taken.insert(c);
+  std::map<std::string, std::string> renamed;  // column written by a pasted node -> its new name
+  std::vector<std::string> ids;
+  doc.begin_gesture();
+  for (const auto& item : j["rlwb_nodes"]) {
+    core::NodeSpec node;
+    set_node_call(node, item.value("call", std::string()));
+    node.id = doc.unique_node_id(item.value("id", std::string("node")));
+    for (const auto& c : item.value("out", std::vector<std::string>{})) {
+      std::string name = c;
+      for (int i = 2; columns_taken.count(name); ++i) name = c + "_" + std::to_string(i);
+      columns_taken.insert(name);
+      renamed[c] = name;
+      node.out.push_back(name);
+    }
+    node.in = item.value("in", std::vector<std::string>{});
+    doc.experiment().nodes.push_back(node);
+    doc.set_position(node.id, {std::round(item.value("x", 0.0f) + offset.x),
+                               std::round(item.value("y", 0.0f) + offset.y)});
+    ids.push_back(node.id);
+  }
+  // Inputs fed by a pasted node follow its renamed output.
+  for (auto& node : doc.experiment().nodes)
+    if (std::find(ids.begin(), ids.end(), node.id) != ids.end())
+      for (auto& c : node.in)
+        if (auto it = renamed.find(c); it != renamed.end()) c = it->second;
+  doc.end_gesture();
+  return ids;
+}
+
+void open_graph(GraphEditor& ed, const std::string& path) {
+  ed.doc = std::make_unique<GraphDocument>(GraphDocument::open(path));
+  ed.open_path = path;
+  ed.selected.clear();
+  ed.selected_link.reset();
+  ed.frame_requested = true;
+  ed.issues.clear();
+  ed.issues_version = 0;
+  ed.yaml_cache_version = 0;
+  ed.inspected.clear();
+  ed.status = ed.doc->loaded()
+                  ? "opened " + path
+                  : "could not load " + path + " (" + std::to_string(ed.doc->load_issues().size()) +
+                        " problem(s)); it is shown read-only and will not be overwritten";
+}
+
+void draw_graph_editor(GraphEditor& ed) {
+  draw_toolbar(ed);
+  if (!ed.doc) {
+    ImGui::TextDisabled("Open an experiment file (experiments/*.yaml) to edit its graph.");
+    return;
+  }
+  update_validation(ed);
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float left = 250, right = 300;
+  ImGui::BeginChild("left", ImVec2(left, avail.y), false);
+  draw_palette(ed, avail.y * 0.55f);
+  draw_problems(ed);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("canvas_area",
+                    ImVec2(avail.x - left - right - 2 * ImGui::GetStyle().ItemSpacing.x, avail.y),
+                    false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ed.canvas_origin = ImGui::GetCursorScreenPos();
+  ed.canvas_size = ImGui::GetContentRegionAvail();
+  if (ed.doc->loaded()) {
+    draw_canvas(ed, ed.canvas_size);
+  } else {
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1),
+                       "%s could not be loaded:", ed.doc->path().c_str());
+    items().record_last_item("load_error");
+    for (const auto& issue : ed.doc->load_issues())
+      ImGui::TextWrapped("%s", issue.to_string().c_str());
+    ImGui::Spacing();
+    ImGui::TextWrapped("The file is left as it is: fix it in a text editor and open it again.");
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("right", ImVec2(right, avail.y), false);
+  draw_inspector(ed);
+  ImGui::EndChild();
+  if (ed.doc->loaded()) {
+    draw_popups(ed);
+    if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) handle_shortcuts(ed);
+    // Field edits (numbers, text typed into the inspector) end their gesture
+    // when no widget is active any more: one undo entry per field edit.
+    if (ed.doc->in_gesture() && ed.drag != GraphEditor::Drag::move && !ImGui::IsAnyItemActive())
+      ed.doc->end_gesture();
+  }
+}
+
+}  // namespace rlwb::ui

@@ -1,0 +1,285 @@
+// [SECTION] The workbench: tabs for the screens, requests between them,
+// and the state dump.
+#include "ui/workbench.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "imgui.h"
+#include "ui/platform/item_registry.h"
+
+namespace rlwb::ui {
+namespace {
+
+const Screen kScreens[] = {Screen::editor, Screen::runs, Screen::dashboard, Screen::compare,
+                           Screen::launch};
+
+const char* tab_label(Screen s) {
+  switch (s) {
+    case Screen::editor:
+      return "Editor";
+    case Screen::runs:
+      return "Runs";
+    case Screen::dashboard:
+      return "Dashboard";
+    case Screen::compare:
+      return "Compare";
+    case Screen::launch:
+      return "Launch";
+  }
+  return "?";
+}
+
+void go_to(AppState& app, Screen s) {
+  app.screen = s;
+  app.switch_screen = true;
+}
+
+void handle_requests(AppState& app, ViewRequests& r) {
+  if (r.open_dashboard) {
+    if (app.dashboard.run != r.open_dashboard) {
+      app.dashboard = DashboardState{};
+      app.dashboard.run = r.open_dashboard;
+    }
+    go_to(app, Screen::dashboard);
+  }
+  if (!r.compare.empty()) {
+    app.compare = CompareState{};
+    app.compare.runs = r.compare;
+    go_to(app, Screen::compare);
+  }
+  if (app.editor.wants_run) {
+    app.editor.wants_run = false;
+    go_to(app, Screen::launch);
+  }
+}
+
+// The screens that follow runs say when the DB cannot be read (the runs
+// table has it in its status line); the poller keeps retrying.
+void draw_db_error(const RunStore& store) {
+  const std::string error = store.error();
+  if (error.empty()) return;
+  ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", error.c_str());
+  items().record_last_item("db_error");
+}
+
+}  // namespace
+
+const char* screen_name(Screen screen) {
+  switch (screen) {
+    case Screen::editor:
+      return "editor";
+    case Screen::runs:
+      return "runs";
+    case Screen::dashboard:
+      return "dashboard";
+    case Screen::compare:
+      return "compare";
+    case Screen::launch:
+      return "launch";
+  }
+  return "?";
+}
+
+bool parse_screen(const std::string& name, Screen& out) {
+  for (Screen s : kScreens)
+    if (name == screen_name(s)) {
+      out = s;
+      return true;
+    }
+  return false;
+}
+
+void init_workbench(AppState& app, const WorkbenchOptions& o) {
+  app.store.open(o.db, o.poll_ms);
+  app.editor.cli_path = o.cli;
+  app.launch.cli = o.cli;
+  app.launch.log_dir = (std::filesystem::path(o.db).parent_path() / "logs" / "gui").string();
+  if (!o.catalog.empty()) {
+    try {
+      std::ifstream in(o.catalog);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      app.editor.catalog = std::make_unique<core::MethodCatalog>(catalog_from_json(text));
+    } catch (const std::exception& e) {
+      app.message = "catalog " + o.catalog + " not loaded: " + e.what();
+    }
+  }
+  app.screen = Screen::runs;
+  if (!o.open_file.empty()) {
+    open_graph(app.editor, o.open_file);
+    app.screen = Screen::editor;
+  }
+  if (o.dashboard_run) {
+    app.dashboard.run = o.dashboard_run;
+    app.screen = Screen::dashboard;
+  }
+  if (!o.compare.empty()) {
+    app.compare.runs = o.compare;
+    app.screen = Screen::compare;
+  }
+  if (!o.screen.empty()) parse_screen(o.screen, app.screen);
+  app.switch_screen = true;
+}
+
+bool workbench_settled(AppState& app) {
+  if (!app.store.settled()) return false;
+  if (app.screen == Screen::editor && app.editor.doc && app.editor.doc->loaded())
+    return app.editor.validator.settled();
+  return true;
+}
+
+void draw_workbench(AppState& app) {
+  app.store.update();
+  std::set<int64_t> watched(app.compare.runs.begin(), app.compare.runs.end());
+  if (app.dashboard.run) watched.insert(app.dashboard.run);
+  if (app.launch.run_id) watched.insert(app.launch.run_id);
+  app.store.watch(watched);
+  update_launch(app.launch, app.store);
+
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  ImGui::Begin("RLWB", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
+  if (!app.message.empty())
+    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", app.message.c_str());
+  ViewRequests requests;
+  if (ImGui::BeginTabBar("screens")) {
+    for (Screen s : kScreens) {
+      ImGuiTabItemFlags flags =
+          app.switch_screen && app.screen == s ? ImGuiTabItemFlags_SetSelected : 0;
+      bool open = ImGui::BeginTabItem(tab_label(s), nullptr, flags);
+      items().record_last_item(std::string("tab/") + tab_label(s));
+      if (!open) continue;
+      if (!app.switch_screen) app.screen = s;
+      switch (s) {
+        case Screen::editor:
+          draw_graph_editor(app.editor);
+          break;
+        case Screen::runs:
+          draw_runs_table(app.store, app.runs, requests);
+          break;
+        case Screen::dashboard:
+          draw_db_error(app.store);
+          draw_dashboard(app.store, app.dashboard);
+          break;
+        case Screen::compare:
+          draw_db_error(app.store);
+          draw_compare(app.store, app.compare);
+          break;
+        case Screen::launch:
+          draw_launch(app.launch, app.editor, app.store, requests);
+          break;
+      }
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  app.switch_screen = false;
+  ImGui::End();
+  handle_requests(app, requests);
+}
+
+nlohmann::json dump_state(AppState& app) {
+  using nlohmann::json;
+  json out;
+  out["screen"] = screen_name(app.screen);
+  json editor;
+  if (const GraphDocument* doc = app.editor.doc.get()) {
+    editor["file"] = doc->path();
+    editor["loaded"] = doc->loaded();
+    editor["dirty"] = doc->dirty();
+    editor["can_undo"] = doc->can_undo();
+    editor["can_redo"] = doc->can_redo();
+    json load_issues = json::array();
+    for (const auto& i : doc->load_issues()) load_issues.push_back(i.to_string());
+    editor["load_issues"] = load_issues;
+    json nodes = json::array();
+    for (const auto& n : doc->experiment().nodes) {
+      Vec2 p = doc->position(n.id);
+      nodes.push_back(
+          {{"id", n.id}, {"call", n.call}, {"in", n.in}, {"out", n.out}, {"x", p.x}, {"y", p.y}});
+    }
+    editor["nodes"] = nodes;
+    json issues = json::array();
+    for (const auto& i : app.editor.issues)
+      issues.push_back({{"node", i.node},
+                        {"message", i.message},
+                        {"hint", i.hint},
+                        {"severity", i.severity == core::Severity::error ? "error" : "warning"}});
+    editor["issues"] = issues;
+    editor["issues_current"] = app.editor.issues_version == doc->version();
+    const char* states[] = {"idle", "checking", "done", "unavailable"};
+    editor["validator"] = states[static_cast<int>(app.editor.validator.state())];
+    editor["validator_message"] = app.editor.validator.message();
+  }
+  editor["selected"] = app.editor.selected;
+  editor["status"] = app.editor.status;
+  editor["zoom"] = app.editor.view.zoom;
+  out["editor"] = editor;
+
+  out["runs"] = {{"db", app.store.db_path()},   {"error", app.store.error()},
+                 {"visible", app.runs.visible}, {"selected", app.runs.selected},
+                 {"status", app.runs.status},   {"all", app.store.run_ids()}};
+  json names = json::object();
+  for (int64_t id : app.store.run_ids())
+    if (const RunData* r = app.store.run(id))
+      names[std::to_string(id)] = {
+          {"name", r->info.name}, {"status", r->info.status}, {"tags", r->tags}};
+  out["runs"]["info"] = names;
+
+  json dash = {{"run", app.dashboard.run}};
+  if (RunData* r = app.dashboard.run ? app.store.run(app.dashboard.run) : nullptr) {
+    dash["status"] = r->info.status;
+    json metrics = json::object();
+    for (const auto& [k, s] : r->metrics) metrics[k] = s.value.size();
+    dash["metrics"] = metrics;
+    dash["events"] = r->events.size();
+    dash["points"] = r->points;
+  }
+  json views = json::object();
+  for (const auto& [key, view] : app.dashboard.plots)
+    views[key] = {{"x0", view.x0},
+                  {"x1", view.x1},
+                  {"y0", view.y0},
+                  {"y1", view.y1},
+                  {"auto_fit", view.auto_fit}};
+  dash["views"] = views;
+  out["dashboard"] = dash;
+
+  json diff = json::array();
+  for (const auto& row : app.compare.diff) {
+    json values = json::array();
+    for (const auto& v : row.values) values.push_back(v ? json(*v) : json());
+    diff.push_back({{"key", row.key}, {"values", values}, {"differs", row.differs}});
+  }
+  json summary = json::array();
+  for (const auto& s : app.compare.summary)
+    summary.push_back({{"run", s.run},
+                       {"metric", s.metric},
+                       {"count", s.count},
+                       {"last", s.last_step ? json(s.last) : json()},
+                       {"best", s.best_step ? json(s.best) : json()}});
+  out["compare"] = {{"runs", app.compare.runs},
+                    {"diff", diff},
+                    {"summary", summary},
+                    {"group_by", app.compare.group_by}};
+
+  json launch = {
+      {"status", app.launch.status}, {"run_id", app.launch.run_id}, {"argv", app.launch.last_argv}};
+  if (app.launch.target) {
+    launch["state"] = app.launch.target->state();
+    launch["exit_code"] = app.launch.target->exit_code();
+    launch["active"] = app.launch.target->active();
+  }
+  out["launch"] = launch;
+
+  json rects = json::object();
+  for (const auto& [id, r] : items().this_frame()) rects[id] = {r.min.x, r.min.y, r.max.x, r.max.y};
+  out["items"] = rects;
+  return out;
+}
+
+}  // namespace rlwb::ui
