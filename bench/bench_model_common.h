@@ -51,8 +51,15 @@ inline std::string reference_python() {
   return home + "/venv/bin/python";
 }
 
-// The bench/*.py scripts sit next to this file.
-inline std::filesystem::path bench_dir() { return std::filesystem::path(__FILE__).parent_path(); }
+// The bench/*.py scripts sit next to this file. __FILE__ may be relative to
+// the build folder (ccache's base dir), so the source dir wins when known.
+inline std::filesystem::path bench_dir() {
+#ifdef RLWB_SOURCE_DIR
+  return std::filesystem::path(RLWB_SOURCE_DIR) / "bench";
+#else
+  return std::filesystem::absolute(std::filesystem::path(__FILE__).parent_path());
+#endif
+}
 
 // Runs `python bench/<script> args...`; returns the JSON of its last line,
 // or an object with "error" when it failed.
