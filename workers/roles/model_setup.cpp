@@ -75,6 +75,32 @@ model::Transformer make_model(const nlohmann::json& config, const model::Tokeniz
   return m;
 }
 
+void ModelRole::init(const nlohmann::json& role_config, WorkerEnv& env, model::Head head) {
+  where = "models." + env.model + ".config";
+  config = role_config;
+  seed = config.value("seed", int64_t{1});
+  tokenizer = make_tokenizer(config, where);
+  net = make_model(config, *tokenizer, head, where);
+  broadcast_parameters(net, env);
+}
+
+model::SequenceBatch sequence_columns(const core::Batch& in, const CallContext& ctx) {
+  return model::join_prompt_response(in.tensor(in_column(ctx, 0, "prompt_ids")),
+                                     in.tensor(in_column(ctx, 1, "prompt_mask")),
+                                     in.tensor(in_column(ctx, 2, "responses")),
+                                     in.tensor(in_column(ctx, 3, "response_mask")));
+}
+
+model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t begin, int64_t end) {
+  return {s.input_ids.slice(0, begin, end), s.attention_mask.slice(0, begin, end), s.response_length};
+}
+
+std::string checkpoint_dir_arg(const CallContext& ctx) {
+  std::string dir = ctx.args.value("dir", "");
+  if (dir.empty()) throw std::runtime_error("save_checkpoint/load_checkpoint need args {dir: PATH}");
+  return dir;
+}
+
 OptimizerSettings OptimizerSettings::from(const nlohmann::json& optim, const std::string& where) {
   OptimizerSettings s;
   if (optim.is_null()) return s;

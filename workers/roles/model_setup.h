@@ -18,6 +18,7 @@
 #pragma once
 
 #include "workers/method_registry.h"
+#include "workers/model/sequence_scores.h"
 #include "workers/model/tokenizer.h"
 #include "workers/model/transformer.h"
 
@@ -37,6 +38,25 @@ class RoleConfigError : public std::runtime_error {
 };
 
 std::shared_ptr<model::Tokenizer> make_tokenizer(const nlohmann::json& config, const std::string& where);
+
+// What every model role holds: its config, tokenizer and network.
+struct ModelRole : Role {
+  std::string where;  // "models.<name>.config", for errors
+  nlohmann::json config;
+  std::shared_ptr<model::Tokenizer> tokenizer;
+  model::Transformer net{nullptr};
+  int64_t seed = 1;
+  // Builds the tokenizer and the network with `head`; every rank ends with rank 0's weights.
+  void init(const nlohmann::json& role_config, WorkerEnv& env, model::Head head);
+};
+
+// [prompt | response] rows from the node's first four input columns
+// (prompt_ids, prompt_mask, responses, response_mask), and a row range of them.
+model::SequenceBatch sequence_columns(const core::Batch& in, const CallContext& ctx);
+model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t begin, int64_t end);
+
+// args.dir of a save/load call; throws when it is missing.
+std::string checkpoint_dir_arg(const CallContext& ctx);
 
 // The model of a role: from `checkpoint` or from `model` + the tokenizer's
 // vocabulary, with the given head. Seeds torch with config.seed first, and

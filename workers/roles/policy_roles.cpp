@@ -28,34 +28,13 @@ using core::Batch;
 using core::DispatchMode;
 namespace alg = core::algorithms;
 
-struct PolicyRole : Role {
-  std::string where;  // "models.<name>.config", for errors
-  nlohmann::json config;
-  std::shared_ptr<model::Tokenizer> tokenizer;
-  model::Transformer net{nullptr};
+struct PolicyRole : ModelRole {
   std::unique_ptr<TrainState> rl_state, sft_state;
-  int64_t seed = 1;
 };
-
-model::SequenceBatch sequences(const Batch& in, const CallContext& ctx) {
-  return model::join_prompt_response(in.tensor(in_column(ctx, 0, "prompt_ids")),
-                                     in.tensor(in_column(ctx, 1, "prompt_mask")),
-                                     in.tensor(in_column(ctx, 2, "responses")),
-                                     in.tensor(in_column(ctx, 3, "response_mask")));
-}
-
-model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t b, int64_t e) {
-  return {s.input_ids.slice(0, b, e), s.attention_mask.slice(0, b, e), s.response_length};
-}
 
 std::unique_ptr<Role> create_policy(const nlohmann::json& config, WorkerEnv& env) {
   auto role = std::make_unique<PolicyRole>();
-  role->where = "models." + env.model + ".config";
-  role->config = config;
-  role->seed = config.value("seed", int64_t{1});
-  role->tokenizer = make_tokenizer(config, role->where);
-  role->net = make_model(config, *role->tokenizer, model::Head::kLanguageModel, role->where);
-  broadcast_parameters(role->net, env);
+  role->init(config, env, model::Head::kLanguageModel);
   return role;
 }
 
@@ -88,7 +67,7 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
 Batch log_prob(PolicyRole& r, const Batch& in, CallContext& ctx) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequences(in, ctx);
+  auto seq = sequence_columns(in, ctx);
   const double temperature = r.config.value("rollout", nlohmann::json::object()).value("temperature", 1.0);
   std::vector<torch::Tensor> parts;
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.config.value("micro_batch_size", int64_t{256})))
@@ -117,7 +96,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.config.value("ppo", nlohmann::json::object());
   if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
   r.net->train();
-  auto seq = sequences(in, ctx);
+  auto seq = sequence_columns(in, ctx);
   auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
   auto old_lp = in.tensor(in_column(ctx, 4, "old_log_probs"));
   auto adv = in.tensor(in_column(ctx, 5, "advantages"));
@@ -245,15 +224,13 @@ nlohmann::json tokenizer_note(const nlohmann::json& config) {
 }
 
 Batch save(PolicyRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = ctx.args.value("dir", "");
-  if (dir.empty()) throw std::runtime_error("save_checkpoint needs args {dir: PATH}");
+  std::string dir = checkpoint_dir_arg(ctx);
   save_checkpoint(r.net, tokenizer_note(r.config), dir);
   return Batch{};
 }
 
 Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = ctx.args.value("dir", "");
-  if (dir.empty()) throw std::runtime_error("load_checkpoint needs args {dir: PATH}");
+  std::string dir = checkpoint_dir_arg(ctx);
   r.net = load_checkpoint_for(dir, model::Head::kLanguageModel, r.seed);
   model::check_tokenizer_fits(*r.tokenizer, r.where + ".tokenizer", r.net->config(), dir + "/config.json");
   r.rl_state.reset();  // fresh optimizer state for the new weights

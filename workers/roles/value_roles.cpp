@@ -24,41 +24,20 @@ using core::Batch;
 using core::DispatchMode;
 namespace alg = core::algorithms;
 
-struct ValueRole : Role {
-  std::string where;
-  nlohmann::json config;
-  std::shared_ptr<model::Tokenizer> tokenizer;
-  model::Transformer net{nullptr};
+struct ValueRole : ModelRole {
   std::unique_ptr<TrainState> state;
-  int64_t seed = 1;
 };
-
-model::SequenceBatch sequences(const Batch& in, const CallContext& ctx) {
-  return model::join_prompt_response(in.tensor(in_column(ctx, 0, "prompt_ids")),
-                                     in.tensor(in_column(ctx, 1, "prompt_mask")),
-                                     in.tensor(in_column(ctx, 2, "responses")),
-                                     in.tensor(in_column(ctx, 3, "response_mask")));
-}
-
-model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t b, int64_t e) {
-  return {s.input_ids.slice(0, b, e), s.attention_mask.slice(0, b, e), s.response_length};
-}
 
 std::unique_ptr<Role> create_value(const nlohmann::json& config, WorkerEnv& env) {
   auto role = std::make_unique<ValueRole>();
-  role->where = "models." + env.model + ".config";
-  role->config = config;
-  role->seed = config.value("seed", int64_t{1});
-  role->tokenizer = make_tokenizer(config, role->where);
-  role->net = make_model(config, *role->tokenizer, model::Head::kValue, role->where);
-  broadcast_parameters(role->net, env);
+  role->init(config, env, model::Head::kValue);
   return role;
 }
 
 Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequences(in, ctx);
+  auto seq = sequence_columns(in, ctx);
   std::vector<torch::Tensor> parts;
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.config.value("micro_batch_size", int64_t{256})))
     parts.push_back(model::response_values(r.net, rows_of(seq, b, e)));
@@ -70,7 +49,7 @@ Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
 Batch score(ValueRole& r, const Batch& in, CallContext& ctx) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequences(in, ctx);
+  auto seq = sequence_columns(in, ctx);
   auto mask = in.tensor(in_column(ctx, 3, "response_mask"));
   auto scores = model::sequence_scores(r.net, seq.input_ids, seq.attention_mask);
   Batch out;
@@ -82,7 +61,7 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.config.value("ppo", nlohmann::json::object());
   if (!r.state) r.state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
   r.net->train();
-  auto seq = sequences(in, ctx);
+  auto seq = sequence_columns(in, ctx);
   auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
   auto old_values = in.tensor(in_column(ctx, 4, "values"));
   auto returns = in.tensor(in_column(ctx, 5, "returns"));
@@ -129,15 +108,13 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
 }
 
 Batch save(ValueRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = ctx.args.value("dir", "");
-  if (dir.empty()) throw std::runtime_error("save_checkpoint needs args {dir: PATH}");
+  std::string dir = checkpoint_dir_arg(ctx);
   save_checkpoint(r.net, r.config.value("tokenizer", nlohmann::json("char")), dir);
   return Batch{};
 }
 
 Batch load(ValueRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = ctx.args.value("dir", "");
-  if (dir.empty()) throw std::runtime_error("load_checkpoint needs args {dir: PATH}");
+  std::string dir = checkpoint_dir_arg(ctx);
   r.net = load_checkpoint_for(dir, model::Head::kValue, r.seed);
   broadcast_parameters(r.net, ctx.env);
   r.state.reset();
