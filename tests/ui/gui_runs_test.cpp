@@ -115,7 +115,7 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
   const std::string script =
       "wait @compare/all_keys 20000\nclick @compare/all_keys\nclick @compare/group_by\n"
       "wait @group_by/trainer.lr 20000\nclick @group_by/trainer.lr\nwait @legend/group/0.1 "
-      "3000\nframes 3\n";
+      "3000\nwait @plot/critic/score/mean 20000\nframes 3\n";  // the metrics load after the legend
   auto r = run_gui(
       dir_,
       {"--db", db_, "--compare",
