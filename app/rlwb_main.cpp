@@ -6,6 +6,7 @@
 //   rlwb runs show ID [--db PATH]
 //   rlwb runs compare ID ID... [--metrics a,b] [--at-step N] [--keys diff|all] [--csv FILE]
 //   rlwb runs export ID [--format csv|jsonl] [--out FILE]
+//   rlwb reward math ... / rlwb sandbox run|serve ...
 //   rlwb --version
 #include "app/commands.h"
 #include "core/common/version.h"
@@ -29,6 +30,12 @@ constexpr const char* kUsage = R"(usage:
       config diff and per-metric summary (last, best, at step) of runs side by side
   rlwb runs export ID [--format csv|jsonl] [--out FILE] [--db PATH]
       every metric point of a run
+  rlwb reward math --response TEXT --reference TEXT [--question TEXT] [--format text|json]
+  rlwb reward math --file IN.jsonl [--out OUT.jsonl]
+      the math answer checker: verdict and extracted answer
+  rlwb sandbox run --lang python3|bash|c|cpp FILE [--stdin F] [--json]
+  rlwb sandbox serve [--endpoint E] [--executors N] [--max-queued N]
+      run a program isolated (seccomp, namespaces, limits), or serve the executor pool
   rlwb --version
 )";
 
