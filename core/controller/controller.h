@@ -3,9 +3,12 @@
 // creates one WorkerGroup per model, and then, each step, starts every node
 // whose input columns exist -- so independent nodes on different pools run
 // at the same time -- and merges each node's output columns into the step's
-// Batch. Builtin nodes run in this process. Everything is recorded in the
-// tracking DB: the run, its params, timing_s/<node>, the nodes' metrics,
-// events, and the final status (finished / failed / interrupted).
+// Batch. Builtin nodes and reward-module nodes run in this process. Around
+// the steps, the trainer section adds phases: a warm start (SFT, then a
+// checkpoint copied into other models), held-out evaluation, samples, and
+// final checkpoints (docs/rl.md). Everything is recorded in the tracking DB:
+// the run, its params, timing_s/<node>, the nodes' metrics, events, samples,
+// artifacts and the final status (finished / failed / interrupted).
 #pragma once
 
 #include "core/controller/reward_module.h"
