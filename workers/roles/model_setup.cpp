@@ -200,6 +200,23 @@ void broadcast_parameters(model::Transformer& model, WorkerEnv& env) {
   }
 }
 
+int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env) {
+  const int64_t global = ppo.value("mini_batch_size", int64_t{0});
+  return global > 0 ? std::max<int64_t>(1, global / env.world) : rows;
+}
+
+double global_loss_count(WorkerEnv& env, const torch::Tensor& mask, core::algorithms::LossAggMode mode) {
+  double local = mode == core::algorithms::LossAggMode::kTokenMean ? mask.sum().item<double>()
+                                                                   : (mask.sum(1) > 0).sum().item<double>();
+  return all_reduce_sum(env, local);
+}
+
+nlohmann::json mean_metrics(WorkerEnv& env, const std::map<std::string, double>& sums, double updates) {
+  std::map<std::string, double> means;
+  for (auto& [k, v] : sums) means[k] = v / std::max(1.0, updates);
+  return all_reduce_mean(env, means);
+}
+
 std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size) {
   std::vector<std::pair<int64_t, int64_t>> ranges;
   if (size <= 0) size = rows;
@@ -226,12 +243,14 @@ std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer, 
   std::vector<nlohmann::json> texts;
   auto r = responses.to(torch::kInt64).contiguous();
   auto m = response_mask.to(torch::kInt64).contiguous();
+  auto rs = r.accessor<int64_t, 2>();
+  auto ms = m.accessor<int64_t, 2>();
   const int64_t eos = tokenizer.special_ids().eos;
   for (int64_t i = 0; i < r.size(0); ++i) {
     std::vector<int64_t> ids;
     for (int64_t j = 0; j < r.size(1); ++j) {
-      if (!m[i][j].item<int64_t>()) break;
-      int64_t id = r[i][j].item<int64_t>();
+      if (!ms[i][j]) break;
+      int64_t id = rs[i][j];
       if (id == eos) break;
       ids.push_back(id);
     }

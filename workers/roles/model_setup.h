@@ -17,6 +17,7 @@
 // Errors name the config key (models.<model>.config.<key>) and what to write.
 #pragma once
 
+#include "core/algorithms/loss_aggregation.h"
 #include "workers/method_registry.h"
 #include "workers/model/sequence_scores.h"
 #include "workers/model/tokenizer.h"
@@ -99,6 +100,15 @@ double all_reduce_sum(WorkerEnv& env, double value);
 nlohmann::json all_reduce_mean(WorkerEnv& env, const std::map<std::string, double>& metrics);
 // Makes every rank's parameters equal to rank 0's.
 void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
+
+// The update loop that actor and critic share: this rank's rows per
+// mini-batch (ppo.mini_batch_size counts global rows; 0 = all rows), the
+// loss normaliser of a mini-batch over every rank (tokens for token-mean,
+// sequences otherwise), and the per-step metric sums turned into means over
+// the optimizer steps and the ranks.
+int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env);
+double global_loss_count(WorkerEnv& env, const torch::Tensor& mask, core::algorithms::LossAggMode mode);
+nlohmann::json mean_metrics(WorkerEnv& env, const std::map<std::string, double>& sums, double updates);
 
 // [begin, end) row ranges of at most `size` rows.
 std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);

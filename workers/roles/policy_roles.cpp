@@ -82,12 +82,6 @@ alg::LossAggregation aggregation_for(const std::string& mode, double normalizer)
   return alg::LossAggregation(alg::parse_loss_agg_mode(mode), normalizer);
 }
 
-// Count the loss normaliser of rows [b, e): tokens (token-mean) or sequences.
-double loss_count(const torch::Tensor& mask, alg::LossAggMode mode) {
-  if (mode == alg::LossAggMode::kTokenMean) return mask.sum().item<double>();
-  return (mask.sum(1) > 0).sum().item<double>();
-}
-
 void accumulate(std::map<std::string, double>& sums, const alg::Metrics& m, double weight) {
   for (auto& [k, v] : m) sums[k] += v * weight;
 }
@@ -122,8 +116,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const double temperature = r.config.value("rollout", nlohmann::json::object()).value("temperature", 1.0);
   const int64_t epochs = ppo.value("epochs", int64_t{1});
   const int64_t rows = seq.input_ids.size(0);
-  const int64_t global_mini = ppo.value("mini_batch_size", int64_t{0});
-  const int64_t mini = global_mini > 0 ? std::max<int64_t>(1, global_mini / ctx.env.world) : rows;
+  const int64_t mini = local_mini_batch_rows(ppo, rows, ctx.env);
   const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
 
   std::map<std::string, double> sums;
@@ -132,7 +125,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     for (auto [mb, me] : row_ranges(rows, mini)) {
       // Normalise by the whole mini-batch over every rank, so the summed
       // gradient is the mini-batch gradient (dp=1 and dp=2 agree).
-      double count = all_reduce_sum(ctx.env, loss_count(mask.slice(0, mb, me), agg_mode));
+      double count = global_loss_count(ctx.env, mask.slice(0, mb, me), agg_mode);
       auto how = aggregation_for(agg, std::max(count, 1.0));
       std::map<std::string, double> mb_metrics;
       for (auto [b, e] : row_ranges(me - mb, micro)) {
@@ -163,10 +156,8 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
       ++updates;
     }
   }
-  std::map<std::string, double> means;
-  for (auto& [k, v] : sums) means[k] = v / std::max(1.0, updates);
   Batch out;
-  out.meta()["metrics"] = all_reduce_mean(ctx.env, means);
+  out.meta()["metrics"] = mean_metrics(ctx.env, sums, updates);
   return out;
 }
 
@@ -189,8 +180,10 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const int64_t rows = static_cast<int64_t>(targets.size());
   auto responses = torch::zeros({rows, longest}, torch::kInt64);
   auto response_mask = torch::zeros({rows, longest}, torch::kInt64);
+  auto ids = responses.accessor<int64_t, 2>();
+  auto real = response_mask.accessor<int64_t, 2>();
   for (int64_t i = 0; i < rows; ++i)
-    for (size_t j = 0; j < targets[i].size(); ++j) responses[i][j] = targets[i][j], response_mask[i][j] = 1;
+    for (size_t j = 0; j < targets[i].size(); ++j) ids[i][j] = targets[i][j], real[i][j] = 1;
   const int64_t context = r.net->config().max_position_embeddings;
   if (prompts.ids.size(1) + longest > context)
     throw model::ModelError(r.where + ": a prompt of " + std::to_string(prompts.ids.size(1)) +

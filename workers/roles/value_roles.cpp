@@ -70,17 +70,14 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   else vl.clip_range_value = ppo.value("cliprange_value", 0.5);
   const auto agg_mode = alg::parse_loss_agg_mode(ppo.value("loss_agg_mode", "token-mean"));
   const int64_t rows = seq.input_ids.size(0);
-  const int64_t global_mini = ppo.value("mini_batch_size", int64_t{0});
-  const int64_t mini = global_mini > 0 ? std::max<int64_t>(1, global_mini / ctx.env.world) : rows;
+  const int64_t mini = local_mini_batch_rows(ppo, rows, ctx.env);
   const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
   std::map<std::string, double> sums;
   double updates = 0;
   for (int64_t epoch = 0; epoch < ppo.value("epochs", int64_t{1}); ++epoch) {
     for (auto [mb, me] : row_ranges(rows, mini)) {
       auto mb_mask = mask.slice(0, mb, me);
-      double count = agg_mode == alg::LossAggMode::kTokenMean ? mb_mask.sum().item<double>()
-                                                              : (mb_mask.sum(1) > 0).sum().item<double>();
-      count = all_reduce_sum(ctx.env, count);
+      double count = global_loss_count(ctx.env, mb_mask, agg_mode);
       vl.aggregation = alg::LossAggregation(agg_mode, std::max(count, 1.0));
       std::map<std::string, double> m;
       for (auto [b, e] : row_ranges(me - mb, micro)) {
@@ -100,10 +97,8 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   }
   // As verl: how well the rollout-time values explained the returns.
   sums["critic/vf_explained_var"] = alg::explained_variance(returns, old_values, mask).item<double>() * updates;
-  std::map<std::string, double> means;
-  for (auto& [k, x] : sums) means[k] = x / std::max(1.0, updates);
   Batch out;
-  out.meta()["metrics"] = all_reduce_mean(ctx.env, means);
+  out.meta()["metrics"] = mean_metrics(ctx.env, sums, updates);
   return out;
 }
 
