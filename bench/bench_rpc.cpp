@@ -107,7 +107,7 @@ Stats rlwb_rpc(int workers, int iters) {
   }
   rpc.wait_for_workers(ids, std::chrono::seconds(60));
   std::vector<double> samples;
-  std::vector<std::future<Batch>> replies(workers);
+  std::vector<ReplyFuture> replies(workers);
   for (int it = 0; it < iters + 100; ++it) {
     auto t = Clock::now();
     for (int r = 0; r < workers; ++r) replies[r] = rpc.call(ids[r], "", kPingMethod, Batch{});

@@ -44,6 +44,38 @@ bool recv_frames(zmq::socket_t& socket, Frames& frames) {
   return true;
 }
 
+// A message from the controller, decoded once where it was received.
+struct Incoming {
+  std::string kind;
+  uint64_t id = 0;
+  std::string model, method;
+  core::Message message;
+  std::string error;  // non-empty when the message could not be read
+};
+
+Incoming read_incoming(Frames& frames) {
+  Incoming in;
+  try {
+    in.message = core::decode_message(frames, 0);
+    const Json& h = in.message.header;
+    in.kind = h.value("kind", "");
+    in.id = h.value("id", uint64_t{0});
+    in.model = h.value("model", "");
+    in.method = h.value("method", "");
+  } catch (const std::exception& e) {
+    in.kind = core::wire_kind::kCall;  // answered with an error, by id when the header says it
+    in.error = std::string("malformed request: ") + e.what();
+    try {
+      auto header = Json::parse(frames.at(0).to_string_view());
+      in.id = header.value("id", uint64_t{0});
+      in.model = header.value("model", "");
+      in.method = header.value("method", "");
+    } catch (...) {
+    }
+  }
+  return in;
+}
+
 class Worker {
  public:
   Worker(const WorkerOptions& options, const RoleRegistry& registry) : options_(options), registry_(registry) {
@@ -68,12 +100,6 @@ class Worker {
     dealer_.set(zmq::sockopt::routing_id, core::worker_id(options_.group, options_.rank));
     dealer_.set(zmq::sockopt::linger, 1000);
     dealer_.connect(options_.controller);
-    to_io_.set(zmq::sockopt::linger, 0);
-    from_executor_.set(zmq::sockopt::linger, 0);
-    std::string inproc = "inproc://replies";
-    from_executor_.bind(inproc);
-    to_io_.connect(inproc);
-
     Json hello = {{"kind", core::wire_kind::kRegister},
                   {"group", options_.group},
                   {"rank", options_.rank},
@@ -83,20 +109,16 @@ class Worker {
                   {"devices", Json::array({options_.device})},
                   {"roles", registry_.describe()}};
     send_control(hello);
+    last_beat_ = last_heard_ = Clock::now();
 
-    std::thread executor([this] { execute_loop(); });
-    int code = io_loop();
+    std::thread guard([this] { guard_loop(); });
+    int code = serve();
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::mutex> lock(guard_mu_);
       stopping_ = true;
     }
-    cv_.notify_all();
-    if (busy_) {
-      // A method is still running and cannot be interrupted safely: leave now.
-      std::fflush(nullptr);
-      _exit(code);
-    }
-    executor.join();
+    guard_cv_.notify_all();
+    guard.join();
     return code;
   }
 
@@ -107,65 +129,79 @@ class Worker {
     send_frames(dealer_, frames);
   }
 
-  int io_loop() {
-    auto last_beat = Clock::now();
-    auto last_heard = Clock::now();
-    std::vector<zmq::pollitem_t> items = {{dealer_.handle(), 0, ZMQ_POLLIN, 0},
-                                          {from_executor_.handle(), 0, ZMQ_POLLIN, 0}};
+  // Receives what the socket holds. Caller owns the socket. Calls are
+  // queued; returns false when the controller said shutdown.
+  bool receive_pending() {
+    Frames frames;
+    while (recv_frames(dealer_, frames)) {
+      last_heard_ = Clock::now();
+      Incoming in = read_incoming(frames);
+      frames.clear();
+      if (in.kind == core::wire_kind::kShutdown) return false;
+      if (in.kind == core::wire_kind::kHeartbeat || in.kind == core::wire_kind::kWelcome) continue;
+      calls_.push_back(std::move(in));
+    }
+    return true;
+  }
+
+  // Sends a heartbeat when one is due. False when the controller has been
+  // silent too long. Caller owns the socket.
+  bool keep_alive() {
+    auto now = Clock::now();
+    if (now - last_beat_ >= options_.heartbeat_interval) {
+      last_beat_ = now;
+      send_control(Json{{"kind", core::wire_kind::kHeartbeat}});
+    }
+    if (now - last_heard_ > options_.controller_timeout) {
+      std::cerr << "rlwb-worker " << options_.group << "/" << options_.rank << ": controller silent for "
+                << options_.controller_timeout.count() / 1000.0 << " s; exiting\n";
+      return false;
+    }
+    return true;
+  }
+
+  // The main thread owns the socket and runs every call itself, in arrival
+  // order (SPMD ranks must run collectives in the same order). No hand-off
+  // between threads on the way: that is most of an empty call's cost.
+  int serve() {
+    std::unique_lock<std::mutex> socket_lock(socket_mu_);
+    std::vector<zmq::pollitem_t> items = {{dealer_.handle(), 0, ZMQ_POLLIN, 0}};
     while (true) {
-      zmq::poll(items, std::chrono::milliseconds(50));
-      Frames in;
-      while (recv_frames(dealer_, in)) {
-        last_heard = Clock::now();
-        std::string kind;
-        try {
-          kind = Json::parse(in[0].to_string_view()).value("kind", "");
-        } catch (...) {
-          kind = "";  // unreadable header: the executor answers with an error
-        }
-        if (kind == core::wire_kind::kShutdown) return 0;
-        if (kind != core::wire_kind::kHeartbeat && kind != core::wire_kind::kWelcome) {
-          {
-            std::lock_guard<std::mutex> lock(mu_);
-            calls_.push_back(std::move(in));
-          }
-          cv_.notify_one();
-        }
-        in.clear();
-      }
-      Frames reply;
-      while (recv_frames(from_executor_, reply)) {
+      if (!calls_.empty()) {
+        Incoming call = std::move(calls_.front());
+        calls_.pop_front();
+        executing_ = true;
+        socket_lock.unlock();  // the guard thread keeps the socket alive meanwhile
+        Frames reply = execute(call);
+        socket_lock.lock();
+        executing_ = false;
         send_frames(dealer_, reply);
-        reply.clear();
+        continue;
       }
-      auto now = Clock::now();
-      if (now - last_beat >= options_.heartbeat_interval) {
-        last_beat = now;
-        send_control(Json{{"kind", core::wire_kind::kHeartbeat}});
-      }
-      if (now - last_heard > options_.controller_timeout) {
-        std::cerr << "rlwb-worker " << options_.group << "/" << options_.rank
-                  << ": controller silent for " << options_.controller_timeout.count() / 1000.0
-                  << " s; exiting\n";
-        return 3;
-      }
+      zmq::poll(items, std::chrono::milliseconds(50));
+      if (!receive_pending()) return 0;
+      if (!keep_alive()) return 3;
     }
   }
 
-  void execute_loop() {
+  // While a method runs, this thread takes the socket over: heartbeats go
+  // on, calls that arrive are queued, and a shutdown or a silent controller
+  // ends the process at once (a running method cannot be interrupted safely).
+  void guard_loop() {
+    auto period = std::max(options_.heartbeat_interval / 2, std::chrono::milliseconds(10));
     while (true) {
-      Frames call;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stopping_ || !calls_.empty(); });
-        if (stopping_) return;
-        call = std::move(calls_.front());
-        calls_.pop_front();
-        busy_ = true;
+        std::unique_lock<std::mutex> lock(guard_mu_);
+        if (guard_cv_.wait_for(lock, period, [this] { return stopping_; })) return;
       }
-      Frames reply = execute(call);
-      send_frames(to_io_, reply);
-      busy_ = false;
+      if (!executing_) continue;
+      std::unique_lock<std::mutex> socket_lock(socket_mu_, std::try_to_lock);
+      if (!socket_lock.owns_lock() || !executing_) continue;
+      int exit_code = !receive_pending() ? 0 : !keep_alive() ? 3 : -1;
+      if (exit_code >= 0) {
+        std::fflush(nullptr);
+        _exit(exit_code);
+      }
     }
   }
 
@@ -178,30 +214,19 @@ class Worker {
     return frames;
   }
 
-  Frames execute(Frames& frames) {
-    uint64_t id = 0;
-    std::string model, method;
-    core::Message msg;
+  Frames execute(Incoming& call) {
+    if (!call.error.empty()) return error_reply(call.id, call.model, call.method, call.error);
+    if (call.kind != core::wire_kind::kCall)
+      return error_reply(call.id, call.model, call.method,
+                         "malformed request: unexpected message kind '" + call.kind + "'");
     try {
-      // Read the id first so even a message whose body is broken gets its reply.
-      auto header = Json::parse(frames.at(0).to_string_view());
-      id = header.value("id", uint64_t{0});
-      model = header.value("model", "");
-      method = header.value("method", "");
-      msg = core::decode_message(frames, 0);
-      if (msg.header.value("kind", "") != core::wire_kind::kCall)
-        throw core::WireError("unexpected message kind '" + msg.header.value("kind", "") + "'");
-    } catch (const std::exception& e) {
-      return error_reply(id, model, method, std::string("malformed request: ") + e.what());
-    }
-    try {
-      core::Batch out = dispatch(model, method, msg);
+      core::Batch out = dispatch(call.model, call.method, call.message);
       Frames reply;
-      core::encode_message(Json{{"kind", core::wire_kind::kReply}, {"id", id}, {"status", "ok"}}, out, reply,
+      core::encode_message(Json{{"kind", core::wire_kind::kReply}, {"id", call.id}, {"status", "ok"}}, out, reply,
                            options_.wire);
       return reply;
     } catch (const std::exception& e) {
-      return error_reply(id, model, method, e.what());
+      return error_reply(call.id, call.model, call.method, e.what());
     }
   }
 
@@ -250,14 +275,16 @@ class Worker {
 
   zmq::context_t context_{1};
   zmq::socket_t dealer_{context_, zmq::socket_type::dealer};
-  zmq::socket_t to_io_{context_, zmq::socket_type::pair};
-  zmq::socket_t from_executor_{context_, zmq::socket_type::pair};
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Frames> calls_;
+  // Whoever holds socket_mu_ owns dealer_, calls_, last_beat_, last_heard_.
+  std::mutex socket_mu_;
+  std::deque<Incoming> calls_;
+  Clock::time_point last_beat_, last_heard_;
+  std::atomic<bool> executing_{false};
+
+  std::mutex guard_mu_;
+  std::condition_variable guard_cv_;
   bool stopping_ = false;
-  std::atomic<bool> busy_{false};
 };
 
 }  // namespace

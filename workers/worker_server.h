@@ -1,8 +1,9 @@
 // The worker process's RPC loop. One DEALER socket dials the controller's
-// ROUTER; an I/O thread owns it (registration, heartbeats both ways,
-// receiving calls, sending replies) while one executor thread runs the
-// calls in arrival order -- SPMD ranks must run collectives in the same
-// order, and colocated roles time-share the process. Every call gets
+// ROUTER. The main thread receives the calls and runs them itself, in
+// arrival order -- SPMD ranks must run collectives in the same order, and
+// colocated roles time-share the process -- so an empty call costs no
+// thread hand-off. While a method runs, a guard thread takes the socket
+// (under a mutex) to keep heartbeats going and queue the calls that arrive. Every call gets
 // exactly one reply; an exception becomes an error reply naming group,
 // rank, host, method and message; a malformed message gets an error reply
 // (when it has an id) and the worker keeps serving. The worker exits when

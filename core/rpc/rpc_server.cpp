@@ -1,9 +1,12 @@
 #include "core/rpc/rpc_server.h"
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -19,9 +22,24 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
+}  // namespace
+
+namespace rpc_detail {
+
+// One call's outcome; guarded by Endpoint::mu.
+struct ReplyState {
+  bool done = false;
+  Batch value;
+  std::exception_ptr error;
+};
+
+}  // namespace rpc_detail
+
+namespace {
+
 struct PendingCall {
   std::string worker, model, method;
-  std::promise<Batch> promise;
+  std::shared_ptr<rpc_detail::ReplyState> state;
   Clock::time_point deadline;
 };
 
@@ -30,28 +48,51 @@ struct WorkerState {
   Clock::time_point last_seen;
 };
 
+// Longest a thread sleeps on the socket before it looks at deadlines and
+// the stop flag again.
+constexpr auto kPollSlice = std::chrono::milliseconds(50);
+
 }  // namespace
 
-struct RpcServer::Impl {
+namespace rpc_detail {
+
+struct Endpoint {
   RpcOptions options;
   zmq::context_t context{1};
   zmq::socket_t router{context, zmq::socket_type::router};
   std::string address;
   int wake_fd = -1;
+  int socket_fd = -1;  // ZMQ_FD: readable when the socket may have input
+
+  // Whoever holds socket_mu may use `router`. Taken before `mu`, never after.
+  std::mutex socket_mu;
 
   mutable std::mutex mu;  // guards everything below
-  std::deque<std::vector<zmq::message_t>> outbox;
+  std::deque<std::vector<zmq::message_t>> outbox;  // control messages from the background thread
   std::map<uint64_t, PendingCall> pending;
   std::map<std::string, WorkerState> workers;
   std::condition_variable registered_cv;
+  std::condition_variable reply_cv;  // a reply arrived, or the reader left
+  bool reader_waiting = false;       // a caller is reading the socket for its reply
   std::atomic<uint64_t> next_id{1};
 
   std::atomic<bool> stopping{false};
   std::thread io_thread;
 
+  ~Endpoint() {
+    if (wake_fd >= 0) close(wake_fd);
+  }
+
   void wake() {
     uint64_t one = 1;
     [[maybe_unused]] auto n = write(wake_fd, &one, sizeof one);
+  }
+
+  void complete_locked(PendingCall& call, Batch value, std::exception_ptr error) {
+    call.state->done = true;
+    call.state->value = std::move(value);
+    call.state->error = std::move(error);
+    reply_cv.notify_all();
   }
 
   // Fails a pending call with an error attributed to its worker. Caller holds mu.
@@ -71,7 +112,7 @@ struct RpcServer::Impl {
     info.model = it->second.model;
     info.method = it->second.method;
     info.message = message;
-    it->second.promise.set_exception(std::make_exception_ptr(RemoteError(info)));
+    complete_locked(it->second, Batch{}, std::make_exception_ptr(RemoteError(info)));
     pending.erase(it);
   }
 
@@ -86,14 +127,6 @@ struct RpcServer::Impl {
     for (auto& [rid, call] : pending)
       if (call.worker == id) ids.push_back(rid);
     for (auto rid : ids) fail_locked(rid, reason);
-  }
-
-  void send_control(const std::string& worker, const char* kind) {
-    std::vector<zmq::message_t> frames;
-    frames.emplace_back(worker.data(), worker.size());
-    encode_message(Json{{"kind", kind}}, Batch{}, frames);
-    std::lock_guard<std::mutex> lock(mu);
-    outbox.push_back(std::move(frames));
   }
 
   void handle_incoming(std::vector<zmq::message_t>& frames) {
@@ -143,12 +176,63 @@ struct RpcServer::Impl {
     auto it = pending.find(id);
     if (it == pending.end()) return;  // late reply of a call already failed
     if (h.value("status", "") == "ok") {
-      it->second.promise.set_value(std::move(msg.batch));
-      pending.erase(it);
+      complete_locked(it->second, std::move(msg.batch), nullptr);
     } else {
       auto info = RemoteErrorInfo::from_json(h.value("error", Json::object()));
-      it->second.promise.set_exception(std::make_exception_ptr(RemoteError(info)));
-      pending.erase(it);
+      complete_locked(it->second, Batch{}, std::make_exception_ptr(RemoteError(info)));
+    }
+    pending.erase(it);
+  }
+
+  // Reads every message the socket holds. Caller holds socket_mu. Must run
+  // after any use of the socket: a send may consume the ZMQ_FD signal of a
+  // message that arrived meanwhile, and nobody would wake for it.
+  void drain_socket_locked() {
+    while (router.get(zmq::sockopt::events) & ZMQ_POLLIN) {
+      std::vector<zmq::message_t> frames;
+      zmq::message_t part;
+      if (!router.recv(part, zmq::recv_flags::dontwait)) break;
+      frames.push_back(std::move(part));
+      while (frames.back().more()) {
+        zmq::message_t next;
+        if (!router.recv(next, zmq::recv_flags::none)) break;
+        frames.push_back(std::move(next));
+      }
+      handle_incoming(frames);
+    }
+  }
+
+  // Sends one message. Caller holds socket_mu. False when the peer is gone
+  // (ROUTER_MANDATORY); the worker is then marked dead.
+  bool send_locked(std::vector<zmq::message_t>& frames) {
+    std::string to = frames[0].to_string();
+    try {
+      for (size_t i = 0; i < frames.size(); ++i)
+        router.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+      return true;
+    } catch (const zmq::error_t& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      mark_dead_locked(to, std::string("worker disconnected (is its process gone?): ") + e.what());
+      return false;
+    }
+  }
+
+  void flush_outbox_locked() {
+    std::deque<std::vector<zmq::message_t>> batch;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      batch.swap(outbox);
+    }
+    for (auto& frames : batch) send_locked(frames);
+  }
+
+  // Sleeps until the socket may have input, the wake fd fires, or `timeout`.
+  void wait_readable(bool watch_socket, std::chrono::milliseconds timeout) {
+    pollfd fds[2] = {{wake_fd, POLLIN, 0}, {socket_fd, POLLIN, 0}};
+    int n = ::poll(fds, watch_socket ? 2 : 1, static_cast<int>(std::max<int64_t>(0, timeout.count())));
+    if (n > 0 && (fds[0].revents & POLLIN)) {
+      uint64_t count;
+      [[maybe_unused]] auto r = read(wake_fd, &count, sizeof count);
     }
   }
 
@@ -180,58 +264,82 @@ struct RpcServer::Impl {
     }
   }
 
-  void flush_outbox() {
-    std::deque<std::vector<zmq::message_t>> batch;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      batch.swap(outbox);
-    }
-    for (auto& frames : batch) {
-      std::string to = frames[0].to_string();
-      try {
-        for (size_t i = 0; i < frames.size(); ++i)
-          router.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-      } catch (const zmq::error_t& e) {
-        // ROUTER_MANDATORY: the peer is gone. Fail its calls.
+  // The background thread: reads the socket while no caller does, and
+  // keeps heartbeats and deadlines going.
+  void run() {
+    auto last_beat = Clock::now();
+    while (!stopping) {
+      bool caller_reads;
+      {
         std::lock_guard<std::mutex> lock(mu);
-        mark_dead_locked(to, std::string("worker disconnected (is its process gone?): ") + e.what());
+        caller_reads = reader_waiting;
       }
+      wait_readable(!caller_reads, kPollSlice);
+      std::lock_guard<std::mutex> socket_lock(socket_mu);
+      drain_socket_locked();
+      flush_outbox_locked();
+      check_deadlines(last_beat);
+      flush_outbox_locked();
+      drain_socket_locked();
     }
   }
 
-  void run() {
-    auto last_beat = Clock::now();
-    std::vector<zmq::pollitem_t> items = {
-        {router.handle(), 0, ZMQ_POLLIN, 0},
-        {nullptr, wake_fd, ZMQ_POLLIN, 0},
-    };
-    while (!stopping) {
-      zmq::poll(items, std::chrono::milliseconds(50));
-      if (items[1].revents & ZMQ_POLLIN) {
-        uint64_t n;
-        [[maybe_unused]] auto r = read(wake_fd, &n, sizeof n);
+  // Waits for `state` until `deadline`, reading the socket itself when no
+  // other caller is, otherwise sleeping until a reply lands. True when done.
+  bool wait(const std::shared_ptr<ReplyState>& state, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!state->done) {
+      auto now = Clock::now();
+      if (now >= deadline) return false;
+      auto slice = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
+                                std::chrono::milliseconds(1),
+                            std::chrono::milliseconds(kPollSlice));
+      if (reader_waiting || stopping) {  // when stopping, the destructor fails every call
+        reply_cv.wait_for(lock, slice, [&] { return state->done || !reader_waiting; });
+        continue;
       }
-      // Drain everything that arrived, without blocking.
-      for (int i = 0; i < 1000; ++i) {
-        std::vector<zmq::message_t> frames;
-        zmq::message_t part;
-        if (!router.recv(part, zmq::recv_flags::dontwait)) break;
-        frames.push_back(std::move(part));
-        while (frames.back().more()) {
-          zmq::message_t next;
-          if (!router.recv(next, zmq::recv_flags::none)) break;
-          frames.push_back(std::move(next));
-        }
-        handle_incoming(frames);
+      reader_waiting = true;
+      lock.unlock();
+      {
+        std::lock_guard<std::mutex> socket_lock(socket_mu);
+        drain_socket_locked();
       }
-      flush_outbox();
-      check_deadlines(last_beat);
-      flush_outbox();
+      bool ready;
+      {
+        std::lock_guard<std::mutex> state_lock(mu);
+        ready = state->done;
+      }
+      if (!ready) {
+        wait_readable(true, slice);
+        std::lock_guard<std::mutex> socket_lock(socket_mu);
+        drain_socket_locked();
+      }
+      lock.lock();
+      reader_waiting = false;
+      reply_cv.notify_all();  // another waiter may take over reading
     }
+    return true;
   }
 };
 
-RpcServer::RpcServer(const std::string& bind_address, RpcOptions options) : impl_(new Impl) {
+}  // namespace rpc_detail
+
+Batch ReplyFuture::get() {
+  if (!state_) throw std::logic_error("ReplyFuture::get on an empty future");
+  endpoint_->wait(state_, Clock::time_point::max());
+  auto state = std::move(state_);
+  endpoint_.reset();  // the state is done: nobody writes it any more
+  if (state->error) std::rethrow_exception(state->error);
+  return std::move(state->value);
+}
+
+bool ReplyFuture::wait_for(std::chrono::milliseconds timeout) {
+  if (!state_) throw std::logic_error("ReplyFuture::wait_for on an empty future");
+  return endpoint_->wait(state_, Clock::now() + timeout);
+}
+
+RpcServer::RpcServer(const std::string& bind_address, RpcOptions options)
+    : impl_(std::make_shared<rpc_detail::Endpoint>()) {
   impl_->options = options;
   impl_->router.set(zmq::sockopt::router_mandatory, 1);
   impl_->router.set(zmq::sockopt::linger, 0);
@@ -243,8 +351,9 @@ RpcServer::RpcServer(const std::string& bind_address, RpcOptions options) : impl
                              " (is another run using it? pick another address)");
   }
   impl_->address = impl_->router.get(zmq::sockopt::last_endpoint);
+  impl_->socket_fd = impl_->router.get(zmq::sockopt::fd);
   impl_->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  impl_->io_thread = std::thread([this] { impl_->run(); });
+  impl_->io_thread = std::thread([endpoint = impl_.get()] { endpoint->run(); });
 }
 
 RpcServer::~RpcServer() {
@@ -255,7 +364,6 @@ RpcServer::~RpcServer() {
   std::vector<uint64_t> ids;
   for (auto& [id, call] : impl_->pending) ids.push_back(id);
   for (auto id : ids) impl_->fail_locked(id, "controller endpoint shut down");
-  close(impl_->wake_fd);
 }
 
 const std::string& RpcServer::address() const { return impl_->address; }
@@ -288,13 +396,12 @@ void RpcServer::wait_for_workers(const std::vector<std::string>& ids, std::chron
   }
 }
 
-std::future<Batch> RpcServer::call(const std::string& worker, const std::string& model,
-                                   const std::string& method, Batch input, Json args, Json context,
-                                   std::chrono::milliseconds timeout) {
+ReplyFuture RpcServer::call(const std::string& worker, const std::string& model, const std::string& method,
+                            Batch input, Json args, Json context, std::chrono::milliseconds timeout) {
   if (timeout.count() <= 0) timeout = impl_->options.call_timeout;
   const uint64_t id = impl_->next_id.fetch_add(1);
-  // Encode before taking the lock: copying a large tensor into shared
-  // memory must not stall the I/O thread or other callers.
+  // Encode before taking any lock: copying a large tensor into shared
+  // memory must not stall other callers.
   std::vector<zmq::message_t> frames;
   frames.emplace_back(worker.data(), worker.size());
   std::string encode_error;
@@ -305,25 +412,32 @@ std::future<Batch> RpcServer::call(const std::string& worker, const std::string&
   } catch (const std::exception& e) {
     encode_error = std::string("cannot encode the call's input: ") + e.what();
   }
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  PendingCall& call = impl_->pending[id];
-  call.worker = worker;
-  call.model = model;
-  call.method = method;
-  call.deadline = Clock::now() + timeout;
-  std::future<Batch> future = call.promise.get_future();
-  auto w = impl_->workers.find(worker);
-  if (w == impl_->workers.end() || !w->second.info.alive) {
-    impl_->fail_locked(id, w == impl_->workers.end() ? "worker is not registered"
-                                                     : "worker is dead: " + w->second.info.death_reason);
-    return future;
+  auto state = std::make_shared<rpc_detail::ReplyState>();
+  ReplyFuture future(impl_, state);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    PendingCall& call = impl_->pending[id];
+    call.worker = worker;
+    call.model = model;
+    call.method = method;
+    call.deadline = Clock::now() + timeout;
+    call.state = state;
+    auto w = impl_->workers.find(worker);
+    if (w == impl_->workers.end() || !w->second.info.alive) {
+      impl_->fail_locked(id, w == impl_->workers.end() ? "worker is not registered"
+                                                       : "worker is dead: " + w->second.info.death_reason);
+      return future;
+    }
+    if (!encode_error.empty()) {
+      impl_->fail_locked(id, encode_error);
+      return future;
+    }
   }
-  if (!encode_error.empty()) {
-    impl_->fail_locked(id, encode_error);
-    return future;
-  }
-  impl_->outbox.push_back(std::move(frames));
-  impl_->wake();
+  // Send on this thread: handing the message to the background thread
+  // would cost a wake-up and a context switch on every call.
+  std::lock_guard<std::mutex> socket_lock(impl_->socket_mu);
+  impl_->send_locked(frames);
+  impl_->drain_socket_locked();
   return future;
 }
 
@@ -356,8 +470,14 @@ void RpcServer::shutdown_workers() {
     for (auto& [id, w] : impl_->workers)
       if (w.info.alive) ids.push_back(id);
   }
-  for (auto& id : ids) impl_->send_control(id, wire_kind::kShutdown);
-  impl_->wake();
+  std::lock_guard<std::mutex> socket_lock(impl_->socket_mu);
+  for (auto& id : ids) {
+    std::vector<zmq::message_t> frames;
+    frames.emplace_back(id.data(), id.size());
+    encode_message(Json{{"kind", wire_kind::kShutdown}}, Batch{}, frames);
+    impl_->send_locked(frames);
+  }
+  impl_->drain_socket_locked();
 }
 
 }  // namespace rlwb::core

@@ -1,9 +1,13 @@
 // The controller's RPC endpoint: one ROUTER socket that every worker
-// process dials (DEALER), served by one I/O thread. Callers on any thread
-// get a future per call; the I/O thread sends, receives, matches replies to
-// requests by id, tracks heartbeats, and fails a pending call when its
-// deadline passes or its worker dies -- so no caller waits forever.
-// Used by WorkerGroup (dispatch) and the controller.
+// process dials (DEALER). Callers on any thread get a ReplyFuture per call.
+// A caller sends its request on the socket itself, and the first thread
+// that waits for a reply reads the socket while it waits, so a round trip
+// costs no hand-off between threads. A background thread reads the socket
+// when nobody waits, sends heartbeats, tracks worker liveness and fails a
+// pending call when its deadline passes or its worker dies -- so no caller
+// waits forever. The socket is shared under a mutex; every thread that
+// touches it drains what arrived before letting go (ZMQ_FD is
+// edge-triggered). Used by WorkerGroup (dispatch) and the controller.
 #pragma once
 
 #include "core/batch/batch.h"
@@ -11,12 +15,40 @@
 #include "core/wire/wire.h"
 
 #include <chrono>
-#include <future>
+#include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace rlwb::core {
+
+struct RpcOptions;
+class RpcServer;
+namespace rpc_detail {
+struct Endpoint;
+struct ReplyState;
+}  // namespace rpc_detail
+
+// The reply of one call. get() waits for it and returns the Batch, or
+// throws RemoteError (the method failed, timed out, or its worker died).
+// Waiting may be done on any thread; it stays valid after the RpcServer is
+// destroyed (a call still pending then fails).
+class ReplyFuture {
+ public:
+  ReplyFuture() = default;
+  bool valid() const { return state_ != nullptr; }
+  Batch get();
+  // True when the reply (or its failure) is there within `timeout`.
+  bool wait_for(std::chrono::milliseconds timeout);
+
+ private:
+  friend class RpcServer;
+  ReplyFuture(std::shared_ptr<rpc_detail::Endpoint> endpoint, std::shared_ptr<rpc_detail::ReplyState> state)
+      : endpoint_(std::move(endpoint)), state_(std::move(state)) {}
+  std::shared_ptr<rpc_detail::Endpoint> endpoint_;
+  std::shared_ptr<rpc_detail::ReplyState> state_;
+};
 
 struct RpcOptions {
   // A worker whose heartbeats stop for this long is declared dead and its
@@ -57,7 +89,7 @@ class RpcServer {
                         const std::function<std::string()>& abort_check = {});
 
   // Sends one call; the future holds the reply Batch or a RemoteError.
-  std::future<Batch> call(const std::string& worker, const std::string& model,
+  ReplyFuture call(const std::string& worker, const std::string& model,
                           const std::string& method, Batch input,
                           nlohmann::json args = nlohmann::json::object(),
                           nlohmann::json context = nlohmann::json::object(),
@@ -74,8 +106,7 @@ class RpcServer {
   void shutdown_workers();
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<rpc_detail::Endpoint> impl_;
 };
 
 }  // namespace rlwb::core

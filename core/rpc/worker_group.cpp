@@ -38,7 +38,7 @@ std::future<GroupResult> WorkerGroup::call_per_rank(const std::string& method, c
 }
 
 void WorkerGroup::init(const nlohmann::json& config) {
-  std::vector<std::future<Batch>> replies;
+  std::vector<ReplyFuture> replies;
   for (int r = 0; r < mesh_.world(); ++r) {
     nlohmann::json args = {{"role", role_},
                            {"config", config},
@@ -52,7 +52,7 @@ std::future<GroupResult> WorkerGroup::run(DispatchMode mode, const std::string& 
                                           const std::vector<Batch>& per_rank, const nlohmann::json& args,
                                           const nlohmann::json& context) {
   auto plan = std::make_shared<DispatchPlan>(plan_dispatch(mode, mesh_, input, per_rank));
-  auto futures = std::make_shared<std::vector<std::future<Batch>>>();
+  auto futures = std::make_shared<std::vector<ReplyFuture>>();
   for (int r = 0; r < mesh_.world(); ++r) {
     if (!plan->inputs[r]) {
       futures->emplace_back();
@@ -74,7 +74,7 @@ std::future<GroupResult> WorkerGroup::run(DispatchMode mode, const std::string& 
       for (size_t r = 0; r < futures->size(); ++r) {
         auto& f = (*futures)[r];
         if (done[r] || !f.valid()) continue;
-        if (f.wait_for(std::chrono::milliseconds(remaining == 1 ? 100 : 2)) != std::future_status::ready) continue;
+        if (!f.wait_for(std::chrono::milliseconds(remaining == 1 ? 100 : 2))) continue;
         done[r] = true;
         --remaining;
         result.per_rank[r] = f.get();  // throws RemoteError for a failed rank
