@@ -8,6 +8,7 @@
 
 #include "imgui.h"
 #include "ui/platform/item_registry.h"
+#include "ui/platform/layer_cache.h"
 
 namespace rlwb::ui {
 namespace {
@@ -186,6 +187,7 @@ nlohmann::json dump_state(AppState& app) {
   using nlohmann::json;
   json out;
   out["screen"] = screen_name(app.screen);
+  out["layers"] = {{"redrawn", layer_stats().redrawn}, {"reused", layer_stats().reused}};
   json editor;
   if (const GraphDocument* doc = app.editor.doc.get()) {
     editor["file"] = doc->path();

@@ -174,6 +174,42 @@ TEST_F(GuiRunsTest, PlotsShowValuesUnderThePointerZoomTowardItAndFitAgainOnDoubl
   EXPECT_DOUBLE_EQ(fit["x1"].get<double>(), 199.0);
 }
 
+TEST_F(GuiRunsTest, PlotLinesAreRedrawnOnlyWhenTheViewChanges) {
+  // The series of a plot live in a cached texture (layer_cache.h): still
+  // frames reuse it, a zoom redraws it, and either way the lines are there.
+  const std::string plot = "plot/critic/score/mean";
+  const std::vector<std::string> args = {"--db", db_, "--compare",
+                                         std::to_string(ids_[0]) + "," + std::to_string(ids_[1])};
+  const std::string settle = "wait @" + plot + " 10000\nframes 3\n";
+  auto frames_of = [&](const std::string& tag) {
+    return nlohmann::json::parse(test::read_bytes(path(tag + "-times.json")));
+  };
+  auto still_args = args;
+  still_args.insert(still_args.end(), {"--frame-times", path("still-times.json")});
+  auto still = run_gui(dir_, still_args, settle + "frames 5\n", "still");
+  ASSERT_EQ(still.exit_code, 0) << still.log;
+  auto times = frames_of("still");
+  ASSERT_GE(times.size(), 5u);
+  for (size_t i = times.size() - 5; i < times.size(); ++i)
+    EXPECT_EQ(times[i]["layers_redrawn"].get<int>(), 0) << "frame " << i << " of a still view";
+  EXPECT_GT(still.state["layers"]["reused"].get<int>(), 0);
+  auto rect = item_rect(still.state, plot);
+  ASSERT_EQ(rect.size(), 4u);
+  EXPECT_GT(count_color(still.screenshot, rect[0], rect[1], rect[2], rect[3], 0x1F77B4, 30), 50);
+
+  auto zoom_args = args;
+  zoom_args.insert(zoom_args.end(), {"--frame-times", path("zoom-times.json")});
+  auto zoomed = run_gui(dir_, zoom_args, settle + "scroll @" + plot + " 3\nframes 3\n", "zoom");
+  ASSERT_EQ(zoomed.exit_code, 0) << zoomed.log;
+  times = frames_of("zoom");
+  int redrawn_after_settling = 0;
+  for (size_t i = times.size() - 6; i < times.size(); ++i) redrawn_after_settling += times[i]["layers_redrawn"].get<int>();
+  EXPECT_GE(redrawn_after_settling, 1) << "the zoomed plot was not redrawn";
+  rect = item_rect(zoomed.state, plot);
+  ASSERT_EQ(rect.size(), 4u);
+  EXPECT_GT(count_color(zoomed.screenshot, rect[0], rect[1], rect[2], rect[3], 0x1F77B4, 30), 50);
+}
+
 TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
   auto r = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[2])},
                    "wait @plot/critic/score/mean 10000\nwait @dashboard/error 20000\nframes 3\n");

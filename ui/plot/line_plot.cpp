@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ui/platform/item_registry.h"
+#include "ui/platform/layer_cache.h"
 
 namespace rlwb::ui {
 namespace {
@@ -179,7 +180,6 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   const int pixels = std::max(1, static_cast<int>(w));
   dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y),
                     IM_COL32(24, 26, 30, 255));
-  dl->AddRectFilled(a, b, IM_COL32(16, 17, 20, 255));
 
   // Zoom toward the cursor (wheel: x; shift+wheel: y), drag to pan, double-click to fit.
   ImGuiIO& io = ImGui::GetIO();
@@ -210,72 +210,89 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
     return b.y - static_cast<float>((y - state.y0) / (state.y1 - state.y0) * h);
   };
 
-  // Grid and ticks.
+  // Grid (drawn in the series layer, below the lines) and tick labels.
   const ImU32 grid = IM_COL32(60, 64, 72, 255), label = IM_COL32(170, 175, 185, 255);
+  std::vector<float> grid_x, grid_y;
   const std::vector<double> x_ticks =
       nice_ticks(state.x0, state.x1, std::max(2, static_cast<int>(w / 90)));
   const double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 0;
   for (double t : x_ticks) {
     float x = sx(t);
-    dl->AddLine(ImVec2(x, a.y), ImVec2(x, b.y), grid);
+    grid_x.push_back(x);
     std::string text = format_tick(t, x_step);
     ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     dl->AddText(ImVec2(x - ts.x / 2, b.y + 3), label, text.c_str());
   }
   for (const auto& [t, text] : y_labels()) {
     float y = sy(t);
-    dl->AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
+    grid_y.push_back(y);
     ImVec2 ts = ImGui::CalcTextSize(text.c_str());
     dl->AddText(ImVec2(a.x - ts.x - 4, y - ts.y / 2), label, text.c_str());
   }
+
+  // Series: band, faint raw, strong smooth -- drawn into a cached layer
+  // (layer_cache.h) that is redrawn only when something below changes.
+  const bool show_raw = options.show_raw && series.size() <= options.raw_up_to;
+  uint64_t key = 14695981039346656037ull;
+  for (double v : {state.x0, state.x1, state.y0, state.y1}) hash_into(key, v);
+  for (float v : {a.x - std::floor(a.x), a.y - std::floor(a.y), w, h, options.raw_alpha}) hash_into(key, v);
+  hash_into(key, options.log_y);
+  hash_into(key, show_raw);
+  for (const PlotSeries& s : series) {
+    hash_into(key, s.version);
+    hash_into(key, s.color);
+    for (const void* p : {static_cast<const void*>(s.x), static_cast<const void*>(s.y),
+                          static_cast<const void*>(s.smooth), static_cast<const void*>(s.band_lo)})
+      hash_into(key, p);
+  }
+  auto draw_series = [&](ImDrawList& target) {
+    for (float x : grid_x) target.AddLine(ImVec2(x, a.y), ImVec2(x, b.y), grid);
+    for (float y : grid_y) target.AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
+    static thread_local std::vector<ImVec2> screen;
+    auto polyline = [&](const std::vector<PlotPoint>& pts, ImU32 col, float thickness) {
+      screen.clear();
+      for (const PlotPoint& p : pts) screen.push_back(ImVec2(sx(p.x), sy(p.y)));
+      if (screen.size() >= 2)
+        target.AddPolyline(screen.data(), static_cast<int>(screen.size()), col, 0, thickness);
+      else if (screen.size() == 1)
+        target.AddCircleFilled(screen[0], 4.0f, col);  // a lone point stays visible
+    };
+    for (size_t i = 0; i < series.size(); ++i) {
+      const PlotSeries& s = series[i];
+      PlotCache& c = *s.cache;
+      const Values& v = values[i];
+      if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1) {
+        c.raw.clear(), c.smooth.clear(), c.lo.clear(), c.hi.clear();
+        downsample_min_max(*s.x, *v.raw, state.x0, state.x1, pixels, c.raw);
+        if (v.smooth) downsample_min_max(*s.x, *v.smooth, state.x0, state.x1, pixels, c.smooth);
+        if (v.lo && v.hi) reduce_band(*s.x, *v.lo, *v.hi, state.x0, state.x1, pixels, c.lo, c.hi);
+        c.pixels = pixels, c.x0 = state.x0, c.x1 = state.x1;
+      }
+      ImVec4 col = ImGui::ColorConvertU32ToFloat4(s.color);
+      if (!c.lo.empty()) {
+        ImU32 fill = ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, 0.18f));
+        for (size_t k = 0; k + 1 < c.lo.size(); ++k)
+          target.AddQuadFilled(ImVec2(sx(c.lo[k].x), sy(c.lo[k].y)), ImVec2(sx(c.hi[k].x), sy(c.hi[k].y)),
+                               ImVec2(sx(c.hi[k + 1].x), sy(c.hi[k + 1].y)),
+                               ImVec2(sx(c.lo[k + 1].x), sy(c.lo[k + 1].y)), fill);
+      }
+      // Whole-pixel widths: ImGui draws those as textured lines, two vertices
+      // a point, instead of four with extra fringe geometry.
+      if (v.smooth) {
+        if (show_raw)
+          polyline(c.raw, ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)), 1.0f);
+        polyline(c.smooth, s.color, series.size() > 4 ? 1.0f : 2.0f);
+      } else {
+        polyline(c.raw, s.color, series.size() > 4 ? 1.0f : 2.0f);
+      }
+    }
+  };
+  draw_cached_layer(ImGui::GetID("series"), key, a, b, IM_COL32(16, 17, 20, 255), draw_series);
   ImVec2 xl = ImGui::CalcTextSize(options.x_label);
   dl->AddText(ImVec2(b.x - xl.x, b.y - xl.y - 2), IM_COL32(120, 125, 135, 255), options.x_label);
 
-  // Series: band, faint raw, strong smooth.
-  dl->PushClipRect(a, b, true);
-  static thread_local std::vector<ImVec2> screen;
-  auto polyline = [&](const std::vector<PlotPoint>& pts, ImU32 col, float thickness) {
-    screen.clear();
-    for (const PlotPoint& p : pts) screen.push_back(ImVec2(sx(p.x), sy(p.y)));
-    if (screen.size() >= 2)
-      dl->AddPolyline(screen.data(), static_cast<int>(screen.size()), col, 0, thickness);
-    else if (screen.size() == 1)
-      dl->AddCircleFilled(screen[0], 4.0f, col);  // a lone point stays visible
-  };
-  for (size_t i = 0; i < series.size(); ++i) {
-    const PlotSeries& s = series[i];
-    PlotCache& c = *s.cache;
-    const Values& v = values[i];
-    if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1) {
-      c.raw.clear(), c.smooth.clear(), c.lo.clear(), c.hi.clear();
-      downsample_min_max(*s.x, *v.raw, state.x0, state.x1, pixels, c.raw);
-      if (v.smooth) downsample_min_max(*s.x, *v.smooth, state.x0, state.x1, pixels, c.smooth);
-      if (v.lo && v.hi) reduce_band(*s.x, *v.lo, *v.hi, state.x0, state.x1, pixels, c.lo, c.hi);
-      c.pixels = pixels, c.x0 = state.x0, c.x1 = state.x1;
-    }
-    ImVec4 col = ImGui::ColorConvertU32ToFloat4(s.color);
-    if (!c.lo.empty()) {
-      ImU32 fill = ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, 0.18f));
-      for (size_t k = 0; k + 1 < c.lo.size(); ++k)
-        dl->AddQuadFilled(ImVec2(sx(c.lo[k].x), sy(c.lo[k].y)),
-                          ImVec2(sx(c.hi[k].x), sy(c.hi[k].y)),
-                          ImVec2(sx(c.hi[k + 1].x), sy(c.hi[k + 1].y)),
-                          ImVec2(sx(c.lo[k + 1].x), sy(c.lo[k + 1].y)), fill);
-    }
-    // Whole-pixel widths: ImGui draws those as textured lines, two vertices
-    // a point, instead of four with extra fringe geometry.
-    if (v.smooth) {
-      if (options.show_raw && series.size() <= options.raw_up_to)
-        polyline(c.raw,
-                 ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)),
-                 1.0f);
-      polyline(c.smooth, s.color, series.size() > 4 ? 1.0f : 2.0f);
-    } else {
-      polyline(c.raw, s.color, series.size() > 4 ? 1.0f : 2.0f);
-    }
-  }
-
   // Crosshair and values under the pointer.
+  dl->PushClipRect(a, b, true);
   if (hovered && mouse.x >= a.x && mouse.x <= b.x && mouse.y >= a.y && mouse.y <= b.y) {
     dl->AddLine(ImVec2(mouse.x, a.y), ImVec2(mouse.x, b.y), IM_COL32(200, 200, 200, 120));
     dl->AddLine(ImVec2(a.x, mouse.y), ImVec2(b.x, mouse.y), IM_COL32(200, 200, 200, 60));

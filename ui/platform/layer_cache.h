@@ -1,0 +1,55 @@
+// Cached layers: part of a window drawn once into an offscreen texture and
+// shown as one textured quad until what it depends on changes.
+//
+// Why: the compare view overlays 20 series in each of 8 plots, about 200k
+// vertices a frame. With a software rasterizer (Mesa llvmpipe under Xvfb,
+// or any machine without a GPU) filling them costs 60-180 ms a frame,
+// while the plot only changes when the data, the view or the size do. A
+// plot therefore draws its series through draw_cached_layer with a key
+// that hashes everything they depend on; frames with the same key cost
+// one quad.
+//
+// The frame loop provides the GL side (frame_loop.cpp). Without it (no
+// renderer, e.g. ImGui used without a window) draw_cached_layer draws the
+// layer straight into the window's draw list, so callers need no fallback.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "imgui.h"
+
+namespace rlwb::ui {
+
+// Draws `draw`'s output clipped to [min, max] (screen coordinates) into the
+// current window. `draw` receives the draw list to draw on, in screen
+// coordinates; it is called only when `key` differs from the key this `id`
+// had the last time (or the size changed). `background` fills the area
+// first (the texture is opaque).
+void draw_cached_layer(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                       const std::function<void(ImDrawList&)>& draw);
+
+// Mixes `value`'s bytes into `key` (for building layer keys).
+template <typename T>
+void hash_into(uint64_t& key, const T& value) {
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&value);
+  for (size_t i = 0; i < sizeof(T); ++i) key = (key ^ bytes[i]) * 1099511628211ull;  // FNV-1a
+}
+
+// What the frame loop plugs in. render returns false when it cannot (then
+// the layer is drawn directly). end_frame lets the renderer free the
+// textures of layers not drawn for a while.
+struct LayerRenderer {
+  std::function<bool(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                     const std::function<void(ImDrawList&)>& draw, ImTextureID& texture)>
+      render;
+};
+void set_layer_renderer(LayerRenderer* renderer);  // nullptr: draw directly
+
+// Counters, for tests and the benchmark: layers redrawn / reused since start.
+struct LayerStats {
+  uint64_t redrawn = 0, reused = 0;
+};
+LayerStats layer_stats();
+
+}  // namespace rlwb::ui
