@@ -14,15 +14,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "sandbox/executor_internal.h"
 #include "sandbox/fd_channel.h"
+#include "sandbox/sandbox_binary.h"
 #include "sandbox/sandbox_error.h"
 #include "sandbox/sandbox_root.h"
-#include "sandbox/service_launch.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -415,13 +416,25 @@ void set_process_title(int slot) {
   ExecutorProcess(sock, slot, cfg).main();
 }
 
+bool detail::is_executor_command(const std::vector<std::string>& args) {
+  return args.size() == 5 && args[0] == "--executor";
+}
+
+[[noreturn]] void detail::executor_command(const std::vector<std::string>& args) {
+  ExecutorConfig config;
+  config.host_id_base = static_cast<uint32_t>(std::strtoul(args.at(3).c_str(), nullptr, 10));
+  config.kill_grace_ms = std::atoi(args.at(4).c_str());
+  executor_main(std::atoi(args.at(1).c_str()), std::atoi(args.at(2).c_str()), config);
+}
+
 namespace {
 
-// The executor's program: rlwb-sandbox if it can be found, else none (fork mode).
+// The executor's program: rlwb-sandbox-executor (or rlwb-sandbox) if it can
+// be found, else none (fork mode).
 std::string executor_program(const ExecutorConfig& cfg) {
   if (!cfg.executable.empty()) return cfg.executable;
   try {
-    return find_sandbox_binary();
+    return find_executor_binary();
   } catch (const SandboxError&) {
     return "";
   }

@@ -45,13 +45,13 @@ struct ExecutorConfig {
   int kill_grace_ms = 1000;
   // Bound on starting the executor process (root file system + a probe).
   int start_timeout_ms = 15000;
-  // The executor process runs this program (rlwb-sandbox) in its executor
-  // mode, so that it -- and every sandbox, which starts as a copy of it --
-  // is small whatever process owns it (the rlwb CLI carries LibTorch). ""
-  // finds it (sandbox/service_launch.h); if it cannot be found the executor
-  // is a fork() of the owner instead, and a program's peak memory then
-  // includes the owner's resident pages (the process is a copy of it until
-  // it execs).
+  // The executor process runs this program (rlwb-sandbox-executor, or
+  // rlwb-sandbox in its executor mode), so that it -- and every sandbox,
+  // which starts as a copy of it -- is small whatever process owns it (the
+  // rlwb CLI carries LibTorch). "" finds it (sandbox/sandbox_binary.h); if
+  // it cannot be found the executor is a fork() of the owner instead, and a
+  // program's peak memory then includes the owner's resident pages (the
+  // process is a copy of it until it execs).
   std::string executable;
 };
 
@@ -62,8 +62,13 @@ struct KernelSupport {
 };
 
 namespace detail {
-// rlwb-sandbox's executor mode: `rlwb-sandbox --executor FD SLOT HOST_ID_BASE KILL_GRACE_MS`.
+// The executor process: `rlwb-sandbox-executor --executor FD SLOT HOST_ID_BASE
+// KILL_GRACE_MS` (or the same arguments to rlwb-sandbox).
 [[noreturn]] void executor_main(int sock, int slot, const ExecutorConfig& config);
+// True if `args` (without argv[0]) are the executor mode's arguments.
+bool is_executor_command(const std::vector<std::string>& args);
+// Runs executor_main with the configuration those arguments give.
+[[noreturn]] void executor_command(const std::vector<std::string>& args);
 }  // namespace detail
 
 class Executor {

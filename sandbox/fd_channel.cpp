@@ -154,8 +154,11 @@ IoStatus recv_packet(int fd, std::string& data, std::vector<UniqueFd>* fds,
                      Clock::time_point deadline) {
   IoStatus s = wait_fd(fd, POLLIN, deadline);
   if (s != IoStatus::ok) return s;
-  data.resize(1 << 16);
-  iovec iov{data.data(), data.size()};
+  // Into an uninitialised stack buffer, not a zero-filled 64 KiB string: in
+  // a freshly forked sandbox process every page written is a page fault
+  // (a copy-on-write one in the executor), and packets are small.
+  char buf[1 << 16];
+  iovec iov{buf, sizeof buf};
   msghdr msg{};
   msg.msg_iov = &iov;
   msg.msg_iovlen = 1;
@@ -168,7 +171,7 @@ IoStatus recv_packet(int fd, std::string& data, std::vector<UniqueFd>* fds,
   } while (n < 0 && errno == EINTR);
   if (n < 0) return (errno == EAGAIN) ? IoStatus::timeout : IoStatus::error;
   if (n == 0) return IoStatus::closed;
-  data.resize(static_cast<size_t>(n));
+  data.assign(buf, static_cast<size_t>(n));
   for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
     size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);

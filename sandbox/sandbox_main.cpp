@@ -1,7 +1,8 @@
 // rlwb-sandbox: the isolated code executor service (and a one-off runner).
 // See sandbox/cli.h for the commands and docs/sandbox.md for the design.
 // `rlwb-sandbox --executor FD SLOT HOST_ID_BASE KILL_GRACE_MS` is the
-// executor mode that executor.cpp starts; it is not for people.
+// executor mode that executor.cpp starts when rlwb-sandbox-executor is
+// missing; it is not for people.
 #include <cstdlib>
 #include <iostream>
 
@@ -10,13 +11,8 @@
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 5 && args[0] == "--executor") {
-    rlwb::sandbox::ExecutorConfig config;
-    config.host_id_base = static_cast<uint32_t>(std::strtoul(args[3].c_str(), nullptr, 10));
-    config.kill_grace_ms = std::atoi(args[4].c_str());
-    rlwb::sandbox::detail::executor_main(std::atoi(args[1].c_str()), std::atoi(args[2].c_str()),
-                                         config);
-  }
+  if (rlwb::sandbox::detail::is_executor_command(args))
+    rlwb::sandbox::detail::executor_command(args);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << rlwb::sandbox::cli_usage();
     return args.empty() ? 2 : 0;

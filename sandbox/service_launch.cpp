@@ -1,27 +1,9 @@
 #include "sandbox/service_launch.h"
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "sandbox/client.h"
 #include "sandbox/sandbox_error.h"
 
 namespace rlwb::sandbox {
-
-std::string find_sandbox_binary() {
-  if (const char* env = std::getenv("RLWB_SANDBOX")) return env;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec)
-    throw SandboxError("cannot find rlwb-sandbox: /proc/self/exe is unreadable; set RLWB_SANDBOX");
-  auto dir = self.parent_path();
-  for (auto candidate : {dir / "rlwb-sandbox", dir / ".." / "sandbox" / "rlwb-sandbox"})
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return std::filesystem::canonical(candidate).string();
-  throw SandboxError("cannot find rlwb-sandbox next to " + self.string() +
-                     " or in ../sandbox; set RLWB_SANDBOX=/path/to/rlwb-sandbox");
-}
 
 std::vector<std::string> service_argv(const std::string& binary, const std::string& endpoint,
                                       int executors) {

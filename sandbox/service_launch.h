@@ -7,11 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace rlwb::sandbox {
+#include "sandbox/sandbox_binary.h"  // find_sandbox_binary()
 
-// $RLWB_SANDBOX if set; else rlwb-sandbox next to the running program, or in
-// ../sandbox/ of a build tree. Throws SandboxError saying where it looked.
-std::string find_sandbox_binary();
+namespace rlwb::sandbox {
 
 // {binary, "serve", "--endpoint", endpoint[, "--executors", N]}; executors 0: one per CPU.
 std::vector<std::string> service_argv(const std::string& binary, const std::string& endpoint,

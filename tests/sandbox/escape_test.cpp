@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "tests/sandbox/sandbox_test_util.h"
@@ -469,6 +470,67 @@ TEST_F(SandboxEscapeTest, NamespacesAreFreshForEveryRun) {
     EXPECT_THAT(a.stdout_data, Not(HasSubstr(host))) << n << " namespace shared with the host";
   }
   EXPECT_NE(a.stdout_data, b.stdout_data) << "two runs shared namespaces";
+}
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+// Each prepared sandbox serves one execution: of two runs in a row on the
+// same executor (the second in the sandbox prepared after the first), the
+// second sees a fresh pid namespace (its own pid is 2, pid 1 is our init,
+// none of the first run's processes), a fresh work dir and no SysV IPC
+// object of the first run. (Namespace inode numbers cannot show this: the
+// kernel reuses the numbers of namespaces it has freed.)
+TEST_F(SandboxEscapeTest, ConsecutiveRunsOnOneExecutorShareNothing) {
+  PoolOptions o;
+  o.executors = 1;
+  o.executor.host_id_base = host_id_base() + kExecutors;  // a uid of its own
+  LocalSandbox box(o);
+  RunRequest r;
+  r.language = Language::bash;
+  r.limits = quick_limits();
+  r.program =
+      "echo \"pid=$$ pid1=$(cat /proc/1/comm)\"\n"
+      "echo \"files=$(ls -A /tmp | tr '\\n' ' ')\"\n"
+      "echo \"procs=$(cat /proc/[0-9]*/comm | sort -u | tr '\\n' ' ')\"\n"
+      "echo \"shm=$(tail -n +2 /proc/sysvipc/shm | wc -l)\"\n"
+      "echo left > /tmp/left-by-an-earlier-run\n"
+      "ipcmk -M 4096 > /dev/null\n"
+      "echo \"shm after ipcmk=$(tail -n +2 /proc/sysvipc/shm | wc -l)\"\n"
+      "(exec -a left-by-an-earlier-run sleep 30 &)\n";
+  Verdict a = box.run(r), b = box.run(r);
+  EXPECT_VERDICT(a, Outcome::ok);
+  EXPECT_VERDICT(b, Outcome::ok);
+  auto la = lines_of(a.stdout_data), lb = lines_of(b.stdout_data);
+  ASSERT_EQ(la.size(), 5u) << a.stdout_data;
+  ASSERT_EQ(lb.size(), 5u) << b.stdout_data;
+  EXPECT_EQ(la[4], "shm after ipcmk=1") << "the first run left nothing to find";
+  EXPECT_EQ(lb[0], "pid=2 pid1=rlwb-init");
+  EXPECT_EQ(lb[1], "files=main.sh ");
+  EXPECT_THAT(lb[2], Not(HasSubstr("sleep")));
+  EXPECT_THAT(lb[2], Not(HasSubstr("left-by")));
+  EXPECT_EQ(lb[3], "shm=0");
+}
+
+// Sandboxes that exist at the same time never share a namespace of any kind.
+TEST_F(SandboxEscapeTest, SandboxesAliveAtTheSameTimeHaveDistinctNamespaces) {
+  auto ns = [] {
+    return run_program(Language::bash,
+                       "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; "
+                       "done\nsleep 0.5\n");
+  };
+  auto first = std::async(std::launch::async, ns), second = std::async(std::launch::async, ns);
+  Verdict a = first.get(), b = second.get();
+  EXPECT_VERDICT(a, Outcome::ok);
+  EXPECT_VERDICT(b, Outcome::ok);
+  auto la = lines_of(a.stdout_data), lb = lines_of(b.stdout_data);
+  ASSERT_EQ(la.size(), 7u) << a.stdout_data;
+  ASSERT_EQ(lb.size(), 7u) << b.stdout_data;
+  for (size_t i = 0; i < 7; ++i) EXPECT_NE(la[i], lb[i]) << "two sandboxes share " << la[i];
 }
 
 }  // namespace

@@ -2,6 +2,10 @@
 // caps, and what each verdict is made of. Plus the pure parts (limits,
 // verdict JSON, classification rules) without a sandbox.
 #include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
 
@@ -96,6 +100,24 @@ TEST(SandboxRunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
   EXPECT_EQ(a.stdout_data, "/tmp\nmain.sh\nmain.sh\nnote\n");
   Verdict b = run_program(Language::bash, "ls -A; cat note 2>&1\n");
   EXPECT_THAT(b.stdout_data, ::testing::Not(HasSubstr("secret")));
+}
+
+// Every sandbox starts as a copy of its executor process, so the executor
+// is the small static rlwb-sandbox-executor (built next to rlwb-sandbox),
+// not rlwb-sandbox with ZeroMQ and its ~20 libraries.
+TEST(SandboxRunTest, ExecutorsRunTheSmallExecutorProgram) {
+  const std::string small =
+      std::filesystem::path(RLWB_SANDBOX_BIN).parent_path() / "rlwb-sandbox-executor";
+  if (::access(small.c_str(), X_OK) != 0) GTEST_SKIP() << small << " is not built";
+  for (pid_t pid : shared_sandbox().pool().pids()) {
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    EXPECT_EQ(exe.filename(), "rlwb-sandbox-executor") << pid;
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    int regions = 0;
+    for (std::string l; std::getline(maps, l);) ++regions;
+    EXPECT_LT(regions, 40) << "executor " << pid << " maps " << regions << " regions";
+  }
 }
 
 TEST(SandboxRunTest, WorkDirSizeIsPerJob) {
