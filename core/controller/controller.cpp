@@ -319,30 +319,6 @@ struct Controller::Impl {
     return report;
   }
 
-  // trainer.<key>.nodes as NodeSpecs (same shape as the graph's nodes).
-  static std::vector<NodeSpec> phase_nodes(const nlohmann::json& trainer, const std::string& key) {
-    std::vector<NodeSpec> nodes;
-    if (!trainer.contains(key)) return nodes;
-    const auto& list = trainer[key].value("nodes", nlohmann::json::array());
-    for (size_t i = 0; i < list.size(); ++i) {
-      const auto& n = list[i];
-      NodeSpec node;
-      node.id = n.value("id", key + "_" + std::to_string(i));
-      node.call = n.value("call", "");
-      auto dot = node.call.find('.');
-      if (dot == std::string::npos)
-        throw std::runtime_error("trainer." + key + ".nodes." + std::to_string(i) + ": call '" + node.call +
-                                 "' is not <model>.<method>, <reward>.<method> or builtin.<name>");
-      node.target = node.call.substr(0, dot);
-      node.method = node.call.substr(dot + 1);
-      node.in = n.value("in", std::vector<std::string>{});
-      node.out = n.value("out", std::vector<std::string>{});
-      node.args = n.value("args", nlohmann::json::object());
-      nodes.push_back(std::move(node));
-    }
-    return nodes;
-  }
-
   WorkerGroup& group_named(const std::string& model, const std::string& where) {
     auto g = groups.find(model);
     if (g == groups.end()) throw std::runtime_error(where + " names model '" + model + "', which the graph does not have");
@@ -500,8 +476,9 @@ RunResult Controller::run() {
   }
   result.run_id = m.run_id;
   try {
-    m.warm_start_nodes = Impl::phase_nodes(m.exp.trainer, "warm_start");
-    m.eval_nodes = Impl::phase_nodes(m.exp.trainer, "eval");
+    // The loader read them and the validator checked them.
+    if (auto p = m.exp.phase_nodes.find("warm_start"); p != m.exp.phase_nodes.end()) m.warm_start_nodes = p->second;
+    if (auto p = m.exp.phase_nodes.find("eval"); p != m.exp.phase_nodes.end()) m.eval_nodes = p->second;
     m.start_workers();
     m.init_models();
     m.warm_start();

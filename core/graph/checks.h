@@ -9,12 +9,25 @@
 
 namespace rlwb::core::graph_detail {
 
-// Collects issues for one experiment, with the lines of the keys they are about.
+// Collects issues for one experiment, with the lines of the keys they are
+// about. Node checks look at one list of nodes: the graph's (`nodes`), or a
+// trainer phase's (`trainer.eval.nodes`), whose messages then say so.
 class IssueList {
  public:
-  IssueList(const Experiment& exp, std::vector<GraphIssue>& issues) : exp_(exp), issues_(issues) {}
+  IssueList(const Experiment& exp, std::vector<GraphIssue>& issues)
+      : exp_(exp), issues_(issues), nodes_(&exp.nodes), nodes_path_("nodes") {}
+  // For the nodes of trainer.<phase>.
+  IssueList(const Experiment& exp, std::vector<GraphIssue>& issues, const std::string& phase)
+      : exp_(exp),
+        issues_(issues),
+        nodes_(&exp.phase_nodes.at(phase)),
+        nodes_path_("trainer." + phase + ".nodes"),
+        where_("trainer." + phase + ": ") {}
 
   const Experiment& exp() const { return exp_; }
+  // The nodes under check, and the key path of their list.
+  const std::vector<NodeSpec>& nodes() const { return *nodes_; }
+  const std::string& nodes_path() const { return nodes_path_; }
   // Line of a dotted key path ("pools.main.workers"), or its nearest ancestor.
   int line(const std::string& path) const { return exp_.line_of(path); }
   // Line of a node's field ("in", "out", "call", "" for the node itself);
@@ -23,12 +36,15 @@ class IssueList {
 
   void add(int line, const std::string& node, const std::string& message, const std::string& hint,
            Severity severity = Severity::error) {
-    issues_.push_back({exp_.file, line, node, message, hint, severity});
+    issues_.push_back({exp_.file, line, node, where_ + message, hint, severity});
   }
 
  private:
   const Experiment& exp_;
   std::vector<GraphIssue>& issues_;
+  const std::vector<NodeSpec>* nodes_;
+  std::string nodes_path_;
+  std::string where_;  // message prefix naming the phase
 };
 
 // Pools (size, device, machine capacity), models (role, pool, parallel
@@ -39,5 +55,8 @@ void check_resources(IssueList& out, const MethodCatalog& catalog);
 void check_node_calls(IssueList& out, const MethodCatalog& catalog);
 // Columns: read but never written, written twice, cycles.
 void check_dataflow(IssueList& out, const MethodCatalog& catalog);
+// Trainer phases: their nodes (calls and columns, as above, on the task's
+// columns), and the models and columns their other keys name.
+void check_phases(std::vector<GraphIssue>& issues, const Experiment& exp, const MethodCatalog& catalog);
 
 }  // namespace rlwb::core::graph_detail

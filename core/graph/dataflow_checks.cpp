@@ -20,14 +20,15 @@ struct Columns {
 
 Columns collect_writers(IssueList& out, const MethodCatalog& catalog) {
   const Experiment& exp = out.exp();
+  const std::vector<NodeSpec>& nodes = out.nodes();
   Columns columns;
   if (exp.task.contains("name") && exp.task["name"].is_string())
     columns.task_name = exp.task["name"].get<std::string>();
   if (auto it = catalog.task_columns.find(columns.task_name); it != catalog.task_columns.end())
     for (const auto& column : it->second) columns.writers[column].push_back(kTask);
 
-  for (std::size_t i = 0; i < exp.nodes.size(); ++i) {
-    const NodeSpec& node = exp.nodes[i];
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeSpec& node = nodes[i];
     for (const auto& column : node.out) {
       auto& writers = columns.writers[column];
       if (!writers.empty()) {
@@ -42,7 +43,7 @@ Columns collect_writers(IssueList& out, const MethodCatalog& catalog) {
                   "list each output once");
         else
           out.add(out.node_line(i, "out"), node.id,
-                  "writes column '" + column + "' that node '" + exp.nodes[first].id + "' (line " +
+                  "writes column '" + column + "' that node '" + nodes[first].id + "' (line " +
                       std::to_string(out.node_line(first)) + ") writes too",
                   "a column has one writer: rename one output and the inputs that mean it");
       }
@@ -52,23 +53,23 @@ Columns collect_writers(IssueList& out, const MethodCatalog& catalog) {
   return columns;
 }
 
-std::string writer_name(const Experiment& exp, const Columns& columns, int writer) {
+std::string writer_name(const std::vector<NodeSpec>& nodes, const Columns& columns, int writer) {
   return writer == kTask ? "the task '" + columns.task_name + "'"
-                         : "node '" + exp.nodes[writer].id + "'";
+                         : "node '" + nodes[writer].id + "'";
 }
 
 void check_inputs(IssueList& out, const Columns& columns) {
-  const Experiment& exp = out.exp();
+  const std::vector<NodeSpec>& nodes = out.nodes();
   std::vector<std::string> written;
   for (const auto& [column, _] : columns.writers) written.push_back(column);
-  for (std::size_t i = 0; i < exp.nodes.size(); ++i) {
-    const NodeSpec& node = exp.nodes[i];
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeSpec& node = nodes[i];
     for (const auto& column : node.in) {
       if (columns.writers.count(column)) continue;
       std::string hint;
       for (const auto& similar : similar_names(column, written))
         hint += std::string(hint.empty() ? "did you mean " : ", or ") + "'" + similar +
-                "' (written by " + writer_name(exp, columns, columns.writers.at(similar).front()) +
+                "' (written by " + writer_name(nodes, columns, columns.writers.at(similar).front()) +
                 ")";
       if (hint.empty()) {
         hint = "add a node that writes it";
@@ -94,10 +95,10 @@ struct Edge {
   std::string column;
 };
 
-std::vector<std::vector<Edge>> build_edges(const Experiment& exp, const Columns& columns) {
-  std::vector<std::vector<Edge>> edges(exp.nodes.size());
-  for (std::size_t reader = 0; reader < exp.nodes.size(); ++reader)
-    for (const auto& column : exp.nodes[reader].in)
+std::vector<std::vector<Edge>> build_edges(const std::vector<NodeSpec>& nodes, const Columns& columns) {
+  std::vector<std::vector<Edge>> edges(nodes.size());
+  for (std::size_t reader = 0; reader < nodes.size(); ++reader)
+    for (const auto& column : nodes[reader].in)
       if (auto it = columns.writers.find(column); it != columns.writers.end())
         for (int writer : it->second)
           if (writer != kTask) edges[writer].push_back({static_cast<int>(reader), column});
@@ -176,22 +177,22 @@ std::vector<std::pair<int, Edge>> shortest_cycle(const std::vector<std::vector<E
 }
 
 void check_cycles(IssueList& out, const Columns& columns) {
-  const Experiment& exp = out.exp();
-  const auto edges = build_edges(exp, columns);
+  const std::vector<NodeSpec>& nodes = out.nodes();
+  const auto edges = build_edges(nodes, columns);
   const Components components(edges);
   for (const auto& component : components.list()) {
     const int start = component.front();  // first in file order
     auto cycle = shortest_cycle(edges, component, start);
     if (cycle.empty()) continue;  // a single node that does not read itself
-    std::string path = "'" + exp.nodes[start].id + "'", through;
+    std::string path = "'" + nodes[start].id + "'", through;
     for (const auto& [from, edge] : cycle) {
-      path += " -> '" + exp.nodes[edge.to].id + "'";
+      path += " -> '" + nodes[edge.to].id + "'";
       through += (through.empty() ? "" : ", ") + std::string("'") + edge.column + "'";
     }
     std::string message = cycle.size() == 1
                               ? "reads column " + through + " that it writes itself"
                               : "is in a cycle " + path + " (through columns " + through + ")";
-    out.add(out.node_line(start), exp.nodes[start].id, message,
+    out.add(out.node_line(start), nodes[start].id, message,
             "a node runs once all its inputs exist, so these nodes wait on each other forever; "
             "remove one of these inputs, or give the value a step earlier a different column name");
   }

@@ -13,6 +13,11 @@ int Experiment::line_of(const std::string& path) const {
   return 0;
 }
 
+const std::vector<std::string>& trainer_phases() {
+  static const std::vector<std::string> phases = {"warm_start", "eval"};
+  return phases;
+}
+
 bool same_content(const Experiment& a, const Experiment& b) {
   auto same_node = [](const NodeSpec& x, const NodeSpec& y) {
     return x.id == y.id && x.call == y.call && x.target == y.target && x.method == y.method &&

@@ -80,6 +80,11 @@ struct Experiment {
   nlohmann::json task = nlohmann::json::object();
   nlohmann::json trainer = nlohmann::json::object();
   std::vector<NodeSpec> nodes;  // in file order
+  // The small graphs that trainer phases run around the steps
+  // (trainer.<phase>.nodes for each of trainer_phases()), in the nodes'
+  // shape; read by the loader from `trainer`, which stays the source the
+  // writer saves.
+  std::map<std::string, std::vector<NodeSpec>> phase_nodes;
   nlohmann::json layout = nlohmann::json::object();
   nlohmann::json raw = nlohmann::json::object();  // the whole resolved document
 
@@ -95,6 +100,10 @@ struct Experiment {
   // Line of `path`, else of its nearest ancestor that has one; 0 if none.
   int line_of(const std::string& path) const;
 };
+
+// Trainer phases with nodes of their own: "warm_start" (supervised steps
+// before RL) and "eval" (held-out scoring).
+const std::vector<std::string>& trainer_phases();
 
 // True when `a` and `b` describe the same experiment: every field and `raw`
 // equal, ignoring where they came from (file, text, lines, overrides, node

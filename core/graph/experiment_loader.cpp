@@ -98,16 +98,25 @@ class StructReader {
 
  private:
   void read_nodes(const json& doc) {
-    if (!doc.contains("nodes")) return;
-    const json& nodes = doc["nodes"];
+    if (doc.contains("nodes")) read_node_list(doc["nodes"], "nodes", exp_.nodes);
+    if (!doc.contains("trainer") || !doc["trainer"].is_object()) return;
+    for (const auto& phase : trainer_phases()) {
+      const json& trainer = doc["trainer"];
+      if (!trainer.contains(phase) || !trainer[phase].is_object() || !trainer[phase].contains("nodes")) continue;
+      read_node_list(trainer[phase]["nodes"], join_path(join_path("trainer", phase), "nodes"),
+                     exp_.phase_nodes[phase]);
+    }
+  }
+
+  void read_node_list(const json& nodes, const std::string& path, std::vector<NodeSpec>& out) {
     if (!nodes.is_array()) {
-      wrong("nodes", nodes, "a list",
+      wrong(path, nodes, "a list",
             "start each node with '- ', e.g.\n  nodes:\n    - {id: gen, call: actor.generate, "
             "in: [prompts], out: [responses]}");
       return;
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      const std::string at = join_path("nodes", std::to_string(i));
+      const std::string at = join_path(path, std::to_string(i));
       const json& item = nodes[i];
       if (!item.is_object()) {
         wrong(at, item, "a map",
@@ -129,7 +138,7 @@ class StructReader {
         else
           wrong(join_path(at, "args"), item["args"], "a map", "write e.g. args: {greedy: true}");
       }
-      exp_.nodes.push_back(std::move(node));
+      out.push_back(std::move(node));
     }
   }
 

@@ -43,7 +43,7 @@ Target resolve_target(const Experiment& exp, const MethodCatalog& catalog,
 
 void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index) {
   const Experiment& exp = out.exp();
-  const NodeSpec& node = exp.nodes[index];
+  const NodeSpec& node = out.nodes()[index];
   const int line = out.node_line(index, "call");
   const std::string shape = "write call: <model>.<method>, <reward>.<method> or builtin.<name>";
   if (node.call.empty()) {
@@ -85,7 +85,7 @@ void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index)
 
 void check_node_calls(IssueList& out, const MethodCatalog& catalog) {
   std::map<std::string, std::size_t> first_with_id;
-  const auto& nodes = out.exp().nodes;
+  const auto& nodes = out.nodes();
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const NodeSpec& node = nodes[i];
     if (node.id.empty()) {

@@ -8,8 +8,8 @@ namespace rlwb::core {
 
 namespace graph_detail {
 int IssueList::node_line(std::size_t index, const std::string& field) const {
-  const NodeSpec& node = exp_.nodes.at(index);
-  const std::string path = "nodes." + std::to_string(index);
+  const NodeSpec& node = nodes_->at(index);
+  const std::string path = nodes_path_ + "." + std::to_string(index);
   if (exp_.line_of(path) != node.line) return node.line;  // nodes edited since loading
   return exp_.line_of(field.empty() ? path : path + "." + field);
 }
@@ -21,6 +21,7 @@ std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodC
   graph_detail::check_resources(out, catalog);
   graph_detail::check_node_calls(out, catalog);
   graph_detail::check_dataflow(out, catalog);
+  graph_detail::check_phases(issues, exp, catalog);
   std::stable_sort(issues.begin(), issues.end(), [](const GraphIssue& a, const GraphIssue& b) {
     auto key = [](const GraphIssue& i) { return i.line > 0 ? i.line : INT32_MAX; };
     return key(a) < key(b);

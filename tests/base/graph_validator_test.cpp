@@ -314,6 +314,75 @@ TEST(GraphValidator, NodesEditedAfterLoadingUseTheirOwnLines) {
   EXPECT_EQ(issues[2].line, 15);
 }
 
+// kSmall with a warm start and an eval phase. Lines on the right.
+const std::string kPhases = R"(name: phases
+pools:
+  main: {workers: 2}
+models:
+  actor: {role: actor, pool: main, parallel: {dp: 2}}
+  ref: {role: reference, pool: main, parallel: {dp: 2}}
+rewards:
+  math: {type: math}
+task: {name: arithmetic}
+trainer:
+  steps: 2
+  warm_start:
+    steps: 5
+    nodes:
+      - {id: sft, call: actor.update, in: [prompts, answers], out: []}
+    sync: {from: actor, to: [ref]}
+  eval:
+    score: eval_scores
+    nodes:
+      - {id: eval_gen, call: actor.generate, in: [prompts], out: [eval_responses]}
+      - {id: eval_score, call: math.score, in: [eval_responses, answers], out: [eval_scores]}
+  save: [actor]
+nodes:
+  - {id: gen, call: actor.generate, in: [prompts], out: [responses]}
+)";
+//  10 trainer, 12 warm_start, 15 sft, 16 sync, 17 eval, 18 score, 20 eval_gen,
+//  21 eval_score, 22 save
+
+std::vector<GraphIssue> validate_phases(const std::string& from, const std::string& to) {
+  return validate_text(edit(kPhases, from, to));
+}
+
+TEST(GraphValidator, PhaseNodesAreCheckedLikeGraphNodesBeforeAnythingStarts) {
+  EXPECT_TRUE(validate_text(kPhases).empty());
+  // A typo in an eval node's method: found with its line and the phase named.
+  auto issues = validate_phases("call: actor.generate, in: [prompts], out: [eval_responses]",
+                                "call: actor.genrate, in: [prompts], out: [eval_responses]");
+  GraphIssue issue = issue_with(issues, "has no method 'genrate'");
+  EXPECT_EQ(issue.line, 20);
+  EXPECT_EQ(issue.node, "eval_gen");
+  EXPECT_THAT(issue.message, HasSubstr("trainer.eval: "));
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'generate'"));
+  // A warm-start node reading a column nobody provides.
+  issues = validate_phases("in: [prompts, answers], out: []", "in: [prompts, answer], out: []");
+  issue = issue_with(issues, "reads column 'answer' that no node writes");
+  EXPECT_EQ(issue.line, 15);
+  EXPECT_THAT(issue.message, HasSubstr("trainer.warm_start: "));
+  // Phase columns are their own: an eval node may not read a step's column.
+  issues = validate_phases("in: [eval_responses, answers]", "in: [responses, answers]");
+  EXPECT_EQ(issue_with(issues, "reads column 'responses' that no node writes").node, "eval_score");
+}
+
+TEST(GraphValidator, PhaseKeysMustNameModelsAndColumnsThatExist) {
+  auto issues = validate_phases("sync: {from: actor, to: [ref]}", "sync: {from: actr, to: [ref, critic]}");
+  GraphIssue from = issue_with(issues, "trainer.warm_start.sync.from names model 'actr'");
+  EXPECT_EQ(from.line, 16);
+  EXPECT_THAT(from.hint, HasSubstr("did you mean 'actor'"));
+  issue_with(issues, "trainer.warm_start.sync.to names model 'critic'");
+  issues = validate_phases("score: eval_scores", "score: eval_score");
+  GraphIssue score = issue_with(issues, "trainer.eval.score names column 'eval_score', which no eval node writes");
+  EXPECT_EQ(score.line, 18);
+  EXPECT_THAT(score.hint, HasSubstr("eval_responses, eval_scores"));
+  issues = validate_phases("save: [actor]", "save: [actor, reward]");
+  EXPECT_EQ(issue_with(issues, "trainer.save names model 'reward'").line, 22);
+  issues = validate_phases("    sync: {from: actor, to: [ref]}\n", "    sync: {to: [ref]}\n");
+  issue_with(issues, "trainer.warm_start.sync has no 'from'");
+}
+
 TEST(GraphValidator, ExperimentBuiltInCodeIsValidated) {
   Experiment exp;
   exp.pools["main"] = {"main", 1, "cpu"};
