@@ -3,7 +3,7 @@
 // ZeroMQ ROUTER/DEALER ping-pong over the same transport (ipc://) with
 // echo processes. Optional peer: bench/ray_rpc.py (Ray actor calls), run
 // when the Python venv has ray.
-//   bench_rpc [--iters N]
+//   bench_rpc [--iters N] [--workers N] [--only rlwb|raw]   (--only: one side alone, for profiling)
 #include "core/launch/local_launcher.h"
 #include "core/rpc/rpc_server.h"
 
@@ -30,6 +30,13 @@ struct Stats {
 
 Stats percentiles(std::vector<double> us) {
   std::sort(us.begin(), us.end());
+  if (std::getenv("RLWB_BENCH_TAIL")) {
+    double sum = 0;
+    for (double u : us) sum += u;
+    std::fprintf(stderr, "  mean %.1f us, p99.9 %.1f us, max %.1f us, > 5 ms: %zu\n", sum / us.size(),
+                 us[us.size() * 999 / 1000], us.back(),
+                 static_cast<size_t>(us.end() - std::upper_bound(us.begin(), us.end(), 5000.0)));
+  }
   return {us[us.size() / 2], us[std::min(us.size() - 1, us.size() * 99 / 100)]};
 }
 
@@ -149,15 +156,24 @@ std::optional<nlohmann::json> ray_peer(int iters) {
 
 int main(int argc, char** argv) {
   int iters = 2000;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::string(argv[i]) == "--iters") iters = std::stoi(argv[i + 1]);
+  std::vector<int> worker_counts = {1, 8};
+  bool with_raw = true, with_rlwb = true;
+  for (int i = 1; i + 1 < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--iters") iters = std::stoi(argv[i + 1]);
+    if (a == "--workers") worker_counts = {std::stoi(argv[i + 1])};
+    if (a == "--only") {  // one side alone, for profiling
+      with_raw = std::string(argv[i + 1]) == "raw";
+      with_rlwb = std::string(argv[i + 1]) == "rlwb";
+    }
+  }
   std::printf("RPC round trip, empty Batch, ipc://, %d iterations (after 100 warm-up), %u cores\n", iters,
               std::thread::hardware_concurrency());
   std::printf("%-8s %-28s %10s %10s %14s\n", "workers", "path", "p50 us", "p99 us", "p50 / raw zmq");
-  auto ray = ray_peer(iters);
-  for (int workers : {1, 8}) {
-    Stats raw = raw_zmq(workers, iters);
-    Stats ours = rlwb_rpc(workers, iters);
+  auto ray = with_raw ? ray_peer(iters) : std::nullopt;
+  for (int workers : worker_counts) {
+    Stats raw = with_raw ? raw_zmq(workers, iters) : Stats{1, 1};
+    Stats ours = with_rlwb ? rlwb_rpc(workers, iters) : Stats{1, 1};
     std::printf("%-8d %-28s %10.1f %10.1f %14s\n", workers, "raw ZeroMQ ping-pong (floor)", raw.p50, raw.p99, "1.00");
     std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB RpcServer + rlwb-worker", ours.p50, ours.p99,
                 ours.p50 / raw.p50);

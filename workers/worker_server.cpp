@@ -32,9 +32,11 @@ void send_frames(zmq::socket_t& socket, Frames& frames) {
     socket.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
 }
 
-bool recv_frames(zmq::socket_t& socket, Frames& frames) {
+// One message; `first` says whether to wait (up to the socket's receive
+// timeout) for its first frame.
+bool recv_frames(zmq::socket_t& socket, Frames& frames, zmq::recv_flags first = zmq::recv_flags::dontwait) {
   zmq::message_t part;
-  if (!socket.recv(part, zmq::recv_flags::dontwait)) return false;
+  if (!socket.recv(part, first)) return false;
   frames.push_back(std::move(part));
   while (frames.back().more()) {
     zmq::message_t next;
@@ -99,6 +101,7 @@ class Worker {
   int run() {
     dealer_.set(zmq::sockopt::routing_id, core::worker_id(options_.group, options_.rank));
     dealer_.set(zmq::sockopt::linger, 1000);
+    dealer_.set(zmq::sockopt::rcvtimeo, 50);  // serve() looks at heartbeats at least this often
     dealer_.connect(options_.controller);
     Json hello = {{"kind", core::wire_kind::kRegister},
                   {"group", options_.group},
@@ -134,13 +137,18 @@ class Worker {
   bool receive_pending() {
     Frames frames;
     while (recv_frames(dealer_, frames)) {
-      last_heard_ = Clock::now();
-      Incoming in = read_incoming(frames);
+      if (!take(frames)) return false;
       frames.clear();
-      if (in.kind == core::wire_kind::kShutdown) return false;
-      if (in.kind == core::wire_kind::kHeartbeat || in.kind == core::wire_kind::kWelcome) continue;
-      calls_.push_back(std::move(in));
     }
+    return true;
+  }
+
+  // Queues a received call; false when it is the controller's shutdown.
+  bool take(Frames& frames) {
+    last_heard_ = Clock::now();
+    Incoming in = read_incoming(frames);
+    if (in.kind == core::wire_kind::kShutdown) return false;
+    if (in.kind != core::wire_kind::kHeartbeat && in.kind != core::wire_kind::kWelcome) calls_.push_back(std::move(in));
     return true;
   }
 
@@ -165,7 +173,6 @@ class Worker {
   // between threads on the way: that is most of an empty call's cost.
   int serve() {
     std::unique_lock<std::mutex> socket_lock(socket_mu_);
-    std::vector<zmq::pollitem_t> items = {{dealer_.handle(), 0, ZMQ_POLLIN, 0}};
     while (true) {
       if (!calls_.empty()) {
         Incoming call = std::move(calls_.front());
@@ -178,8 +185,10 @@ class Worker {
         send_frames(dealer_, reply);
         continue;
       }
-      zmq::poll(items, std::chrono::milliseconds(50));
-      if (!receive_pending()) return 0;
+      // A blocking receive (bounded by the socket's receive timeout) wakes
+      // as directly as ZeroMQ allows; one message at a time keeps the order.
+      Frames frames;
+      if (recv_frames(dealer_, frames, zmq::recv_flags::none) && !take(frames)) return 0;
       if (!keep_alive()) return 3;
     }
   }

@@ -51,6 +51,9 @@ struct WorkerState {
 // Longest a thread sleeps on the socket before it looks at deadlines and
 // the stop flag again.
 constexpr auto kPollSlice = std::chrono::milliseconds(50);
+// How long the background thread leaves the socket to a caller that just
+// sent a call (see Endpoint::run).
+constexpr auto kCallerGrace = std::chrono::milliseconds(2);
 
 }  // namespace
 
@@ -61,8 +64,9 @@ struct Endpoint {
   zmq::context_t context{1};
   zmq::socket_t router{context, zmq::socket_type::router};
   std::string address;
-  int wake_fd = -1;
-  int socket_fd = -1;  // ZMQ_FD: readable when the socket may have input
+  int wake_fd = -1;         // wakes the background thread
+  int reader_wake_fd = -1;  // wakes the caller reading the socket (see drain_socket_locked)
+  int socket_fd = -1;       // ZMQ_FD: readable when the socket may have input
 
   // Whoever holds socket_mu may use `router`. Taken before `mu`, never after.
   std::mutex socket_mu;
@@ -74,6 +78,8 @@ struct Endpoint {
   std::condition_variable registered_cv;
   std::condition_variable reply_cv;  // a reply arrived, or the reader left
   bool reader_waiting = false;       // a caller is reading the socket for its reply
+  std::thread::id reader;            // which one
+  std::atomic<Clock::rep> last_caller_send{0};  // when a caller last sent (steady clock ticks)
   std::atomic<uint64_t> next_id{1};
 
   std::atomic<bool> stopping{false};
@@ -81,12 +87,14 @@ struct Endpoint {
 
   ~Endpoint() {
     if (wake_fd >= 0) close(wake_fd);
+    if (reader_wake_fd >= 0) close(reader_wake_fd);
   }
 
-  void wake() {
+  static void signal(int fd) {
     uint64_t one = 1;
-    [[maybe_unused]] auto n = write(wake_fd, &one, sizeof one);
+    [[maybe_unused]] auto n = write(fd, &one, sizeof one);
   }
+  void wake() { signal(wake_fd); }
 
   void complete_locked(PendingCall& call, Batch value, std::exception_ptr error) {
     call.state->done = true;
@@ -187,8 +195,14 @@ struct Endpoint {
   // Reads every message the socket holds. Caller holds socket_mu. Must run
   // after any use of the socket: a send may consume the ZMQ_FD signal of a
   // message that arrived meanwhile, and nobody would wake for it.
+  //
+  // When a thread other than the waiting reader takes messages off the
+  // socket, the reader's poll will not fire for them: its reply may be
+  // among them, so it is woken through reader_wake_fd.
   void drain_socket_locked() {
+    bool received = false;
     while (router.get(zmq::sockopt::events) & ZMQ_POLLIN) {
+      received = true;
       std::vector<zmq::message_t> frames;
       zmq::message_t part;
       if (!router.recv(part, zmq::recv_flags::dontwait)) break;
@@ -200,6 +214,9 @@ struct Endpoint {
       }
       handle_incoming(frames);
     }
+    if (!received) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (reader_waiting && reader != std::this_thread::get_id()) signal(reader_wake_fd);
   }
 
   // Sends one message. Caller holds socket_mu. False when the peer is gone
@@ -226,13 +243,13 @@ struct Endpoint {
     for (auto& frames : batch) send_locked(frames);
   }
 
-  // Sleeps until the socket may have input, the wake fd fires, or `timeout`.
-  void wait_readable(bool watch_socket, std::chrono::milliseconds timeout) {
-    pollfd fds[2] = {{wake_fd, POLLIN, 0}, {socket_fd, POLLIN, 0}};
+  // Sleeps until the socket may have input, `own_fd` fires, or `timeout`.
+  void wait_readable(int own_fd, bool watch_socket, std::chrono::milliseconds timeout) {
+    pollfd fds[2] = {{own_fd, POLLIN, 0}, {socket_fd, POLLIN, 0}};
     int n = ::poll(fds, watch_socket ? 2 : 1, static_cast<int>(std::max<int64_t>(0, timeout.count())));
     if (n > 0 && (fds[0].revents & POLLIN)) {
       uint64_t count;
-      [[maybe_unused]] auto r = read(wake_fd, &count, sizeof count);
+      [[maybe_unused]] auto r = read(own_fd, &count, sizeof count);
     }
   }
 
@@ -265,16 +282,23 @@ struct Endpoint {
   }
 
   // The background thread: reads the socket while no caller does, and
-  // keeps heartbeats and deadlines going.
+  // keeps heartbeats and deadlines going. Right after a caller sent, it
+  // leaves the socket alone for kCallerGrace: the caller is about to wait
+  // and read the reply itself, and two threads taking turns at the socket
+  // cost more than either alone (most of all on a machine with few cores).
   void run() {
     auto last_beat = Clock::now();
     while (!stopping) {
-      bool caller_reads;
+      bool watch_socket;
+      std::chrono::milliseconds timeout = kPollSlice;
       {
         std::lock_guard<std::mutex> lock(mu);
-        caller_reads = reader_waiting;
+        const auto since_send = Clock::now() - Clock::time_point(Clock::duration(last_caller_send.load()));
+        const bool caller_coming = !pending.empty() && since_send < kCallerGrace;
+        watch_socket = !reader_waiting && !caller_coming;
+        if (caller_coming) timeout = kCallerGrace;
       }
-      wait_readable(!caller_reads, kPollSlice);
+      wait_readable(wake_fd, watch_socket, timeout);
       std::lock_guard<std::mutex> socket_lock(socket_mu);
       drain_socket_locked();
       flush_outbox_locked();
@@ -289,36 +313,38 @@ struct Endpoint {
   bool wait(const std::shared_ptr<ReplyState>& state, Clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu);
     while (!state->done) {
-      auto now = Clock::now();
-      if (now >= deadline) return false;
-      auto slice = std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now) +
-                                std::chrono::milliseconds(1),
-                            std::chrono::milliseconds(kPollSlice));
+      if (Clock::now() >= deadline) return false;
       if (reader_waiting || stopping) {  // when stopping, the destructor fails every call
-        reply_cv.wait_for(lock, slice, [&] { return state->done || !reader_waiting; });
+        reply_cv.wait_for(lock, slice_until(deadline), [&] { return state->done || !reader_waiting; });
         continue;
       }
+      // This thread reads the socket until its reply is in (or the deadline).
       reader_waiting = true;
+      reader = std::this_thread::get_id();
       lock.unlock();
-      {
-        std::lock_guard<std::mutex> socket_lock(socket_mu);
-        drain_socket_locked();
-      }
-      bool ready;
-      {
-        std::lock_guard<std::mutex> state_lock(mu);
-        ready = state->done;
-      }
-      if (!ready) {
-        wait_readable(true, slice);
-        std::lock_guard<std::mutex> socket_lock(socket_mu);
-        drain_socket_locked();
+      while (true) {
+        {
+          std::lock_guard<std::mutex> socket_lock(socket_mu);
+          drain_socket_locked();
+        }
+        {
+          std::lock_guard<std::mutex> state_lock(mu);
+          if (state->done || stopping) break;
+        }
+        if (Clock::now() >= deadline) break;
+        wait_readable(reader_wake_fd, true, slice_until(deadline));
       }
       lock.lock();
       reader_waiting = false;
       reply_cv.notify_all();  // another waiter may take over reading
     }
     return true;
+  }
+
+  static std::chrono::milliseconds slice_until(Clock::time_point deadline) {
+    return std::min(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()) +
+                        std::chrono::milliseconds(1),
+                    std::chrono::milliseconds(kPollSlice));
   }
 };
 
@@ -353,6 +379,7 @@ RpcServer::RpcServer(const std::string& bind_address, RpcOptions options)
   impl_->address = impl_->router.get(zmq::sockopt::last_endpoint);
   impl_->socket_fd = impl_->router.get(zmq::sockopt::fd);
   impl_->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  impl_->reader_wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   impl_->io_thread = std::thread([endpoint = impl_.get()] { endpoint->run(); });
 }
 
@@ -364,6 +391,7 @@ RpcServer::~RpcServer() {
   std::vector<uint64_t> ids;
   for (auto& [id, call] : impl_->pending) ids.push_back(id);
   for (auto id : ids) impl_->fail_locked(id, "controller endpoint shut down");
+  rpc_detail::Endpoint::signal(impl_->reader_wake_fd);  // a caller reading the socket sees it at once
 }
 
 const std::string& RpcServer::address() const { return impl_->address; }
@@ -435,6 +463,7 @@ ReplyFuture RpcServer::call(const std::string& worker, const std::string& model,
   }
   // Send on this thread: handing the message to the background thread
   // would cost a wake-up and a context switch on every call.
+  impl_->last_caller_send = Clock::now().time_since_epoch().count();
   std::lock_guard<std::mutex> socket_lock(impl_->socket_mu);
   impl_->send_locked(frames);
   impl_->drain_socket_locked();
