@@ -308,49 +308,35 @@ bool RunStore::writable(int64_t id, std::string& error) {
   return true;
 }
 
-bool RunStore::rename_run(int64_t id, const std::string& name, std::string& error) {
+bool RunStore::change_run(int64_t id, bool details_change,
+                          const std::function<void(core::TrackingAdmin&)>& change, std::string& error) {
   if (!writable(id, error)) return false;
   try {
-    core::TrackingAdmin(db_path_).rename_run(id, name);
+    core::TrackingAdmin admin(db_path_);
+    change(admin);
   } catch (const std::exception& e) {
     error = e.what();
     return false;
   }
+  if (details_change) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stale_details_.insert(id);
+  }
   refresh();
   return true;
+}
+
+bool RunStore::rename_run(int64_t id, const std::string& name, std::string& error) {
+  return change_run(id, false, [&](core::TrackingAdmin& admin) { admin.rename_run(id, name); }, error);
 }
 
 bool RunStore::set_tag(int64_t id, const std::string& key, const std::string& value,
                        std::string& error) {
-  if (!writable(id, error)) return false;
-  try {
-    core::TrackingAdmin(db_path_).set_tag(id, key, value);
-  } catch (const std::exception& e) {
-    error = e.what();
-    return false;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stale_details_.insert(id);
-  }
-  refresh();
-  return true;
+  return change_run(id, true, [&](core::TrackingAdmin& admin) { admin.set_tag(id, key, value); }, error);
 }
 
 bool RunStore::remove_tag(int64_t id, const std::string& key, std::string& error) {
-  if (!writable(id, error)) return false;
-  try {
-    core::TrackingAdmin(db_path_).remove_tag(id, key);
-  } catch (const std::exception& e) {
-    error = e.what();
-    return false;
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stale_details_.insert(id);
-  }
-  refresh();
-  return true;
+  return change_run(id, true, [&](core::TrackingAdmin& admin) { admin.remove_tag(id, key); }, error);
 }
 
 bool RunStore::delete_runs(const std::vector<int64_t>& ids, std::string& error) {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -93,6 +94,10 @@ class RunStore {
  private:
   void poll_loop();
   bool writable(int64_t id, std::string& error);
+  // Applies an admin change to a finished run, then re-reads the runs
+  // (and, when `details_change`, that run's details). False with `error`.
+  bool change_run(int64_t id, bool details_change, const std::function<void(core::TrackingAdmin&)>& change,
+                  std::string& error);
 
   std::string db_path_;
   int poll_ms_ = 250;
