@@ -33,6 +33,8 @@
 namespace rlwb::workers::model {
 
 // x [..., in], weight [out, in], bias [out] or undefined -> [..., out].
+// Pass torch::Tensor() for no bias: `{}` is ambiguous with at::linear,
+// which argument-dependent lookup also finds.
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
 // Whether linear() and PackedLinear use oneDNN for this tensor (tests).
