@@ -4,7 +4,9 @@
 // arithmetic prompts, exact-match reward, KL coefficient, lr), side by side
 // in one run. RLWB runs its 2 data-parallel worker processes with one
 // thread each; TRL gets 2 threads. Figure: tokens/s (prompt + response
-// tokens of the step / step wall time). Goal: at least 3x TRL.
+// tokens of the step / step wall time). Goal: at least 3x TRL. RLWB's
+// per-node times (median wall and compute ms) are printed too, to show
+// where its step goes.
 //
 //   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2]
 #include "bench/bench_model_common.h"
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,11 +46,14 @@ int main(int argc, char** argv) {
   options.reward_types = &rlwb::rewards::builtin_reward_types();
   options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-grpo").string();
   std::vector<double> seconds, tokens;
+  std::map<std::string, std::vector<double>> node_ms;  // timing_s/<node> and compute_s/<node>, in ms
   Controller controller(exp, options, nullptr);
   controller.on_step = [&](const StepReport& r) {
     if (r.step <= warmup) return;
     seconds.push_back(r.seconds);
     tokens.push_back(r.metrics.at("perf/throughput") * r.seconds);
+    for (const auto& [k, v] : r.metrics)
+      if (k.starts_with("timing_s/") || k.starts_with("compute_s/")) node_ms[k].push_back(v * 1e3);
   };
   RunResult result = controller.run();
   if (result.status != "finished") {
@@ -75,6 +81,11 @@ int main(int argc, char** argv) {
               arch.value("num_layers", 2), steps, warmup);
   std::printf("%-36s %12s %12s\n", "", "step s (p50)", "tokens/s");
   std::printf("%-36s %12.3f %12.0f\n", "RLWB (2 workers x 1 thread)", sorted[sorted.size() / 2], rlwb_tps);
+  std::printf("RLWB per node, ms (p50; timing = wall time of the node, compute = the method's own time):\n");
+  for (auto& [k, v] : node_ms) {
+    std::sort(v.begin(), v.end());
+    std::printf("  %-28s %8.1f\n", k.c_str(), v[v.size() / 2]);
+  }
   if (trl.contains("error")) {
     std::printf("TRL GRPOTrainer: not measured: %s\n", trl["error"].get<std::string>().c_str());
     return 0;

@@ -7,8 +7,10 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/model/model_test_support.h"
+#include "workers/model/linear.h"
 #include "workers/model/transformer.h"
 
 namespace rlwb::workers::model {
@@ -134,6 +136,33 @@ TEST(Attention, QueryHeadsShareKeyValueHeadsInGroupsInOrder) {
   }
 }
 
+// softmax(q k^T / sqrt(D) + where(attend, 0, -inf)) v, one query head per
+// key/value head, written out with plain tensor ops.
+torch::Tensor attention_by_definition(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                      const torch::Tensor& attend) {
+  torch::Tensor scores = torch::matmul(q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(q.size(-1)));
+  scores = scores.masked_fill(attend.logical_not(), -std::numeric_limits<float>::infinity());
+  return torch::matmul(scores.softmax(-1), v);
+}
+
+TEST(Attention, ShortAndLongKeyRowsFollowTheDefinition) {
+  // Fewer than kMinCpuAttentionKeys keys take the padded path, more do not;
+  // both must equal the definition, with a mask, causal, and one query.
+  torch::manual_seed(11);
+  for (int64_t keys : {int64_t{3}, int64_t{12}, kMinCpuAttentionKeys, int64_t{21}}) {
+    torch::Tensor q = torch::randn({2, 2, keys, 8}), k = torch::randn({2, 2, keys, 8}), v = torch::randn({2, 2, keys, 8});
+    torch::Tensor key_mask = torch::ones({2, keys}, torch::kInt64);
+    key_mask[0].narrow(0, 0, keys / 2).zero_();  // left padding in row 0
+    torch::Tensor mask = causal_padding_mask(key_mask, keys);
+    expect_close(grouped_query_attention(q, k, v, mask, true), attention_by_definition(q, k, v, mask), 1e-5);
+    torch::Tensor causal = torch::ones({keys, keys}, torch::kBool).tril();
+    expect_close(grouped_query_attention(q, k, v, torch::Tensor(), true), attention_by_definition(q, k, v, causal), 1e-5);
+    torch::Tensor last = q.narrow(2, keys - 1, 1);  // a decoding step: one query sees every key
+    expect_close(grouped_query_attention(last, k, v, torch::Tensor(), false),
+                 attention_by_definition(last, k, v, torch::ones({1, keys}, torch::kBool)), 1e-5);
+  }
+}
+
 TEST(Attention, MaskedKeysGetNoWeight) {
   torch::Tensor q = torch::randn({1, 1, 1, 4}), k = torch::randn({1, 1, 3, 4}), v = torch::randn({1, 1, 3, 4});
   torch::Tensor mask = torch::tensor({false, true, false}).view({1, 1, 1, 3});
@@ -196,6 +225,60 @@ TEST(TransformerModel, NoGradPassWithFusedProjectionsEqualsTheAutogradPass) {
   torch::Tensor updated_with_grad = model->forward(ids, mask).detach();
   torch::GradMode::set_enabled(false);
   expect_close(updated, updated_with_grad, 1e-5);
+}
+
+TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUpdates) {
+  torch::manual_seed(3);
+  torch::Tensor wa = torch::randn({6, 16}), wb = torch::randn({3, 16});
+  torch::Tensor ba = torch::randn({6}), bb = torch::randn({3});
+  torch::NoGradGuard no_grad;
+  PackedLinear packed;
+  EXPECT_EQ(uses_onednn(wa), AT_MKLDNN_ENABLED() != 0);
+  auto check_calls = [&](int calls) {  // before and after the copy is packed
+    const std::vector<std::vector<int64_t>> shapes = {{1, 16}, {5, 16}, {2, 7, 16}, {300, 16}};
+    for (int i = 0; i < calls; ++i) {
+      torch::Tensor x = torch::randn(shapes[i % shapes.size()]);
+      expect_close(packed(x, {wa, wb}, {ba, bb}),
+                   torch::nn::functional::linear(x, torch::cat({wa, wb}), torch::cat({ba, bb})), 1e-4);
+    }
+  };
+  check_calls(12);
+  wb.mul_(2.0);  // an optimizer step writes in place: the next call uses the new weights
+  check_calls(12);
+  torch::Tensor x = torch::randn({4, 16});
+  PackedLinear no_bias;
+  for (int i = 0; i < 10; ++i) expect_close(no_bias(x, {wa}, {torch::Tensor()}), torch::nn::functional::linear(x, wa), 1e-4);
+  torch::Tensor half = x.to(torch::kBFloat16);  // not for oneDNN here: the dense product
+  PackedLinear bf16;
+  expect_close(bf16(half, {wa.to(torch::kBFloat16)}, {torch::Tensor()}).to(torch::kFloat32),
+               torch::nn::functional::linear(half, wa.to(torch::kBFloat16)).to(torch::kFloat32), 1e-2);
+}
+
+TEST(Linear, ValueAndGradientsEqualTorchLinear) {
+  torch::manual_seed(4);
+  for (bool with_bias : {true, false}) {
+    torch::Tensor x = torch::randn({3, 5, 16}, torch::requires_grad());
+    torch::Tensor w = torch::randn({8, 16}, torch::requires_grad());
+    torch::Tensor b = with_bias ? torch::randn({8}, torch::requires_grad()) : torch::Tensor();
+    torch::Tensor up = torch::randn({3, 5, 8});  // a weighting so every output matters differently
+    torch::Tensor y = linear(x, w, b);
+    (y * up).sum().backward();
+    std::vector<torch::Tensor> ours = {y.detach(), x.grad().clone(), w.grad().clone()};
+    if (with_bias) ours.push_back(b.grad().clone());
+    x.mutable_grad().reset(), w.mutable_grad().reset();
+    if (with_bias) b.mutable_grad().reset();
+    torch::Tensor ref = torch::nn::functional::linear(x, w, b);
+    (ref * up).sum().backward();
+    std::vector<torch::Tensor> want = {ref.detach(), x.grad(), w.grad()};
+    if (with_bias) want.push_back(b.grad());
+    for (size_t i = 0; i < want.size(); ++i) expect_close(ours[i], want[i], 1e-4);
+  }
+  // A frozen weight gets no gradient; the input still does.
+  torch::Tensor x = torch::randn({4, 16}, torch::requires_grad());
+  torch::Tensor frozen = torch::randn({8, 16});
+  linear(x, frozen, torch::Tensor()).sum().backward();
+  EXPECT_FALSE(frozen.grad().defined());
+  expect_close(x.grad(), frozen.sum(0).expand({4, 16}), 1e-4);
 }
 
 TEST(TransformerModel, TiedEmbeddingsShareOneMatrix) {

@@ -47,39 +47,16 @@ torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockI
   return h + feed_forward(ffn_norm(h));
 }
 
-const TransformerBlockImpl::FusedWeights& TransformerBlockImpl::fused_weights() {
-  std::vector<torch::Tensor> params = {wq->weight, wk->weight, wv->weight, ffn_gate->weight, ffn_up->weight};
-  for (auto* linear : {&wq, &wk, &wv, &ffn_gate, &ffn_up}) {
-    if ((*linear)->bias.defined()) params.push_back((*linear)->bias);
-  }
-  std::vector<std::pair<const void*, int64_t>> sources;
-  // Inference tensors (parameters made under InferenceMode) have no version
-  // counter; only a change of storage is seen for them.
-  for (const auto& p : params) sources.emplace_back(p.data_ptr(), p.is_inference() ? 0 : p._version());
-  if (sources != fused_.sources) {
-    auto cat = [](std::initializer_list<torch::Tensor> parts) {
-      return parts.begin()->defined() ? torch::cat(parts) : torch::Tensor();
-    };
-    fused_.qkv_weight = cat({wq->weight, wk->weight, wv->weight});
-    fused_.qkv_bias = cat({wq->bias, wk->bias, wv->bias});
-    fused_.gate_up_weight = cat({ffn_gate->weight, ffn_up->weight});
-    fused_.gate_up_bias = cat({ffn_gate->bias, ffn_up->bias});
-    fused_.sources = std::move(sources);
-  }
-  return fused_;
-}
-
 torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in) {
   const int64_t batch = x.size(0), len = x.size(1);
   torch::Tensor q, k, v;  // [B, heads, T, D]
   if (torch::GradMode::is_enabled()) {
-    q = apply_rope(wq(x).view({batch, len, num_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
-    k = apply_rope(wk(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
-    v = wv(x).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
+    q = apply_rope(linear(x, wq->weight, wq->bias).view({batch, len, num_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
+    k = apply_rope(linear(x, wk->weight, wk->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
+    v = linear(x, wv->weight, wv->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
   } else {
     // The same, with one matmul for q, k, v and one RoPE call for q and k.
-    const FusedWeights& f = fused_weights();
-    torch::Tensor qkv = torch::nn::functional::linear(x, f.qkv_weight, f.qkv_bias)
+    torch::Tensor qkv = packed_qkv_(x, {wq->weight, wk->weight, wv->weight}, {wq->bias, wk->bias, wv->bias})
                             .view({batch, len, num_heads_ + 2 * num_kv_heads_, head_dim_})
                             .transpose(1, 2);
     torch::Tensor qk = apply_rope(qkv.narrow(1, 0, num_heads_ + num_kv_heads_), in.cos, in.sin);
@@ -88,16 +65,21 @@ torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const Bloc
     v = qkv.narrow(1, num_heads_ + num_kv_heads_, num_kv_heads_);
   }
   if (in.cache != nullptr) std::tie(k, v) = in.cache->append(layer_index_, k, v);
-  torch::Tensor out = grouped_query_attention(q, k, v, in.mask, in.causal);  // [B, H, T, D]
-  return wo(out.transpose(1, 2).reshape({batch, len, num_heads_ * head_dim_}));
+  torch::Tensor out = grouped_query_attention(q, k, v, in.mask, in.causal)  // [B, H, T, D]
+                          .transpose(1, 2)
+                          .reshape({batch, len, num_heads_ * head_dim_});
+  return torch::GradMode::is_enabled() ? linear(out, wo->weight, wo->bias) : packed_wo_(out, {wo->weight}, {wo->bias});
 }
 
 torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& x) {
-  if (torch::GradMode::is_enabled()) return ffn_down(torch::silu(ffn_gate(x)) * ffn_up(x));
-  const FusedWeights& f = fused_weights();
-  torch::Tensor gate_up = torch::nn::functional::linear(x, f.gate_up_weight, f.gate_up_bias);
+  if (torch::GradMode::is_enabled()) {
+    torch::Tensor inner = torch::silu(linear(x, ffn_gate->weight, ffn_gate->bias)) * linear(x, ffn_up->weight, ffn_up->bias);
+    return linear(inner, ffn_down->weight, ffn_down->bias);
+  }
+  torch::Tensor gate_up = packed_gate_up_(x, {ffn_gate->weight, ffn_up->weight}, {ffn_gate->bias, ffn_up->bias});
   const int64_t inner = gate_up.size(-1) / 2;
-  return ffn_down(torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner));
+  torch::Tensor inner_act = torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner);
+  return packed_down_(inner_act, {ffn_down->weight}, {ffn_down->bias});
 }
 
 TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(config) {
@@ -164,7 +146,9 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
   if (config_.head != Head::kLanguageModel) {
     throw ModelError("Transformer: logits() needs a language-model head; this model has a value head");
   }
-  return lm_head ? lm_head(hidden) : torch::nn::functional::linear(hidden, tok_embeddings->weight);
+  const torch::Tensor& weight = lm_head ? lm_head->weight : tok_embeddings->weight;
+  if (!torch::GradMode::is_enabled()) return packed_head_(hidden, {weight}, {torch::Tensor()});
+  return linear(hidden, weight, torch::Tensor());
 }
 
 torch::Tensor TransformerImpl::values(const torch::Tensor& hidden) {

@@ -10,12 +10,13 @@
 //   h   = x + wo(Attention(RoPE(wq(attn_norm(x))), RoPE(wk(attn_norm(x))), wv(attn_norm(x))))
 //   out = h + ffn_down(silu(ffn_gate(ffn_norm(h))) * ffn_up(ffn_norm(h)))
 //
-// Without autograd (generation, reference log-probs) a block runs the three
-// projections wq, wk, wv as one matmul and ffn_gate, ffn_up as another,
-// over concatenated copies of their weights that are rebuilt whenever a
-// source parameter changes (its version counter or storage moved). The
-// copies cost the memory of those weights once more; a Transformer is not
-// safe to call from two threads at once.
+// Every linear layer's product goes through linear.h (oneDNN on CPU
+// float32). Without autograd (generation, reference log-probs) a block runs
+// wq, wk, wv as one matmul and ffn_gate, ffn_up as another, over
+// PackedLinear copies of the weights that are rebuilt whenever a source
+// parameter changes (its version counter or storage moved). The copies
+// cost the memory of the weights once more; a Transformer is not safe to
+// call from two threads at once.
 //
 // Parameters are float32 on CPU after construction, initialised like HF
 // (normal(0, initializer_range) weights, zero biases, unit norms) from
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "workers/model/kv_cache.h"
+#include "workers/model/linear.h"
 #include "workers/model/transformer_config.h"
 
 namespace rlwb::workers::model {
@@ -66,17 +68,11 @@ class TransformerBlockImpl : public torch::nn::Module {
   torch::nn::Linear ffn_gate{nullptr}, ffn_up{nullptr}, ffn_down{nullptr};
 
  private:
-  // Concatenations [wq; wk; wv] and [ffn_gate; ffn_up] for no-grad passes.
-  struct FusedWeights {
-    torch::Tensor qkv_weight, qkv_bias, gate_up_weight, gate_up_bias;
-    std::vector<std::pair<const void*, int64_t>> sources;  // data pointer, version
-  };
-  const FusedWeights& fused_weights();
-
   torch::Tensor attention(const torch::Tensor& x, const BlockInputs& in);
   torch::Tensor feed_forward(const torch::Tensor& x);
 
-  FusedWeights fused_;
+  // No-grad copies: [wq; wk; wv], wo, [ffn_gate; ffn_up], ffn_down.
+  PackedLinear packed_qkv_, packed_wo_, packed_gate_up_, packed_down_;
   int64_t layer_index_;
   int64_t num_heads_, num_kv_heads_, head_dim_;
 };
@@ -117,6 +113,7 @@ class TransformerImpl : public torch::nn::Module {
 
  private:
   TransformerConfig config_;
+  PackedLinear packed_head_;              // no-grad copy of lm_head (or the tied embedding)
   std::vector<TransformerBlock> blocks_;  // the same modules as `layers`, typed
   torch::Tensor rope_cos_;                // [max_position_embeddings, D]
   torch::Tensor rope_sin_;
