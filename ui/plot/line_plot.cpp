@@ -261,9 +261,13 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       const PlotSeries& s = series[i];
       PlotCache& c = *s.cache;
       const Values& v = values[i];
-      if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1) {
+      // The raw line is reduced only when it is drawn (with many series
+      // only the smoothed ones are): half the work of a zoom.
+      const bool need_raw = !v.smooth || show_raw;
+      if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1 || (need_raw && !c.raw_reduced)) {
         c.raw.clear(), c.smooth.clear(), c.lo.clear(), c.hi.clear();
-        downsample_min_max(*s.x, *v.raw, state.x0, state.x1, pixels, c.raw);
+        c.raw_reduced = need_raw;
+        if (need_raw) downsample_min_max(*s.x, *v.raw, state.x0, state.x1, pixels, c.raw);
         if (v.smooth) downsample_min_max(*s.x, *v.smooth, state.x0, state.x1, pixels, c.smooth);
         if (v.lo && v.hi) reduce_band(*s.x, *v.lo, *v.hi, state.x0, state.x1, pixels, c.lo, c.hi);
         c.pixels = pixels, c.x0 = state.x0, c.x1 = state.x1;
