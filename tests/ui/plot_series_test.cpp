@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "ui/plot/series.h"
@@ -102,6 +104,67 @@ TEST(DownsampleMinMax, SkipsNan) {
   downsample_min_max(x, y, 0, 2, 100, out);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].y, 3);
+}
+
+// The definition: every visible point's pixel column computed on its own.
+std::vector<PlotPoint> reference_min_max(const std::vector<double>& x, const std::vector<double>& y,
+                                         double x0, double x1, int pixels) {
+  std::vector<PlotPoint> out;
+  auto [first, last] = visible_range(x, x0, x1);
+  const double scale = x1 > x0 ? pixels / (x1 - x0) : 0;
+  auto column_of = [&](double v) {
+    return static_cast<int64_t>(std::clamp(std::floor((v - x0) * scale), -1.0, double(pixels)));
+  };
+  std::map<int64_t, std::vector<size_t>> columns;  // column -> indices with a value
+  std::vector<int64_t> order;
+  for (size_t i = first; i < last; ++i) {
+    int64_t c = column_of(x[i]);
+    if (columns.find(c) == columns.end()) order.push_back(c);
+    auto& in_column = columns[c];
+    if (!std::isnan(y[i])) in_column.push_back(i);
+  }
+  for (int64_t c : order) {
+    const auto& idx = columns[c];
+    if (idx.size() <= 2) {
+      for (size_t i : idx) out.push_back({x[i], y[i]});
+      continue;
+    }
+    size_t lo = idx[0], hi = idx[0];
+    for (size_t i : idx) {
+      if (y[i] < y[lo]) lo = i;
+      if (y[i] > y[hi]) hi = i;
+    }
+    out.push_back({x[std::min(lo, hi)], y[std::min(lo, hi)]});
+    if (lo != hi) out.push_back({x[std::max(lo, hi)], y[std::max(lo, hi)]});
+  }
+  return out;
+}
+
+TEST(DownsampleMinMax, MatchesTheDefinitionOnRaggedSeries) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> noise(-1, 1);
+  for (int trial = 0; trial < 40; ++trial) {
+    // Steps with gaps and repeats, values with NaNs, views zoomed anywhere.
+    std::vector<double> x, y;
+    double step = 0;
+    const int n = 50 + trial * 300;
+    for (int i = 0; i < n; ++i) {
+      step += (rng() % 7 == 0) ? 0 : 1 + rng() % 5;
+      x.push_back(step);
+      y.push_back(rng() % 13 == 0 ? NAN : noise(rng) + std::sin(i * 0.01));
+    }
+    const double span = x.back() - x.front();
+    const double x0 = x.front() + span * (trial % 5) * 0.1, x1 = x0 + span * (0.05 + (trial % 4) * 0.3);
+    const int pixels = 7 + trial * 13;
+    std::vector<PlotPoint> out;
+    downsample_min_max(x, y, x0, x1, pixels, out);
+    const auto expected = reference_min_max(x, y, x0, x1, pixels);
+    ASSERT_EQ(out.size(), expected.size()) << "trial " << trial;
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_EQ(out[i].x, expected[i].x) << "trial " << trial << " point " << i;
+      EXPECT_EQ(out[i].y, expected[i].y) << "trial " << trial << " point " << i;
+    }
+  }
 }
 
 TEST(BandOverRuns, MeanMinMaxAtEveryStepAnyRunHas) {
