@@ -240,9 +240,9 @@ class Worker {
   }
 
   core::Batch dispatch(const std::string& model, const std::string& method, core::Message& msg) {
+    if (method == core::kPingMethod) return std::move(msg.batch);  // liveness and RPC benchmarks: no copies
     const Json args = msg.header.value("args", Json::object());
     const Json context = msg.header.value("context", Json::object());
-    if (method == core::kPingMethod) return std::move(msg.batch);
     if (method == core::kInitModelMethod) {
       std::string role = args.value("role", "");
       const RoleSpec* spec = registry_.find(role);

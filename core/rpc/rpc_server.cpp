@@ -466,7 +466,18 @@ ReplyFuture RpcServer::call(const std::string& worker, const std::string& model,
   impl_->last_caller_send = Clock::now().time_since_epoch().count();
   std::lock_guard<std::mutex> socket_lock(impl_->socket_mu);
   impl_->send_locked(frames);
-  impl_->drain_socket_locked();
+  // The send may have consumed the ZMQ_FD signal of a reply that arrived
+  // meanwhile. A caller already waiting on the socket would then sleep
+  // through it, so drain for it. With no waiter this is skipped: whoever
+  // waits next drains before sleeping (and holds socket_mu to do so, so
+  // it cannot start waiting between this check and the send), and the
+  // background thread looks at the socket again within its poll slice.
+  bool reader_sleeps;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    reader_sleeps = impl_->reader_waiting;
+  }
+  if (reader_sleeps) impl_->drain_socket_locked();
   return future;
 }
 
