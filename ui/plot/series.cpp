@@ -43,26 +43,18 @@ void downsample_min_max(std::span<const double> x, std::span<const double> y, do
   };
   size_t i = first;
   while (i < last) {
-    // One column: [i, j). x is sorted, so its end is found by galloping
-    // then bisecting instead of computing every point's column (the scan
-    // below is then a plain min/max).
+    // One column: [i, j).
     const int64_t column = column_of(x[i]);
-    size_t step = 1, below = i + 1, j = i + 1;
-    while (j < last && column_of(x[j]) == column) {
-      below = j + 1;
-      j = std::min(last, i + (step *= 2));
-    }
-    // column_of(x[below - 1]) == column, and j == last or column_of(x[j]) > column.
-    j = static_cast<size_t>(std::partition_point(x.begin() + below, x.begin() + j,
-                                                 [&](double v) { return column_of(v) == column; }) -
-                            x.begin());
+    size_t j = i;
     size_t lo = SIZE_MAX, hi = SIZE_MAX, count = 0, only[2] = {SIZE_MAX, SIZE_MAX};
-    for (size_t k = i; k < j; ++k) {
-      if (std::isnan(y[k])) continue;
-      if (count < 2) only[count] = k;
-      ++count;
-      if (lo == SIZE_MAX || y[k] < y[lo]) lo = k;
-      if (hi == SIZE_MAX || y[k] > y[hi]) hi = k;
+    while (j < last && column_of(x[j]) == column) {
+      if (!std::isnan(y[j])) {
+        if (count < 2) only[count] = j;
+        ++count;
+        if (lo == SIZE_MAX || y[j] < y[lo]) lo = j;
+        if (hi == SIZE_MAX || y[j] > y[hi]) hi = j;
+      }
+      ++j;
     }
     if (count == 1) {
       out.push_back({x[only[0]], y[only[0]]});
