@@ -245,9 +245,11 @@ struct Controller::Impl {
     StepReport report = run_graph(exp.nodes, task_batch(step, "train", nullptr), step);
     report.seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
     report.metrics["perf/time_per_step"] = report.seconds;
-    // Tokens through the step's models per second (prompt + response).
+    // Tokens through the step's models per second: the sums of the token
+    // masks (trainer.token_masks; by default prompt + response).
     double tokens = 0;
-    for (const char* col : {"prompt_mask", "response_mask"})
+    const auto masks = exp.trainer.value("token_masks", std::vector<std::string>{"prompt_mask", "response_mask"});
+    for (const auto& col : masks)
       if (report.batch.has_tensor(col))
         tokens += report.batch.tensor(col).sum().item<double>();
     if (tokens > 0) report.metrics["perf/throughput"] = tokens / report.seconds;

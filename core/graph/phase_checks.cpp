@@ -1,4 +1,5 @@
-// Checks of the trainer phases, so that a typo in a warm start or an eval
+// Checks of the trainer phases (and of the trainer keys that name columns
+// or models), so that a typo in a warm start or an eval
 // is found before any worker starts rather than after minutes of training:
 // the phases' own nodes get the same call and column checks as the graph's
 // (on the task's columns), and the keys that name models or columns must
@@ -88,6 +89,26 @@ void check_phases(std::vector<GraphIssue>& issues, const Experiment& exp, const 
     }
   }
   if (trainer.contains("save")) check_models(out, "trainer.save", trainer["save"], true);
+  if (trainer.contains("token_masks")) {
+    // Columns whose sums count a step's tokens (perf/throughput).
+    const json& masks = trainer["token_masks"];
+    std::vector<std::string> written;
+    for (const auto& node : exp.nodes) written.insert(written.end(), node.out.begin(), node.out.end());
+    bool ok = masks.is_array();
+    for (const auto& m : ok ? masks : json::array()) ok = ok && m.is_string();
+    if (!ok) {
+      out.add(out.line("trainer.token_masks"), "", "trainer.token_masks should be a list of column names",
+              "write e.g. token_masks: [prompt_mask, response_mask]");
+    } else {
+      for (std::size_t i = 0; i < masks.size(); ++i) {
+        const std::string column = masks[i].get<std::string>();
+        if (std::find(written.begin(), written.end(), column) == written.end())
+          out.add(out.line("trainer.token_masks." + std::to_string(i)), "",
+                  "trainer.token_masks names column '" + column + "', which no node writes",
+                  "list mask columns the nodes write." + did_you_mean(column, written));
+      }
+    }
+  }
 }
 
 }  // namespace rlwb::core::graph_detail

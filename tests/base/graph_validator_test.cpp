@@ -381,6 +381,11 @@ TEST(GraphValidator, PhaseKeysMustNameModelsAndColumnsThatExist) {
   EXPECT_EQ(issue_with(issues, "trainer.save names model 'reward'").line, 22);
   issues = validate_phases("    sync: {from: actor, to: [ref]}\n", "    sync: {to: [ref]}\n");
   issue_with(issues, "trainer.warm_start.sync has no 'from'");
+  issues = validate_phases("  save: [actor]\n", "  save: [actor]\n  token_masks: [response]\n");
+  EXPECT_THAT(issue_with(issues, "trainer.token_masks names column 'response'").hint,
+              HasSubstr("did you mean 'responses'"));
+  issues = validate_phases("  save: [actor]\n", "  save: [actor]\n  token_masks: responses\n");
+  issue_with(issues, "trainer.token_masks should be a list of column names");
 }
 
 TEST(GraphValidator, ExperimentBuiltInCodeIsValidated) {
