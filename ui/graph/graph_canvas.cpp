@@ -160,6 +160,15 @@ void bezier_points(ImVec2 a, ImVec2 b, float zoom, ImVec2 out[4]) {
   out[3] = b;
 }
 
+// The curve of a link between two drawn boxes; false when either is not drawn.
+bool link_curve(const std::vector<NodeBox>& boxes, const Link& link, float zoom, ImVec2 out[4]) {
+  const NodeBox* a = find_box(boxes, link.from);
+  const NodeBox* b = find_box(boxes, link.to);
+  if (!a || !b) return false;
+  bezier_points(pin_of(*a, link.column, true, -1), pin_of(*b, link.column, false, link.to_input), zoom, out);
+  return true;
+}
+
 float distance_to_bezier(const ImVec2 p[4], ImVec2 m) {
   float best = 1e30f;
   ImVec2 prev = p[0];
@@ -250,12 +259,8 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
   if (hovered && !pin && !over_box) {
     float best = 6;
     for (size_t i = 0; i < links.size(); ++i) {
-      const NodeBox* a = find_box(boxes, links[i].from);
-      const NodeBox* b = find_box(boxes, links[i].to);
-      if (!a || !b) continue;
       ImVec2 p[4];
-      bezier_points(pin_of(*a, links[i].column, true, -1),
-                    pin_of(*b, links[i].column, false, links[i].to_input), ed.view.zoom, p);
+      if (!link_curve(boxes, links[i], ed.view.zoom, p)) continue;
       float d = distance_to_bezier(p, mouse);
       if (d < best) best = d, over_link = static_cast<int>(i);
     }
@@ -373,12 +378,8 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
 
   // Links.
   for (size_t i = 0; i < links.size(); ++i) {
-    const NodeBox* a = find_box(boxes, links[i].from);
-    const NodeBox* b = find_box(boxes, links[i].to);
-    if (!a || !b) continue;
     ImVec2 p[4];
-    bezier_points(pin_of(*a, links[i].column, true, -1),
-                  pin_of(*b, links[i].column, false, links[i].to_input), ed.view.zoom, p);
+    if (!link_curve(boxes, links[i], ed.view.zoom, p)) continue;
     bool selected = ed.selected_link && *ed.selected_link == links[i];
     ImU32 col = selected                           ? IM_COL32(255, 210, 90, 255)
                 : static_cast<int>(i) == over_link ? IM_COL32(220, 220, 230, 255)
