@@ -89,10 +89,10 @@ TEST(RpcThreads, ManyThreadsWaitingAtOnceEachGetTheirOwnReply) {
 TEST(RpcThreads, AWaiterWhoseReplyAnotherThreadReadIsWokenAtOnce) {
   // The background thread may read a reply while the waiting caller sleeps
   // on the socket; the caller must then be woken, not sleep out its 50 ms
-  // poll slice. Seen as 50 ms stalls in about 1 of 200 round trips.
+  // poll slice. Seen as 50 ms stalls in about 1 of 500 round trips.
   rlwb::testing::LocalCluster cluster({{"p", 4}});
   std::vector<double> slow;
-  for (int it = 0; it < 1500; ++it) {
+  for (int it = 0; it < 3000; ++it) {
     auto start = Clock::now();
     std::vector<ReplyFuture> replies;
     for (int r = 0; r < 4; ++r)
@@ -101,8 +101,9 @@ TEST(RpcThreads, AWaiterWhoseReplyAnotherThreadReadIsWokenAtOnce) {
     double ms = seconds_since(start) * 1000;
     if (ms > 40) slow.push_back(ms);
   }
-  // A loaded machine may deschedule us once; a lost wake-up shows many times.
-  EXPECT_LE(slow.size(), 1u) << "round trips over 40 ms: " << ::testing::PrintToString(slow);
+  // A loaded machine (CI runs two tests at once) may deschedule us now and
+  // then; a lost wake-up showed about 6 times in 3000 round trips.
+  EXPECT_LE(slow.size(), 2u) << "round trips over 40 ms: " << ::testing::PrintToString(slow);
 }
 
 TEST(RpcThreads, AReplyNobodyWaitsForIsCollectedInTheBackground) {
