@@ -2,38 +2,19 @@
 // byte-level file helpers for the "leaves the file untouched" checks.
 #pragma once
 
-#include <gtest/gtest.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
+
+#include "tests/test_files.h"
 
 namespace rlwb::core::tracking_test {
 
-class TrackingTest : public ::testing::Test {
+class TrackingTest : public rlwb::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "rlwb-tracking-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string path(const std::string& name = "rlwb.db") const { return (dir_ / name).string(); }
-
-  std::filesystem::path dir_;
+  TrackingTest() : TempDirTest("rlwb-tracking") {}
+  std::string path(const std::string& name = "rlwb.db") const { return TempDirTest::path(name); }
 };
 
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using rlwb::testing::read_bytes;
+using rlwb::testing::write_bytes;
 
 }  // namespace rlwb::core::tracking_test

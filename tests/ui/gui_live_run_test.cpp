@@ -16,15 +16,22 @@ using test::read_bytes;
 using test::run_gui;
 using test::write_bytes;
 
-class GuiLiveRunTest : public test::TempDirTest {};
+// Each test launches the demo experiment from a copy in its own directory.
+class GuiLiveRunTest : public test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    if (!std::filesystem::exists(RLWB_CLI_BIN) || !std::filesystem::exists(RLWB_WORKER_BIN))
+      GTEST_SKIP() << "rlwb / rlwb-worker not built";
+    file = path("demo.yaml");
+    db = path("runs/rlwb.db");
+    write_bytes(file, read_bytes(test::source_path("experiments/demo.yaml")));
+  }
+  std::string file, db;  // the experiment copy and the tracking DB the GUI's runs write
+};
 
 TEST_F(GuiLiveRunTest, StartATinyRunFromTheLaunchScreenAndSeeItsDashboardFill) {
-  if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
-  if (!std::filesystem::exists(RLWB_CLI_BIN) || !std::filesystem::exists(RLWB_WORKER_BIN))
-    GTEST_SKIP() << "rlwb / rlwb-worker not built";
-  const std::string file = path("demo.yaml");
-  write_bytes(file, read_bytes(test::source_path("experiments/demo.yaml")));
-  const std::string db = path("runs/rlwb.db");
   const std::string script = R"(
 click @tab/Launch
 wait @launch/overrides 20000
@@ -68,12 +75,6 @@ frames 5
 }
 
 TEST_F(GuiLiveRunTest, TheLaunchScreenListsTheWorkersAndStopEndsTheRunAsInterrupted) {
-  if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
-  if (!std::filesystem::exists(RLWB_CLI_BIN) || !std::filesystem::exists(RLWB_WORKER_BIN))
-    GTEST_SKIP() << "rlwb / rlwb-worker not built";
-  const std::string file = path("demo.yaml");
-  write_bytes(file, read_bytes(test::source_path("experiments/demo.yaml")));
-  const std::string db = path("runs/rlwb.db");
   // 50 slow steps: far more than the test waits, so only Stop can end it. Stop
   // comes once a step is logged (a stop while workers start records 'failed').
   const std::string script = R"(

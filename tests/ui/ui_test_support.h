@@ -14,37 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_files.h"
 #include "ui/platform/png.h"
 
 namespace rlwb::ui::test {
 
-class TempDirTest : public ::testing::Test {
+class TempDirTest : public rlwb::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    std::string pattern = (std::filesystem::temp_directory_path() / "rlwb-ui-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  // A failed test keeps its directory (screenshots, state dumps, logs);
-  // RLWB_KEEP_TEST_DIRS=1 keeps every test's.
-  void TearDown() override {
-    if (!HasFailure() && !std::getenv("RLWB_KEEP_TEST_DIRS"))
-      std::filesystem::remove_all(dir_);
-    else
-      std::cerr << "kept " << dir_ << " for inspection\n";
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
+  TempDirTest() : rlwb::testing::TempDirTest("rlwb-ui") {}
 };
 
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using rlwb::testing::read_bytes;
+using rlwb::testing::write_bytes;
 
 inline std::string source_path(const std::string& relative) {
   return std::string(RLWB_SOURCE_DIR) + "/" + relative;
