@@ -72,7 +72,9 @@ struct Endpoint {
   std::mutex socket_mu;
 
   mutable std::mutex mu;  // guards everything below
-  std::deque<std::vector<zmq::message_t>> outbox;  // control messages from the background thread
+  // Welcomes and heartbeats, queued by whichever thread read or decided them
+  // and sent by the background thread (within its poll slice).
+  std::deque<std::vector<zmq::message_t>> outbox;
   std::map<uint64_t, PendingCall> pending;
   std::map<std::string, WorkerState> workers;
   std::condition_variable registered_cv;
