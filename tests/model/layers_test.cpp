@@ -11,6 +11,7 @@
 
 #include "tests/model/model_test_support.h"
 #include "workers/model/linear.h"
+#include "workers/model/model_error.h"
 #include "workers/model/transformer.h"
 
 namespace rlwb::workers::model {
@@ -31,6 +32,23 @@ TEST(RmsNorm, EpsilonIsAddedUnderTheRoot) {
   // x = [1, 1]: mean square 1, eps 3 -> divide by 2
   torch::Tensor y = rms_norm(torch::tensor({1.0f, 1.0f}), torch::ones({2}), 3.0);
   expect_close(y, torch::tensor({0.5f, 0.5f}));
+}
+
+TEST(RmsNorm, GradientsEqualAutogradThroughTheDefinition) {
+  torch::manual_seed(7);
+  torch::Tensor x = torch::randn({3, 5, 8}).requires_grad_();
+  torch::Tensor w = (torch::rand({8}) + 0.5).requires_grad_();
+  torch::Tensor dy = torch::randn({3, 5, 8});
+  torch::Tensor y = rms_norm(x, w, 1e-5);
+  auto got = torch::autograd::grad({y}, {x, w}, {dy});
+  // The definition in float64, differentiated op by op.
+  torch::Tensor x64 = x.detach().to(torch::kFloat64).requires_grad_();
+  torch::Tensor w64 = w.detach().to(torch::kFloat64).requires_grad_();
+  torch::Tensor want_y = w64 * x64 / (x64.pow(2).mean(-1, true) + 1e-5).sqrt();
+  auto want = torch::autograd::grad({want_y}, {x64, w64}, {dy.to(torch::kFloat64)});
+  expect_close(y.detach(), want_y.detach().to(torch::kFloat32), 1e-5);
+  expect_close(got[0], want[0].to(torch::kFloat32), 1e-5);
+  expect_close(got[1], want[1].to(torch::kFloat32), 1e-4);
 }
 
 TEST(RmsNorm, ComputesInFloat32AndReturnsTheInputDtype) {
@@ -225,6 +243,39 @@ TEST(TransformerModel, NoGradPassWithFusedProjectionsEqualsTheAutogradPass) {
   torch::Tensor updated_with_grad = model->forward(ids, mask).detach();
   torch::GradMode::set_enabled(false);
   expect_close(updated, updated_with_grad, 1e-5);
+}
+
+TEST(TransformerModel, AskingForTheLastPositionsOnlyGivesTheSameStatesAndGradients) {
+  torch::manual_seed(6);
+  Transformer model(testing::tiny_config(Architecture::kQwen2));
+  const int64_t from = 3;
+  for (bool padded : {false, true}) {
+    SCOPED_TRACE(padded ? "left-padded rows" : "no padding (causal flag path)");
+    torch::Tensor ids = torch::tensor({{0, 5, 9, 11, 3, 4}, {7, 8, 9, 10, 11, 12}});
+    torch::Tensor mask = padded ? torch::tensor({{0, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}}) : torch::ones_like(ids);
+    torch::Tensor positions = position_ids_from_mask(mask);
+    torch::Tensor key_mask = padded ? mask : torch::Tensor();
+    // The weights' gradients of a loss over the last positions: the full
+    // pass and the shortened one must agree.
+    auto grads_of = [&](const torch::Tensor& states) {
+      model->zero_grad();
+      (states * states).sum().backward();
+      std::vector<torch::Tensor> g;
+      for (auto& p : model->parameters()) g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+      return g;
+    };
+    torch::Tensor full = model->hidden_states(ids, positions, key_mask).narrow(1, from, ids.size(1) - from);
+    auto full_grads = grads_of(full);
+    torch::Tensor last = model->hidden_states(ids, positions, key_mask, nullptr, from);
+    ASSERT_EQ(last.sizes(), full.sizes());
+    expect_close(last, full.detach(), 1e-5);
+    auto last_grads = grads_of(last);
+    for (size_t i = 0; i < full_grads.size(); ++i) expect_close(last_grads[i], full_grads[i], 1e-4);
+    torch::NoGradGuard no_grad;  // the fused no-grad path too
+    expect_close(model->hidden_states(ids, positions, key_mask, nullptr, from), full.detach(), 1e-5);
+  }
+  EXPECT_THROW(model->hidden_states(torch::tensor({{5, 9}}), torch::tensor({{0, 1}}), torch::Tensor(), nullptr, 2),
+               ModelError);
 }
 
 TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUpdates) {

@@ -93,8 +93,8 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
   auto keys_so_far = [&](int64_t n) { return padded ? key_mask.narrow(1, 0, n) : torch::Tensor(); };
 
   torch::Tensor hidden =
-      model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache);
-  torch::Tensor logits = model->logits(hidden.select(1, prompt_len - 1));
+      model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache, prompt_len - 1);
+  torch::Tensor logits = model->logits(hidden.select(1, 0));  // the last prompt position's
 
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
   int64_t n_finished = 0;  // rows in the batch that have stopped

@@ -1,6 +1,7 @@
 #include "workers/model/layers.h"
 
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <torch/autograd.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -8,10 +9,43 @@
 
 namespace rlwb::workers::model {
 
+namespace {
+
+// RMSNorm with its backward written out. ATen's CPU rms_norm is a
+// composition of six ops, and autograd differentiates each one on its own
+// (about 15 kernels and six graph nodes per norm); the closed form below
+// is one node and eight kernels:
+//   x^ = x * r, r = rsqrt(mean(x^2) + eps), y = x^ * w
+//   dw = sum over rows of dy * x^
+//   dx = r * (g - x^ * mean(g * x^)), g = dy * w
+struct RmsNormFunction : torch::autograd::Function<RmsNormFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, double eps) {
+    torch::Tensor r = (x.square().mean(-1, /*keepdim=*/true) + eps).rsqrt();
+    torch::Tensor normed = x * r;
+    ctx->save_for_backward({normed, r, weight});
+    return normed * weight;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &normed = saved[0], &r = saved[1], &weight = saved[2];
+    const torch::Tensor& dy = grads[0];
+    torch::Tensor g = dy * weight;
+    torch::Tensor dx = r * (g - normed * (g * normed).mean(-1, /*keepdim=*/true));
+    torch::Tensor dw = (dy * normed).reshape({-1, weight.size(0)}).sum(0);
+    return {dx, dw, torch::Tensor()};
+  }
+};
+
+}  // namespace
+
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  // at::rms_norm is x * rsqrt(mean(x^2) + eps) [* weight] in one kernel.
   const int64_t dim = x.size(-1);
   if (x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32) {
+    if (torch::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad()))
+      return RmsNormFunction::apply(x, weight, eps);
     return at::rms_norm(x, {dim}, weight, eps);
   }
   torch::Tensor normed = at::rms_norm(x.to(torch::kFloat32), {dim}, std::nullopt, eps);

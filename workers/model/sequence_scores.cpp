@@ -23,8 +23,10 @@ void check(const SequenceBatch& b, const char* what) {
 torch::Tensor response_hidden(Transformer& model, const SequenceBatch& b) {
   const torch::Tensor& ids = b.input_ids;
   const torch::Tensor mask = b.attention_mask.to(ids.device());
-  torch::Tensor hidden = model->hidden_states(ids, position_ids_from_mask(mask), mask);
-  return hidden.narrow(1, ids.size(1) - b.response_length - 1, b.response_length);
+  // Only the last R + 1 positions are asked for; the prompt's are keys.
+  torch::Tensor hidden =
+      model->hidden_states(ids, position_ids_from_mask(mask), mask, nullptr, ids.size(1) - b.response_length - 1);
+  return hidden.narrow(1, 0, b.response_length);
 }
 
 }  // namespace

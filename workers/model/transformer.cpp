@@ -42,16 +42,20 @@ TransformerBlockImpl::TransformerBlockImpl(const TransformerConfig& c, int64_t l
   ffn_down = register_module("ffn_down", make_linear(c.intermediate_size, d, c.mlp_bias, std));
 }
 
-torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockInputs& in) {
-  torch::Tensor h = x + attention(attn_norm(x), in);
+torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from) {
+  const int64_t outputs = x.size(1) - outputs_from;
+  torch::Tensor h = x.narrow(1, outputs_from, outputs) + attention(attn_norm(x), in, outputs_from);
   return h + feed_forward(ffn_norm(h));
 }
 
-torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in) {
-  const int64_t batch = x.size(0), len = x.size(1);
-  torch::Tensor q, k, v;  // [B, heads, T, D]
+torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from) {
+  const int64_t batch = x.size(0), len = x.size(1), queries = len - outputs_from;
+  torch::Tensor q, k, v;  // [B, heads, T, D] (q: [B, heads, queries, D])
   if (torch::GradMode::is_enabled()) {
-    q = apply_rope(linear(x, wq->weight, wq->bias).view({batch, len, num_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
+    q = apply_rope(linear(x.narrow(1, outputs_from, queries), wq->weight, wq->bias)
+                       .view({batch, queries, num_heads_, head_dim_})
+                       .transpose(1, 2),
+                   in.cos.narrow(2, outputs_from, queries), in.sin.narrow(2, outputs_from, queries));
     k = apply_rope(linear(x, wk->weight, wk->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
     v = linear(x, wv->weight, wv->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
   } else {
@@ -60,14 +64,25 @@ torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const Bloc
                             .view({batch, len, num_heads_ + 2 * num_kv_heads_, head_dim_})
                             .transpose(1, 2);
     torch::Tensor qk = apply_rope(qkv.narrow(1, 0, num_heads_ + num_kv_heads_), in.cos, in.sin);
-    q = qk.narrow(1, 0, num_heads_);
+    // Without autograd the extra queries cost less than a second matmul.
+    q = qk.narrow(1, 0, num_heads_).narrow(2, outputs_from, queries);
     k = qk.narrow(1, num_heads_, num_kv_heads_);
     v = qkv.narrow(1, num_heads_ + num_kv_heads_, num_kv_heads_);
   }
   if (in.cache != nullptr) std::tie(k, v) = in.cache->append(layer_index_, k, v);
-  torch::Tensor out = grouped_query_attention(q, k, v, in.mask, in.causal)  // [B, H, T, D]
+  torch::Tensor mask = in.mask;
+  bool causal = in.causal;
+  if (outputs_from > 0) {
+    // The queries are the last `queries` of the keys: the mask's last rows.
+    // A causal flag would align them with the first keys, so build a mask.
+    if (!mask.defined() && causal)
+      mask = causal_padding_mask(torch::ones({batch, k.size(2)}, k.options().dtype(torch::kInt64)), len);
+    if (mask.defined()) mask = mask.narrow(2, outputs_from, queries);
+    causal = false;
+  }
+  torch::Tensor out = grouped_query_attention(q, k, v, mask, causal)  // [B, H, queries, D]
                           .transpose(1, 2)
-                          .reshape({batch, len, num_heads_ * head_dim_});
+                          .reshape({batch, queries, num_heads_ * head_dim_});
   return torch::GradMode::is_enabled() ? linear(out, wo->weight, wo->bias) : packed_wo_(out, {wo->weight}, {wo->bias});
 }
 
@@ -108,8 +123,13 @@ TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(conf
 }
 
 torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
-                                             const torch::Tensor& key_mask, KVCache* cache) {
+                                             const torch::Tensor& key_mask, KVCache* cache,
+                                             int64_t outputs_from) {
   const int64_t batch = input_ids.size(0), len = input_ids.size(1);
+  if (outputs_from < 0 || outputs_from >= len) {
+    throw ModelError("Transformer: outputs_from " + std::to_string(outputs_from) + " must be in [0, " +
+                     std::to_string(len) + ")");
+  }
   const int64_t past = cache != nullptr ? cache->length() : 0;
   const int64_t keys = past + len;
   if (key_mask.defined() && (key_mask.size(0) != batch || key_mask.size(1) != keys)) {
@@ -137,7 +157,9 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, con
     in.causal = len > 1;  // one new query sees every cached key
   }
   torch::Tensor x = tok_embeddings(input_ids);
-  for (auto& block : blocks_) x = block(x, in);
+  for (size_t i = 0; i < blocks_.size(); ++i)
+    x = blocks_[i]->forward(x, in, i + 1 == blocks_.size() ? outputs_from : 0);
+  if (blocks_.empty()) x = x.narrow(1, outputs_from, len - outputs_from);
   if (cache != nullptr) cache->advance(len);
   return norm(x);
 }

@@ -60,7 +60,11 @@ struct BlockInputs {
 class TransformerBlockImpl : public torch::nn::Module {
  public:
   TransformerBlockImpl(const TransformerConfig& config, int64_t layer_index);
-  torch::Tensor forward(const torch::Tensor& x, const BlockInputs& in);
+  // Outputs for positions [outputs_from, T) of x [B, T, hidden]. Earlier
+  // positions still serve as keys and values, but their queries, output
+  // projection and MLP are skipped (only the last block is asked for fewer
+  // outputs: every position feeds the next block's keys).
+  torch::Tensor forward(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from = 0);
 
   RMSNorm attn_norm{nullptr};
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
@@ -68,7 +72,7 @@ class TransformerBlockImpl : public torch::nn::Module {
   torch::nn::Linear ffn_gate{nullptr}, ffn_up{nullptr}, ffn_down{nullptr};
 
  private:
-  torch::Tensor attention(const torch::Tensor& x, const BlockInputs& in);
+  torch::Tensor attention(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from);
   torch::Tensor feed_forward(const torch::Tensor& x);
 
   // No-grad copies: [wq; wk; wv], wo, [ffn_gate; ffn_up], ffn_down.
@@ -88,9 +92,12 @@ class TransformerImpl : public torch::nn::Module {
   // position_ids [B, T]. key_mask [B, S] marks real (1) and padding (0)
   // keys, S = T without a cache, cache->length() + T with one (then this
   // call appends T positions to the cache). An undefined key_mask means no
-  // padding.
+  // padding. outputs_from > 0 returns only positions [outputs_from, T):
+  // the others are computed only as far as the keys and values need them,
+  // which saves most of the last block for positions nobody reads (a
+  // prompt's positions when only the response is scored).
   torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
-                              const torch::Tensor& key_mask, KVCache* cache = nullptr);
+                              const torch::Tensor& key_mask, KVCache* cache = nullptr, int64_t outputs_from = 0);
 
   // Head outputs from hidden states [..., hidden]:
   //   logits  [..., vocab]  (language-model head; tied or lm_head)

@@ -130,42 +130,29 @@ double OptimizerSettings::lr_at(int64_t step) const {
   return lr * (min_lr_ratio + (1.0 - min_lr_ratio) * cosine);
 }
 
-TrainState::TrainState(model::Transformer& model, OptimizerSettings settings) : settings_(settings) {
-  optimizer_ = std::make_unique<torch::optim::AdamW>(
-      model->parameters(), torch::optim::AdamWOptions(settings.lr)
-                               .betas({settings.beta1, settings.beta2})
-                               .eps(settings.eps)
-                               .weight_decay(settings.weight_decay));
+namespace {
+
+std::vector<torch::Tensor> trainable(model::Transformer& model) {
+  std::vector<torch::Tensor> params;
+  for (auto& p : model->parameters())
+    if (p.requires_grad()) params.push_back(p);
+  return params;
 }
 
-std::pair<double, double> TrainState::step(model::Transformer& model, WorkerEnv& env) {
-  std::vector<torch::Tensor> grads;
-  for (auto& p : model->parameters())
-    if (p.requires_grad()) grads.push_back(p.grad().defined() ? p.grad() : torch::zeros_like(p));
-  if (env.world > 1) {
-    // One flat all-reduce instead of one per parameter.
-    torch::Tensor flat = torch::cat([&] {
-      std::vector<torch::Tensor> views;
-      for (auto& g : grads) views.push_back(g.reshape({-1}));
-      return views;
-    }());
-    env.spmd().all_reduce_sum(flat);
-    int64_t offset = 0;
-    for (auto& p : model->parameters()) {
-      if (!p.requires_grad()) continue;
-      int64_t n = p.numel();
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-      p.mutable_grad().copy_(flat.narrow(0, offset, n).view_as(p));
-      offset += n;
-    }
-  }
-  double norm = settings_.grad_clip > 0
-                    ? torch::nn::utils::clip_grad_norm_(model->parameters(), settings_.grad_clip)
-                    : torch::nn::utils::clip_grad_norm_(model->parameters(), 1e30);
-  double lr = settings_.lr_at(steps_);
-  for (auto& group : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-  if (std::isfinite(norm)) optimizer_->step();  // a non-finite gradient is skipped, not applied
-  optimizer_->zero_grad();
+}  // namespace
+
+TrainState::TrainState(model::Transformer& model, OptimizerSettings settings)
+    : settings_(settings),
+      optimizer_(trainable(model), model::AdamWSettings{settings.beta1, settings.beta2, settings.eps,
+                                                        settings.weight_decay}) {}
+
+std::pair<double, double> TrainState::step(WorkerEnv& env) {
+  torch::Tensor& gradients = optimizer_.flat_gradients();
+  if (env.world > 1) env.spmd().all_reduce_sum(gradients);
+  const double norm = optimizer_.clip_gradients(settings_.grad_clip > 0 ? settings_.grad_clip : HUGE_VAL);
+  const double lr = settings_.lr_at(steps_);
+  if (std::isfinite(norm)) optimizer_.step(lr);  // a non-finite gradient is skipped, not applied
+  optimizer_.zero_grad();
   ++steps_;
   return {norm, lr};
 }

@@ -19,6 +19,7 @@
 
 #include "core/algorithms/loss_aggregation.h"
 #include "workers/method_registry.h"
+#include "workers/model/flat_adamw.h"
 #include "workers/model/sequence_scores.h"
 #include "workers/model/tokenizer.h"
 #include "workers/model/transformer.h"
@@ -76,8 +77,9 @@ struct OptimizerSettings {
   double lr_at(int64_t step) const;
 };
 
-// AdamW over a model's parameters, its schedule, and the data-parallel
-// gradient sum. One `step()` per optimizer step.
+// AdamW over a model's parameters (flat buffers, model/flat_adamw.h), its
+// schedule, and the data-parallel gradient sum. One `step()` per optimizer
+// step.
 class TrainState {
  public:
   TrainState(model::Transformer& model, OptimizerSettings settings);
@@ -85,12 +87,12 @@ class TrainState {
   // Sums gradients over the ranks of the pool (each rank's loss was
   // normalised by the global count, so the sum is the global gradient),
   // clips, steps AdamW at the scheduled lr. Returns {grad_norm, lr}.
-  std::pair<double, double> step(model::Transformer& model, WorkerEnv& env);
+  std::pair<double, double> step(WorkerEnv& env);
   int64_t steps_done() const { return steps_; }
 
  private:
   OptimizerSettings settings_;
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  model::FlatAdamW optimizer_;
   int64_t steps_ = 0;
 };
 

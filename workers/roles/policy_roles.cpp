@@ -149,7 +149,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         }
         loss.backward();
       }
-      auto [grad_norm, lr] = r.rl_state->step(r.net, ctx.env);
+      auto [grad_norm, lr] = r.rl_state->step(ctx.env);
       mb_metrics["actor/grad_norm"] = grad_norm;
       mb_metrics["actor/lr"] = lr;
       for (auto& [k, v] : mb_metrics) sums[k] += v;
@@ -203,7 +203,7 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     // A token counts as right when the model gives it more than half the mass.
     correct += ((lp.log_probs.detach() > std::log(0.5)).to(torch::kFloat32) * m).sum().item<double>();
   }
-  auto [grad_norm, lr] = r.sft_state->step(r.net, ctx.env);
+  auto [grad_norm, lr] = r.sft_state->step(ctx.env);
   Batch out;
   out.meta()["metrics"] = {{"sft/loss", all_reduce_sum(ctx.env, loss_sum)},
                            {"sft/token_acc", all_reduce_sum(ctx.env, correct) / std::max(count, 1.0)},

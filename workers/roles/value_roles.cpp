@@ -88,7 +88,7 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
         double share = mask.slice(0, b, e).sum().item<double>() / std::max(1.0, mb_mask.sum().item<double>());
         for (auto& [k, x] : loss.metrics()) m[k] += (k == "critic/vf_loss" ? x : x * share);
       }
-      auto [grad_norm, lr] = r.state->step(r.net, ctx.env);
+      auto [grad_norm, lr] = r.state->step(ctx.env);
       m["critic/grad_norm"] = grad_norm;
       m["critic/lr"] = lr;
       for (auto& [k, x] : m) sums[k] += x;

@@ -1,0 +1,85 @@
+#include "workers/model/flat_adamw.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace rlwb::workers::model {
+
+FlatAdamW::FlatAdamW(std::vector<torch::Tensor> params, AdamWSettings settings)
+    : params_(std::move(params)), settings_(settings) {
+  if (params_.empty()) throw std::invalid_argument("FlatAdamW: no parameters to train");
+  int64_t total = 0;
+  for (const auto& p : params_) {
+    if (p.scalar_type() != params_[0].scalar_type() || p.device() != params_[0].device())
+      throw std::invalid_argument("FlatAdamW: every parameter must have the same dtype and device");
+    offsets_.push_back(total);
+    total += p.numel();
+  }
+  torch::NoGradGuard no_grad;
+  const auto options = params_[0].options().requires_grad(false);
+  values_ = torch::empty({total}, options);
+  gradients_ = torch::zeros({total}, options);
+  exp_avg_ = torch::zeros({total}, options);
+  exp_avg_sq_ = torch::zeros({total}, options);
+  for (size_t i = 0; i < params_.size(); ++i)
+    values_.narrow(0, offsets_[i], params_[i].numel()).copy_(params_[i].detach().reshape({-1}));
+  adopt();
+}
+
+void FlatAdamW::adopt() {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    torch::Tensor& p = params_[i];
+    const int64_t n = p.numel();
+    torch::Tensor value = values_.narrow(0, offsets_[i], n).view(p.sizes());
+    if (p.data_ptr() != value.data_ptr()) {  // new or replaced since the last call
+      value.copy_(p.detach());
+      p.set_data(value);
+    }
+    torch::Tensor grad = gradients_.narrow(0, offsets_[i], n).view(p.sizes());
+    const torch::Tensor& current = p.grad();
+    if (!current.defined()) {
+      grad.zero_();
+      p.mutable_grad() = grad;
+    } else if (current.data_ptr() != grad.data_ptr()) {
+      grad.copy_(current);
+      p.mutable_grad() = grad;
+    }
+  }
+}
+
+torch::Tensor& FlatAdamW::flat_gradients() {
+  adopt();
+  return gradients_;
+}
+
+double FlatAdamW::clip_gradients(double max_norm) {
+  adopt();
+  const double norm = gradients_.norm().item<double>();
+  const double scale = max_norm / (norm + 1e-6);
+  if (scale < 1.0) gradients_.mul_(scale);
+  return norm;
+}
+
+void FlatAdamW::step(double lr) {
+  adopt();
+  torch::NoGradGuard no_grad;
+  ++steps_;
+  const double beta1 = settings_.beta1, beta2 = settings_.beta2;
+  if (settings_.weight_decay != 0) values_.mul_(1.0 - lr * settings_.weight_decay);
+  exp_avg_.lerp_(gradients_, 1.0 - beta1);
+  exp_avg_sq_.mul_(beta2).addcmul_(gradients_, gradients_, 1.0 - beta2);
+  const double correction1 = 1.0 - std::pow(beta1, static_cast<double>(steps_));
+  const double correction2 = 1.0 - std::pow(beta2, static_cast<double>(steps_));
+  torch::Tensor denominator = (exp_avg_sq_.sqrt() / std::sqrt(correction2)).add_(settings_.eps);
+  values_.addcdiv_(exp_avg_, denominator, -lr / correction1);
+  // The parameters are views that autograd does not know of: tell the
+  // caches that watch their version counters that they changed.
+  for (auto& p : params_) p.unsafeGetTensorImpl()->bump_version();
+}
+
+void FlatAdamW::zero_grad() { gradients_.zero_(); }
+
+}  // namespace rlwb::workers::model
