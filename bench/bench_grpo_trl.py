@@ -198,6 +198,11 @@ def main(argv):
         cfg = GRPOConfig(
             output_dir=os.path.join(tmp, "out"),
             use_cpu=True,
+            # float32 like RLWB: left unset, TrainingArguments may turn on
+            # bf16 autocast on a CPU it thinks supports it, and CPUs without
+            # bf16 matmul units then run the products ~10x slower.
+            bf16=False,
+            fp16=False,
             report_to="none",
             save_strategy="no",
             eval_strategy="no",
