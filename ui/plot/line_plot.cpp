@@ -245,7 +245,9 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
                           static_cast<const void*>(s.smooth), static_cast<const void*>(s.band_lo)})
       hash_into(key, p);
   }
-  auto draw_series = [&](ImDrawList& target) {
+  // Grid and bands go on the layer's draw list, the lines above them as
+  // LayerLines (drawn as cheap GL line strips when there is a renderer).
+  auto draw_series = [&](ImDrawList& target, LayerLines& lines) {
     for (float x : grid_x) target.AddLine(ImVec2(x, a.y), ImVec2(x, b.y), grid);
     for (float y : grid_y) target.AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
     static thread_local std::vector<ImVec2> screen;
@@ -253,7 +255,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       screen.clear();
       for (const PlotPoint& p : pts) screen.push_back(ImVec2(sx(p.x), sy(p.y)));
       if (screen.size() >= 2)
-        target.AddPolyline(screen.data(), static_cast<int>(screen.size()), col, 0, thickness);
+        lines.add(screen, col, thickness);
       else if (screen.size() == 1)
         target.AddCircleFilled(screen[0], 4.0f, col);  // a lone point stays visible
     };
@@ -280,8 +282,8 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
                                ImVec2(sx(c.hi[k + 1].x), sy(c.hi[k + 1].y)),
                                ImVec2(sx(c.lo[k + 1].x), sy(c.lo[k + 1].y)), fill);
       }
-      // Whole-pixel widths: ImGui draws those as textured lines, two vertices
-      // a point, instead of four with extra fringe geometry.
+      // Whole-pixel widths: GL draws them as plain lines (and ImGui, without
+      // a renderer, as textured lines, two vertices a point).
       if (v.smooth) {
         if (show_raw)
           polyline(c.raw, ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)), 1.0f);
