@@ -96,6 +96,16 @@ void apply_script_frame(ImGuiIO& io, const ScriptFrame& f) {
   io.DeltaTime = f.delta_time;
 }
 
+// What a window background looks like on this frame loop's backdrop: the
+// clear colour, so that an app's full-screen root window can skip drawing
+// its background (workbench.cpp) and look the same. With a software
+// rasterizer that quad is the largest fill of a frame.
+ImVec4 window_background_color() {
+  const ImVec4 backdrop(0.08f, 0.08f, 0.09f, 1.0f), window = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  auto over = [&](float w, float b) { return w * window.w + b * (1 - window.w); };
+  return ImVec4(over(window.x, backdrop.x), over(window.y, backdrop.y), over(window.z, backdrop.z), 1.0f);
+}
+
 void setup_style_and_font() {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is the code's, not a file's
@@ -232,7 +242,8 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
       glfwGetFramebufferSize(window, &fb_w, &fb_h);
     }
     glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+    const ImVec4 clear = window_background_color();
+    glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (headless) {
