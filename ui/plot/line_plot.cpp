@@ -94,6 +94,16 @@ void reduce_band(std::span<const double> x, std::span<const double> lo, std::spa
   }
 }
 
+// Fills [outer_min, outer_max] except the inner rectangle, so that a
+// software rasterizer does not fill the pixels under the plot area twice.
+void fill_around(ImDrawList& dl, ImVec2 outer_min, ImVec2 outer_max, ImVec2 inner_min, ImVec2 inner_max,
+                 ImU32 color) {
+  dl.AddRectFilled(outer_min, ImVec2(outer_max.x, inner_min.y), color);
+  dl.AddRectFilled(ImVec2(outer_min.x, inner_max.y), outer_max, color);
+  dl.AddRectFilled(ImVec2(outer_min.x, inner_min.y), ImVec2(inner_min.x, inner_max.y), color);
+  dl.AddRectFilled(ImVec2(inner_max.x, inner_min.y), ImVec2(outer_max.x, inner_max.y), color);
+}
+
 double nearest_index(const std::vector<double>& x, double at) {
   if (x.empty()) return -1;
   auto it = std::lower_bound(x.begin(), x.end(), at);
@@ -178,8 +188,11 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   const ImVec2 b(origin.x + size.x - kRight, origin.y + size.y - kBottom);
   const float w = b.x - a.x;
   const int pixels = std::max(1, static_cast<int>(w));
-  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y),
-                    IM_COL32(24, 26, 30, 255));
+  // The margins only: the series layer covers the plot area with an
+  // opaque texture (draw_cached_layer rounds it out to whole pixels).
+  fill_around(*dl, origin, ImVec2(origin.x + size.x, origin.y + size.y),
+              ImVec2(std::floor(a.x), std::floor(a.y)), ImVec2(std::ceil(b.x), std::ceil(b.y)),
+              IM_COL32(24, 26, 30, 255));
 
   // Zoom toward the cursor (wheel: x; shift+wheel: y), drag to pan, double-click to fit.
   ImGuiIO& io = ImGui::GetIO();
