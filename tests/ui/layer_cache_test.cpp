@@ -1,11 +1,11 @@
 // Cached layers (ui/platform/layer_cache.h) without a window: ImGui alone,
 // with no renderer or with a stand-in for the GL one. The GL side itself is
 // checked by the GUI tests' screenshots (GuiRunsTest).
+#include "ui/platform/layer_cache.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
-#include "ui/platform/layer_cache.h"
 
 namespace rlwb::ui {
 namespace {
@@ -14,7 +14,7 @@ constexpr ImU32 kLineColor = IM_COL32(31, 119, 180, 255);
 
 // One ImGui frame inside a window, torn down afterwards.
 class LayerCacheTest : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override {
     ImGui::CreateContext();
     ImGuiIO &io = ImGui::GetIO();
@@ -35,8 +35,7 @@ protected:
     const ImVec2 points[] = {{20, 20}, {60, 50}, {100, 25}};
     lines.add(points, kLineColor, 1);
   }
-  static bool has_vertex_of_color(const ImDrawList &list, int from,
-                                  ImU32 color) {
+  static bool has_vertex_of_color(const ImDrawList &list, int from, ImU32 color) {
     return std::any_of(list.VtxBuffer.begin() + from, list.VtxBuffer.end(),
                        [&](const ImDrawVert &v) { return v.col == color; });
   }
@@ -44,10 +43,9 @@ protected:
 
 TEST(LayerLines, KeepsPolylinesOfTwoOrMorePointsInOrder) {
   LayerLines lines;
-  const ImVec2 two[] = {{0, 0}, {1, 1}}, one[] = {{5, 5}},
-               three[] = {{2, 2}, {3, 3}, {4, 4}};
+  const ImVec2 two[] = {{0, 0}, {1, 1}}, one[] = {{5, 5}}, three[] = {{2, 2}, {3, 3}, {4, 4}};
   lines.add(two, IM_COL32(1, 2, 3, 255), 1);
-  lines.add(one, IM_COL32(4, 5, 6, 255), 1); // nothing to draw as a line
+  lines.add(one, IM_COL32(4, 5, 6, 255), 1);  // nothing to draw as a line
   lines.add(three, IM_COL32(7, 8, 9, 255), 2);
   ASSERT_EQ(lines.strips.size(), 2u);
   EXPECT_EQ(lines.strips[0].first, 0);
@@ -72,13 +70,13 @@ TEST_F(LayerCacheTest, WithoutARendererTheLinesAreDrawnIntoTheWindow) {
 TEST_F(LayerCacheTest, ARendererGetsTheLinesAndTheWindowShowsItsTexture) {
   LayerLines seen;
   const ImTextureID texture = reinterpret_cast<ImTextureID>(intptr_t{42});
-  LayerRenderer renderer{[&](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32,
-                             const LayerDraw &draw, ImTextureID &out) {
-    ImDrawList list(ImGui::GetDrawListSharedData());
-    draw(list, seen);
-    out = texture;
-    return true;
-  }};
+  LayerRenderer renderer{
+      [&](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32, const LayerDraw &draw, ImTextureID &out) {
+        ImDrawList list(ImGui::GetDrawListSharedData());
+        draw(list, seen);
+        out = texture;
+        return true;
+      }};
   set_layer_renderer(&renderer);
   ImDrawList &window = *ImGui::GetWindowDrawList();
   const int before = window.VtxBuffer.Size;
@@ -88,12 +86,10 @@ TEST_F(LayerCacheTest, ARendererGetsTheLinesAndTheWindowShowsItsTexture) {
   EXPECT_EQ(seen.strips[0].count, 3);
   EXPECT_FALSE(has_vertex_of_color(window, before, kLineColor))
       << "the lines belong in the texture";
-  EXPECT_TRUE(std::any_of(window.CmdBuffer.begin(), window.CmdBuffer.end(),
-                          [&](const ImDrawCmd &cmd) {
-                            return cmd.TextureId == texture &&
-                                   cmd.ElemCount > 0;
-                          }));
+  EXPECT_TRUE(std::any_of(
+      window.CmdBuffer.begin(), window.CmdBuffer.end(),
+      [&](const ImDrawCmd &cmd) { return cmd.TextureId == texture && cmd.ElemCount > 0; }));
 }
 
-} // namespace
-} // namespace rlwb::ui
+}  // namespace
+}  // namespace rlwb::ui

@@ -101,9 +101,11 @@ void apply_script_frame(ImGuiIO& io, const ScriptFrame& f) {
 // its background (workbench.cpp) and look the same. With a software
 // rasterizer that quad is the largest fill of a frame.
 ImVec4 window_background_color() {
-  const ImVec4 backdrop(0.08f, 0.08f, 0.09f, 1.0f), window = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const ImVec4 backdrop(0.08f, 0.08f, 0.09f, 1.0f),
+      window = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   auto over = [&](float w, float b) { return w * window.w + b * (1 - window.w); };
-  return ImVec4(over(window.x, backdrop.x), over(window.y, backdrop.y), over(window.z, backdrop.z), 1.0f);
+  return ImVec4(over(window.x, backdrop.x), over(window.y, backdrop.y), over(window.z, backdrop.z),
+                1.0f);
 }
 
 void setup_style_and_font() {
@@ -168,8 +170,9 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
   Offscreen offscreen;
   if (headless) offscreen.create(options.width, options.height);
   std::optional<GlLayers> layers(std::in_place);  // reset before the context goes
-  LayerRenderer layer_renderer{[&layers](ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                                         const LayerDraw& draw, ImTextureID& texture) {
+  LayerRenderer layer_renderer{[&layers](ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
+                                         ImU32 background, const LayerDraw& draw,
+                                         ImTextureID& texture) {
     return layers->render(id, key, min, max, background, draw, texture);
   }};
   set_layer_renderer(&layer_renderer);

@@ -11,23 +11,19 @@ namespace {
 
 constexpr int kKeepFrames = 120;
 
-} // namespace
+}  // namespace
 
 GlLayers::GlLayers() { has_strips_ = strips_.create(); }
 
 GlLayers::~GlLayers() {
-  for (auto &[id, layer] : layers_)
-    release(layer);
+  for (auto &[id, layer] : layers_) release(layer);
   strips_.destroy();
 }
 
-bool GlLayers::render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
-                      ImU32 background, const LayerDraw &draw,
-                      ImTextureID &texture) {
-  const int width = static_cast<int>(max.x - min.x),
-            height = static_cast<int>(max.y - min.y);
-  if (width <= 0 || height <= 0)
-    return false;
+bool GlLayers::render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                      const LayerDraw &draw, ImTextureID &texture) {
+  const int width = static_cast<int>(max.x - min.x), height = static_cast<int>(max.y - min.y);
+  if (width <= 0 || height <= 0) return false;
   Layer &layer = layers_[id];
   if (!layer.framebuffer || layer.width != width || layer.height != height) {
     release(layer);
@@ -50,14 +46,12 @@ void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
                       const LayerDraw &draw) {
   ImDrawList list(ImGui::GetDrawListSharedData());
   list._ResetForNewFrame();
-  list.Flags =
-      ImGui::GetWindowDrawList()->Flags; // the same anti-aliasing as on screen
+  list.Flags = ImGui::GetWindowDrawList()->Flags;  // the same anti-aliasing as on screen
   list.PushTextureID(ImGui::GetIO().Fonts->TexID);
   list.PushClipRect(min, max, false);
   lines_.clear();
   draw(list, lines_);
-  if (!has_strips_)
-    add_as_polylines(list, lines_);
+  if (!has_strips_) add_as_polylines(list, lines_);
   ImDrawList *lists[] = {&list};
   ImDrawData data;
   data.Valid = true;
@@ -77,8 +71,7 @@ void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
   glClearColor(bg.x, bg.y, bg.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   ImGui_ImplOpenGL3_RenderDrawData(&data);
-  if (has_strips_)
-    strips_.draw(lines_, min, data.DisplaySize);
+  if (has_strips_) strips_.draw(lines_, min, data.DisplaySize);
   glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
 }
 
@@ -97,19 +90,16 @@ void GlLayers::end_frame() {
 bool GlLayers::allocate(Layer &layer, int width, int height) {
   glGenTextures(1, &layer.texture);
   glBindTexture(GL_TEXTURE_2D, layer.texture);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA,
-               GL_UNSIGNED_BYTE, nullptr);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER,
-                  GL_NEAREST); // shown 1:1
+                  GL_NEAREST);  // shown 1:1
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   glGenFramebuffers(1, &layer.framebuffer);
   GLint previous = 0;
   glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
   glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
-  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
-                         layer.texture, 0);
-  const bool complete =
-      glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, layer.texture, 0);
+  const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
   glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
   layer.width = width;
   layer.height = height;
@@ -118,11 +108,9 @@ bool GlLayers::allocate(Layer &layer, int width, int height) {
 }
 
 void GlLayers::release(Layer &layer) {
-  if (layer.framebuffer)
-    glDeleteFramebuffers(1, &layer.framebuffer);
-  if (layer.texture)
-    glDeleteTextures(1, &layer.texture);
+  if (layer.framebuffer) glDeleteFramebuffers(1, &layer.framebuffer);
+  if (layer.texture) glDeleteTextures(1, &layer.texture);
   layer = Layer{};
 }
 
-} // namespace rlwb::ui
+}  // namespace rlwb::ui

@@ -13,20 +13,20 @@
 namespace rlwb::ui {
 
 class GlLayers {
-public:
+ public:
   GlLayers();
   ~GlLayers();
   GlLayers(const GlLayers &) = delete;
   GlLayers &operator=(const GlLayers &) = delete;
 
   // LayerRenderer::render.
-  bool render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
-              ImU32 background, const LayerDraw &draw, ImTextureID &texture);
+  bool render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+              const LayerDraw &draw, ImTextureID &texture);
   // Frees layers no frame has drawn for a while (a closed panel, a run
   // taken out of the comparison).
   void end_frame();
 
-private:
+ private:
   struct Layer {
     unsigned framebuffer = 0, texture = 0;
     int width = 0, height = 0;
@@ -36,14 +36,13 @@ private:
   };
   static bool allocate(Layer &layer, int width, int height);
   static void release(Layer &layer);
-  void redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
-              const LayerDraw &draw);
+  void redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background, const LayerDraw &draw);
 
   std::map<ImGuiID, Layer> layers_;
   int frame_ = 0;
   GlLineStrips strips_;
   bool has_strips_ = false;
-  LayerLines lines_; // reused between redraws
+  LayerLines lines_;  // reused between redraws
 };
 
-} // namespace rlwb::ui
+}  // namespace rlwb::ui

@@ -27,13 +27,12 @@ GLuint compile(GLenum type, const char *source) {
   glCompileShader(shader);
   GLint ok = GL_FALSE;
   glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (ok)
-    return shader;
+  if (ok) return shader;
   glDeleteShader(shader);
   return 0;
 }
 
-} // namespace
+}  // namespace
 
 bool GlLineStrips::create() {
   GLuint vs = compile(GL_VERTEX_SHADER, kVertexShader),
@@ -46,15 +45,11 @@ bool GlLineStrips::create() {
     glLinkProgram(program_);
     GLint ok = GL_FALSE;
     glGetProgramiv(program_, GL_LINK_STATUS, &ok);
-    if (!ok)
-      glDeleteProgram(program_), program_ = 0;
+    if (!ok) glDeleteProgram(program_), program_ = 0;
   }
-  if (vs)
-    glDeleteShader(vs);
-  if (fs)
-    glDeleteShader(fs);
-  if (!program_)
-    return false;
+  if (vs) glDeleteShader(vs);
+  if (fs) glDeleteShader(fs);
+  if (!program_) return false;
   transform_ = glGetUniformLocation(program_, "transform");
   color_ = glGetUniformLocation(program_, "color");
   glGenVertexArrays(1, &vertex_array_);
@@ -75,18 +70,14 @@ bool GlLineStrips::create() {
 }
 
 void GlLineStrips::destroy() {
-  if (buffer_)
-    glDeleteBuffers(1, &buffer_);
-  if (vertex_array_)
-    glDeleteVertexArrays(1, &vertex_array_);
-  if (program_)
-    glDeleteProgram(program_);
+  if (buffer_) glDeleteBuffers(1, &buffer_);
+  if (vertex_array_) glDeleteVertexArrays(1, &vertex_array_);
+  if (program_) glDeleteProgram(program_);
   buffer_ = vertex_array_ = program_ = 0;
 }
 
 void GlLineStrips::draw(const LayerLines &lines, ImVec2 origin, ImVec2 size) {
-  if (!program_ || lines.strips.empty())
-    return;
+  if (!program_ || lines.strips.empty()) return;
   GLint previous_program = 0, previous_array = 0, previous_buffer = 0;
   glGetIntegerv(GL_CURRENT_PROGRAM, &previous_program);
   glGetIntegerv(GL_VERTEX_ARRAY_BINDING, &previous_array);
@@ -98,17 +89,14 @@ void GlLineStrips::draw(const LayerLines &lines, ImVec2 origin, ImVec2 size) {
   glUseProgram(program_);
   glBindVertexArray(vertex_array_);
   glBindBuffer(GL_ARRAY_BUFFER, buffer_);
-  glBufferData(GL_ARRAY_BUFFER,
-               static_cast<GLsizeiptr>(lines.points.size() * sizeof(ImVec2)),
+  glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(lines.points.size() * sizeof(ImVec2)),
                lines.points.data(), GL_STREAM_DRAW);
   // The projection ImGui's backend uses: the top row of the rectangle is
   // the top of clip space, so the texture is shown the same way up.
-  glUniform4f(transform_, 2.0f / size.x, -2.0f / size.y,
-              -1.0f - 2.0f * origin.x / size.x,
+  glUniform4f(transform_, 2.0f / size.x, -2.0f / size.y, -1.0f - 2.0f * origin.x / size.x,
               1.0f + 2.0f * origin.y / size.y);
   glEnable(GL_BLEND);
-  glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE,
-                      GL_ONE_MINUS_SRC_ALPHA);
+  glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
   glDisable(GL_SCISSOR_TEST);
   for (const LayerLines::Strip &strip : lines.strips) {
     const ImVec4 c = ImGui::ColorConvertU32ToFloat4(strip.color);
@@ -118,11 +106,10 @@ void GlLineStrips::draw(const LayerLines &lines, ImVec2 origin, ImVec2 size) {
   }
 
   glLineWidth(previous_width);
-  if (!blend)
-    glDisable(GL_BLEND);
+  if (!blend) glDisable(GL_BLEND);
   glUseProgram(static_cast<GLuint>(previous_program));
   glBindVertexArray(static_cast<GLuint>(previous_array));
   glBindBuffer(GL_ARRAY_BUFFER, static_cast<GLuint>(previous_buffer));
 }
 
-} // namespace rlwb::ui
+}  // namespace rlwb::ui

@@ -11,7 +11,7 @@
 namespace rlwb::ui {
 
 class GlLineStrips {
-public:
+ public:
   // Builds the program; false when the context cannot (the caller then
   // draws the lines through ImGui instead).
   bool create();
@@ -20,10 +20,10 @@ public:
   // viewport shows the screen rectangle [origin, origin + size].
   void draw(const LayerLines &lines, ImVec2 origin, ImVec2 size);
 
-private:
+ private:
   unsigned program_ = 0, vertex_array_ = 0, buffer_ = 0;
   int transform_ = -1, color_ = -1;
   float max_width_ = 1;
 };
 
-} // namespace rlwb::ui
+}  // namespace rlwb::ui

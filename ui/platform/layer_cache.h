@@ -34,9 +34,9 @@ namespace rlwb::ui {
 // the order they were added.
 struct LayerLines {
   struct Strip {
-    int first = 0, count = 0; // into points
+    int first = 0, count = 0;  // into points
     ImU32 color = 0;
-    float thickness = 1; // whole pixels
+    float thickness = 1;  // whole pixels
   };
   std::vector<ImVec2> points;
   std::vector<Strip> strips;
@@ -58,25 +58,24 @@ using LayerDraw = std::function<void(ImDrawList &, LayerLines &)>;
 // screen coordinates; it is called only when `key` differs from the key
 // this `id` had the last time (or the size changed). `background` fills
 // the area first (the texture is opaque).
-void draw_cached_layer(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
-                       ImU32 background, const LayerDraw &draw);
+void draw_cached_layer(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                       const LayerDraw &draw);
 
 // Mixes `value`'s bytes into `key` (for building layer keys).
-template <typename T> void hash_into(uint64_t &key, const T &value) {
+template <typename T>
+void hash_into(uint64_t &key, const T &value) {
   const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&value);
-  for (size_t i = 0; i < sizeof(T); ++i)
-    key = (key ^ bytes[i]) * 1099511628211ull; // FNV-1a
+  for (size_t i = 0; i < sizeof(T); ++i) key = (key ^ bytes[i]) * 1099511628211ull;  // FNV-1a
 }
 
 // What the frame loop plugs in. render returns false when it cannot (then
 // the layer is drawn directly); otherwise it sets `texture` to the layer's.
 struct LayerRenderer {
-  std::function<bool(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
-                     ImU32 background, const LayerDraw &draw,
-                     ImTextureID &texture)>
+  std::function<bool(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                     const LayerDraw &draw, ImTextureID &texture)>
       render;
 };
-void set_layer_renderer(LayerRenderer *renderer); // nullptr: draw directly
+void set_layer_renderer(LayerRenderer *renderer);  // nullptr: draw directly
 
 // Counters, for tests and the benchmark: layers redrawn / reused since start.
 struct LayerStats {
@@ -84,4 +83,4 @@ struct LayerStats {
 };
 LayerStats layer_stats();
 
-} // namespace rlwb::ui
+}  // namespace rlwb::ui

@@ -96,8 +96,8 @@ void reduce_band(std::span<const double> x, std::span<const double> lo, std::spa
 
 // Fills [outer_min, outer_max] except the inner rectangle, so that a
 // software rasterizer does not fill the pixels under the plot area twice.
-void fill_around(ImDrawList& dl, ImVec2 outer_min, ImVec2 outer_max, ImVec2 inner_min, ImVec2 inner_max,
-                 ImU32 color) {
+void fill_around(ImDrawList& dl, ImVec2 outer_min, ImVec2 outer_max, ImVec2 inner_min,
+                 ImVec2 inner_max, ImU32 color) {
   dl.AddRectFilled(outer_min, ImVec2(outer_max.x, inner_min.y), color);
   dl.AddRectFilled(ImVec2(outer_min.x, inner_max.y), outer_max, color);
   dl.AddRectFilled(ImVec2(outer_min.x, inner_min.y), ImVec2(inner_min.x, inner_max.y), color);
