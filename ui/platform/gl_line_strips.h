@@ -1,7 +1,8 @@
 // Draws a layer's LayerLines (layer_cache.h) with a minimal GL program:
 // one GL_LINE_STRIP a polyline, one vertex a point, its colour a uniform.
-// A software rasterizer fills such a strip several times faster than the
-// triangles ImGui makes of the same polyline. Used by GlLayers
+// A software rasterizer sets up and fills such a strip with less work
+// than the textured triangles ImGui makes of the same polyline
+// (bench/RESULTS.md). Used by GlLayers
 // (gl_layers.h) after it has drawn the layer's ImDrawList. Needs a
 // current OpenGL 3 context.
 #pragma once

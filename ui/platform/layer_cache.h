@@ -11,9 +11,9 @@
 //
 // A layer has two parts: an ImDrawList (fills, grid, text) and, on top of
 // it, LayerLines: polylines with one vertex a point. The GL side draws
-// those as GL_LINE_STRIPs, which llvmpipe fills several times faster than
-// the two triangles a segment ImGui's AddPolyline makes; that is what a
-// zoom costs (bench/RESULTS.md).
+// those as GL_LINE_STRIPs, which cost llvmpipe less than the
+// triangles ImGui's AddPolyline makes (one redrawn layer is what a zoom
+// frame adds; bench/RESULTS.md).
 //
 // The frame loop provides the GL side (gl_layers.h). Without it (no
 // renderer, e.g. ImGui used without a window) draw_cached_layer draws the
