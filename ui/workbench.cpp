@@ -141,9 +141,12 @@ void draw_workbench(AppState& app) {
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);
+  // No background: the frame loop's clear paints it in the same colour,
+  // which saves a software rasterizer blending a window-sized quad a frame.
   ImGui::Begin("RLWB", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBackground);
   if (!app.message.empty())
     ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", app.message.c_str());
   ViewRequests requests;

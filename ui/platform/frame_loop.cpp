@@ -11,13 +11,13 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <map>
 #include <optional>
 #include <thread>
 
 #include "imgui.h"
 #include "imgui_impl_glfw.h"
 #include "imgui_impl_opengl3.h"
+#include "ui/platform/gl_layers.h"
 #include "ui/platform/input_script.h"
 #include "ui/platform/item_registry.h"
 #include "ui/platform/layer_cache.h"
@@ -64,115 +64,6 @@ void use_nearest_filter(GLuint texture) {
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
 }
 
-// The GL side of layer_cache.h: one texture (and framebuffer) per layer id,
-// redrawn with the ImGui OpenGL3 backend when its key or size changes.
-class GlLayers {
- public:
-  bool render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-              const std::function<void(ImDrawList&)>& draw, ImTextureID& texture) {
-    const int width = static_cast<int>(max.x - min.x), height = static_cast<int>(max.y - min.y);
-    if (width <= 0 || height <= 0) return false;
-    Layer& layer = layers_[id];
-    if (!layer.framebuffer || layer.width != width || layer.height != height) {
-      release(layer);
-      if (!allocate(layer, width, height)) {
-        release(layer);
-        return false;
-      }
-    }
-    if (!layer.drawn || layer.key != key) {
-      ImDrawList list(ImGui::GetDrawListSharedData());
-      list._ResetForNewFrame();
-      list.Flags = ImGui::GetWindowDrawList()->Flags;  // the same anti-aliasing as on screen
-      list.PushTextureID(ImGui::GetIO().Fonts->TexID);
-      list.PushClipRect(min, max, false);
-      draw(list);
-      ImDrawList* lists[] = {&list};
-      ImDrawData data;
-      data.Valid = true;
-      data.CmdLists = lists;
-      data.CmdListsCount = 1;
-      data.TotalVtxCount = list.VtxBuffer.Size;
-      data.TotalIdxCount = list.IdxBuffer.Size;
-      data.DisplayPos = min;
-      data.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
-      data.FramebufferScale = ImVec2(1, 1);
-      GLint previous = 0;
-      glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
-      glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
-      const ImVec4 bg = ImGui::ColorConvertU32ToFloat4(background);
-      glDisable(GL_SCISSOR_TEST);
-      glViewport(0, 0, width, height);
-      glClearColor(bg.x, bg.y, bg.z, 1.0f);
-      glClear(GL_COLOR_BUFFER_BIT);
-      ImGui_ImplOpenGL3_RenderDrawData(&data);
-      glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
-      layer.key = key;
-      layer.drawn = true;
-    }
-    layer.last_frame = frame_;
-    texture = reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture));
-    return true;
-  }
-
-  // Frees layers no frame has drawn for a while (a closed panel, a run
-  // taken out of the comparison).
-  void end_frame() {
-    ++frame_;
-    for (auto it = layers_.begin(); it != layers_.end();) {
-      if (frame_ - it->second.last_frame > kKeepFrames) {
-        release(it->second);
-        it = layers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  void destroy_all() {
-    for (auto& [id, layer] : layers_) release(layer);
-    layers_.clear();
-  }
-
- private:
-  static constexpr int kKeepFrames = 120;
-  struct Layer {
-    GLuint framebuffer = 0, texture = 0;
-    int width = 0, height = 0;
-    uint64_t key = 0;
-    bool drawn = false;
-    int last_frame = 0;
-  };
-
-  static bool allocate(Layer& layer, int width, int height) {
-    glGenTextures(1, &layer.texture);
-    glBindTexture(GL_TEXTURE_2D, layer.texture);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);  // shown 1:1
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glGenFramebuffers(1, &layer.framebuffer);
-    GLint previous = 0;
-    glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
-    glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
-    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, layer.texture, 0);
-    const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
-    glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
-    layer.width = width;
-    layer.height = height;
-    layer.drawn = false;
-    return complete;
-  }
-
-  static void release(Layer& layer) {
-    if (layer.framebuffer) glDeleteFramebuffers(1, &layer.framebuffer);
-    if (layer.texture) glDeleteTextures(1, &layer.texture);
-    layer = Layer{};
-  }
-
-  std::map<ImGuiID, Layer> layers_;
-  int frame_ = 0;
-};
-
 Image read_pixels(GLuint fbo, int width, int height) {
   Image image;
   image.width = width;
@@ -203,6 +94,18 @@ void apply_script_frame(ImGuiIO& io, const ScriptFrame& f) {
   if (!f.chars.empty()) io.AddInputCharactersUTF8(f.chars.c_str());
   io.MouseWheel = f.wheel;
   io.DeltaTime = f.delta_time;
+}
+
+// What a window background looks like on this frame loop's backdrop: the
+// clear colour, so that an app's full-screen root window can skip drawing
+// its background (workbench.cpp) and look the same. With a software
+// rasterizer that quad is the largest fill of a frame.
+ImVec4 window_background_color() {
+  const ImVec4 backdrop(0.08f, 0.08f, 0.09f, 1.0f),
+      window = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  auto over = [&](float w, float b) { return w * window.w + b * (1 - window.w); };
+  return ImVec4(over(window.x, backdrop.x), over(window.y, backdrop.y), over(window.z, backdrop.z),
+                1.0f);
 }
 
 void setup_style_and_font() {
@@ -266,10 +169,11 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
 
   Offscreen offscreen;
   if (headless) offscreen.create(options.width, options.height);
-  GlLayers layers;
-  LayerRenderer layer_renderer{[&layers](ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                                         const std::function<void(ImDrawList&)>& draw, ImTextureID& texture) {
-    return layers.render(id, key, min, max, background, draw, texture);
+  std::optional<GlLayers> layers(std::in_place);  // reset before the context goes
+  LayerRenderer layer_renderer{[&layers](ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
+                                         ImU32 background, const LayerDraw& draw,
+                                         ImTextureID& texture) {
+    return layers->render(id, key, min, max, background, draw, texture);
   }};
   set_layer_renderer(&layer_renderer);
   bool font_filter_set = false;
@@ -341,7 +245,8 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
       glfwGetFramebufferSize(window, &fb_w, &fb_h);
     }
     glViewport(0, 0, fb_w, fb_h);
-    glClearColor(0.08f, 0.08f, 0.09f, 1.0f);
+    const ImVec4 clear = window_background_color();
+    glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     if (headless) {
@@ -354,7 +259,7 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
     } else {
       glfwSwapBuffers(window);
     }
-    layers.end_frame();
+    layers->end_frame();
     if (hooks.wants_to_quit && hooks.wants_to_quit()) break;
   }
 
@@ -379,7 +284,7 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
   }
 
   set_layer_renderer(nullptr);
-  layers.destroy_all();
+  layers.reset();
   offscreen.destroy();
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();

@@ -9,42 +9,73 @@
 // that hashes everything they depend on; frames with the same key cost
 // one quad.
 //
-// The frame loop provides the GL side (frame_loop.cpp). Without it (no
+// A layer has two parts: an ImDrawList (fills, grid, text) and, on top of
+// it, LayerLines: polylines with one vertex a point. The GL side draws
+// those as GL_LINE_STRIPs, which cost llvmpipe less than the
+// triangles ImGui's AddPolyline makes (one redrawn layer is what a zoom
+// frame adds; bench/RESULTS.md).
+//
+// The frame loop provides the GL side (gl_layers.h). Without it (no
 // renderer, e.g. ImGui used without a window) draw_cached_layer draws the
-// layer straight into the window's draw list, so callers need no fallback.
+// layer straight into the window's draw list, lines as AddPolyline, so
+// callers need no fallback.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <vector>
 
 #include "imgui.h"
 
 namespace rlwb::ui {
 
+// Polylines in screen coordinates, drawn above the layer's draw list in
+// the order they were added.
+struct LayerLines {
+  struct Strip {
+    int first = 0, count = 0;  // into points
+    ImU32 color = 0;
+    float thickness = 1;  // whole pixels
+  };
+  std::vector<ImVec2> points;
+  std::vector<Strip> strips;
+
+  // Strips of fewer than two points draw nothing (the caller marks lone
+  // points).
+  void add(std::span<const ImVec2> polyline, ImU32 color, float thickness);
+  void clear() { points.clear(), strips.clear(); }
+};
+
+// The lines as ImGui polylines on `list`: how they are drawn without a GL
+// line program (no renderer, or its program did not build).
+void add_as_polylines(ImDrawList &list, const LayerLines &lines);
+
+using LayerDraw = std::function<void(ImDrawList &, LayerLines &)>;
+
 // Draws `draw`'s output clipped to [min, max] (screen coordinates) into the
-// current window. `draw` receives the draw list to draw on, in screen
-// coordinates; it is called only when `key` differs from the key this `id`
-// had the last time (or the size changed). `background` fills the area
-// first (the texture is opaque).
+// current window. `draw` receives the draw list and the lines to fill, in
+// screen coordinates; it is called only when `key` differs from the key
+// this `id` had the last time (or the size changed). `background` fills
+// the area first (the texture is opaque).
 void draw_cached_layer(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                       const std::function<void(ImDrawList&)>& draw);
+                       const LayerDraw &draw);
 
 // Mixes `value`'s bytes into `key` (for building layer keys).
 template <typename T>
-void hash_into(uint64_t& key, const T& value) {
-  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&value);
+void hash_into(uint64_t &key, const T &value) {
+  const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&value);
   for (size_t i = 0; i < sizeof(T); ++i) key = (key ^ bytes[i]) * 1099511628211ull;  // FNV-1a
 }
 
 // What the frame loop plugs in. render returns false when it cannot (then
-// the layer is drawn directly). end_frame lets the renderer free the
-// textures of layers not drawn for a while.
+// the layer is drawn directly); otherwise it sets `texture` to the layer's.
 struct LayerRenderer {
   std::function<bool(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                     const std::function<void(ImDrawList&)>& draw, ImTextureID& texture)>
+                     const LayerDraw &draw, ImTextureID &texture)>
       render;
 };
-void set_layer_renderer(LayerRenderer* renderer);  // nullptr: draw directly
+void set_layer_renderer(LayerRenderer *renderer);  // nullptr: draw directly
 
 // Counters, for tests and the benchmark: layers redrawn / reused since start.
 struct LayerStats {

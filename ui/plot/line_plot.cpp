@@ -94,6 +94,16 @@ void reduce_band(std::span<const double> x, std::span<const double> lo, std::spa
   }
 }
 
+// Fills [outer_min, outer_max] except the inner rectangle, so that a
+// software rasterizer does not fill the pixels under the plot area twice.
+void fill_around(ImDrawList& dl, ImVec2 outer_min, ImVec2 outer_max, ImVec2 inner_min,
+                 ImVec2 inner_max, ImU32 color) {
+  dl.AddRectFilled(outer_min, ImVec2(outer_max.x, inner_min.y), color);
+  dl.AddRectFilled(ImVec2(outer_min.x, inner_max.y), outer_max, color);
+  dl.AddRectFilled(ImVec2(outer_min.x, inner_min.y), ImVec2(inner_min.x, inner_max.y), color);
+  dl.AddRectFilled(ImVec2(inner_max.x, inner_min.y), ImVec2(outer_max.x, inner_max.y), color);
+}
+
 double nearest_index(const std::vector<double>& x, double at) {
   if (x.empty()) return -1;
   auto it = std::lower_bound(x.begin(), x.end(), at);
@@ -178,8 +188,11 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   const ImVec2 b(origin.x + size.x - kRight, origin.y + size.y - kBottom);
   const float w = b.x - a.x;
   const int pixels = std::max(1, static_cast<int>(w));
-  dl->AddRectFilled(origin, ImVec2(origin.x + size.x, origin.y + size.y),
-                    IM_COL32(24, 26, 30, 255));
+  // The margins only: the series layer covers the plot area with an
+  // opaque texture (draw_cached_layer rounds it out to whole pixels).
+  fill_around(*dl, origin, ImVec2(origin.x + size.x, origin.y + size.y),
+              ImVec2(std::floor(a.x), std::floor(a.y)), ImVec2(std::ceil(b.x), std::ceil(b.y)),
+              IM_COL32(24, 26, 30, 255));
 
   // Zoom toward the cursor (wheel: x; shift+wheel: y), drag to pan, double-click to fit.
   ImGuiIO& io = ImGui::GetIO();
@@ -245,7 +258,9 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
                           static_cast<const void*>(s.smooth), static_cast<const void*>(s.band_lo)})
       hash_into(key, p);
   }
-  auto draw_series = [&](ImDrawList& target) {
+  // Grid and bands go on the layer's draw list, the lines above them as
+  // LayerLines (drawn as cheap GL line strips when there is a renderer).
+  auto draw_series = [&](ImDrawList& target, LayerLines& lines) {
     for (float x : grid_x) target.AddLine(ImVec2(x, a.y), ImVec2(x, b.y), grid);
     for (float y : grid_y) target.AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
     static thread_local std::vector<ImVec2> screen;
@@ -253,7 +268,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       screen.clear();
       for (const PlotPoint& p : pts) screen.push_back(ImVec2(sx(p.x), sy(p.y)));
       if (screen.size() >= 2)
-        target.AddPolyline(screen.data(), static_cast<int>(screen.size()), col, 0, thickness);
+        lines.add(screen, col, thickness);
       else if (screen.size() == 1)
         target.AddCircleFilled(screen[0], 4.0f, col);  // a lone point stays visible
     };
@@ -280,8 +295,8 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
                                ImVec2(sx(c.hi[k + 1].x), sy(c.hi[k + 1].y)),
                                ImVec2(sx(c.lo[k + 1].x), sy(c.lo[k + 1].y)), fill);
       }
-      // Whole-pixel widths: ImGui draws those as textured lines, two vertices
-      // a point, instead of four with extra fringe geometry.
+      // Whole-pixel widths: GL draws them as plain lines (and ImGui, without
+      // a renderer, as textured lines, two vertices a point).
       if (v.smooth) {
         if (show_raw)
           polyline(c.raw, ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)), 1.0f);

@@ -1,0 +1,116 @@
+#include "ui/platform/gl_layers.h"
+
+#define GL_GLEXT_PROTOTYPES
+#include <GL/gl.h>
+#include <GL/glext.h>
+
+#include "imgui_impl_opengl3.h"
+
+namespace rlwb::ui {
+namespace {
+
+constexpr int kKeepFrames = 120;
+
+}  // namespace
+
+GlLayers::GlLayers() { has_strips_ = strips_.create(); }
+
+GlLayers::~GlLayers() {
+  for (auto &[id, layer] : layers_) release(layer);
+  strips_.destroy();
+}
+
+bool GlLayers::render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                      const LayerDraw &draw, ImTextureID &texture) {
+  const int width = static_cast<int>(max.x - min.x), height = static_cast<int>(max.y - min.y);
+  if (width <= 0 || height <= 0) return false;
+  Layer &layer = layers_[id];
+  if (!layer.framebuffer || layer.width != width || layer.height != height) {
+    release(layer);
+    if (!allocate(layer, width, height)) {
+      release(layer);
+      return false;
+    }
+  }
+  if (!layer.drawn || layer.key != key) {
+    redraw(layer, min, max, background, draw);
+    layer.key = key;
+    layer.drawn = true;
+  }
+  layer.last_frame = frame_;
+  texture = reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.texture));
+  return true;
+}
+
+void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
+                      const LayerDraw &draw) {
+  ImDrawList list(ImGui::GetDrawListSharedData());
+  list._ResetForNewFrame();
+  list.Flags = ImGui::GetWindowDrawList()->Flags;  // the same anti-aliasing as on screen
+  list.PushTextureID(ImGui::GetIO().Fonts->TexID);
+  list.PushClipRect(min, max, false);
+  lines_.clear();
+  draw(list, lines_);
+  if (!has_strips_) add_as_polylines(list, lines_);
+  ImDrawList *lists[] = {&list};
+  ImDrawData data;
+  data.Valid = true;
+  data.CmdLists = lists;
+  data.CmdListsCount = 1;
+  data.TotalVtxCount = list.VtxBuffer.Size;
+  data.TotalIdxCount = list.IdxBuffer.Size;
+  data.DisplayPos = min;
+  data.DisplaySize = ImVec2(max.x - min.x, max.y - min.y);
+  data.FramebufferScale = ImVec2(1, 1);
+  GLint previous = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
+  glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
+  const ImVec4 bg = ImGui::ColorConvertU32ToFloat4(background);
+  glDisable(GL_SCISSOR_TEST);
+  glViewport(0, 0, layer.width, layer.height);
+  glClearColor(bg.x, bg.y, bg.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(&data);
+  if (has_strips_) strips_.draw(lines_, min, data.DisplaySize);
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
+}
+
+void GlLayers::end_frame() {
+  ++frame_;
+  for (auto it = layers_.begin(); it != layers_.end();) {
+    if (frame_ - it->second.last_frame > kKeepFrames) {
+      release(it->second);
+      it = layers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool GlLayers::allocate(Layer &layer, int width, int height) {
+  glGenTextures(1, &layer.texture);
+  glBindTexture(GL_TEXTURE_2D, layer.texture);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER,
+                  GL_NEAREST);  // shown 1:1
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glGenFramebuffers(1, &layer.framebuffer);
+  GLint previous = 0;
+  glGetIntegerv(GL_FRAMEBUFFER_BINDING, &previous);
+  glBindFramebuffer(GL_FRAMEBUFFER, layer.framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, layer.texture, 0);
+  const bool complete = glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  glBindFramebuffer(GL_FRAMEBUFFER, static_cast<GLuint>(previous));
+  layer.width = width;
+  layer.height = height;
+  layer.drawn = false;
+  return complete;
+}
+
+void GlLayers::release(Layer &layer) {
+  if (layer.framebuffer) glDeleteFramebuffers(1, &layer.framebuffer);
+  if (layer.texture) glDeleteTextures(1, &layer.texture);
+  layer = Layer{};
+}
+
+}  // namespace rlwb::ui
