@@ -126,6 +126,12 @@ struct GraphIssue {
   std::string to_string() const;
 };
 
+// The trainer phase ("warm_start", "eval") whose nodes an issue is about,
+// from its message's "trainer.<phase>: " prefix; "" for the graph's own
+// nodes and file-level issues. A phase's node may share its id with a node
+// of the graph, so `node` alone does not say which one is meant.
+std::string issue_phase(const GraphIssue& issue);
+
 // True when any issue is an error (not just a warning).
 bool has_errors(const std::vector<GraphIssue>& issues);
 

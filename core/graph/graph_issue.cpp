@@ -1,5 +1,6 @@
 // GraphIssue's one-line form and GraphError, which carries every issue.
 #include <algorithm>
+#include <cctype>
 
 #include "core/graph/experiment.h"
 
@@ -14,6 +15,19 @@ std::string GraphIssue::to_string() const {
   text += message;
   if (!hint.empty()) text += " (hint: " + hint + ")";
   return text;
+}
+
+std::string issue_phase(const GraphIssue& issue) {
+  // The validator prefixes the messages about a phase's nodes with
+  // "trainer.<phase>: " (core/graph/checks.h, IssueList).
+  const std::string prefix = "trainer.";
+  if (issue.message.rfind(prefix, 0) != 0) return "";
+  std::size_t end = prefix.size();
+  while (end < issue.message.size() &&
+         (std::islower(static_cast<unsigned char>(issue.message[end])) || issue.message[end] == '_'))
+    ++end;
+  if (end == prefix.size() || issue.message.compare(end, 2, ": ") != 0) return "";
+  return issue.message.substr(prefix.size(), end - prefix.size());
 }
 
 bool has_errors(const std::vector<GraphIssue>& issues) {

@@ -257,6 +257,33 @@ frames 2
       20);
 }
 
+TEST_F(GuiEditorTest, AnIssueOfAPhaseNodeDoesNotMarkTheGraphNodeWithTheSameId) {
+  if (!std::filesystem::exists(RLWB_CLI_BIN)) GTEST_SKIP() << "rlwb not built";
+  // An eval node named like the graph's node "square", with a bad method.
+  std::string yaml = read_bytes(file_);
+  const std::string trainer = "trainer:\n  steps: 3\n";
+  ASSERT_NE(yaml.find(trainer), std::string::npos);
+  yaml.replace(yaml.find(trainer), trainer.size(),
+               trainer + "  eval:\n    every: 1\n    nodes:\n"
+                         "      - {id: square, call: squarer.nope, in: [x], out: [y]}\n");
+  write_bytes(file_, yaml);
+  const std::string script = R"(
+wait @problem/0 60000
+frames 2
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  bool phase_issue = false;
+  for (const auto& issue : r.state["editor"]["issues"])
+    if (issue["node"] == "square" &&
+        issue["message"].get<std::string>().rfind("trainer.eval: ", 0) == 0)
+      phase_issue = true;
+  EXPECT_TRUE(phase_issue) << r.state["editor"]["issues"].dump();
+  // The graph's own "square" is fine: no problem badge on it.
+  EXPECT_FALSE(item_rect(r.state, "node/square").empty());
+  EXPECT_TRUE(item_rect(r.state, "issue/square").empty());
+}
+
 TEST_F(GuiEditorTest, AFileThatDoesNotParseShowsItsErrorAndIsNotOverwritten) {
   const std::string broken = "name: broken\nnodes:\n  - {id: a, call: x.y, in: [a\n";
   write_bytes(file_, broken);

@@ -227,7 +227,7 @@ void draw_problems(GraphEditor& ed) {
     ImGui::PopStyleColor();
     items().record_last_item("problem/" + std::to_string(i));
     if (!issue.hint.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", issue.hint.c_str());
-    if (clicked && !issue.node.empty()) {
+    if (clicked && !issue.node.empty() && core::issue_phase(issue).empty()) {
       ed.selected = {issue.node};
       ed.selected_link.reset();
       Vec2 p = ed.doc->position(issue.node);
