@@ -17,6 +17,16 @@
 namespace rlwb::workers::model {
 namespace {
 
+// Sets the CPU product for a scope and restores the previous choice.
+class MatmulChoice {
+ public:
+  explicit MatmulChoice(CpuMatmul choice) : previous_(cpu_matmul()) { set_cpu_matmul(choice); }
+  ~MatmulChoice() { set_cpu_matmul(previous_); }
+
+ private:
+  CpuMatmul previous_;
+};
+
 void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol = 1e-5) {
   ASSERT_EQ(got.sizes(), want.sizes());
   EXPECT_TRUE(torch::allclose(got, want, /*rtol=*/0, /*atol=*/tol)) << "got\n" << got << "\nwant\n" << want;
@@ -283,53 +293,78 @@ TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUp
   torch::Tensor wa = torch::randn({6, 16}), wb = torch::randn({3, 16});
   torch::Tensor ba = torch::randn({6}), bb = torch::randn({3});
   torch::NoGradGuard no_grad;
-  PackedLinear packed;
-  EXPECT_EQ(uses_onednn(wa), AT_MKLDNN_ENABLED() != 0);
-  auto check_calls = [&](int calls) {  // before and after the copy is packed
-    const std::vector<std::vector<int64_t>> shapes = {{1, 16}, {5, 16}, {2, 7, 16}, {300, 16}};
-    for (int i = 0; i < calls; ++i) {
-      torch::Tensor x = torch::randn(shapes[i % shapes.size()]);
-      expect_close(packed(x, {wa, wb}, {ba, bb}),
-                   torch::nn::functional::linear(x, torch::cat({wa, wb}), torch::cat({ba, bb})), 1e-4);
-    }
-  };
-  check_calls(12);
-  wb.mul_(2.0);  // an optimizer step writes in place: the next call uses the new weights
-  check_calls(12);
-  torch::Tensor x = torch::randn({4, 16});
-  PackedLinear no_bias;
-  for (int i = 0; i < 10; ++i) expect_close(no_bias(x, {wa}, {torch::Tensor()}), torch::nn::functional::linear(x, wa), 1e-4);
-  torch::Tensor half = x.to(torch::kBFloat16);  // not for oneDNN here: the dense product
-  PackedLinear bf16;
-  expect_close(bf16(half, {wa.to(torch::kBFloat16)}, {torch::Tensor()}).to(torch::kFloat32),
-               torch::nn::functional::linear(half, wa.to(torch::kBFloat16)).to(torch::kFloat32), 1e-2);
+  for (CpuMatmul backend : {CpuMatmul::kOneDnn, CpuMatmul::kDense}) {
+    SCOPED_TRACE(backend == CpuMatmul::kOneDnn ? "oneDNN" : "dense sgemm");
+    MatmulChoice choice(backend);
+    PackedLinear packed;
+    EXPECT_EQ(uses_onednn(wa), backend == CpuMatmul::kOneDnn && AT_MKLDNN_ENABLED() != 0);
+    auto check_calls = [&](int calls) {  // before and after the copy is packed
+      const std::vector<std::vector<int64_t>> shapes = {{1, 16}, {5, 16}, {2, 7, 16}, {300, 16}};
+      for (int i = 0; i < calls; ++i) {
+        torch::Tensor x = torch::randn(shapes[i % shapes.size()]);
+        expect_close(packed(x, {wa, wb}, {ba, bb}),
+                     torch::nn::functional::linear(x, torch::cat({wa, wb}), torch::cat({ba, bb})), 1e-4);
+      }
+    };
+    check_calls(12);
+    wb.mul_(2.0);  // an optimizer step writes in place: the next call uses the new weights
+    check_calls(12);
+    torch::Tensor x = torch::randn({4, 16});
+    PackedLinear no_bias;
+    for (int i = 0; i < 10; ++i) expect_close(no_bias(x, {wa}, {torch::Tensor()}), torch::nn::functional::linear(x, wa), 1e-4);
+    torch::Tensor half = x.to(torch::kBFloat16);  // not for oneDNN here: the dense product
+    PackedLinear bf16;
+    expect_close(bf16(half, {wa.to(torch::kBFloat16)}, {torch::Tensor()}).to(torch::kFloat32),
+                 torch::nn::functional::linear(half, wa.to(torch::kBFloat16)).to(torch::kFloat32), 1e-2);
+  }
 }
 
 TEST(Linear, ValueAndGradientsEqualTorchLinear) {
   torch::manual_seed(4);
-  for (bool with_bias : {true, false}) {
-    torch::Tensor x = torch::randn({3, 5, 16}, torch::requires_grad());
-    torch::Tensor w = torch::randn({8, 16}, torch::requires_grad());
-    torch::Tensor b = with_bias ? torch::randn({8}, torch::requires_grad()) : torch::Tensor();
-    torch::Tensor up = torch::randn({3, 5, 8});  // a weighting so every output matters differently
-    torch::Tensor y = linear(x, w, b);
-    (y * up).sum().backward();
-    std::vector<torch::Tensor> ours = {y.detach(), x.grad().clone(), w.grad().clone()};
-    if (with_bias) ours.push_back(b.grad().clone());
-    x.mutable_grad().reset(), w.mutable_grad().reset();
-    if (with_bias) b.mutable_grad().reset();
-    torch::Tensor ref = torch::nn::functional::linear(x, w, b);
-    (ref * up).sum().backward();
-    std::vector<torch::Tensor> want = {ref.detach(), x.grad(), w.grad()};
-    if (with_bias) want.push_back(b.grad());
-    for (size_t i = 0; i < want.size(); ++i) expect_close(ours[i], want[i], 1e-4);
+  for (CpuMatmul backend : {CpuMatmul::kOneDnn, CpuMatmul::kDense}) {
+    SCOPED_TRACE(backend == CpuMatmul::kOneDnn ? "oneDNN" : "dense sgemm");
+    MatmulChoice choice(backend);
+    for (bool with_bias : {true, false}) {
+      torch::Tensor x = torch::randn({3, 5, 16}, torch::requires_grad());
+      torch::Tensor w = torch::randn({8, 16}, torch::requires_grad());
+      torch::Tensor b = with_bias ? torch::randn({8}, torch::requires_grad()) : torch::Tensor();
+      torch::Tensor up = torch::randn({3, 5, 8});  // a weighting so every output matters differently
+      torch::Tensor y = linear(x, w, b);
+      (y * up).sum().backward();
+      std::vector<torch::Tensor> ours = {y.detach(), x.grad().clone(), w.grad().clone()};
+      if (with_bias) ours.push_back(b.grad().clone());
+      x.mutable_grad().reset(), w.mutable_grad().reset();
+      if (with_bias) b.mutable_grad().reset();
+      torch::Tensor ref = torch::nn::functional::linear(x, w, b);
+      (ref * up).sum().backward();
+      std::vector<torch::Tensor> want = {ref.detach(), x.grad(), w.grad()};
+      if (with_bias) want.push_back(b.grad());
+      for (size_t i = 0; i < want.size(); ++i) expect_close(ours[i], want[i], 1e-4);
+    }
+    // A frozen weight gets no gradient; the input still does.
+    torch::Tensor x = torch::randn({4, 16}, torch::requires_grad());
+    torch::Tensor frozen = torch::randn({8, 16});
+    linear(x, frozen, torch::Tensor()).sum().backward();
+    EXPECT_FALSE(frozen.grad().defined());
+    expect_close(x.grad(), frozen.sum(0).expand({4, 16}), 1e-4);
   }
-  // A frozen weight gets no gradient; the input still does.
-  torch::Tensor x = torch::randn({4, 16}, torch::requires_grad());
-  torch::Tensor frozen = torch::randn({8, 16});
-  linear(x, frozen, torch::Tensor()).sum().backward();
-  EXPECT_FALSE(frozen.grad().defined());
-  expect_close(x.grad(), frozen.sum(0).expand({4, 16}), 1e-4);
+}
+
+TEST(Linear, TheCpuProductIsChosenByName) {
+  EXPECT_EQ(cpu_matmul_from("dense"), CpuMatmul::kDense);
+  EXPECT_EQ(cpu_matmul_from("onednn"), CpuMatmul::kOneDnn);
+  EXPECT_EQ(cpu_matmul_from("auto"), cpu_matmul_from(""));
+  try {
+    cpu_matmul_from("fast");
+    ADD_FAILURE() << "an unknown RLWB_CPU_MATMUL value was accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("RLWB_CPU_MATMUL=fast: write dense, onednn or auto"), std::string::npos)
+        << e.what();
+  }
+  {
+    MatmulChoice dense(CpuMatmul::kDense);
+    EXPECT_FALSE(uses_onednn(torch::ones({2})));
+  }
 }
 
 TEST(TransformerModel, TiedEmbeddingsShareOneMatrix) {

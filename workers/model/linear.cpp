@@ -4,6 +4,12 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/torch.h>
 
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "workers/model/model_error.h"
+
 namespace rlwb::workers::model {
 namespace {
 
@@ -74,11 +80,34 @@ torch::Tensor concat(std::initializer_list<torch::Tensor> parts) {
   return parts.size() == 1 ? parts.begin()->detach().contiguous() : torch::cat(parts).detach();
 }
 
+std::atomic<int> chosen_matmul{-1};  // -1: not chosen yet, else a CpuMatmul
+
 }  // namespace
+
+CpuMatmul cpu_matmul_from(const std::string& choice) {
+  if (choice == "dense") return CpuMatmul::kDense;
+  if (choice == "onednn") return CpuMatmul::kOneDnn;
+  if (choice != "auto" && !choice.empty())
+    throw ModelError("RLWB_CPU_MATMUL=" + choice + ": write dense, onednn or auto (or leave it unset)");
+  // Measured (linear.h): oneDNN wins on AVX-512, torch's sgemm on AVX2.
+  return __builtin_cpu_supports("avx512f") ? CpuMatmul::kOneDnn : CpuMatmul::kDense;
+}
+
+CpuMatmul cpu_matmul() {
+  int chosen = chosen_matmul.load(std::memory_order_relaxed);
+  if (chosen < 0) {
+    const char* value = std::getenv("RLWB_CPU_MATMUL");
+    chosen = static_cast<int>(cpu_matmul_from(value != nullptr ? value : "auto"));
+    chosen_matmul.store(chosen, std::memory_order_relaxed);
+  }
+  return static_cast<CpuMatmul>(chosen);
+}
+
+void set_cpu_matmul(CpuMatmul choice) { chosen_matmul.store(static_cast<int>(choice), std::memory_order_relaxed); }
 
 bool uses_onednn(const torch::Tensor& t) {
   return AT_MKLDNN_ENABLED() && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 &&
-         at::globalContext().userEnabledMkldnn();
+         at::globalContext().userEnabledMkldnn() && cpu_matmul() == CpuMatmul::kOneDnn;
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
