@@ -1,5 +1,6 @@
 // generate() and the training-side scores: the KV cache agrees with a full
-// recompute, ragged left-padded batches agree with rows alone, seeds make
+// recompute, ragged left-padded batches agree with rows alone (rows that
+// share a prompt too, prefilled once), seeds make
 // sampling reproducible, stop tokens end rows, top-k/top-p filter as
 // specified, rollout log-probs equal training log-probs, values and
 // entropy have the documented meaning.
@@ -59,6 +60,26 @@ TEST(Generation, RaggedLeftPaddedBatchEqualsEachRowAlone) {
   for (size_t i = 0; i < kPrompts.size(); ++i) {
     PaddedPrompts one = left_pad({kPrompts[i]}, 0);
     GenerationResult alone = generate(model, one.ids, one.mask, greedy(12));
+    EXPECT_TRUE(torch::equal(together.responses[i], alone.responses[0])) << "row " << i;
+    EXPECT_TRUE(torch::allclose(together.log_probs[i], alone.log_probs[0], 0, 1e-5)) << "row " << i;
+  }
+}
+
+TEST(Generation, RowsSharingAPromptPrefillItOnceAndGenerateAsEachRowAlone) {
+  Transformer model = tiny_model(14, Architecture::kQwen2);
+  const std::vector<std::vector<int64_t>> rows = {kPrompts[0], kPrompts[1], kPrompts[0],
+                                                  kPrompts[2], kPrompts[1], kPrompts[0]};
+  PaddedPrompts batch = left_pad(rows, 0);
+  GenerationResult together;
+  {
+    testing::EmbeddingRowsSeen seen;
+    together = generate(model, batch.ids, batch.mask, greedy(8));
+    ASSERT_FALSE(seen.rows().empty());
+    EXPECT_EQ(seen.rows().front(), 3) << "the prefill runs each of the 3 distinct prompts once";
+  }
+  for (size_t i = 0; i < rows.size(); ++i) {
+    PaddedPrompts one = left_pad({rows[i]}, 0);
+    GenerationResult alone = generate(model, one.ids, one.mask, greedy(8));
     EXPECT_TRUE(torch::equal(together.responses[i], alone.responses[0])) << "row " << i;
     EXPECT_TRUE(torch::allclose(together.log_probs[i], alone.log_probs[0], 0, 1e-5)) << "row " << i;
   }

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <ATen/record_function.h>
+
 #include "workers/model/transformer_config.h"
 
 namespace rlwb::workers::model::testing {
@@ -37,6 +39,34 @@ inline TransformerConfig tiny_config(Architecture architecture = Architecture::k
   c.initializer_range = 0.2;  // large enough that greedy paths are not near-ties
   return c;
 }
+
+// The batch sizes the token embedding saw while this is alive, on this
+// thread: one entry per model pass (a shared-prompt pass, a response pass,
+// whole rows, a decoding step).
+class EmbeddingRowsSeen {
+ public:
+  EmbeddingRowsSeen() {
+    rows().clear();
+    handle_ = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(
+            [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+              if (std::string(fn.name()) == "aten::embedding") {
+                auto inputs = fn.inputs();
+                if (inputs.size() >= 2 && inputs[1].isTensor()) rows().push_back(inputs[1].toTensor().size(0));
+              }
+              return nullptr;
+            })
+            .needsInputs(true));
+  }
+  ~EmbeddingRowsSeen() { at::removeCallback(handle_); }
+  static std::vector<int64_t>& rows() {
+    static thread_local std::vector<int64_t> seen;
+    return seen;
+  }
+
+ private:
+  at::CallbackHandle handle_;
+};
 
 // A fresh directory under $TMPDIR, removed by the destructor.
 class ScratchDir {

@@ -6,6 +6,7 @@
 
 #include "workers/model/layers.h"
 #include "workers/model/model_error.h"
+#include "workers/model/shared_prompts.h"
 
 namespace rlwb::workers::model {
 namespace {
@@ -82,7 +83,6 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
 
   // Live rows: `rows` maps them to result rows; cache, key_mask and
   // positions hold live rows only.
-  KVCache cache(config, batch, prompt_len + max_new, any_parameter.options());
   torch::Tensor key_mask = torch::zeros({batch, prompt_len + max_new}, i64);
   key_mask.narrow(1, 0, prompt_len).copy_(prompt_mask);
   torch::Tensor prompt_positions = position_ids_from_mask(prompt_mask.to(device));
@@ -92,9 +92,22 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
   const bool padded = !prompt_mask.to(torch::kBool).all().item<bool>();
   auto keys_so_far = [&](int64_t n) { return padded ? key_mask.narrow(1, 0, n) : torch::Tensor(); };
 
+  // Prefill. Rows that share a prompt (n samples of it) run it once and
+  // copy its cache (shared_prompts.h).
+  DistinctPrompts shared;
+  if (batch >= 2) shared = distinct_prompts(prompt_ids.to(device), prompt_mask.to(device));
+  const bool share = batch >= 2 && worth_sharing(shared, batch);
+  KVCache cache(config, share ? shared.count() : batch, prompt_len + max_new, any_parameter.options());
   torch::Tensor hidden =
-      model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache, prompt_len - 1);
+      share ? model->hidden_states(shared.ids, position_ids_from_mask(shared.mask), padded ? shared.mask : torch::Tensor(),
+                                   &cache, prompt_len - 1)
+            : model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache,
+                                   prompt_len - 1);
   torch::Tensor logits = model->logits(hidden.select(1, 0));  // the last prompt position's
+  if (share) {
+    cache.keep_rows(shared.prompt_of);
+    logits = logits.index_select(0, shared.prompt_of);
+  }
 
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
   int64_t n_finished = 0;  // rows in the batch that have stopped

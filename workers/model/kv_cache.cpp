@@ -2,6 +2,8 @@
 
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "workers/model/model_error.h"
 
 namespace rlwb::workers::model {
@@ -16,6 +18,13 @@ KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacit
   }
 }
 
+KVCache::KVCache(const TransformerConfig& config, int64_t batch)
+    : batch_(batch),
+      capacity_(std::numeric_limits<int64_t>::max()),
+      growing_(true),
+      keys_(config.num_layers),
+      values_(config.num_layers) {}
+
 std::pair<torch::Tensor, torch::Tensor> KVCache::append(int64_t layer, const torch::Tensor& k,
                                                         const torch::Tensor& v) {
   const int64_t t = k.size(2);
@@ -25,14 +34,21 @@ std::pair<torch::Tensor, torch::Tensor> KVCache::append(int64_t layer, const tor
   }
   torch::Tensor& keys = keys_[layer];
   torch::Tensor& values = values_[layer];
+  if (growing_) {
+    keys = keys.defined() ? torch::cat({keys, k}, 2) : k;
+    values = values.defined() ? torch::cat({values, v}, 2) : v;
+    return {keys, values};
+  }
   keys.narrow(2, length_, t).copy_(k);
   values.narrow(2, length_, t).copy_(v);
   return {keys.narrow(2, 0, length_ + t), values.narrow(2, 0, length_ + t)};
 }
 
 void KVCache::keep_rows(const torch::Tensor& rows) {
-  for (auto& k : keys_) k = k.index_select(0, rows);
-  for (auto& v : values_) v = v.index_select(0, rows);
+  for (auto& k : keys_)
+    if (k.defined()) k = k.index_select(0, rows);
+  for (auto& v : values_)
+    if (v.defined()) v = v.index_select(0, rows);
   batch_ = rows.size(0);
 }
 

@@ -6,6 +6,12 @@
 // Storage per layer: [B, Hkv, capacity, D]; positions [0, length()) are
 // filled. All rows share the same length: ragged prompts are left-padded,
 // and the padding is masked, not skipped.
+//
+// A growing cache (the constructor without a capacity) has no storage of
+// its own: each append concatenates, so the keys and values keep their
+// autograd history and a second chunk can be trained through the first.
+// Scoring rows that share a prompt uses it (sequence_scores.cpp): the
+// prompt is run once, its cache copied to every row that shares it.
 #pragma once
 
 #include <torch/types.h>
@@ -20,6 +26,8 @@ namespace rlwb::workers::model {
 class KVCache {
  public:
   KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity, torch::TensorOptions options);
+  // A growing cache (see above).
+  KVCache(const TransformerConfig& config, int64_t batch);
 
   int64_t batch() const { return batch_; }
   int64_t capacity() const { return capacity_; }
@@ -34,13 +42,15 @@ class KVCache {
   void advance(int64_t t) { length_ += t; }
 
   // Keeps only the given rows (finished rows dropped), so later steps
-  // compute on fewer rows. rows: int64 indices into the current batch.
+  // compute on fewer rows; an index may repeat (a row copied). rows: int64
+  // indices into the current batch.
   void keep_rows(const torch::Tensor& rows);
 
  private:
   int64_t batch_;
   int64_t capacity_;
   int64_t length_ = 0;
+  bool growing_ = false;
   std::vector<torch::Tensor> keys_;
   std::vector<torch::Tensor> values_;
 };

@@ -2,8 +2,10 @@
 
 #include <torch/torch.h>
 
+#include "workers/model/kv_cache.h"
 #include "workers/model/layers.h"
 #include "workers/model/model_error.h"
+#include "workers/model/shared_prompts.h"
 
 namespace rlwb::workers::model {
 namespace {
@@ -20,13 +22,35 @@ void check(const SequenceBatch& b, const char* what) {
 }
 
 // Hidden states at the R positions that predict the response tokens.
+// Rows that share a prompt (shared_prompts.h) run it once, into a growing
+// KV cache that autograd flows through; the cache is copied to the rows,
+// and the responses run against it (the copies sum their gradients back
+// into the one prompt pass).
 torch::Tensor response_hidden(Transformer& model, const SequenceBatch& b) {
   const torch::Tensor& ids = b.input_ids;
   const torch::Tensor mask = b.attention_mask.to(ids.device());
-  // Only the last R + 1 positions are asked for; the prompt's are keys.
-  torch::Tensor hidden =
-      model->hidden_states(ids, position_ids_from_mask(mask), mask, nullptr, ids.size(1) - b.response_length - 1);
-  return hidden.narrow(1, 0, b.response_length);
+  const int64_t rows = ids.size(0), prompt_len = ids.size(1) - b.response_length, r = b.response_length;
+  DistinctPrompts prompts;
+  if (rows >= 2) prompts = distinct_prompts(ids.narrow(1, 0, prompt_len), mask.narrow(1, 0, prompt_len));
+  if (rows < 2 || !worth_sharing(prompts, rows)) {
+    // Only the last R + 1 positions are asked for; the prompt's are keys.
+    torch::Tensor hidden =
+        model->hidden_states(ids, position_ids_from_mask(mask), mask, nullptr, prompt_len - 1);
+    return hidden.narrow(1, 0, r);
+  }
+  KVCache cache(model->config(), prompts.count());
+  // The prompt's last position predicts the first response token.
+  torch::Tensor first = model->hidden_states(prompts.ids, position_ids_from_mask(prompts.mask), prompts.mask,
+                                             &cache, prompt_len - 1)
+                            .index_select(0, prompts.prompt_of);
+  if (r == 1) return first;
+  cache.keep_rows(prompts.prompt_of);
+  // Response positions 0..R-2 predict tokens 1..R-1; the last one predicts
+  // nothing, so it is not run.
+  torch::Tensor rest = model->hidden_states(ids.narrow(1, prompt_len, r - 1),
+                                            position_ids_from_mask(mask).narrow(1, prompt_len, r - 1),
+                                            mask.narrow(1, 0, prompt_len + r - 1), &cache);
+  return torch::cat({first, rest}, 1);
 }
 
 }  // namespace
