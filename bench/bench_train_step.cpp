@@ -15,6 +15,7 @@
 #include <cstdio>
 
 #include "bench/bench_model_common.h"
+#include "workers/model/flat_adamw.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/model/safetensors.h"
 
@@ -47,8 +48,9 @@ int main(int argc, char** argv) {
   torch::Tensor ids = torch::randint(1, config.vocab_size, {batch, seq}, torch::kInt64);
   write_safetensors(dir / "batch.safetensors", {{"input_ids", ids}});
 
-  torch::optim::AdamW optimizer(model->parameters(),
-                                torch::optim::AdamWOptions(1e-4).weight_decay(0.01).eps(1e-8));
+  // RLWB's optimizer, as its roles train (TrainState): AdamW over flat
+  // buffers, the same update as torch.optim.AdamW on the Python side.
+  FlatAdamW optimizer(model->parameters(), AdamWSettings{0.9, 0.999, 1e-8, 0.01});
   const torch::Tensor targets = ids.narrow(1, 1, seq - 1).reshape({-1});
   auto step = [&] {
     optimizer.zero_grad();
@@ -56,7 +58,8 @@ int main(int argc, char** argv) {
     torch::Tensor loss = torch::nn::functional::cross_entropy(
         logits.narrow(1, 0, seq - 1).reshape({-1, config.vocab_size}), targets);
     loss.backward();
-    optimizer.step();
+    optimizer.flat_gradients();  // re-points any gradient autograd replaced
+    optimizer.step(1e-4);
     return loss.item<double>();
   };
   step();

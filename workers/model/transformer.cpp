@@ -8,6 +8,13 @@
 namespace rlwb::workers::model {
 namespace {
 
+// Positions [from, T) of x [B, T, ...]: x itself when that is all of it,
+// so that autograd records no slice (its backward would allocate and
+// zero-fill a gradient the size of x, then copy into it).
+torch::Tensor positions_from(const torch::Tensor& x, int64_t from) {
+  return from == 0 ? x : x.narrow(1, from, x.size(1) - from);
+}
+
 torch::nn::Linear make_linear(int64_t in, int64_t out, bool bias, double std) {
   torch::nn::Linear linear(torch::nn::LinearOptions(in, out).bias(bias));
   torch::NoGradGuard no_grad;
@@ -43,8 +50,7 @@ TransformerBlockImpl::TransformerBlockImpl(const TransformerConfig& c, int64_t l
 }
 
 torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from) {
-  const int64_t outputs = x.size(1) - outputs_from;
-  torch::Tensor h = x.narrow(1, outputs_from, outputs) + attention(attn_norm(x), in, outputs_from);
+  torch::Tensor h = positions_from(x, outputs_from) + attention(attn_norm(x), in, outputs_from);
   return h + feed_forward(ffn_norm(h));
 }
 
@@ -52,7 +58,7 @@ torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const Bloc
   const int64_t batch = x.size(0), len = x.size(1), queries = len - outputs_from;
   torch::Tensor q, k, v;  // [B, heads, T, D] (q: [B, heads, queries, D])
   if (torch::GradMode::is_enabled()) {
-    q = apply_rope(linear(x.narrow(1, outputs_from, queries), wq->weight, wq->bias)
+    q = apply_rope(linear(positions_from(x, outputs_from), wq->weight, wq->bias)
                        .view({batch, queries, num_heads_, head_dim_})
                        .transpose(1, 2),
                    in.cos.narrow(2, outputs_from, queries), in.sin.narrow(2, outputs_from, queries));
@@ -159,7 +165,7 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, con
   torch::Tensor x = tok_embeddings(input_ids);
   for (size_t i = 0; i < blocks_.size(); ++i)
     x = blocks_[i]->forward(x, in, i + 1 == blocks_.size() ? outputs_from : 0);
-  if (blocks_.empty()) x = x.narrow(1, outputs_from, len - outputs_from);
+  if (blocks_.empty()) x = positions_from(x, outputs_from);
   if (cache != nullptr) cache->advance(len);
   return norm(x);
 }
