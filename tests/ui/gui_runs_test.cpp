@@ -208,6 +208,10 @@ TEST_F(GuiRunsTest, PlotLinesAreRedrawnOnlyWhenTheViewChanges) {
   rect = item_rect(zoomed.state, plot);
   ASSERT_EQ(rect.size(), 4u);
   EXPECT_GT(count_color(zoomed.screenshot, rect[0], rect[1], rect[2], rect[3], 0x1F77B4, 30), 50);
+  // With two runs the raw series are drawn faintly under the smoothed
+  // ones: blue at a quarter over the plot's background (16, 17, 20), as
+  // GL blending would give it.
+  EXPECT_GT(count_color(zoomed.screenshot, rect[0], rect[1], rect[2], rect[3], 0x142A3C, 6), 20);
 }
 
 TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {
