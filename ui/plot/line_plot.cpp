@@ -42,6 +42,7 @@ Values prepare(const PlotSeries& s, bool log_y) {
     }
     c.has_range = false;
     c.pixels = 0;  // reduce again
+    c.raw_pyramid.clear(), c.smooth_pyramid.clear();
     c.version = s.version;
     c.log_y = log_y;
     auto widen = [&](const std::vector<double>& v) {
@@ -282,8 +283,15 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1 || (need_raw && !c.raw_reduced)) {
         c.raw.clear(), c.smooth.clear(), c.lo.clear(), c.hi.clear();
         c.raw_reduced = need_raw;
-        if (need_raw) downsample_min_max(*s.x, *v.raw, state.x0, state.x1, pixels, c.raw);
-        if (v.smooth) downsample_min_max(*s.x, *v.smooth, state.x0, state.x1, pixels, c.smooth);
+        // Through a pyramid of each line's extremes: a zoom then costs
+        // O(columns log n), not the points in view.
+        auto reduce = [&](const std::vector<double>& y, MinMaxPyramid& pyramid,
+                          std::vector<PlotPoint>& out) {
+          if (pyramid.size() != y.size()) pyramid.build(y);
+          downsample_min_max(*s.x, y, state.x0, state.x1, pixels, out, &pyramid);
+        };
+        if (need_raw) reduce(*v.raw, c.raw_pyramid, c.raw);
+        if (v.smooth) reduce(*v.smooth, c.smooth_pyramid, c.smooth);
         if (v.lo && v.hi) reduce_band(*s.x, *v.lo, *v.hi, state.x0, state.x1, pixels, c.lo, c.hi);
         c.pixels = pixels, c.x0 = state.x0, c.x1 = state.x1;
       }
