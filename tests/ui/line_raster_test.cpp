@@ -103,6 +103,16 @@ TEST(LineRaster, SegmentsWithANonFinitePointAreSkipped) {
   EXPECT_EQ(image.at(7, 3), kBlue) << "the finite segment after them is drawn";
 }
 
+TEST(LineRaster, ABackgroundFillsTheImageUnderTheLines) {
+  LayerLines lines;
+  const ImVec2 row[] = {{0.5f, 1.5f}, {7.5f, 1.5f}};
+  lines.add(row, IM_COL32(0, 0, 255, 128), 1);
+  LineImage image;
+  rasterize_lines(lines, ImVec2(0, 0), 8, 4, image, IM_COL32(16, 17, 20, 255));
+  EXPECT_EQ(image.at(0, 0), IM_COL32(16, 17, 20, 255));
+  EXPECT_EQ(image.at(3, 1), IM_COL32(8, 8, 138, 255)) << "half blue over the background";
+}
+
 TEST(LineRaster, AnEmptyImageDrawsNothing) {
   const LineImage image = draw({{0, 0}, {10, 10}}, kBlue, 1, 0, 0);
   EXPECT_TRUE(image.pixels.empty());

@@ -1,5 +1,7 @@
 #include "ui/platform/gl_layers.h"
 
+#include <algorithm>
+
 #define GL_GLEXT_PROTOTYPES
 #include <GL/gl.h>
 #include <GL/glext.h>
@@ -26,6 +28,17 @@ unsigned new_texture(int width, int height) {
                   GL_NEAREST);  // shown 1:1
   glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
   return texture;
+}
+
+void upload(unsigned texture, const LineImage &image) {
+  GLint previous_texture = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous_texture);
+  glBindTexture(GL_TEXTURE_2D, texture);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, image.width, image.height, GL_RGBA, GL_UNSIGNED_BYTE,
+                  image.pixels.data());
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous_texture));
 }
 
 }  // namespace
@@ -67,16 +80,24 @@ void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
   list.PushClipRect(min, max, false);
   lines_.clear();
   draw(list, lines_);
+  if (list.VtxBuffer.Size == 0) {
+    // Nothing but lines (a plot's grid and series): the whole layer is
+    // drawn on the CPU and uploaded, no framebuffer pass at all. The
+    // layer is shown with v flipped (GL's first row is the bottom one),
+    // so its rows go up bottom first.
+    rasterize_lines(lines_, min, layer.width, layer.height, line_image_,
+                    background | IM_COL32_A_MASK);
+    const size_t row = static_cast<size_t>(layer.width);
+    for (int y = 0; y < layer.height / 2; ++y)
+      std::swap_ranges(line_image_.pixels.begin() + y * row,
+                       line_image_.pixels.begin() + (y + 1) * row,
+                       line_image_.pixels.begin() + (layer.height - 1 - y) * row);
+    upload(layer.texture, line_image_);
+    return;
+  }
   if (!lines_.strips.empty()) {
     rasterize_lines(lines_, min, layer.width, layer.height, line_image_);
-    GLint previous_texture = 0;
-    glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous_texture);
-    glBindTexture(GL_TEXTURE_2D, layer.lines_texture);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, layer.width, layer.height, GL_RGBA, GL_UNSIGNED_BYTE,
-                    line_image_.pixels.data());
-    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(previous_texture));
+    upload(layer.lines_texture, line_image_);
     list.AddCallback(blend_premultiplied, nullptr);
     list.AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.lines_texture)), min,
                   max);

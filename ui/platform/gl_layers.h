@@ -1,7 +1,9 @@
 // The GL side of layer_cache.h: one texture (and framebuffer) per layer id,
 // redrawn when its key or size changes: the layer's ImDrawList with the
 // ImGui OpenGL3 backend, then its lines, drawn on the CPU (line_raster.h)
-// into a second texture that is laid over it as one quad. The frame loop
+// into a second texture that is laid over it as one quad. A layer of
+// lines only (a plot without bands) skips the GL pass: the CPU draws it
+// all and it is uploaded into the layer's texture. The frame loop
 // (frame_loop.cpp) owns one and plugs it in as the LayerRenderer. Needs a
 // current GL context for its whole life.
 #pragma once

@@ -137,10 +137,10 @@ class Canvas {
 }  // namespace
 
 void rasterize_lines(const LayerLines &lines, ImVec2 origin, int width, int height,
-                     LineImage &image) {
+                     LineImage &image, ImU32 background) {
   image.width = std::max(width, 0);
   image.height = std::max(height, 0);
-  image.pixels.assign(static_cast<size_t>(image.width) * image.height, 0);
+  image.pixels.assign(static_cast<size_t>(image.width) * image.height, premultiply(background));
   if (image.pixels.empty()) return;
   Canvas canvas(image);
   for (const LayerLines::Strip &strip : lines.strips) {

@@ -34,11 +34,12 @@ struct LineImage {
 };
 
 // Draws `lines` (screen coordinates) into `image`, whose top-left pixel is
-// the screen pixel at `origin`; resizes and clears it first. Points far
+// the screen pixel at `origin`; resizes it and fills it with `background`
+// (transparent by default; not premultiplied, like the lines' colours) first. Points far
 // outside (a zoomed-in view keeps one point beyond each edge) are clipped
 // before any pixel is visited; segments with a NaN or infinite point are
 // skipped.
 void rasterize_lines(const LayerLines &lines, ImVec2 origin, int width, int height,
-                     LineImage &image);
+                     LineImage &image, ImU32 background = 0);
 
 }  // namespace rlwb::ui

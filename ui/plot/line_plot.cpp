@@ -261,9 +261,23 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   }
   // Grid and bands go on the layer's draw list, the lines above them as
   // LayerLines (drawn as cheap GL line strips when there is a renderer).
+  // The grid goes with the lines too (a layer of lines only is drawn on
+  // the CPU in one pass, layer_cache.h), unless there are bands: they
+  // cover the grid, and the draw list is drawn below the lines.
+  const bool any_band =
+      std::any_of(values.begin(), values.end(), [](const Values& v) { return v.lo && v.hi; });
   auto draw_series = [&](ImDrawList& target, LayerLines& lines) {
-    for (float x : grid_x) target.AddLine(ImVec2(x, a.y), ImVec2(x, b.y), grid);
-    for (float y : grid_y) target.AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
+    auto grid_line = [&](ImVec2 from, ImVec2 to) {
+      // Where ImGui's 1-px AddLine lands: half a pixel in.
+      const ImVec2 segment[] = {ImVec2(from.x + 0.5f, from.y + 0.5f),
+                                ImVec2(to.x + 0.5f, to.y + 0.5f)};
+      if (any_band)
+        target.AddLine(from, to, grid);
+      else
+        lines.add(segment, grid, 1);
+    };
+    for (float x : grid_x) grid_line(ImVec2(x, a.y), ImVec2(x, b.y));
+    for (float y : grid_y) grid_line(ImVec2(a.x, y), ImVec2(b.x, y));
     static thread_local std::vector<ImVec2> screen;
     auto polyline = [&](const std::vector<PlotPoint>& pts, ImU32 col, float thickness) {
       screen.clear();
