@@ -208,6 +208,31 @@ TEST_F(GuiRunsTest, PlotLinesAreRedrawnOnlyWhenTheViewChanges) {
   rect = item_rect(zoomed.state, plot);
   ASSERT_EQ(rect.size(), 4u);
   EXPECT_GT(count_color(zoomed.screenshot, rect[0], rect[1], rect[2], rect[3], 0x1F77B4, 30), 50);
+  // With two runs the raw series are drawn faintly under the smoothed
+  // ones: blue at a quarter over the plot's background (16, 17, 20), as
+  // GL blending would give it.
+  EXPECT_GT(count_color(zoomed.screenshot, rect[0], rect[1], rect[2], rect[3], 0x142A3C, 6), 20);
+  // The right way up: the score rises (log1p of the step), so the blue
+  // line sits higher (smaller y) left of the middle (the pointer's
+  // tooltip is right of it) than at the left edge.
+  auto mean_blue_row = [&](const Image& image, int x0, int x1) {
+    double rows = 0;
+    int n = 0;
+    for (int y = rect[1]; y < rect[3]; ++y)
+      if (count_color(image, x0, y, x1, y + 1, 0x1F77B4, 30) > 0) rows += y, ++n;
+    return n ? rows / n : -1.0;
+  };
+  for (const Image* shot : {&still.screenshot, &zoomed.screenshot}) {
+    const int quarter = (rect[2] - rect[0]) / 4;
+    const int middle = (rect[0] + rect[2]) / 2;
+    const double left = mean_blue_row(*shot, rect[0] + 60, rect[0] + 60 + quarter / 2),
+                 right = mean_blue_row(*shot, middle - quarter / 2, middle - 10);
+    ASSERT_GT(left, 0);
+    ASSERT_GT(right, 0);
+    EXPECT_LT(right, left - 5) << (shot == &still.screenshot ? "still" : "zoomed");
+  }
+  // The grid is drawn with the lines.
+  EXPECT_GT(count_color(zoomed.screenshot, rect[0], rect[1], rect[2], rect[3], 0x3C4048, 3), 100);
 }
 
 TEST_F(GuiRunsTest, TheDashboardOfAFailedRunShowsItsPlotsAndItsError) {

@@ -167,6 +167,75 @@ TEST(DownsampleMinMax, MatchesTheDefinitionOnRaggedSeries) {
   }
 }
 
+TEST(DownsampleMinMax, ThroughAPyramidGivesTheSamePointsAsTheDefinition) {
+  // Dense columns (up to hundreds of points each, where the pyramid is
+  // used), ragged steps, single NaNs and long NaN stretches.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> noise(-1, 1);
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<double> x, y;
+    double step = 0;
+    const int n = 1000 + trial * 2000;
+    for (int i = 0; i < n; ++i) {
+      step += (rng() % 7 == 0) ? 0 : 1 + rng() % 3;
+      x.push_back(step);
+      const bool gap = (i / 500) % 9 == 4 || rng() % 13 == 0;
+      y.push_back(gap ? NAN : noise(rng) + std::sin(i * 0.01));
+    }
+    MinMaxPyramid pyramid;
+    pyramid.build(y);
+    const double span = x.back() - x.front();
+    const double x0 = x.front() + span * (trial % 5) * 0.1 - 3,
+                 x1 = x0 + span * (0.05 + (trial % 4) * 0.3);
+    const int pixels = 5 + trial * 7;
+    std::vector<PlotPoint> out;
+    downsample_min_max(x, y, x0, x1, pixels, out, &pyramid);
+    const auto expected = reference_min_max(x, y, x0, x1, pixels);
+    ASSERT_EQ(out.size(), expected.size()) << "trial " << trial;
+    for (size_t i = 0; i < out.size(); ++i) {
+      EXPECT_EQ(out[i].x, expected[i].x) << "trial " << trial << " point " << i;
+      EXPECT_EQ(out[i].y, expected[i].y) << "trial " << trial << " point " << i;
+    }
+  }
+}
+
+TEST(MinMaxPyramid, FindsTheFirstExtremesOfAnyRange) {
+  std::mt19937 rng(3);
+  std::vector<double> y(1000);
+  for (double& v : y) v = static_cast<double>(rng() % 20);  // many ties
+  for (int i = 300; i < 420; ++i) y[i] = NAN;
+  MinMaxPyramid pyramid;
+  pyramid.build(y);
+  EXPECT_EQ(pyramid.size(), y.size());
+  for (int trial = 0; trial < 2000; ++trial) {
+    size_t a = rng() % y.size(), b = rng() % (y.size() + 1);
+    if (a > b) std::swap(a, b);
+    size_t lo = MinMaxPyramid::kNone, hi = MinMaxPyramid::kNone;
+    for (size_t i = a; i < b; ++i) {
+      if (std::isnan(y[i])) continue;
+      if (lo == MinMaxPyramid::kNone || y[i] < y[lo]) lo = i;
+      if (hi == MinMaxPyramid::kNone || y[i] > y[hi]) hi = i;
+    }
+    EXPECT_EQ(pyramid.extremes(y, a, b), std::make_pair(lo, hi)) << "[" << a << ", " << b << ")";
+  }
+  EXPECT_EQ(pyramid.extremes(y, 320, 400),
+            std::make_pair(MinMaxPyramid::kNone, MinMaxPyramid::kNone))
+      << "all NaN";
+}
+
+TEST(DownsampleMinMax, APyramidBuiltOverOtherDataIsNotUsed) {
+  std::vector<double> x, y, other(50, 1000.0);
+  for (int i = 0; i < 100; ++i) x.push_back(i), y.push_back(i == 3 ? -5 : i);
+  MinMaxPyramid pyramid;
+  pyramid.build(other);
+  std::vector<PlotPoint> out;
+  downsample_min_max(x, y, 0, 99, 1, out, &pyramid);  // columns: [0, 99) and {99}
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].y, -5);
+  EXPECT_EQ(out[1].y, 98);
+  EXPECT_EQ(out[2].y, 99);
+}
+
 TEST(BandOverRuns, MeanMinMaxAtEveryStepAnyRunHas) {
   std::vector<double> x1 = {0, 1, 2}, y1 = {1, 2, 3};
   std::vector<double> x2 = {0, 1}, y2 = {3, 6};

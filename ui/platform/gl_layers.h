@@ -1,14 +1,17 @@
 // The GL side of layer_cache.h: one texture (and framebuffer) per layer id,
 // redrawn when its key or size changes: the layer's ImDrawList with the
-// ImGui OpenGL3 backend, then its lines with GlLineStrips. The frame loop
+// ImGui OpenGL3 backend, then its lines, drawn on the CPU (line_raster.h)
+// into a second texture that is laid over it as one quad. A layer of
+// lines only (a plot without bands) skips the GL pass: the CPU draws it
+// all and it is uploaded into the layer's texture. The frame loop
 // (frame_loop.cpp) owns one and plugs it in as the LayerRenderer. Needs a
 // current GL context for its whole life.
 #pragma once
 
 #include <map>
 
-#include "ui/platform/gl_line_strips.h"
 #include "ui/platform/layer_cache.h"
+#include "ui/platform/line_raster.h"
 
 namespace rlwb::ui {
 
@@ -29,6 +32,7 @@ class GlLayers {
  private:
   struct Layer {
     unsigned framebuffer = 0, texture = 0;
+    unsigned lines_texture = 0;  // the lines, premultiplied; same size
     int width = 0, height = 0;
     uint64_t key = 0;
     bool drawn = false;
@@ -40,9 +44,8 @@ class GlLayers {
 
   std::map<ImGuiID, Layer> layers_;
   int frame_ = 0;
-  GlLineStrips strips_;
-  bool has_strips_ = false;
   LayerLines lines_;  // reused between redraws
+  LineImage line_image_;
 };
 
 }  // namespace rlwb::ui

@@ -11,9 +11,10 @@
 //
 // A layer has two parts: an ImDrawList (fills, grid, text) and, on top of
 // it, LayerLines: polylines with one vertex a point. The GL side draws
-// those as GL_LINE_STRIPs, which cost llvmpipe less than the
-// triangles ImGui's AddPolyline makes (one redrawn layer is what a zoom
-// frame adds; bench/RESULTS.md).
+// those on the CPU (line_raster.h) into a texture laid over the draw list:
+// llvmpipe spends more setting up thousands of tiny GL lines than the
+// pixels they light (one redrawn layer is what a zoom frame adds;
+// bench/RESULTS.md).
 //
 // The frame loop provides the GL side (gl_layers.h). Without it (no
 // renderer, e.g. ImGui used without a window) draw_cached_layer draws the

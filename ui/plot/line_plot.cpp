@@ -42,6 +42,7 @@ Values prepare(const PlotSeries& s, bool log_y) {
     }
     c.has_range = false;
     c.pixels = 0;  // reduce again
+    c.raw_pyramid.clear(), c.smooth_pyramid.clear();
     c.version = s.version;
     c.log_y = log_y;
     auto widen = [&](const std::vector<double>& v) {
@@ -258,11 +259,56 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
                           static_cast<const void*>(s.smooth), static_cast<const void*>(s.band_lo)})
       hash_into(key, p);
   }
-  // Grid and bands go on the layer's draw list, the lines above them as
-  // LayerLines (drawn as cheap GL line strips when there is a renderer).
+  // Each line reduced to its pixel columns (cached until the view, the
+  // size or the data change; the layer below is redrawn on the same
+  // changes).
+  bool lone_point = false;  // a line of one point is drawn as a dot
+  for (size_t i = 0; i < series.size(); ++i) {
+    const PlotSeries& s = series[i];
+    PlotCache& c = *s.cache;
+    const Values& v = values[i];
+    // The raw line is reduced only when it is drawn (with many series
+    // only the smoothed ones are): half the work of a zoom.
+    const bool need_raw = !v.smooth || show_raw;
+    if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1 || (need_raw && !c.raw_reduced)) {
+      c.raw.clear(), c.smooth.clear(), c.lo.clear(), c.hi.clear();
+      c.raw_reduced = need_raw;
+      // Through a pyramid of each line's extremes: a zoom then costs
+      // O(columns log n), not the points in view.
+      auto reduce = [&](const std::vector<double>& y, MinMaxPyramid& pyramid,
+                        std::vector<PlotPoint>& out) {
+        if (pyramid.size() != y.size()) pyramid.build(y);
+        downsample_min_max(*s.x, y, state.x0, state.x1, pixels, out, &pyramid);
+      };
+      if (need_raw) reduce(*v.raw, c.raw_pyramid, c.raw);
+      if (v.smooth) reduce(*v.smooth, c.smooth_pyramid, c.smooth);
+      if (v.lo && v.hi) reduce_band(*s.x, *v.lo, *v.hi, state.x0, state.x1, pixels, c.lo, c.hi);
+      c.pixels = pixels, c.x0 = state.x0, c.x1 = state.x1;
+    }
+    if (v.smooth)
+      lone_point |= c.smooth.size() == 1 || (show_raw && c.raw.size() == 1);
+    else
+      lone_point |= c.raw.size() == 1;
+  }
+  // Bands and dots go on the layer's draw list, the lines above them as
+  // LayerLines. The grid goes with the lines too (a layer of lines only is
+  // drawn on the CPU in one pass, layer_cache.h), unless bands or dots must
+  // cover it: the draw list is drawn below the lines.
+  const bool grid_in_draw_list =
+      lone_point ||
+      std::any_of(values.begin(), values.end(), [](const Values& v) { return v.lo && v.hi; });
   auto draw_series = [&](ImDrawList& target, LayerLines& lines) {
-    for (float x : grid_x) target.AddLine(ImVec2(x, a.y), ImVec2(x, b.y), grid);
-    for (float y : grid_y) target.AddLine(ImVec2(a.x, y), ImVec2(b.x, y), grid);
+    auto grid_line = [&](ImVec2 from, ImVec2 to) {
+      // Where ImGui's 1-px AddLine lands: half a pixel in.
+      const ImVec2 segment[] = {ImVec2(from.x + 0.5f, from.y + 0.5f),
+                                ImVec2(to.x + 0.5f, to.y + 0.5f)};
+      if (grid_in_draw_list)
+        target.AddLine(from, to, grid);
+      else
+        lines.add(segment, grid, 1);
+    };
+    for (float x : grid_x) grid_line(ImVec2(x, a.y), ImVec2(x, b.y));
+    for (float y : grid_y) grid_line(ImVec2(a.x, y), ImVec2(b.x, y));
     static thread_local std::vector<ImVec2> screen;
     auto polyline = [&](const std::vector<PlotPoint>& pts, ImU32 col, float thickness) {
       screen.clear();
@@ -276,17 +322,6 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       const PlotSeries& s = series[i];
       PlotCache& c = *s.cache;
       const Values& v = values[i];
-      // The raw line is reduced only when it is drawn (with many series
-      // only the smoothed ones are): half the work of a zoom.
-      const bool need_raw = !v.smooth || show_raw;
-      if (c.pixels != pixels || c.x0 != state.x0 || c.x1 != state.x1 || (need_raw && !c.raw_reduced)) {
-        c.raw.clear(), c.smooth.clear(), c.lo.clear(), c.hi.clear();
-        c.raw_reduced = need_raw;
-        if (need_raw) downsample_min_max(*s.x, *v.raw, state.x0, state.x1, pixels, c.raw);
-        if (v.smooth) downsample_min_max(*s.x, *v.smooth, state.x0, state.x1, pixels, c.smooth);
-        if (v.lo && v.hi) reduce_band(*s.x, *v.lo, *v.hi, state.x0, state.x1, pixels, c.lo, c.hi);
-        c.pixels = pixels, c.x0 = state.x0, c.x1 = state.x1;
-      }
       ImVec4 col = ImGui::ColorConvertU32ToFloat4(s.color);
       if (!c.lo.empty()) {
         ImU32 fill = ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, 0.18f));
@@ -295,8 +330,8 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
                                ImVec2(sx(c.hi[k + 1].x), sy(c.hi[k + 1].y)),
                                ImVec2(sx(c.lo[k + 1].x), sy(c.lo[k + 1].y)), fill);
       }
-      // Whole-pixel widths: GL draws them as plain lines (and ImGui, without
-      // a renderer, as textured lines, two vertices a point).
+      // Whole-pixel widths: aliased lines drawn on the CPU (line_raster.h;
+      // ImGui, without a renderer, draws textured lines).
       if (v.smooth) {
         if (show_raw)
           polyline(c.raw, ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)), 1.0f);

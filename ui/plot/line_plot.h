@@ -30,6 +30,7 @@ struct PlotCache {
   bool has_range = false;
   std::vector<PlotPoint> raw, smooth, lo, hi;
   bool raw_reduced = false;  // `raw` is filled only while the raw line is drawn
+  MinMaxPyramid raw_pyramid, smooth_pyramid;  // built on the first reduction of a version
 };
 
 struct PlotSeries {

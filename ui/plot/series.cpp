@@ -1,6 +1,7 @@
 #include "ui/plot/series.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -32,29 +33,122 @@ std::pair<size_t, size_t> visible_range(std::span<const double> x, double x0, do
   return {first, std::max(first, last)};
 }
 
+namespace {
+
+constexpr int kBlockShift = 3;  // the pyramid's smallest blocks: 8 points
+
+// Keeps the first minimum / maximum: a later candidate wins only when it
+// is strictly lower / higher (as a scan from the left does).
+void take_lower(std::span<const double> y, size_t candidate, size_t& best) {
+  if (candidate != MinMaxPyramid::kNone && (best == MinMaxPyramid::kNone || y[candidate] < y[best]))
+    best = candidate;
+}
+void take_higher(std::span<const double> y, size_t candidate, size_t& best) {
+  if (candidate != MinMaxPyramid::kNone && (best == MinMaxPyramid::kNone || y[candidate] > y[best]))
+    best = candidate;
+}
+uint32_t stored(size_t index) {
+  return index == MinMaxPyramid::kNone ? UINT32_MAX : static_cast<uint32_t>(index);
+}
+size_t loaded(uint32_t index) { return index == UINT32_MAX ? MinMaxPyramid::kNone : index; }
+
+}  // namespace
+
+void MinMaxPyramid::build(std::span<const double> y) {
+  clear();
+  size_ = y.size();
+  if (y.size() >= UINT32_MAX) return;  // no pyramid: extremes() scans
+  for (int level = 0; (size_t{1} << (level + kBlockShift)) <= y.size(); ++level) {
+    const size_t blocks = y.size() >> (level + kBlockShift);
+    std::vector<uint32_t> lows(blocks), highs(blocks);
+    for (size_t b = 0; b < blocks; ++b) {
+      size_t lo = kNone, hi = kNone;
+      if (level == 0) {
+        for (size_t i = b << kBlockShift; i < (b + 1) << kBlockShift; ++i)
+          if (!std::isnan(y[i])) take_lower(y, i, lo), take_higher(y, i, hi);
+      } else {
+        for (size_t half : {2 * b, 2 * b + 1})
+          take_lower(y, loaded(min_.back()[half]), lo),
+              take_higher(y, loaded(max_.back()[half]), hi);
+      }
+      lows[b] = stored(lo), highs[b] = stored(hi);
+    }
+    min_.push_back(std::move(lows));
+    max_.push_back(std::move(highs));
+  }
+}
+
+std::pair<size_t, size_t> MinMaxPyramid::extremes(std::span<const double> y, size_t first,
+                                                  size_t last) const {
+  size_t lo = kNone, hi = kNone;
+  size_t i = first;
+  while (i < last) {
+    // The largest block that starts at i and ends by `last`, if any.
+    int level = -1;
+    if (!min_.empty() && i % (size_t{1} << kBlockShift) == 0) {
+      const int aligned = (i == 0 ? 63 : std::countr_zero(i)) - kBlockShift;
+      const int fits = std::bit_width(last - i) - 1 - kBlockShift;
+      level = std::min({aligned, fits, static_cast<int>(min_.size()) - 1});
+      if (level >= 0 && (i >> (level + kBlockShift)) >= min_[level].size()) level = -1;
+    }
+    if (level < 0) {
+      if (!std::isnan(y[i])) take_lower(y, i, lo), take_higher(y, i, hi);
+      ++i;
+      continue;
+    }
+    const size_t block = i >> (level + kBlockShift);
+    take_lower(y, loaded(min_[level][block]), lo);
+    take_higher(y, loaded(max_[level][block]), hi);
+    i += size_t{1} << (level + kBlockShift);
+  }
+  return {lo, hi};
+}
+
 void downsample_min_max(std::span<const double> x, std::span<const double> y, double x0, double x1,
-                        int pixels, std::vector<PlotPoint>& out) {
+                        int pixels, std::vector<PlotPoint>& out, const MinMaxPyramid* pyramid) {
   auto [first, last] = visible_range(x, x0, x1);
   if (first >= last || pixels <= 0) return;
+  if (pyramid && pyramid->size() != y.size()) pyramid = nullptr;  // built over other data
   const double scale = x1 > x0 ? pixels / (x1 - x0) : 0;
   auto column_of = [&](double v) {
     double c = std::floor((v - x0) * scale);
     return static_cast<int64_t>(std::clamp(c, -1.0, static_cast<double>(pixels)));
   };
+  // Columns of more points than this are reduced through the pyramid.
+  constexpr size_t kPyramidFrom = 16;
   size_t i = first;
   while (i < last) {
     // One column: [i, j).
     const int64_t column = column_of(x[i]);
-    size_t j = i;
-    size_t lo = SIZE_MAX, hi = SIZE_MAX, count = 0, only[2] = {SIZE_MAX, SIZE_MAX};
-    while (j < last && column_of(x[j]) == column) {
-      if (!std::isnan(y[j])) {
-        if (count < 2) only[count] = j;
-        ++count;
-        if (lo == SIZE_MAX || y[j] < y[lo]) lo = j;
-        if (hi == SIZE_MAX || y[j] > y[hi]) hi = j;
+    size_t j = i + 1;
+    while (j < last && column_of(x[j]) == column && (!pyramid || j - i < 4)) ++j;
+    if (pyramid && j - i == 4) {
+      // A long column: gallop to its end (column_of is monotone in x), then bisect.
+      size_t step = 1, below = j - 1;  // x[below] is in the column
+      while (j < last && column_of(x[j]) == column) below = j, j = std::min(last, j + (step *= 2));
+      j = static_cast<size_t>(
+          std::partition_point(x.begin() + below + 1, x.begin() + j,
+                               [&](double v) { return column_of(v) == column; }) -
+          x.begin());
+    }
+    if (pyramid && j - i > kPyramidFrom) {
+      auto [lo, hi] = pyramid->extremes(y, i, j);
+      if (lo != MinMaxPyramid::kNone) {
+        const size_t a = std::min(lo, hi), b = std::max(lo, hi);
+        out.push_back({x[a], y[a]});
+        if (b != a) out.push_back({x[b], y[b]});
       }
-      ++j;
+      i = j;
+      continue;
+    }
+    size_t lo = SIZE_MAX, hi = SIZE_MAX, count = 0, only[2] = {SIZE_MAX, SIZE_MAX};
+    for (size_t k = i; k < j; ++k) {
+      if (!std::isnan(y[k])) {
+        if (count < 2) only[count] = k;
+        ++count;
+        if (lo == SIZE_MAX || y[k] < y[lo]) lo = k;
+        if (hi == SIZE_MAX || y[k] > y[hi]) hi = k;
+      }
     }
     if (count == 1) {
       out.push_back({x[only[0]], y[only[0]]});
