@@ -146,9 +146,20 @@ TrainState::TrainState(model::Transformer& model, OptimizerSettings settings)
       optimizer_(trainable(model), model::AdamWSettings{settings.beta1, settings.beta2, settings.eps,
                                                         settings.weight_decay}) {}
 
-std::pair<double, double> TrainState::step(WorkerEnv& env) {
+std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along) {
   torch::Tensor& gradients = optimizer_.flat_gradients();
-  if (env.world > 1) env.spmd().all_reduce_sum(gradients);
+  if (env.world > 1 && ride_along != nullptr && !ride_along->empty()) {
+    const int64_t n = gradients.numel(), extra = static_cast<int64_t>(ride_along->size());
+    torch::Tensor both = torch::empty({n + extra}, gradients.options());
+    both.narrow(0, 0, n).copy_(gradients);
+    both.narrow(0, n, extra).copy_(torch::tensor(*ride_along, torch::kFloat64).to(gradients.dtype()));
+    env.spmd().all_reduce_sum(both);
+    gradients.copy_(both.narrow(0, 0, n));
+    torch::Tensor sums = both.narrow(0, n, extra).to(torch::kFloat64).contiguous();
+    std::copy_n(sums.data_ptr<double>(), extra, ride_along->begin());
+  } else if (env.world > 1) {
+    env.spmd().all_reduce_sum(gradients);
+  }
   const double norm = optimizer_.clip_gradients(settings_.grad_clip > 0 ? settings_.grad_clip : HUGE_VAL);
   const double lr = settings_.lr_at(steps_);
   if (std::isfinite(norm)) optimizer_.step(lr);  // a non-finite gradient is skipped, not applied

@@ -87,7 +87,10 @@ class TrainState {
   // Sums gradients over the ranks of the pool (each rank's loss was
   // normalised by the global count, so the sum is the global gradient),
   // clips, steps AdamW at the scheduled lr. Returns {grad_norm, lr}.
-  std::pair<double, double> step(WorkerEnv& env);
+  // `ride_along` values, if given, are summed over the ranks in the same
+  // all-reduce (in float32), which saves a collective round of its own:
+  // a caller's last step carries its metrics.
+  std::pair<double, double> step(WorkerEnv& env, std::vector<double>* ride_along = nullptr);
   int64_t steps_done() const { return steps_; }
 
  private:

@@ -120,9 +120,12 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
 
   std::map<std::string, double> sums;
-  double updates = 0;
+  double updates = 0, grad_norm_sum = 0, lr_sum = 0;
+  nlohmann::json metrics = nlohmann::json::object();
+  const auto mini_batches = row_ranges(rows, mini);
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    for (auto [mb, me] : row_ranges(rows, mini)) {
+    for (size_t i = 0; i < mini_batches.size(); ++i) {
+      auto [mb, me] = mini_batches[i];
       // Normalise by the whole mini-batch over every rank, so the summed
       // gradient is the mini-batch gradient (dp=1 and dp=2 agree).
       double count = global_loss_count(ctx.env, mask.slice(0, mb, me), agg_mode);
@@ -149,15 +152,28 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         }
         loss.backward();
       }
-      auto [grad_norm, lr] = r.rl_state->step(ctx.env);
-      mb_metrics["actor/grad_norm"] = grad_norm;
-      mb_metrics["actor/lr"] = lr;
       for (auto& [k, v] : mb_metrics) sums[k] += v;
       ++updates;
+      const bool last = epoch + 1 == epochs && i + 1 == mini_batches.size();
+      if (!last) {
+        auto [grad_norm, lr] = r.rl_state->step(ctx.env);
+        grad_norm_sum += grad_norm, lr_sum += lr;
+        continue;
+      }
+      // The last step: the metrics' means over the ranks ride along with
+      // the gradients' all-reduce. The gradient norm and lr come after it
+      // and are the same on every rank.
+      std::vector<double> means;
+      for (auto& [k, v] : sums) means.push_back(v / updates);
+      auto [grad_norm, lr] = r.rl_state->step(ctx.env, &means);
+      size_t j = 0;
+      for (auto& [k, v] : sums) metrics[k] = means[j++] / ctx.env.world;
+      metrics["actor/grad_norm"] = (grad_norm_sum + grad_norm) / updates;
+      metrics["actor/lr"] = (lr_sum + lr) / updates;
     }
   }
   Batch out;
-  out.meta()["metrics"] = mean_metrics(ctx.env, sums, updates);
+  out.meta()["metrics"] = metrics;
   return out;
 }
 
