@@ -297,7 +297,7 @@ TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUp
     SCOPED_TRACE(backend == CpuMatmul::kOneDnn ? "oneDNN" : "dense sgemm");
     MatmulChoice choice(backend);
     PackedLinear packed;
-    EXPECT_EQ(uses_onednn(wa), backend == CpuMatmul::kOneDnn && AT_MKLDNN_ENABLED() != 0);
+    EXPECT_EQ(uses_onednn(wa, /*packed_weight=*/true), backend == CpuMatmul::kOneDnn && AT_MKLDNN_ENABLED() != 0);
     auto check_calls = [&](int calls) {  // before and after the copy is packed
       const std::vector<std::vector<int64_t>> shapes = {{1, 16}, {5, 16}, {2, 7, 16}, {300, 16}};
       for (int i = 0; i < calls; ++i) {
@@ -353,7 +353,8 @@ TEST(Linear, ValueAndGradientsEqualTorchLinear) {
 TEST(Linear, TheCpuProductIsChosenByName) {
   EXPECT_EQ(cpu_matmul_from("dense"), CpuMatmul::kDense);
   EXPECT_EQ(cpu_matmul_from("onednn"), CpuMatmul::kOneDnn);
-  EXPECT_EQ(cpu_matmul_from("auto"), cpu_matmul_from(""));
+  EXPECT_EQ(cpu_matmul_from("auto"), CpuMatmul::kAuto);
+  EXPECT_EQ(cpu_matmul_from(""), CpuMatmul::kAuto);
   try {
     cpu_matmul_from("fast");
     ADD_FAILURE() << "an unknown RLWB_CPU_MATMUL value was accepted";
@@ -364,6 +365,12 @@ TEST(Linear, TheCpuProductIsChosenByName) {
   {
     MatmulChoice dense(CpuMatmul::kDense);
     EXPECT_FALSE(uses_onednn(torch::ones({2})));
+    EXPECT_FALSE(uses_onednn(torch::ones({2}), /*packed_weight=*/true));
+  }
+  {
+    MatmulChoice onednn(CpuMatmul::kOneDnn);
+    EXPECT_EQ(uses_onednn(torch::ones({2})), AT_MKLDNN_ENABLED() != 0);
+    EXPECT_FALSE(uses_onednn(torch::ones({2}, torch::kBFloat16), /*packed_weight=*/true));
   }
 }
 

@@ -1,6 +1,7 @@
 #include "workers/model/linear.h"
 
 #include <ATen/Config.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/torch.h>
 
@@ -89,8 +90,7 @@ CpuMatmul cpu_matmul_from(const std::string& choice) {
   if (choice == "onednn") return CpuMatmul::kOneDnn;
   if (choice != "auto" && !choice.empty())
     throw ModelError("RLWB_CPU_MATMUL=" + choice + ": write dense, onednn or auto (or leave it unset)");
-  // Measured (linear.h): oneDNN wins on AVX-512, torch's sgemm on AVX2.
-  return __builtin_cpu_supports("avx512f") ? CpuMatmul::kOneDnn : CpuMatmul::kDense;
+  return CpuMatmul::kAuto;
 }
 
 CpuMatmul cpu_matmul() {
@@ -105,9 +105,19 @@ CpuMatmul cpu_matmul() {
 
 void set_cpu_matmul(CpuMatmul choice) { chosen_matmul.store(static_cast<int>(choice), std::memory_order_relaxed); }
 
-bool uses_onednn(const torch::Tensor& t) {
-  return AT_MKLDNN_ENABLED() && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 &&
-         at::globalContext().userEnabledMkldnn() && cpu_matmul() == CpuMatmul::kOneDnn;
+bool uses_onednn(const torch::Tensor& t, bool packed_weight) {
+  if (!(AT_MKLDNN_ENABLED() && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 &&
+        at::globalContext().userEnabledMkldnn()))
+    return false;
+  switch (cpu_matmul()) {
+    case CpuMatmul::kDense: return false;
+    case CpuMatmul::kOneDnn: return true;
+    case CpuMatmul::kAuto: break;
+  }
+  // Measured (linear.h): oneDNN wins on AVX-512; on AVX2 only over packed
+  // weights with more than one thread.
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return avx512 || (packed_weight && at::get_num_threads() > 1);
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {
@@ -137,7 +147,7 @@ void PackedLinear::refresh(std::initializer_list<torch::Tensor> weights, std::in
 torch::Tensor PackedLinear::operator()(const torch::Tensor& x, std::initializer_list<torch::Tensor> weights,
                                        std::initializer_list<torch::Tensor> biases) {
   refresh(weights, biases);
-  if (!uses_onednn(x) || !uses_onednn(weight_)) {
+  if (!uses_onednn(x, /*packed_weight=*/true) || !uses_onednn(weight_, /*packed_weight=*/true)) {
     if (packed_) return torch::nn::functional::linear(x, concat(weights), bias_);  // e.g. a bf16 input
     return torch::nn::functional::linear(x, weight_, bias_);
   }

@@ -3,16 +3,18 @@
 //
 // On CPU float32 the product goes either through torch's dense sgemm (as
 // torch::nn::Linear does) or through oneDNN's matmul, whichever this CPU
-// runs faster (bench/RESULTS.md, "Model"): on a CPU with AVX-512, oneDNN
-// was about 2x faster at hundreds of rows (training, prefill) and, on a
-// weight reordered once into its blocked layout, about 1.5x faster at the
-// handful of rows of a decoding step; on an AVX2-only AMD Zen 3, torch's
-// sgemm (MKL) was faster at every size, forward and backward (1.3-1.9x at
-// 64 rows). So oneDNN is used when the CPU has AVX-512 (set_cpu_matmul or
-// the environment variable RLWB_CPU_MATMUL=dense|onednn|auto overrides).
-// The two give the same float32 product up to summation order (~1e-6
-// relative). Other devices and dtypes (CUDA, float16/bfloat16), or a build
-// without oneDNN, use torch's linear.
+// runs faster (bench/RESULTS.md, "Model"). Measured: on a CPU with AVX-512,
+// oneDNN was about 2x faster at hundreds of rows (training, prefill); on an
+// AVX2-only AMD Zen 3, torch's sgemm (MKL) was faster at every size for
+// the differentiable products (1.3-1.9x at 64 rows, forward and backward)
+// and for one thread over packed weights, while with two threads oneDNN
+// over a weight reordered once into its blocked layout made decoding about
+// 10% faster. So by default oneDNN is used on AVX-512 CPUs, and elsewhere
+// only by PackedLinear when torch runs more than one thread
+// (set_cpu_matmul or RLWB_CPU_MATMUL=dense|onednn|auto overrides). The two give the same
+// float32 product up to summation order (~1e-6 relative). Other devices
+// and dtypes (CUDA, float16/bfloat16), or a build without oneDNN, use
+// torch's linear.
 //
 // - linear(): differentiable (x, weight and bias get gradients, each GEMM
 //   of the backward also through oneDNN); training passes.
@@ -42,11 +44,12 @@ namespace rlwb::workers::model {
 // which argument-dependent lookup also finds.
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias);
 
-// Which product linear() and PackedLinear use for CPU float32 tensors.
-enum class CpuMatmul { kDense, kOneDnn };
+// Which product linear() and PackedLinear use for CPU float32 tensors:
+// kAuto as described above, or the one named for both.
+enum class CpuMatmul { kAuto, kDense, kOneDnn };
 // The choice in effect: set_cpu_matmul's, else RLWB_CPU_MATMUL's (dense,
-// onednn, or auto), else auto: oneDNN when torch was built with it and the
-// CPU has AVX-512F. Throws ModelError for another RLWB_CPU_MATMUL value.
+// onednn, or auto), else kAuto. Throws ModelError for another
+// RLWB_CPU_MATMUL value.
 CpuMatmul cpu_matmul();
 // The choice a value of RLWB_CPU_MATMUL names ("" = auto).
 CpuMatmul cpu_matmul_from(const std::string& value);
@@ -54,8 +57,9 @@ CpuMatmul cpu_matmul_from(const std::string& value);
 // without oneDNN in torch's build falls back to the dense product.
 void set_cpu_matmul(CpuMatmul choice);
 
-// Whether linear() and PackedLinear use oneDNN for this tensor.
-bool uses_onednn(const torch::Tensor& t);
+// Whether linear() (packed_weight false) or PackedLinear (true) uses
+// oneDNN for this tensor.
+bool uses_onednn(const torch::Tensor& t, bool packed_weight = false);
 
 class PackedLinear {
  public:
