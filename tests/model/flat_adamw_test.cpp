@@ -30,11 +30,15 @@ void expect_same_parameters(Transformer& a, Transformer& b, double tol) {
 TEST(FlatAdamW, FollowsTorchAdamWWithClippingAndWeightDecayStepByStep) {
   torch::manual_seed(1);
   Transformer mine(testing::tiny_config()), theirs(testing::tiny_config());
-  {
+  // Each step starts both models from the same weights: what is compared
+  // is the optimizer's arithmetic (kept state included), not how a rounding
+  // difference in one step grows through the next forward passes (on some
+  // hosts torch's vectorised AdamW kernels round differently).
+  auto start_theirs_from_mine = [&] {
     torch::NoGradGuard no_grad;
-    for (auto [to, from] : {std::pair{theirs->parameters(), mine->parameters()}})
-      for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
-  }
+    auto to = theirs->parameters(), from = mine->parameters();
+    for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
+  };
   FlatAdamW flat(mine->parameters(), AdamWSettings{0.9, 0.95, 1e-8, 0.1});
   torch::optim::AdamW reference(theirs->parameters(),
                                 torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
@@ -42,6 +46,7 @@ TEST(FlatAdamW, FollowsTorchAdamWWithClippingAndWeightDecayStepByStep) {
   for (int step = 0; step < 4; ++step) {
     const double lr = 1e-2 * (step + 1);
     for (auto& group : reference.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    start_theirs_from_mine();
     loss_of(mine, step).backward();
     loss_of(theirs, step).backward();
     const double norm = flat.clip_gradients(max_norm);
@@ -52,7 +57,7 @@ TEST(FlatAdamW, FollowsTorchAdamWWithClippingAndWeightDecayStepByStep) {
     reference.step();
     flat.zero_grad();
     reference.zero_grad();
-    expect_same_parameters(mine, theirs, 1e-5);
+    expect_same_parameters(mine, theirs, 1e-6);
   }
   // The gradients stay views of the flat buffer: a backward pass fills it.
   EXPECT_EQ(flat.flat_gradients().abs().sum().item<double>(), 0.0);

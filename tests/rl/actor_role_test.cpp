@@ -5,9 +5,6 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include <thread>
-
-#include "workers/spmd_group.h"
 
 namespace rlwb::testing {
 namespace {
@@ -55,55 +52,94 @@ TEST(ActorRole, UpdateRaisesTheLogProbOfPositivelyAdvantagedResponses) {
   EXPECT_GT(seq_delta.slice(0, 0, 16).mean().item<double>(), 0.0);
 }
 
-// The same global batch, updated by one rank and by two ranks of a c10d
-// group (two threads here) with half the rows each: the same weights, and
-// metrics that every rank reports alike (they are reduced in the gradient
-// all-reduce of the last step) with the global gradient's norm.
-TEST(ActorRole, UpdateOverTwoRanksEqualsOneRankOnTheWholeBatch) {
-  auto config = tiny_actor_config(1e-2);
-  config["ppo"] = {{"use_kl_loss", false}, {"epochs", 2}};  // two steps: one plain, one carrying the metrics
-  LocalRole single("actor", config);
-  Batch in = single.call("generate", prompts(32, "1+2="), {"prompts"}, kGenOut);
+const std::vector<std::string> kUpdateIn = {"prompt_ids", "prompt_mask", "responses", "response_mask",
+                                           "old_log_probs", "advantages"};
+
+// A rollout of 32 rows with random advantages on the response tokens.
+Batch rollout_with_advantages(LocalRole& actor) {
+  Batch in = actor.call("generate", prompts(32, "1+2="), {"prompts"}, kGenOut);
   torch::manual_seed(5);
   in.set_tensor("advantages", torch::randn({32, 3}) * in.tensor("response_mask").to(torch::kFloat32));
-  const std::vector<std::string> upd_in = {"prompt_ids", "prompt_mask", "responses", "response_mask",
-                                           "old_log_probs", "advantages"};
-  nlohmann::json one_metrics = single.call("update", in, upd_in, {}).meta()["metrics"];
+  return in;
+}
 
-  const int port = 29000 + static_cast<int>(::getpid() % 5000);
-  std::vector<std::unique_ptr<LocalRole>> ranks;
-  std::vector<std::unique_ptr<workers::SpmdGroup>> groups(2);
-  for (int rank = 0; rank < 2; ++rank) {
-    ranks.push_back(std::make_unique<LocalRole>("actor", config));
-    ranks[rank]->env.rank = rank;
-    ranks[rank]->env.world = 2;
-    ranks[rank]->env.spmd = [&groups, rank, port]() -> workers::SpmdGroup& {
-      if (!groups[rank])
-        groups[rank] = std::make_unique<workers::SpmdGroup>(
-            workers::SpmdOptions{"127.0.0.1", port, rank, 2, std::chrono::milliseconds(30000)});
-      return *groups[rank];
-    };
+void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want, const std::string& what) {
+  for (auto& [key, value] : want.items()) {
+    ASSERT_TRUE(got.contains(key)) << what << ": " << key;
+    EXPECT_NEAR(got[key].get<double>(), value.get<double>(), 1e-5) << what << ": " << key;
   }
-  std::vector<nlohmann::json> rank_metrics(2);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < 2; ++rank) {
-    threads.emplace_back([&, rank] {
-      Batch half = in.slice(rank * 16, rank * 16 + 16);
-      rank_metrics[rank] = ranks[rank]->call("update", half, upd_in, {}).meta()["metrics"];
-    });
-  }
-  for (auto& t : threads) t.join();
+  EXPECT_EQ(got.size(), want.size()) << what;
+}
 
-  EXPECT_EQ(rank_metrics[0].dump(), rank_metrics[1].dump());
-  EXPECT_NEAR(rank_metrics[0]["actor/grad_norm"].get<double>(), one_metrics["actor/grad_norm"].get<double>(), 1e-4);
-  EXPECT_NEAR(rank_metrics[0]["actor/lr"].get<double>(), one_metrics["actor/lr"].get<double>(), 1e-12);
-  for (const char* key : {"actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy"})
-    EXPECT_TRUE(rank_metrics[0].contains(key)) << key;
+// The same global batch, updated by one rank in one micro-batch, by one rank
+// in uneven micro-batches, and by two ranks of a c10d group (two threads)
+// with half the rows each: the same weights, and the same metrics -- the
+// loss of the whole mini-batch, the clip fraction and KL over all its
+// tokens, the global gradient's norm -- reported alike by every rank (they
+// are reduced in the gradient all-reduce of the last step).
+TEST(ActorRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
+  auto config = tiny_actor_config(1e-2);
+  config["ppo"] = {{"use_kl_loss", false}, {"epochs", 2}};  // two steps: one plain, one carrying the metrics
+  config["micro_batch_size"] = 32;
+  LocalRole single("actor", config);
+  Batch in = rollout_with_advantages(single);
+  nlohmann::json one_metrics = single.call("update", in, kUpdateIn, {}).meta()["metrics"];
+  for (const char* key : {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
+    EXPECT_TRUE(one_metrics.contains(key)) << key;
+
+  config["micro_batch_size"] = 5;
+  LocalRole micro("actor", config);
+  expect_same_metrics(micro.call("update", in, kUpdateIn, {}).meta()["metrics"], one_metrics, "micro-batches of 5");
+
+  config["micro_batch_size"] = 16;
+  TwoRanks two("actor", config);
+  auto outs = two.call_split("update", in, kUpdateIn, {});
+  EXPECT_EQ(outs[0].meta()["metrics"].dump(), outs[1].meta()["metrics"].dump());
+  expect_same_metrics(outs[0].meta()["metrics"], one_metrics, "two ranks");
+
   // The same weights: log-probs of the whole batch agree.
-  const std::vector<std::string> seq_in = {"prompt_ids", "prompt_mask", "responses", "response_mask"};
-  auto lp_one = single.call("log_prob", in, seq_in, {"lp"}).tensor("lp");
-  auto lp_two = ranks[0]->call("log_prob", in, seq_in, {"lp"}).tensor("lp");
-  EXPECT_TRUE(torch::allclose(lp_one, lp_two, 0, 1e-5)) << (lp_one - lp_two).abs().max();
+  auto lp_one = single.call("log_prob", in, kSeqIn, {"lp"}).tensor("lp");
+  for (LocalRole* other : {&micro, two.ranks[0].get()}) {
+    auto lp = other->call("log_prob", in, kSeqIn, {"lp"}).tensor("lp");
+    EXPECT_TRUE(torch::allclose(lp_one, lp, 0, 1e-5)) << (lp_one - lp).abs().max();
+  }
+}
+
+// The critic likewise: the value loss of the whole mini-batch and the same
+// weights, whether one rank, micro-batches or two ranks train it.
+TEST(CriticRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
+  LocalRole actor("actor", tiny_actor_config());
+  Batch in = rollout_with_advantages(actor);
+  auto config = tiny_actor_config(1e-2);
+  config["ppo"] = {{"epochs", 2}, {"cliprange_value", 0.05}};
+  config["micro_batch_size"] = 32;
+  LocalRole single("critic", config);
+  in.set_tensor("values", single.call("values", in, kSeqIn, {"v"}).tensor("v"));
+  torch::manual_seed(6);
+  in.set_tensor("returns", torch::randn({32, 3}) * in.tensor("response_mask").to(torch::kFloat32));
+  const std::vector<std::string> critic_in = {"prompt_ids", "prompt_mask", "responses", "response_mask",
+                                              "values", "returns"};
+  nlohmann::json one_metrics = single.call("update", in, critic_in, {}).meta()["metrics"];
+  EXPECT_GT(one_metrics["critic/vf_loss"].get<double>(), 0.0);
+  EXPECT_GT(one_metrics["critic/vf_clipfrac"].get<double>(), 0.0);
+
+  config["micro_batch_size"] = 5;
+  LocalRole micro("critic", config);
+  expect_same_metrics(micro.call("update", in, critic_in, {}).meta()["metrics"], one_metrics, "micro-batches of 5");
+
+  config["micro_batch_size"] = 16;
+  TwoRanks two("critic", config);
+  auto outs = two.call_split("update", in, critic_in, {});
+  EXPECT_EQ(outs[0].meta()["metrics"].dump(), outs[1].meta()["metrics"].dump());
+  // Explained variance is the one metric each rank computes over its own rows.
+  auto without_explained_var = [](nlohmann::json m) { m.erase("critic/vf_explained_var"); return m; };
+  expect_same_metrics(without_explained_var(outs[0].meta()["metrics"]), without_explained_var(one_metrics), "two ranks");
+
+  auto v_one = single.call("values", in, kSeqIn, {"v"}).tensor("v");
+  for (LocalRole* other : {&micro, two.ranks[0].get()}) {
+    auto v = other->call("values", in, kSeqIn, {"v"}).tensor("v");
+    EXPECT_TRUE(torch::allclose(v_one, v, 0, 1e-5)) << (v_one - v).abs().max();
+  }
 }
 
 }  // namespace

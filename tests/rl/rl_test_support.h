@@ -5,9 +5,14 @@
 
 #include "core/batch/batch.h"
 #include "workers/method_registry.h"
+#include "workers/spmd_group.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace rlwb::testing {
@@ -49,5 +54,45 @@ inline nlohmann::json tiny_actor_config(double lr = 1e-2) {
           {"rollout", {{"temperature", 1.0}, {"max_new_tokens", 3}}},
           {"micro_batch_size", 16}};
 }
+
+// Two ranks of one role in threads over a real c10d group (the worker's
+// SpmdGroup on a local port), as a pool with dp=2 runs them.
+struct TwoRanks {
+  std::vector<std::unique_ptr<LocalRole>> ranks;
+  std::vector<std::unique_ptr<workers::SpmdGroup>> groups = std::vector<std::unique_ptr<workers::SpmdGroup>>(2);
+
+  TwoRanks(const std::string& role, const nlohmann::json& config) {
+    // A port of its own per group in this process, away from other tests'.
+    static std::atomic<int> groups_made{0};
+    const int port = 29000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
+    for (int rank = 0; rank < 2; ++rank) {
+      ranks.push_back(std::make_unique<LocalRole>(role, config));
+      ranks[rank]->env.rank = rank;
+      ranks[rank]->env.world = 2;
+      ranks[rank]->env.spmd = [this, rank, port]() -> workers::SpmdGroup& {
+        if (!groups[rank])
+          groups[rank] = std::make_unique<workers::SpmdGroup>(
+              workers::SpmdOptions{"127.0.0.1", port, rank, 2, std::chrono::milliseconds(30000)});
+        return *groups[rank];
+      };
+    }
+  }
+
+  // Each rank calls `method` on its half of `in`'s rows (split_dp), at once.
+  std::vector<core::Batch> call_split(const std::string& method, const core::Batch& in,
+                                      const std::vector<std::string>& in_cols,
+                                      const std::vector<std::string>& out_cols) {
+    const int64_t half = in.rows() / 2;
+    std::vector<core::Batch> outs(2);
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < 2; ++rank)
+      threads.emplace_back([&, rank] {
+        core::Batch part = in.slice(rank * half, rank == 0 ? half : in.rows());
+        outs[rank] = ranks[rank]->call(method, part, in_cols, out_cols);
+      });
+    for (auto& t : threads) t.join();
+    return outs;
+  }
+};
 
 }  // namespace rlwb::testing

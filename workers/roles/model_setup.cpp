@@ -175,19 +175,6 @@ double all_reduce_sum(WorkerEnv& env, double value) {
   return t.item<double>();
 }
 
-nlohmann::json all_reduce_mean(WorkerEnv& env, const std::map<std::string, double>& metrics) {
-  nlohmann::json out = nlohmann::json::object();
-  if (metrics.empty()) return out;
-  std::vector<double> values;
-  for (auto& [k, v] : metrics) values.push_back(v);
-  auto t = torch::tensor(values, torch::kFloat64);
-  if (env.world > 1) env.spmd().all_reduce_sum(t);
-  t = t / env.world;
-  size_t i = 0;
-  for (auto& [k, v] : metrics) out[k] = t[static_cast<int64_t>(i++)].item<double>();
-  return out;
-}
-
 void broadcast_parameters(model::Transformer& model, WorkerEnv& env) {
   if (env.world <= 1) return;
   torch::NoGradGuard no_grad;
@@ -203,16 +190,29 @@ int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const Wor
   return global > 0 ? std::max<int64_t>(1, global / env.world) : rows;
 }
 
-double global_loss_count(WorkerEnv& env, const torch::Tensor& mask, core::algorithms::LossAggMode mode) {
-  double local = mode == core::algorithms::LossAggMode::kTokenMean ? mask.sum().item<double>()
-                                                                   : (mask.sum(1) > 0).sum().item<double>();
-  return all_reduce_sum(env, local);
+double GlobalCounts::loss_normalizer(core::algorithms::LossAggMode mode) const {
+  return std::max(1.0, mode == core::algorithms::LossAggMode::kTokenMean ? tokens : sequences);
 }
 
-nlohmann::json mean_metrics(WorkerEnv& env, const std::map<std::string, double>& sums, double updates) {
-  std::map<std::string, double> means;
-  for (auto& [k, v] : sums) means[k] = v / std::max(1.0, updates);
-  return all_reduce_mean(env, means);
+GlobalCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask) {
+  auto mask = response_mask.to(torch::kFloat64);
+  auto both = torch::stack({mask.sum(), (mask.sum(1) > 0).to(torch::kFloat64).sum()});
+  if (env.world > 1) env.spmd().all_reduce_sum(both);
+  auto values = both.accessor<double, 1>();
+  return {values[0], values[1]};
+}
+
+nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums, double updates) {
+  nlohmann::json out = nlohmann::json::object();
+  if (sums.empty()) return out;
+  std::vector<double> values;
+  for (auto& [k, v] : sums) values.push_back(v);
+  auto t = torch::tensor(values, torch::kFloat64);
+  if (env.world > 1) env.spmd().all_reduce_sum(t);
+  auto reduced = t.accessor<double, 1>();
+  size_t i = 0;
+  for (auto& [k, v] : sums) out[k] = reduced[static_cast<int64_t>(i++)] / std::max(1.0, updates);
+  return out;
 }
 
 std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size) {

@@ -101,19 +101,28 @@ class TrainState {
 
 // The sum of `value` over the ranks of the pool (1 rank: itself).
 double all_reduce_sum(WorkerEnv& env, double value);
-// Means over the ranks of each metric (every rank must pass the same keys).
-nlohmann::json all_reduce_mean(WorkerEnv& env, const std::map<std::string, double>& metrics);
 // Makes every rank's parameters equal to rank 0's.
 void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
 
 // The update loop that actor and critic share: this rank's rows per
-// mini-batch (ppo.mini_batch_size counts global rows; 0 = all rows), the
-// loss normaliser of a mini-batch over every rank (tokens for token-mean,
-// sequences otherwise), and the per-step metric sums turned into means over
-// the optimizer steps and the ranks.
+// mini-batch (ppo.mini_batch_size counts global rows; 0 = all rows) and the
+// mini-batch's sizes over every rank (one all-reduce).
 int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env);
-double global_loss_count(WorkerEnv& env, const torch::Tensor& mask, core::algorithms::LossAggMode mode);
-nlohmann::json mean_metrics(WorkerEnv& env, const std::map<std::string, double>& sums, double updates);
+struct GlobalCounts {
+  double tokens = 0;     // response tokens
+  double sequences = 0;  // rows with at least one response token
+  // The loss normaliser: tokens for token-mean, sequences otherwise.
+  double loss_normalizer(core::algorithms::LossAggMode mode) const;
+};
+GlobalCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask);
+
+// Update metrics are sums of shares: each micro-batch adds its loss (already
+// normalised by the global count) and its ratios weighted by its tokens'
+// share of the mini-batch's global tokens, so the sum over micro-batches and
+// ranks is the mini-batch's value whatever the split. A value every rank
+// has alike (lr, grad norm) or computes over its own rows adds value/world.
+// Returns, per metric, the sum over the ranks divided by the optimizer steps.
+nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums, double updates);
 
 // [begin, end) row ranges of at most `size` rows.
 std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);

@@ -82,10 +82,6 @@ alg::LossAggregation aggregation_for(const std::string& mode, double normalizer)
   return alg::LossAggregation(alg::parse_loss_agg_mode(mode), normalizer);
 }
 
-void accumulate(std::map<std::string, double>& sums, const alg::Metrics& m, double weight) {
-  for (auto& [k, v] : m) sums[k] += v * weight;
-}
-
 Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.config.value("ppo", nlohmann::json::object());
   if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
@@ -128,8 +124,8 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
       auto [mb, me] = mini_batches[i];
       // Normalise by the whole mini-batch over every rank, so the summed
       // gradient is the mini-batch gradient (dp=1 and dp=2 agree).
-      double count = global_loss_count(ctx.env, mask.slice(0, mb, me), agg_mode);
-      auto how = aggregation_for(agg, std::max(count, 1.0));
+      const auto counts = global_counts(ctx.env, mask.slice(0, mb, me));
+      auto how = aggregation_for(agg, counts.loss_normalizer(agg_mode));
       std::map<std::string, double> mb_metrics;
       for (auto [b, e] : row_ranges(me - mb, micro)) {
         b += mb, e += mb;
@@ -138,9 +134,10 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         auto policy = alg::policy_loss(old_lp.slice(0, b, e), lp.log_probs, adv.slice(0, b, e), m,
                                        alg::PolicyLossOptions{pl.clip_low, pl.clip_high, pl.clip_ratio_c, how});
         torch::Tensor loss = policy.loss;
-        // Metrics are ratios over this micro-batch; weight them by its share.
-        double share = m.sum().item<double>() / std::max(1.0, mask.slice(0, mb, me).sum().item<double>());
-        accumulate(mb_metrics, policy.metrics(), share);
+        // Shares of the mini-batch's values (see sum_metrics_over_ranks): the
+        // loss part as it is, ratios over this micro-batch by its tokens.
+        const double share = m.sum().item<double>() / std::max(1.0, counts.tokens);
+        for (auto& [k, v] : policy.metrics()) mb_metrics[k] += k == "actor/pg_loss" ? v : v * share;
         auto bonus = alg::entropy_bonus(lp.entropy, m, entropy_coeff, how);
         if (entropy_coeff > 0) loss = loss + bonus.loss;
         mb_metrics["actor/entropy"] += alg::masked_mean(lp.entropy.detach(), m).item<double>() * share;
@@ -148,7 +145,6 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
           auto kl = alg::kl_loss(lp.log_probs, ref_lp.slice(0, b, e), m, kl_coef, kl_type, how);
           loss = loss + kl.loss;
           mb_metrics["actor/kl_loss"] += alg::masked_mean(alg::kl_penalty(lp.log_probs.detach(), ref_lp.slice(0, b, e), m, kl_type), m).item<double>() * share;
-          mb_metrics["actor/kl_coef"] = kl_coef;
         }
         loss.backward();
       }
@@ -160,14 +156,15 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         grad_norm_sum += grad_norm, lr_sum += lr;
         continue;
       }
-      // The last step: the metrics' means over the ranks ride along with
+      // The last step: the metrics' sums over the ranks ride along with
       // the gradients' all-reduce. The gradient norm and lr come after it
       // and are the same on every rank.
       std::vector<double> means;
       for (auto& [k, v] : sums) means.push_back(v / updates);
       auto [grad_norm, lr] = r.rl_state->step(ctx.env, &means);
       size_t j = 0;
-      for (auto& [k, v] : sums) metrics[k] = means[j++] / ctx.env.world;
+      for (auto& [k, v] : sums) metrics[k] = means[j++];
+      if (use_kl_loss) metrics["actor/kl_coef"] = kl_coef;
       metrics["actor/grad_norm"] = (grad_norm_sum + grad_norm) / updates;
       metrics["actor/lr"] = (lr_sum + lr) / updates;
     }

@@ -76,29 +76,31 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   double updates = 0;
   for (int64_t epoch = 0; epoch < ppo.value("epochs", int64_t{1}); ++epoch) {
     for (auto [mb, me] : row_ranges(rows, mini)) {
-      auto mb_mask = mask.slice(0, mb, me);
-      double count = global_loss_count(ctx.env, mb_mask, agg_mode);
-      vl.aggregation = alg::LossAggregation(agg_mode, std::max(count, 1.0));
+      const auto counts = global_counts(ctx.env, mask.slice(0, mb, me));
+      vl.aggregation = alg::LossAggregation(agg_mode, counts.loss_normalizer(agg_mode));
       std::map<std::string, double> m;
       for (auto [b, e] : row_ranges(me - mb, micro)) {
         b += mb, e += mb;
         auto v = model::response_values(r.net, rows_of(seq, b, e));
         auto loss = alg::value_loss(v, old_values.slice(0, b, e), returns.slice(0, b, e), mask.slice(0, b, e), vl);
         loss.loss.backward();
-        double share = mask.slice(0, b, e).sum().item<double>() / std::max(1.0, mb_mask.sum().item<double>());
+        // Shares of the mini-batch's values (see sum_metrics_over_ranks).
+        double share = mask.slice(0, b, e).sum().item<double>() / std::max(1.0, counts.tokens);
         for (auto& [k, x] : loss.metrics()) m[k] += (k == "critic/vf_loss" ? x : x * share);
       }
       auto [grad_norm, lr] = r.state->step(ctx.env);
-      m["critic/grad_norm"] = grad_norm;
-      m["critic/lr"] = lr;
+      m["critic/grad_norm"] = grad_norm / ctx.env.world;
+      m["critic/lr"] = lr / ctx.env.world;
       for (auto& [k, x] : m) sums[k] += x;
       ++updates;
     }
   }
-  // As verl: how well the rollout-time values explained the returns.
-  sums["critic/vf_explained_var"] = alg::explained_variance(returns, old_values, mask).item<double>() * updates;
+  // As verl: how well the rollout-time values explained the returns (over
+  // this rank's rows; the metric is the mean over the ranks).
+  sums["critic/vf_explained_var"] =
+      alg::explained_variance(returns, old_values, mask).item<double>() * updates / ctx.env.world;
   Batch out;
-  out.meta()["metrics"] = mean_metrics(ctx.env, sums, updates);
+  out.meta()["metrics"] = sum_metrics_over_ranks(ctx.env, sums, updates);
   return out;
 }
 
