@@ -71,6 +71,37 @@ void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want, 
   EXPECT_EQ(got.size(), want.size()) << what;
 }
 
+// `single` (one rank, one micro-batch) has run `update` over `in` and
+// reported `want`. The same update by one rank in micro-batches of 5 rows,
+// and by two ranks with 16 rows each, must report the same metrics (but
+// `per_rank`, which each rank computes over its own rows), alike on both
+// ranks, and leave the same weights: `probe` (a scoring method) gives the
+// same output over the whole batch.
+void expect_split_updates_match(const std::string& role, nlohmann::json config, LocalRole& single,
+                                const nlohmann::json& want, const Batch& in,
+                                const std::vector<std::string>& update_in, const std::string& probe,
+                                const std::string& per_rank = "") {
+  config["micro_batch_size"] = 5;
+  LocalRole micro(role, config);
+  expect_same_metrics(micro.call("update", in, update_in, {}).meta()["metrics"], want, "micro-batches of 5");
+
+  config["micro_batch_size"] = 16;
+  TwoRanks two(role, config);
+  auto outs = two.call_split("update", in, update_in, {});
+  EXPECT_EQ(outs[0].meta()["metrics"].dump(), outs[1].meta()["metrics"].dump());
+  auto global = [&](nlohmann::json m) {
+    if (!per_rank.empty()) m.erase(per_rank);
+    return m;
+  };
+  expect_same_metrics(global(outs[0].meta()["metrics"]), global(want), "two ranks");
+
+  auto expected = single.call(probe, in, kSeqIn, {"x"}).tensor("x");
+  for (LocalRole* other : {&micro, two.ranks[0].get()}) {
+    auto got = other->call(probe, in, kSeqIn, {"x"}).tensor("x");
+    EXPECT_TRUE(torch::allclose(expected, got, 0, 1e-5)) << (expected - got).abs().max();
+  }
+}
+
 // The same global batch, updated by one rank in one micro-batch, by one rank
 // in uneven micro-batches, and by two ranks of a c10d group (two threads)
 // with half the rows each: the same weights, and the same metrics -- the
@@ -87,22 +118,7 @@ TEST(ActorRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
   for (const char* key : {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
     EXPECT_TRUE(one_metrics.contains(key)) << key;
 
-  config["micro_batch_size"] = 5;
-  LocalRole micro("actor", config);
-  expect_same_metrics(micro.call("update", in, kUpdateIn, {}).meta()["metrics"], one_metrics, "micro-batches of 5");
-
-  config["micro_batch_size"] = 16;
-  TwoRanks two("actor", config);
-  auto outs = two.call_split("update", in, kUpdateIn, {});
-  EXPECT_EQ(outs[0].meta()["metrics"].dump(), outs[1].meta()["metrics"].dump());
-  expect_same_metrics(outs[0].meta()["metrics"], one_metrics, "two ranks");
-
-  // The same weights: log-probs of the whole batch agree.
-  auto lp_one = single.call("log_prob", in, kSeqIn, {"lp"}).tensor("lp");
-  for (LocalRole* other : {&micro, two.ranks[0].get()}) {
-    auto lp = other->call("log_prob", in, kSeqIn, {"lp"}).tensor("lp");
-    EXPECT_TRUE(torch::allclose(lp_one, lp, 0, 1e-5)) << (lp_one - lp).abs().max();
-  }
+  expect_split_updates_match("actor", config, single, one_metrics, in, kUpdateIn, "log_prob");
 }
 
 // The critic likewise: the value loss of the whole mini-batch and the same
@@ -123,23 +139,9 @@ TEST(CriticRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
   EXPECT_GT(one_metrics["critic/vf_loss"].get<double>(), 0.0);
   EXPECT_GT(one_metrics["critic/vf_clipfrac"].get<double>(), 0.0);
 
-  config["micro_batch_size"] = 5;
-  LocalRole micro("critic", config);
-  expect_same_metrics(micro.call("update", in, critic_in, {}).meta()["metrics"], one_metrics, "micro-batches of 5");
-
-  config["micro_batch_size"] = 16;
-  TwoRanks two("critic", config);
-  auto outs = two.call_split("update", in, critic_in, {});
-  EXPECT_EQ(outs[0].meta()["metrics"].dump(), outs[1].meta()["metrics"].dump());
   // Explained variance is the one metric each rank computes over its own rows.
-  auto without_explained_var = [](nlohmann::json m) { m.erase("critic/vf_explained_var"); return m; };
-  expect_same_metrics(without_explained_var(outs[0].meta()["metrics"]), without_explained_var(one_metrics), "two ranks");
-
-  auto v_one = single.call("values", in, kSeqIn, {"v"}).tensor("v");
-  for (LocalRole* other : {&micro, two.ranks[0].get()}) {
-    auto v = other->call("values", in, kSeqIn, {"v"}).tensor("v");
-    EXPECT_TRUE(torch::allclose(v_one, v, 0, 1e-5)) << (v_one - v).abs().max();
-  }
+  expect_split_updates_match("critic", config, single, one_metrics, in, critic_in, "values",
+                             "critic/vf_explained_var");
 }
 
 }  // namespace
