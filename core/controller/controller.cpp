@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <cmath>
-#include <ctime>
+#include <condition_variable>
 #include <cstdio>
+#include <ctime>
+#include <deque>
 #include <filesystem>
 #include <mutex>
 #include <optional>

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "tests/ui/headless_imgui.h"
+
 namespace rlwb::ui {
 namespace {
 
@@ -16,12 +18,7 @@ constexpr ImU32 kLineColor = IM_COL32(31, 119, 180, 255);
 class LayerCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ImGui::CreateContext();
-    ImGuiIO &io = ImGui::GetIO();
-    io.DisplaySize = ImVec2(400, 300);
-    io.DeltaTime = 1.0f / 60;
-    io.IniFilename = nullptr;
-    io.Fonts->Build();
+    test::create_headless_imgui(ImVec2(400, 300));
     ImGui::NewFrame();
     ImGui::Begin("window");
   }

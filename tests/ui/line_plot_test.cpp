@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "tests/ui/headless_imgui.h"
 #include "ui/platform/layer_cache.h"
 
 namespace rlwb::ui {
@@ -17,12 +18,7 @@ constexpr ImU32 kGrid = IM_COL32(60, 64, 72, 255);
 class LinePlotLayerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ImGui::CreateContext();
-    ImGuiIO &io = ImGui::GetIO();
-    io.DisplaySize = ImVec2(800, 600);
-    io.DeltaTime = 1.0f / 60;
-    io.IniFilename = nullptr;
-    io.Fonts->Build();
+    test::create_headless_imgui(ImVec2(800, 600));
     renderer_.render = [this](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32, const LayerDraw &draw,
                               ImTextureID &texture) {
       list_.emplace(ImGui::GetDrawListSharedData());
