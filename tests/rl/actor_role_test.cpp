@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/algorithms/algorithms.h"
 
 namespace rlwb::testing {
 namespace {
@@ -107,18 +108,35 @@ void expect_split_updates_match(const std::string& role, nlohmann::json config, 
 // with half the rows each: the same weights, and the same metrics -- the
 // loss of the whole mini-batch, the clip fraction and KL over all its
 // tokens, the global gradient's norm -- reported alike by every rank (they
-// are reduced in the gradient all-reduce of the last step).
+// are reduced in each step's gradient all-reduce), for a token-mean loss
+// and a sequence-mean one.
 TEST(ActorRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
-  auto config = tiny_actor_config(1e-2);
-  config["ppo"] = {{"use_kl_loss", false}, {"epochs", 2}};  // two steps: one plain, one carrying the metrics
-  config["micro_batch_size"] = 32;
-  LocalRole single("actor", config);
-  Batch in = rollout_with_advantages(single);
-  nlohmann::json one_metrics = single.call("update", in, kUpdateIn, {}).meta()["metrics"];
-  for (const char* key : {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
-    EXPECT_TRUE(one_metrics.contains(key)) << key;
+  for (const char* mode : {"token-mean", "seq-mean-token-mean"}) {
+    SCOPED_TRACE(mode);
+    auto config = tiny_actor_config(1e-2);
+    config["ppo"] = {{"use_kl_loss", false}, {"epochs", 2}, {"loss_agg_mode", mode}};  // two optimizer steps
+    config["micro_batch_size"] = 32;
+    LocalRole single("actor", config);
+    Batch in = rollout_with_advantages(single);
+    nlohmann::json one_metrics = single.call("update", in, kUpdateIn, {}).meta()["metrics"];
+    for (const char* key : {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
+      EXPECT_TRUE(one_metrics.contains(key)) << key;
 
-  expect_split_updates_match("actor", config, single, one_metrics, in, kUpdateIn, "log_prob");
+    expect_split_updates_match("actor", config, single, one_metrics, in, kUpdateIn, "log_prob");
+
+    // And the metric is the loss: one step's pg_loss is the policy loss of
+    // the whole batch under the weights before the step.
+    config["ppo"]["epochs"] = 1;
+    LocalRole fresh("actor", config);
+    auto lp = fresh.call("log_prob", in, kSeqIn, {"lp"}).tensor("lp");
+    core::algorithms::PolicyLossOptions options;
+    options.aggregation = core::algorithms::parse_loss_agg_mode(mode);
+    double expected = core::algorithms::policy_loss(in.tensor("old_log_probs"), lp, in.tensor("advantages"),
+                                                    in.tensor("response_mask"), options)
+                          .loss.item<double>();
+    double reported = fresh.call("update", in, kUpdateIn, {}).meta()["metrics"]["actor/pg_loss"].get<double>();
+    EXPECT_NEAR(reported, expected, 1e-6);
+  }
 }
 
 // The critic likewise: the value loss of the whole mini-batch and the same

@@ -146,7 +146,7 @@ TrainState::TrainState(model::Transformer& model, OptimizerSettings settings)
       optimizer_(trainable(model), model::AdamWSettings{settings.beta1, settings.beta2, settings.eps,
                                                         settings.weight_decay}) {}
 
-std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along) {
+std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along, bool divide_by_first) {
   torch::Tensor& gradients = optimizer_.flat_gradients();
   if (env.world > 1 && ride_along != nullptr && !ride_along->empty()) {
     const int64_t n = gradients.numel(), extra = static_cast<int64_t>(ride_along->size());
@@ -160,6 +160,8 @@ std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* 
   } else if (env.world > 1) {
     env.spmd().all_reduce_sum(gradients);
   }
+  if (divide_by_first && ride_along != nullptr && !ride_along->empty())
+    gradients.div_(std::max(1.0, ride_along->front()));
   const double norm = optimizer_.clip_gradients(settings_.grad_clip > 0 ? settings_.grad_clip : HUGE_VAL);
   const double lr = settings_.lr_at(steps_);
   if (std::isfinite(norm)) optimizer_.step(lr);  // a non-finite gradient is skipped, not applied

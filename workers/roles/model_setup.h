@@ -84,13 +84,16 @@ class TrainState {
  public:
   TrainState(model::Transformer& model, OptimizerSettings settings);
 
-  // Sums gradients over the ranks of the pool (each rank's loss was
-  // normalised by the global count, so the sum is the global gradient),
-  // clips, steps AdamW at the scheduled lr. Returns {grad_norm, lr}.
-  // `ride_along` values, if given, are summed over the ranks in the same
-  // all-reduce (in float32), which saves a collective round of its own:
-  // a caller's last step carries its metrics.
-  std::pair<double, double> step(WorkerEnv& env, std::vector<double>* ride_along = nullptr);
+  // Sums gradients over the ranks of the pool, clips, steps AdamW at the
+  // scheduled lr. Returns {grad_norm, lr}. `ride_along` values, if given,
+  // are summed over the ranks in the same all-reduce (in float32), which
+  // saves a collective round of their own. With `divide_by_first`, the
+  // summed gradients are divided by the summed ride_along[0] before
+  // clipping: a caller back-propagates its part of the loss as a sum and
+  // passes its loss count there. Otherwise each rank's loss must already be
+  // normalised by the global count.
+  std::pair<double, double> step(WorkerEnv& env, std::vector<double>* ride_along = nullptr,
+                                 bool divide_by_first = false);
   int64_t steps_done() const { return steps_; }
 
  private:
@@ -104,9 +107,10 @@ double all_reduce_sum(WorkerEnv& env, double value);
 // Makes every rank's parameters equal to rank 0's.
 void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
 
-// The update loop that actor and critic share: this rank's rows per
-// mini-batch (ppo.mini_batch_size counts global rows; 0 = all rows) and the
-// mini-batch's sizes over every rank (one all-reduce).
+// The update loops of actor and critic: this rank's rows per mini-batch
+// (ppo.mini_batch_size counts global rows; 0 = all rows), and the
+// mini-batch's sizes over every rank in an all-reduce of their own (the
+// critic's; the actor's counts ride along with its gradients instead).
 int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env);
 struct GlobalCounts {
   double tokens = 0;     // response tokens
@@ -116,10 +120,10 @@ struct GlobalCounts {
 };
 GlobalCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask);
 
-// Update metrics are sums of shares: each micro-batch adds its loss (already
-// normalised by the global count) and its ratios weighted by its tokens'
-// share of the mini-batch's global tokens, so the sum over micro-batches and
-// ranks is the mini-batch's value whatever the split. A value every rank
+// The critic's update metrics are sums of shares: each micro-batch adds its
+// loss (already normalised by the global count) and its ratios weighted by
+// its tokens' share of the mini-batch's global tokens, so the sum over
+// micro-batches and ranks is the mini-batch's value whatever the split. A value every rank
 // has alike (lr, grad norm) or computes over its own rows adds value/world.
 // Returns, per metric, the sum over the ranks divided by the optimizer steps.
 nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums, double updates);

@@ -115,60 +115,65 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const int64_t mini = local_mini_batch_rows(ppo, rows, ctx.env);
   const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
 
+  // One collective per optimizer step: each rank back-propagates its part
+  // of the mini-batch loss as a sum (normaliser 1), and its loss count and
+  // metric sums ride along with the gradients' all-reduce; the summed
+  // gradient is then divided by the global count (TrainState::step), which
+  // gives the mini-batch gradient, as dp=1 computes it. Metric sums: the
+  // loss as it is, ratios over a micro-batch times its tokens; after the
+  // sum, the loss is divided by the global count, ratios by the global
+  // tokens, so no split changes them.
+  std::vector<std::string> metric_keys = {"actor/entropy", "actor/pg_clipfrac", "actor/pg_clipfrac_lower",
+                                          "actor/pg_loss", "actor/ppo_kl"};
+  if (use_kl_loss) metric_keys.push_back("actor/kl_loss");
+  const auto sum_aggregation = aggregation_for(agg, 1.0);
   std::map<std::string, double> sums;
   double updates = 0, grad_norm_sum = 0, lr_sum = 0;
-  nlohmann::json metrics = nlohmann::json::object();
-  const auto mini_batches = row_ranges(rows, mini);
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    for (size_t i = 0; i < mini_batches.size(); ++i) {
-      auto [mb, me] = mini_batches[i];
-      // Normalise by the whole mini-batch over every rank, so the summed
-      // gradient is the mini-batch gradient (dp=1 and dp=2 agree).
-      const auto counts = global_counts(ctx.env, mask.slice(0, mb, me));
-      auto how = aggregation_for(agg, counts.loss_normalizer(agg_mode));
-      std::map<std::string, double> mb_metrics;
+    for (auto [mb, me] : row_ranges(rows, mini)) {
+      std::map<std::string, double> step_sums;
+      for (const auto& k : metric_keys) step_sums[k] = 0;  // the same keys on every rank, rows or not
       for (auto [b, e] : row_ranges(me - mb, micro)) {
         b += mb, e += mb;
         auto lp = model::response_log_probs(r.net, rows_of(seq, b, e), temperature, /*with_entropy=*/true);
         auto m = mask.slice(0, b, e);
         auto policy = alg::policy_loss(old_lp.slice(0, b, e), lp.log_probs, adv.slice(0, b, e), m,
-                                       alg::PolicyLossOptions{pl.clip_low, pl.clip_high, pl.clip_ratio_c, how});
+                                       alg::PolicyLossOptions{pl.clip_low, pl.clip_high, pl.clip_ratio_c, sum_aggregation});
         torch::Tensor loss = policy.loss;
-        // Shares of the mini-batch's values (see sum_metrics_over_ranks): the
-        // loss part as it is, ratios over this micro-batch by its tokens.
-        const double share = m.sum().item<double>() / std::max(1.0, counts.tokens);
-        for (auto& [k, v] : policy.metrics()) mb_metrics[k] += k == "actor/pg_loss" ? v : v * share;
-        auto bonus = alg::entropy_bonus(lp.entropy, m, entropy_coeff, how);
+        const double tokens = m.sum().item<double>();
+        for (auto& [k, v] : policy.metrics()) step_sums[k] += k == "actor/pg_loss" ? v : v * tokens;
+        auto bonus = alg::entropy_bonus(lp.entropy, m, entropy_coeff, sum_aggregation);
         if (entropy_coeff > 0) loss = loss + bonus.loss;
-        mb_metrics["actor/entropy"] += alg::masked_mean(lp.entropy.detach(), m).item<double>() * share;
+        step_sums["actor/entropy"] += alg::masked_mean(lp.entropy.detach(), m).item<double>() * tokens;
         if (use_kl_loss) {
-          auto kl = alg::kl_loss(lp.log_probs, ref_lp.slice(0, b, e), m, kl_coef, kl_type, how);
+          auto kl = alg::kl_loss(lp.log_probs, ref_lp.slice(0, b, e), m, kl_coef, kl_type, sum_aggregation);
           loss = loss + kl.loss;
-          mb_metrics["actor/kl_loss"] += alg::masked_mean(alg::kl_penalty(lp.log_probs.detach(), ref_lp.slice(0, b, e), m, kl_type), m).item<double>() * share;
+          step_sums["actor/kl_loss"] += alg::masked_mean(alg::kl_penalty(lp.log_probs.detach(), ref_lp.slice(0, b, e), m, kl_type), m).item<double>() * tokens;
         }
         loss.backward();
       }
-      for (auto& [k, v] : mb_metrics) sums[k] += v;
+      const auto mb_mask = mask.slice(0, mb, me);
+      const double local_tokens = mb_mask.sum().item<double>();
+      const double local_count = agg_mode == alg::LossAggMode::kTokenMean
+                                     ? local_tokens
+                                     : (mb_mask.sum(1) > 0).sum().item<double>();
+      std::vector<double> ride_along = {local_count, local_tokens};
+      for (auto& [k, v] : step_sums) ride_along.push_back(v);
+      auto [grad_norm, lr] = r.rl_state->step(ctx.env, &ride_along, /*divide_by_first=*/true);
+      const double count = std::max(1.0, ride_along[0]), tokens = std::max(1.0, ride_along[1]);
+      size_t j = 2;
+      for (auto& [k, v] : step_sums) sums[k] += ride_along[j++] / (k == "actor/pg_loss" ? count : tokens);
+      grad_norm_sum += grad_norm, lr_sum += lr;
       ++updates;
-      const bool last = epoch + 1 == epochs && i + 1 == mini_batches.size();
-      if (!last) {
-        auto [grad_norm, lr] = r.rl_state->step(ctx.env);
-        grad_norm_sum += grad_norm, lr_sum += lr;
-        continue;
-      }
-      // The last step: the metrics' sums over the ranks ride along with
-      // the gradients' all-reduce. The gradient norm and lr come after it
-      // and are the same on every rank.
-      std::vector<double> means;
-      for (auto& [k, v] : sums) means.push_back(v / updates);
-      auto [grad_norm, lr] = r.rl_state->step(ctx.env, &means);
-      size_t j = 0;
-      for (auto& [k, v] : sums) metrics[k] = means[j++];
-      if (use_kl_loss) metrics["actor/kl_coef"] = kl_coef;
-      metrics["actor/grad_norm"] = (grad_norm_sum + grad_norm) / updates;
-      metrics["actor/lr"] = (lr_sum + lr) / updates;
     }
   }
+  nlohmann::json metrics = nlohmann::json::object();
+  if (updates > 0) {
+    for (auto& [k, v] : sums) metrics[k] = v / updates;
+    metrics["actor/grad_norm"] = grad_norm_sum / updates;
+    metrics["actor/lr"] = lr_sum / updates;
+  }
+  if (use_kl_loss) metrics["actor/kl_coef"] = kl_coef;
   Batch out;
   out.meta()["metrics"] = metrics;
   return out;
