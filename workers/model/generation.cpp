@@ -94,19 +94,17 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
 
   // Prefill. Rows that share a prompt (n samples of it) run it once and
   // copy its cache (shared_prompts.h).
-  DistinctPrompts shared;
-  if (batch >= 2) shared = distinct_prompts(prompt_ids.to(device), prompt_mask.to(device));
-  const bool share = batch >= 2 && worth_sharing(shared, batch);
-  KVCache cache(config, share ? shared.count() : batch, prompt_len + max_new, any_parameter.options());
+  const auto shared = prompts_worth_sharing(prompt_ids.to(device), prompt_mask.to(device));
+  KVCache cache(config, shared ? shared->count() : batch, prompt_len + max_new, any_parameter.options());
   torch::Tensor hidden =
-      share ? model->hidden_states(shared.ids, position_ids_from_mask(shared.mask), padded ? shared.mask : torch::Tensor(),
-                                   &cache, prompt_len - 1)
-            : model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache,
-                                   prompt_len - 1);
+      shared ? model->hidden_states(shared->ids, position_ids_from_mask(shared->mask),
+                                    padded ? shared->mask : torch::Tensor(), &cache, prompt_len - 1)
+             : model->hidden_states(prompt_ids.to(device), prompt_positions, keys_so_far(prompt_len), &cache,
+                                    prompt_len - 1);
   torch::Tensor logits = model->logits(hidden.select(1, 0));  // the last prompt position's
-  if (share) {
-    cache.keep_rows(shared.prompt_of);
-    logits = logits.index_select(0, shared.prompt_of);
+  if (shared) {
+    cache.keep_rows(shared->prompt_of);
+    logits = logits.index_select(0, shared->prompt_of);
   }
 
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));

@@ -30,14 +30,14 @@ torch::Tensor response_hidden(Transformer& model, const SequenceBatch& b) {
   const torch::Tensor& ids = b.input_ids;
   const torch::Tensor mask = b.attention_mask.to(ids.device());
   const int64_t rows = ids.size(0), prompt_len = ids.size(1) - b.response_length, r = b.response_length;
-  DistinctPrompts prompts;
-  if (rows >= 2) prompts = distinct_prompts(ids.narrow(1, 0, prompt_len), mask.narrow(1, 0, prompt_len));
-  if (rows < 2 || !worth_sharing(prompts, rows)) {
+  const auto shared = prompts_worth_sharing(ids.narrow(1, 0, prompt_len), mask.narrow(1, 0, prompt_len));
+  if (!shared) {
     // Only the last R + 1 positions are asked for; the prompt's are keys.
     torch::Tensor hidden =
         model->hidden_states(ids, position_ids_from_mask(mask), mask, nullptr, prompt_len - 1);
     return hidden.narrow(1, 0, r);
   }
+  const DistinctPrompts& prompts = *shared;
   KVCache cache(model->config(), prompts.count());
   // The prompt's last position predicts the first response token.
   torch::Tensor first = model->hidden_states(prompts.ids, position_ids_from_mask(prompts.mask), prompts.mask,

@@ -8,6 +8,8 @@
 
 #include <torch/types.h>
 
+#include <optional>
+
 namespace rlwb::workers::model {
 
 struct DistinctPrompts {
@@ -20,10 +22,12 @@ struct DistinctPrompts {
 // mask agree at every column (so left padding must agree too).
 DistinctPrompts distinct_prompts(const torch::Tensor& prompt_ids, const torch::Tensor& prompt_mask);
 
-// Whether running the U distinct prompts once, then the rows against
-// their copied caches, beats one pass over all rows. The second pass costs
-// a pass's worth of fixed per-operation work, so sharing is worth it when
-// the rows hold each prompt at least twice on average (2U <= B).
-inline bool worth_sharing(const DistinctPrompts& prompts, int64_t rows) { return 2 * prompts.count() <= rows; }
+// The distinct prompts when running them once, then the rows against their
+// copied caches, beats one pass over all rows; otherwise nothing. The
+// second pass costs a pass's worth of fixed per-operation work, so sharing
+// is worth it when the rows hold each prompt at least twice on average
+// (2U <= B).
+std::optional<DistinctPrompts> prompts_worth_sharing(const torch::Tensor& prompt_ids,
+                                                     const torch::Tensor& prompt_mask);
 
 }  // namespace rlwb::workers::model

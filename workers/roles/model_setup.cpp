@@ -192,14 +192,20 @@ int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const Wor
   return global > 0 ? std::max<int64_t>(1, global / env.world) : rows;
 }
 
-double GlobalCounts::loss_normalizer(core::algorithms::LossAggMode mode) const {
-  return std::max(1.0, mode == core::algorithms::LossAggMode::kTokenMean ? tokens : sequences);
+double LossCounts::count(core::algorithms::LossAggMode mode) const {
+  return mode == core::algorithms::LossAggMode::kTokenMean ? tokens : sequences;
 }
 
-GlobalCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask) {
+LossCounts loss_counts(const torch::Tensor& response_mask) {
   auto mask = response_mask.to(torch::kFloat64);
-  auto both = torch::stack({mask.sum(), (mask.sum(1) > 0).to(torch::kFloat64).sum()});
-  if (env.world > 1) env.spmd().all_reduce_sum(both);
+  return {mask.sum().item<double>(), (mask.sum(1) > 0).sum().item<double>()};
+}
+
+LossCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask) {
+  LossCounts local = loss_counts(response_mask);
+  if (env.world <= 1) return local;
+  auto both = torch::tensor({local.tokens, local.sequences}, torch::kFloat64);
+  env.spmd().all_reduce_sum(both);
   auto values = both.accessor<double, 1>();
   return {values[0], values[1]};
 }

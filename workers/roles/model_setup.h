@@ -26,6 +26,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,16 +110,20 @@ void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
 
 // The update loops of actor and critic: this rank's rows per mini-batch
 // (ppo.mini_batch_size counts global rows; 0 = all rows), and the
-// mini-batch's sizes over every rank in an all-reduce of their own (the
-// critic's; the actor's counts ride along with its gradients instead).
+// mini-batch's sizes (the critic sums them over the ranks in an all-reduce
+// of their own; the actor's ride along with its gradients).
 int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env);
-struct GlobalCounts {
+struct LossCounts {
   double tokens = 0;     // response tokens
   double sequences = 0;  // rows with at least one response token
-  // The loss normaliser: tokens for token-mean, sequences otherwise.
-  double loss_normalizer(core::algorithms::LossAggMode mode) const;
+  // What the loss is divided by: tokens for token-mean, sequences otherwise.
+  double count(core::algorithms::LossAggMode mode) const;
+  double loss_normalizer(core::algorithms::LossAggMode mode) const { return std::max(1.0, count(mode)); }
 };
-GlobalCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask);
+// This rank's counts of a mini-batch's response mask, and their sums over
+// the ranks.
+LossCounts loss_counts(const torch::Tensor& response_mask);
+LossCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask);
 
 // The critic's update metrics are sums of shares: each micro-batch adds its
 // loss (already normalised by the global count) and its ratios weighted by

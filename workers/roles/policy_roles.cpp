@@ -152,12 +152,8 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         }
         loss.backward();
       }
-      const auto mb_mask = mask.slice(0, mb, me);
-      const double local_tokens = mb_mask.sum().item<double>();
-      const double local_count = agg_mode == alg::LossAggMode::kTokenMean
-                                     ? local_tokens
-                                     : (mb_mask.sum(1) > 0).sum().item<double>();
-      std::vector<double> ride_along = {local_count, local_tokens};
+      const LossCounts local = loss_counts(mask.slice(0, mb, me));
+      std::vector<double> ride_along = {local.count(agg_mode), local.tokens};
       for (auto& [k, v] : step_sums) ride_along.push_back(v);
       auto [grad_norm, lr] = r.rl_state->step(ctx.env, &ride_along, /*divide_by_first=*/true);
       const double count = std::max(1.0, ride_along[0]), tokens = std::max(1.0, ride_along[1]);
