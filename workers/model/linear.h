@@ -11,10 +11,10 @@
 // over a weight reordered once into its blocked layout made decoding about
 // 10% faster. So by default oneDNN is used on AVX-512 CPUs, and elsewhere
 // only by PackedLinear when torch runs more than one thread
-// (set_cpu_matmul or RLWB_CPU_MATMUL=dense|onednn|auto overrides). The two give the same
-// float32 product up to summation order (~1e-6 relative). Other devices
-// and dtypes (CUDA, float16/bfloat16), or a build without oneDNN, use
-// torch's linear.
+// (set_cpu_matmul or RLWB_CPU_MATMUL=dense|onednn|auto overrides). The two
+// give the same float32 product up to summation order (~1e-6 relative).
+// Other devices and dtypes (CUDA, float16/bfloat16), or a build without
+// oneDNN, use torch's linear.
 //
 // - linear(): differentiable (x, weight and bias get gradients, each GEMM
 //   of the backward also through oneDNN); training passes.
