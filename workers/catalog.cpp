@@ -1,6 +1,7 @@
 #include "workers/catalog.h"
 
 #include "core/controller/builtins.h"
+#include "core/tasks/tasks.h"
 
 #include <filesystem>
 #include <thread>
@@ -22,7 +23,7 @@ core::MethodCatalog build_catalog(const RoleRegistry& registry, const core::Rewa
   if (reward_types)
     for (auto& [name, type] : *reward_types) catalog.reward_methods[name] = type.methods;
   for (auto& [name, fn] : core::builtin_nodes()) catalog.builtins.insert(name);
-  for (auto& [name, task] : core::task_sources()) catalog.task_columns[name] = task.columns;
+  for (auto& [name, task] : core::tasks::task_sources()) catalog.task_columns[name] = task.columns;
   catalog.machine_gpus = count_gpus();
   // CPU workers may oversubscribe the cores (tests run 4 ranks on 2 cores),
   // but not without bound.

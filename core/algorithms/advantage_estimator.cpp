@@ -8,19 +8,6 @@
 namespace rlwb::core::algorithms {
 namespace {
 
-struct EstimatorName {
-  AdvantageEstimator estimator;
-  std::string_view name;
-};
-constexpr EstimatorName kEstimators[] = {
-    {AdvantageEstimator::kGae, "gae"},
-    {AdvantageEstimator::kGrpo, "grpo"},
-    {AdvantageEstimator::kDrGrpo, "dr_grpo"},
-    {AdvantageEstimator::kRloo, "rloo"},
-    {AdvantageEstimator::kRemax, "remax"},
-    {AdvantageEstimator::kReinforcePlusPlus, "reinforce_plus_plus"},
-    {AdvantageEstimator::kReinforcePlusPlusBaseline, "reinforce_plus_plus_baseline"},
-};
 
 const torch::Tensor& require(AdvantageEstimator estimator, std::string_view input,
                              const torch::Tensor& t, std::string_view what) {
@@ -35,20 +22,18 @@ const torch::Tensor& require(AdvantageEstimator estimator, std::string_view inpu
 }  // namespace
 
 AdvantageEstimator parse_advantage_estimator(std::string_view name) {
-  for (const EstimatorName& e : kEstimators) {
-    if (e.name == name) return e.estimator;
-  }
+  for (const auto& [known_name, estimator] : advantage_estimator_names())
+    if (known_name == name) return estimator;
   std::string known;
-  for (const EstimatorName& e : kEstimators)
-    known += (known.empty() ? "" : ", ") + std::string(e.name);
+  for (const auto& [known_name, estimator] : advantage_estimator_names())
+    known += (known.empty() ? "" : ", ") + known_name;
   detail::fail("parse_advantage_estimator",
                "unknown advantage estimator '" + std::string(name) + "'; use one of " + known);
 }
 
 std::string_view to_string(AdvantageEstimator estimator) {
-  for (const EstimatorName& e : kEstimators) {
-    if (e.estimator == estimator) return e.name;
-  }
+  for (const auto& [name, value] : advantage_estimator_names())
+    if (value == estimator) return name;
   return "unknown";
 }
 

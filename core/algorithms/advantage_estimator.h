@@ -10,18 +10,10 @@
 #include <vector>
 
 #include "core/algorithms/advantage_result.h"
+#include "core/algorithms/algorithm_names.h"
 
 namespace rlwb::core::algorithms {
 
-enum class AdvantageEstimator {
-  kGae,                        // "gae": gae_advantage; needs values
-  kGrpo,                       // "grpo": grpo_advantage; needs group_index
-  kDrGrpo,                     // "dr_grpo": dr_grpo_advantage; needs group_index
-  kRloo,                       // "rloo": rloo_advantage; needs group_index
-  kRemax,                      // "remax": remax_advantage; needs baseline_scores
-  kReinforcePlusPlus,          // "reinforce_plus_plus": reinforce_pp_advantage
-  kReinforcePlusPlusBaseline,  // "reinforce_plus_plus_baseline"; needs group_index
-};
 
 // verl's names as listed above; throws AlgorithmError listing them otherwise.
 AdvantageEstimator parse_advantage_estimator(std::string_view name);

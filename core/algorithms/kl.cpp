@@ -6,15 +6,6 @@
 namespace rlwb::core::algorithms {
 namespace {
 
-struct EstimatorName {
-  KlEstimator estimator;
-  std::string_view name;
-};
-constexpr EstimatorName kNames[] = {
-    {KlEstimator::kK1, "k1"},   {KlEstimator::kK1, "kl"}, {KlEstimator::kK2, "k2"},
-    {KlEstimator::kK2, "mse"},  {KlEstimator::kK3, "k3"}, {KlEstimator::kK3, "low_var_kl"},
-    {KlEstimator::kAbs, "abs"},
-};
 
 void check_coef(std::string_view fn, double kl_coef) {
   if (!(kl_coef >= 0)) detail::fail(fn, "kl_coef must be >= 0, got " + std::to_string(kl_coef));
@@ -23,17 +14,15 @@ void check_coef(std::string_view fn, double kl_coef) {
 }  // namespace
 
 KlEstimator parse_kl_estimator(std::string_view name) {
-  for (const EstimatorName& e : kNames) {
-    if (e.name == name) return e.estimator;
-  }
+  for (const auto& [known, estimator] : kl_estimator_names())
+    if (known == name) return estimator;
   detail::fail("parse_kl_estimator", "unknown KL estimator '" + std::string(name) +
                                          "'; use k1 (kl), k2 (mse), k3 (low_var_kl) or abs");
 }
 
 std::string_view to_string(KlEstimator estimator) {
-  for (const EstimatorName& e : kNames) {
-    if (e.estimator == estimator) return e.name;
-  }
+  for (const auto& [name, value] : kl_estimator_names())
+    if (value == estimator) return name;
   return "unknown";
 }
 

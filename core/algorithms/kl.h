@@ -19,11 +19,11 @@
 #include <string_view>
 
 #include "core/algorithms/algorithm_error.h"
+#include "core/algorithms/algorithm_names.h"
 #include "core/algorithms/loss_aggregation.h"
 
 namespace rlwb::core::algorithms {
 
-enum class KlEstimator { kK1, kK2, kK3, kAbs };
 
 // "k1" or "kl"; "k2" or "mse"; "k3" or "low_var_kl"; "abs". Throws
 // AlgorithmError listing them for anything else.

@@ -9,8 +9,8 @@
 namespace rlwb::core::algorithms {
 
 KlControlType parse_kl_control_type(std::string_view name) {
-  if (name == "fixed") return KlControlType::kFixed;
-  if (name == "adaptive") return KlControlType::kAdaptive;
+  for (const auto& [known, type] : kl_control_names())
+    if (known == name) return type;
   detail::fail("parse_kl_control_type",
                "unknown KL controller '" + std::string(name) + "'; use fixed or adaptive");
 }

@@ -13,9 +13,10 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/algorithms/algorithm_names.h"
+
 namespace rlwb::core::algorithms {
 
-enum class KlControlType { kFixed, kAdaptive };
 
 // "fixed" or "adaptive"; throws AlgorithmError otherwise.
 KlControlType parse_kl_control_type(std::string_view name);

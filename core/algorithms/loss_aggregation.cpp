@@ -8,16 +8,6 @@ namespace {
 
 constexpr const char* kFn = "aggregate_loss";
 
-struct ModeName {
-  LossAggMode mode;
-  std::string_view name;
-};
-constexpr ModeName kModes[] = {
-    {LossAggMode::kTokenMean, "token-mean"},
-    {LossAggMode::kSeqMeanTokenSum, "seq-mean-token-sum"},
-    {LossAggMode::kSeqMeanTokenMean, "seq-mean-token-mean"},
-    {LossAggMode::kSeqMeanTokenSumNorm, "seq-mean-token-sum-norm"},
-};
 
 // sum / (normalizer or own count); own count 0 means the sum is 0 too.
 torch::Tensor divide(const torch::Tensor& sum, const torch::Tensor& own_count,
@@ -29,9 +19,8 @@ torch::Tensor divide(const torch::Tensor& sum, const torch::Tensor& own_count,
 }  // namespace
 
 LossAggMode parse_loss_agg_mode(std::string_view name) {
-  for (const ModeName& m : kModes) {
-    if (m.name == name) return m.mode;
-  }
+  for (const auto& [known, mode] : loss_agg_mode_names())
+    if (known == name) return mode;
   detail::fail("parse_loss_agg_mode",
                "unknown loss aggregation '" + std::string(name) +
                    "'; use token-mean, seq-mean-token-sum, seq-mean-token-mean or "
@@ -39,9 +28,8 @@ LossAggMode parse_loss_agg_mode(std::string_view name) {
 }
 
 std::string_view to_string(LossAggMode mode) {
-  for (const ModeName& m : kModes) {
-    if (m.mode == mode) return m.name;
-  }
+  for (const auto& [name, value] : loss_agg_mode_names())
+    if (value == mode) return name;
   return "unknown";
 }
 

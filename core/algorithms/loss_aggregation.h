@@ -21,9 +21,10 @@
 #include <optional>
 #include <string_view>
 
+#include "core/algorithms/algorithm_names.h"
+
 namespace rlwb::core::algorithms {
 
-enum class LossAggMode { kTokenMean, kSeqMeanTokenSum, kSeqMeanTokenMean, kSeqMeanTokenSumNorm };
 
 // "token-mean", "seq-mean-token-sum", "seq-mean-token-mean",
 // "seq-mean-token-sum-norm" (verl's names); throws AlgorithmError listing

@@ -1,7 +1,5 @@
 #include "core/controller/builtins.h"
 
-#include "core/controller/arithmetic_task.h"
-#include "core/controller/print_program_task.h"
 #include "core/controller/rl_builtins.h"
 
 #include <torch/torch.h>
@@ -30,17 +28,6 @@ Batch column_means(const Batch& input, BuiltinContext& ctx) {
   return out;
 }
 
-// Task "toy_numbers": x = step * batch_size + i, as float32, with a text prompt per row.
-Batch toy_numbers(int64_t step, const nlohmann::json& task, int64_t seed) {
-  int64_t rows = task.value("batch_size", 8);
-  Batch b;
-  b.set_tensor("x", torch::arange(rows, torch::kFloat32) + static_cast<float>(step * rows));
-  std::vector<nlohmann::json> prompts;
-  for (int64_t i = 0; i < rows; ++i) prompts.push_back("number " + std::to_string(step * rows + i));
-  b.set_objects("prompts", prompts);
-  return b;
-}
-
 }  // namespace
 
 const std::map<std::string, BuiltinFn>& builtin_nodes() {
@@ -51,15 +38,6 @@ const std::map<std::string, BuiltinFn>& builtin_nodes() {
       {"safe_rlhf_advantage", safe_rlhf_advantage},
   };
   return nodes;
-}
-
-const std::map<std::string, TaskSpec>& task_sources() {
-  static const std::map<std::string, TaskSpec> tasks = {
-      {"toy_numbers", {toy_numbers, {"x", "prompts"}}},
-      {"arithmetic", {arithmetic_task, kArithmeticColumns}},
-      {"print_program", {print_program_task, kPrintProgramColumns}},
-  };
-  return tasks;
 }
 
 }  // namespace rlwb::core

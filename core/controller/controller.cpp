@@ -1,6 +1,8 @@
 #include "core/controller/controller.h"
 
 #include "core/controller/builtins.h"
+#include "core/tasks/tasks.h"
+#include "core/config/experiment_options.h"
 #include "core/launch/local_launcher.h"
 
 #include <torch/torch.h>
@@ -110,6 +112,7 @@ class ProgressLine {
 
 struct Controller::Impl {
   Experiment exp;
+  config::ExperimentOptions settings;  // exp's settings, parsed once before anything starts
   ControllerOptions options;
   TrackingWriter* tracking = nullptr;
   int64_t run_id = 0;
@@ -241,7 +244,7 @@ struct Controller::Impl {
       nlohmann::json& state = node_state[node.id];  // a node runs at most once at a time
       return std::async(std::launch::async, [this, fn, input = std::move(input), &node, &state, step, &finished, index]() {
         PostWhenDone done{&finished, index};
-        BuiltinContext ctx{step, exp.trainer, node.in, node.out, state, node.args};
+        BuiltinContext ctx{step, settings.trainer, node.in, node.out, state, node.args};
         return fn(input, ctx);
       });
     }
@@ -264,26 +267,24 @@ struct Controller::Impl {
     });
   }
 
-  // The task's batch for one step of a phase: split "train" or "test".
-  // Warm start and evaluation take one sample per prompt.
-  Batch task_batch(int64_t step, const std::string& split, const nlohmann::json& batch_size) {
-    const auto& task = task_sources().at(exp.task.value("name", std::string()));
-    nlohmann::json spec = exp.task;
-    spec["split"] = split;
-    if (!batch_size.is_null()) spec["batch_size"] = batch_size, spec["samples_per_prompt"] = 1;
-    return task.make(step, spec, exp.seed);
+  // The task's batch for one step of a phase.
+  Batch task_batch(const tasks::TaskDraw& draw) {
+    return tasks::task_sources().at(settings.task.name).make(settings.task, draw, exp.seed);
+  }
+  // An RL step: the task's batch of the training split.
+  tasks::TaskDraw rl_draw(int64_t step) const {
+    return {step, false, settings.task.batch_size, settings.task.samples_per_prompt};
   }
 
   StepReport run_step(int64_t step) {
     auto step_start = Clock::now();
-    StepReport report = run_graph(exp.nodes, task_batch(step, "train", nullptr), step);
+    StepReport report = run_graph(exp.nodes, task_batch(rl_draw(step)), step);
     report.seconds = std::chrono::duration<double>(Clock::now() - step_start).count();
     report.metrics["perf/time_per_step"] = report.seconds;
     // Tokens through the step's models per second: the sums of the token
     // masks (trainer.token_masks; by default prompt + response).
     double tokens = 0;
-    const auto masks = exp.trainer.value("token_masks", std::vector<std::string>{"prompt_mask", "response_mask"});
-    for (const auto& col : masks)
+    for (const auto& col : settings.trainer.token_masks)
       if (report.batch.has_tensor(col))
         tokens += report.batch.tensor(col).sum().item<double>();
     if (tokens > 0) report.metrics["perf/throughput"] = tokens / report.seconds;
@@ -387,12 +388,13 @@ struct Controller::Impl {
   // weights are copied into the models that start from them (reference,
   // critic) through a checkpoint directory.
   void warm_start() {
-    if (!exp.trainer.contains("warm_start")) return;
-    const auto& ws = exp.trainer["warm_start"];
-    const int64_t steps = ws.value("steps", int64_t{0});
+    const auto& ws = settings.trainer.warm_start;
+    if (!ws.enabled) return;
+    const int64_t steps = ws.steps;
     auto t_start = Clock::now();
     for (int64_t s = 1; s <= steps; ++s) {
-      StepReport r = run_graph(warm_start_nodes, task_batch(s, "train", ws.value("batch_size", exp.task.value("batch_size", nlohmann::json(16)))), s);
+      // Warm start and evaluation take one sample per prompt.
+      StepReport r = run_graph(warm_start_nodes, task_batch({s, false, ws.batch_size.value_or(settings.task.batch_size), 1}), s);
       log_metrics(r.metrics, s, "warm_start/");
       if (options.print_progress && (s == steps || s % std::max<int64_t>(1, steps / 10) == 0)) {
         double elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
@@ -402,13 +404,12 @@ struct Controller::Impl {
         std::fprintf(stderr, "  (%.0f s)\n", elapsed);
       }
     }
-    if (!ws.contains("sync")) return;
-    const auto& sync = ws["sync"];
-    std::string from = sync.value("from", "");
+    if (ws.sync_from.empty()) return;
+    const std::string& from = ws.sync_from;
     std::string dir = checkpoint_path(from + "-warm-start");
     group_named(from, "trainer.warm_start.sync.from").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
     if (tracking) tracking->log_artifact(run_id, "checkpoint", dir);
-    for (auto& to : sync.value("to", std::vector<std::string>{}))
+    for (auto& to : ws.sync_to)
       group_named(to, "trainer.warm_start.sync.to").call("load_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
     event("info", "warm start done after " + std::to_string(steps) + " steps; " + from + " saved to " + dir);
   }
@@ -417,9 +418,9 @@ struct Controller::Impl {
   // column's row sums, averaged, are val/score/mean.
   std::optional<EvalReport> evaluate(int64_t step) {
     if (eval_nodes.empty()) return std::nullopt;
-    const auto& ev = exp.trainer["eval"];
-    StepReport r = run_graph(eval_nodes, task_batch(step, "test", ev.value("batch_size", nlohmann::json())), step);
-    std::string col = ev.value("score", "");
+    const auto& ev = settings.trainer.eval;
+    StepReport r = run_graph(eval_nodes, task_batch({step, true, ev.batch_size.value_or(settings.task.test_size()), 1}), step);
+    const std::string& col = ev.score;
     if (!r.batch.has_tensor(col))
       throw std::runtime_error("trainer.eval.score names column '" + col + "', which the eval nodes do not produce");
     torch::Tensor scores = r.batch.tensor(col).to(torch::kFloat64);
@@ -437,11 +438,10 @@ struct Controller::Impl {
 
   // trainer.samples: the first rows of a step, for the samples view.
   void log_samples(const StepReport& r) {
-    if (!tracking || !exp.trainer.contains("samples")) return;
-    const auto& cfg = exp.trainer["samples"];
+    const auto& cfg = settings.trainer.samples;
+    if (!tracking || !cfg.enabled) return;
     const Batch& b = r.batch;
-    std::string prompt = cfg.value("prompt", "prompts"), response = cfg.value("response", "response_text");
-    std::string score = cfg.value("score", "token_level_scores");
+    const std::string &prompt = cfg.prompt, &response = cfg.response, &score = cfg.score;
     if (!b.has(prompt) || !b.has(response)) return;
     auto prompts = b.objects(prompt);
     auto responses = b.objects(response);
@@ -450,10 +450,10 @@ struct Controller::Impl {
       scores = b.tensor(score).to(torch::kFloat64);
       if (scores.dim() == 2) scores = scores.sum(1);
     }
-    int64_t rows = std::min<int64_t>(cfg.value("rows", 4), static_cast<int64_t>(prompts.size()));
+    int64_t rows = std::min<int64_t>(cfg.rows, static_cast<int64_t>(prompts.size()));
     for (int64_t i = 0; i < rows; ++i) {
       nlohmann::json details = nlohmann::json::object();
-      for (auto& col : cfg.value("details", std::vector<std::string>{}))
+      for (auto& col : cfg.details)
         if (b.has_objects(col)) details[col] = b.objects(col)[i];
       auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
       tracking->log_sample(run_id, r.step, text(prompts[i]), text(responses[i]),
@@ -464,7 +464,7 @@ struct Controller::Impl {
   // trainer.save: final checkpoints (HF layout) of the named models.
   std::map<std::string, std::string> save_models() {
     std::map<std::string, std::string> saved;
-    for (auto& name : exp.trainer.value("save", std::vector<std::string>{})) {
+    for (auto& name : settings.trainer.save) {
       std::string dir = checkpoint_path(name);
       group_named(name, "trainer.save").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
       if (tracking) tracking->log_artifact(run_id, "checkpoint", dir);
@@ -519,11 +519,12 @@ RunResult Controller::run() {
     // The loader read them and the validator checked them.
     if (auto p = m.exp.phase_nodes.find("warm_start"); p != m.exp.phase_nodes.end()) m.warm_start_nodes = p->second;
     if (auto p = m.exp.phase_nodes.find("eval"); p != m.exp.phase_nodes.end()) m.eval_nodes = p->second;
+    m.settings = config::parse_experiment_options(m.exp);  // throws before any worker starts
     m.start_workers();
     m.init_models();
     m.warm_start();
-    const int64_t steps = m.exp.steps();
-    const int64_t eval_every = m.exp.trainer.contains("eval") ? m.exp.trainer["eval"].value("every", int64_t{0}) : 0;
+    const int64_t steps = m.settings.trainer.steps;
+    const int64_t eval_every = m.settings.trainer.eval.every;
     if (auto e = m.evaluate(0)) result.evals.push_back(*e);
     ProgressLine progress(steps, m.options.print_progress);
     for (int64_t step = 1; step <= steps; ++step) {

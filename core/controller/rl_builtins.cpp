@@ -9,11 +9,6 @@ namespace alg = algorithms;
 
 namespace {
 
-const nlohmann::json& algorithm_settings(const BuiltinContext& ctx) {
-  static const nlohmann::json empty = nlohmann::json::object();
-  return ctx.trainer.contains("algorithm") ? ctx.trainer["algorithm"] : empty;
-}
-
 // A column the builtin reads by its default name, unless the node's args rename it.
 std::string column(const BuiltinContext& ctx, const std::string& name) {
   return ctx.args.value(name, name);
@@ -45,35 +40,35 @@ torch::Tensor masked_values(const torch::Tensor& x, const torch::Tensor& mask) {
 }  // namespace
 
 Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
-  const auto& settings = algorithm_settings(ctx);
+  const auto& settings = ctx.trainer.algorithm;
   auto scores = need(in, column(ctx, "token_level_scores"), "compute_advantage", "the rewards").to(torch::kFloat32);
   auto mask = need(in, column(ctx, "response_mask"), "compute_advantage", "which tokens are real");
   auto maskf = mask.to(torch::kFloat32);
   nlohmann::json metrics = nlohmann::json::object();
 
   torch::Tensor rewards = scores;
-  if (settings.value("use_kl_in_reward", false)) {
+  if (settings.use_kl_in_reward) {
     auto lp = need(in, column(ctx, "old_log_probs"), "compute_advantage", "use_kl_in_reward");
     auto ref = need(in, column(ctx, "ref_log_probs"), "compute_advantage", "use_kl_in_reward");
-    const auto& kc = settings.value("kl_ctrl", nlohmann::json::object());
+    const auto& kc = settings.kl_ctrl;
     alg::KlControlOptions ko;
-    ko.type = alg::parse_kl_control_type(kc.value("type", "fixed"));
-    ko.kl_coef = kc.value("kl_coef", 0.001);
-    ko.target_kl = kc.value("target_kl", 0.1);
-    ko.horizon = kc.value("horizon", 10000.0);
+    ko.type = kc.type;
+    ko.kl_coef = kc.kl_coef;
+    ko.target_kl = kc.target_kl;
+    ko.horizon = kc.horizon;
     // The coefficient carries over from the last step (adaptive control).
     double coef = ctx.state.is_object() ? ctx.state.value("kl_coef", ko.kl_coef) : ko.kl_coef;
     ko.kl_coef = coef;
     alg::KlController controller(ko);
     auto kl = alg::apply_kl_in_reward(scores, lp, ref, maskf, controller.value(),
-                                      alg::parse_kl_estimator(settings.value("kl_penalty", "kl")));
+                                      settings.kl_penalty);
     rewards = kl.token_level_rewards;
     for (auto& [k, v] : kl.metrics()) metrics[k] = v;
     controller.update(kl.current_kl, scores.size(0));
     ctx.state = {{"kl_coef", controller.value()}};
   }
 
-  auto estimator = alg::parse_advantage_estimator(settings.value("adv_estimator", "grpo"));
+  const auto estimator = settings.adv_estimator;
   alg::AdvantageInputs inputs;
   inputs.token_level_rewards = rewards;
   inputs.response_mask = maskf;
@@ -81,10 +76,10 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   inputs.group_index = optional(in, column(ctx, "group_index"));
   if (auto b = optional(in, column(ctx, "baseline_scores")); b.defined()) inputs.baseline_scores = b.dim() == 2 ? b.sum(1) : b;
   alg::AdvantageOptions options;
-  options.gamma = settings.value("gamma", 1.0);
-  options.lambda = settings.value("lam", 1.0);
+  options.gamma = settings.gamma;
+  options.lambda = settings.lam;
   auto result = alg::compute_advantages(estimator, inputs, options);
-  if (settings.value("norm_adv_by_std_in_grpo", true) == false && estimator == alg::AdvantageEstimator::kGrpo)
+  if (!settings.norm_adv_by_std_in_grpo && estimator == alg::AdvantageEstimator::kGrpo)
     result = alg::compute_advantages(alg::AdvantageEstimator::kDrGrpo, inputs, options);
 
   auto lengths = maskf.sum(1);
@@ -107,17 +102,16 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
 }
 
 Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
-  const auto& settings = algorithm_settings(ctx).value("safe_rlhf", nlohmann::json::object());
+  const auto& settings = ctx.trainer.algorithm.safe_rlhf;
   auto reward_adv = need(in, column(ctx, "reward_advantages"), "safe_rlhf_advantage", "advantages from the reward");
   auto cost_adv = need(in, column(ctx, "cost_advantages"), "safe_rlhf_advantage", "advantages from the cost");
   auto cost = need(in, column(ctx, "cost_scores"), "safe_rlhf_advantage", "the episode costs");
   auto mask = need(in, column(ctx, "response_mask"), "safe_rlhf_advantage", "which tokens are real").to(torch::kFloat32);
   alg::LagrangeOptions lo;
-  lo.cost_threshold = settings.value("cost_threshold", 0.0);
-  lo.lambda_init = ctx.state.is_object() ? ctx.state.value("lambda", settings.value("lambda_init", 1.0))
-                                         : settings.value("lambda_init", 1.0);
-  lo.lr = settings.value("lambda_lr", 0.1);
-  if (settings.contains("lambda_max")) lo.lambda_max = settings["lambda_max"].get<double>();
+  lo.cost_threshold = settings.cost_threshold;
+  lo.lambda_init = ctx.state.is_object() ? ctx.state.value("lambda", settings.lambda_init) : settings.lambda_init;
+  lo.lr = settings.lambda_lr;
+  lo.lambda_max = settings.lambda_max;
   alg::LagrangeMultiplier lambda(lo);
   double mean_cost = (cost.dim() == 2 ? cost.sum(1) : cost).to(torch::kFloat64).mean().item<double>();
   // The advantage of this step uses the multiplier before this step's update.

@@ -48,8 +48,8 @@ class IssueList {
 };
 
 // Pools (size, device, machine capacity), models (role, pool, parallel
-// sizes), rewards (type), task, trainer, layout; warnings for keys that
-// look like typos of known ones ("node:", "inputs:").
+// sizes), rewards (type), the task's name, layout. (Unknown keys and every
+// setting's type and range: core/config, run by validate_experiment.)
 void check_resources(IssueList& out, const MethodCatalog& catalog);
 // Node ids and calls (target and method exist).
 void check_node_calls(IssueList& out, const MethodCatalog& catalog);

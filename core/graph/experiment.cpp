@@ -1,7 +1,14 @@
 // Experiment's small queries: where a key was written, and content equality.
 #include "core/graph/experiment.h"
 
+#include "core/config/trainer_options.h"
+
 namespace rlwb::core {
+
+int Experiment::steps() const {
+  config::ParseContext ignored;
+  return static_cast<int>(config::parse_trainer_options(trainer, ignored).steps);
+}
 
 int Experiment::line_of(const std::string& path) const {
   std::string at = path;

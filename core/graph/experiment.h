@@ -96,7 +96,8 @@ struct Experiment {
   std::map<std::string, int> lines;
   std::vector<std::string> overrides;  // as given to the loader, in order
 
-  int steps() const { return trainer.value("steps", 1); }
+  // trainer.steps as core/config parses it (its default when absent or bad).
+  int steps() const;
   // Line of `path`, else of its nearest ancestor that has one; 0 if none.
   int line_of(const std::string& path) const;
 };

@@ -1,6 +1,6 @@
 // Checks of what the graph runs on: pools against the machine, models
-// against roles and pools, rewards against reward types, the task, the
-// trainer, the editor's layout, and keys that look like typos of known ones.
+// against roles and pools, rewards against reward types, the task's name and
+// the editor's layout.
 #include <algorithm>
 
 #include "core/graph/checks.h"
@@ -139,14 +139,6 @@ void check_task_and_trainer(IssueList& out, const MethodCatalog& catalog) {
   else if (!catalog.task_columns.count(name))
     out.add(out.line("task.name"), "", "unknown task '" + name + "'",
             "tasks: " + list_names(tasks) + "." + did_you_mean(name, tasks));
-  const nlohmann::json& steps =
-      exp.trainer.contains("steps") ? exp.trainer["steps"] : nlohmann::json(1);
-  if (!steps.is_number_integer())
-    out.add(out.line("trainer.steps"), "",
-            "trainer.steps should be a whole number, not " + steps.dump(), "set steps: 1 or more");
-  else if (steps.get<int64_t>() < 1)
-    out.add(out.line("trainer.steps"), "", "trainer.steps is " + steps.dump(),
-            "set steps: 1 or more");
   if (exp.nodes.empty())
     out.add(out.line("nodes"), "", "the experiment has no nodes",
             "add nodes: [{id: gen, call: actor.generate, in: [prompts], out: [responses]}, ...]");
@@ -163,35 +155,6 @@ void check_layout(IssueList& out) {
   }
 }
 
-// Keys the structs do not model are allowed (and kept), but one that is
-// close to a known key is most likely a typo that silently drops a value.
-void warn_if_typo(IssueList& out, const nlohmann::json& map, const std::string& at,
-                  const std::vector<std::string>& known, const std::string& node) {
-  if (!map.is_object()) return;
-  for (const auto& [key, _] : map.items()) {
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    if (similar_names(key, known).empty()) continue;
-    out.add(out.line(at.empty() ? key : at + "." + key), node, "unknown key '" + key + "'",
-            "it is kept but not used;" + did_you_mean(key, known), Severity::warning);
-  }
-}
-
-void check_key_typos(IssueList& out) {
-  const nlohmann::json& raw = out.exp().raw;
-  warn_if_typo(out, raw, "",
-               {"name", "algorithm", "seed", "pools", "models", "rewards", "task", "trainer",
-                "nodes", "layout"},
-               "");
-  if (!raw.contains("nodes") || !raw["nodes"].is_array()) return;
-  for (std::size_t i = 0; i < raw["nodes"].size(); ++i) {
-    const nlohmann::json& node = raw["nodes"][i];
-    warn_if_typo(out, node, "nodes." + std::to_string(i), {"id", "call", "in", "out"},
-                 node.is_object() && node.contains("id") && node["id"].is_string()
-                     ? node["id"].get<std::string>()
-                     : "");
-  }
-}
-
 }  // namespace
 
 void check_resources(IssueList& out, const MethodCatalog& catalog) {
@@ -200,7 +163,6 @@ void check_resources(IssueList& out, const MethodCatalog& catalog) {
   check_rewards(out, catalog);
   check_task_and_trainer(out, catalog);
   check_layout(out);
-  check_key_typos(out);
 }
 
 }  // namespace rlwb::core::graph_detail

@@ -48,7 +48,8 @@ TEST(GrpoCodeGraph, PassesTheValidator) {
 TEST(GrpoCodeGraph, RewardNodeScoresEverySampleInTheSandboxAndStopsItsServiceAfter) {
   ASSERT_TRUE(fs::exists(RLWB_WORKER_BIN)) << "build rlwb-worker first (ninja -C build rlwb-worker)";
   Experiment exp = load_experiment_file(
-      kFile, {"trainer.steps=1", "trainer.warm_start.steps=80", "task.batch_size=4", "~trainer.eval", "~trainer.save"});
+      kFile, {"trainer.steps=1", "trainer.warm_start.steps=80", "task.batch_size=4",
+              "models.actor.config.ppo.mini_batch_size=0", "~trainer.eval", "~trainer.save"});
   ControllerOptions o;
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = temp_path("rlwb-code-graph-logs");

@@ -34,7 +34,7 @@ Experiment grpo(std::vector<std::string> overrides) {
 
 TEST(GrpoPipeline, StepColumnsAgree) {
   Controller controller(grpo({"trainer.steps=2", "trainer.warm_start.steps=20", "~trainer.eval", "~trainer.save",
-                              "task.batch_size=16"}),
+                              "task.batch_size=16", "models.actor.config.ppo.mini_batch_size=128"}),
                         options("grpo"), nullptr);
   RunResult result = controller.run();
   ASSERT_EQ(result.status, "finished") << result.error;

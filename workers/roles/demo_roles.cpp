@@ -1,5 +1,7 @@
 #include "workers/roles/demo_roles.h"
 
+#include "core/config/model_options.h"
+
 #include "workers/spmd_group.h"
 
 #include <torch/torch.h>
@@ -42,11 +44,12 @@ void register_demo_roles(RoleRegistry& registry) {
   RoleSpec spec;
   spec.name = "demo";
   spec.description = "deterministic test/demo methods covering every dispatch mode";
-  spec.create = [](const nlohmann::json& config, WorkerEnv&) {
+  spec.create = [](const nlohmann::json& config, WorkerEnv& env) {
     auto role = std::make_unique<DemoRole>();
-    role->sleep_ms = config.value("sleep_ms", 0);
-    role->factor = config.value("factor", 1.0);
-    role->fail_from_step = config.value("fail_from_step", int64_t{1});
+    const auto demo = core::config::parse_model_options("demo", config, "models." + env.model + ".config").demo;
+    role->sleep_ms = demo.sleep_ms;
+    role->factor = demo.factor;
+    role->fail_from_step = demo.fail_from_step;
     return role;
   };
   using D = DemoRole;

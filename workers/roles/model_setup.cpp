@@ -13,36 +13,28 @@ namespace rlwb::workers::roles {
 
 namespace fs = std::filesystem;
 
-std::shared_ptr<model::Tokenizer> make_tokenizer(const nlohmann::json& config, const std::string& where) {
-  const nlohmann::json spec = config.value("tokenizer", nlohmann::json("char"));
-  if (spec.is_string() && spec.get<std::string>() == "char") return std::make_shared<model::CharTokenizer>();
-  if (spec.is_object() && spec.value("type", "") == "char") {
-    if (!spec.contains("alphabet")) return std::make_shared<model::CharTokenizer>();
-    return std::make_shared<model::CharTokenizer>(spec.at("alphabet").get<std::string>());
-  }
-  if (spec.is_string()) return std::shared_ptr<model::Tokenizer>(model::load_tokenizer(spec.get<std::string>()));
-  throw RoleConfigError(where + ".tokenizer: write 'char', {type: char, alphabet: \"...\"} or the path of a "
-                        "tokenizer.json (or its directory)");
+std::shared_ptr<model::Tokenizer> make_tokenizer(const core::config::TokenizerOptions& options) {
+  if (options.kind == core::config::TokenizerOptions::Kind::kFile)
+    return std::shared_ptr<model::Tokenizer>(model::load_tokenizer(options.path));
+  if (options.alphabet) return std::make_shared<model::CharTokenizer>(*options.alphabet);
+  return std::make_shared<model::CharTokenizer>();
 }
 
-static model::TransformerConfig config_from_json(const nlohmann::json& m, int64_t vocab, const std::string& where) {
+static model::TransformerConfig transformer_config(const core::config::ModelShapeOptions& m, int64_t vocab,
+                                                   const std::string& where) {
   model::TransformerConfig c;
-  std::string arch = m.value("architecture", "llama");
-  if (arch == "llama")
-    c.architecture = model::Architecture::kLlama;
-  else if (arch == "qwen2")
-    c.architecture = model::Architecture::kQwen2, c.qkv_bias = true;
-  else
-    throw RoleConfigError(where + ".model.architecture: '" + arch + "' is not llama or qwen2");
-  c.vocab_size = m.value("vocab_size", vocab);
-  c.hidden_size = m.value("hidden_size", 64);
-  c.intermediate_size = m.value("intermediate_size", 4 * c.hidden_size);
-  c.num_layers = m.value("num_layers", 2);
-  c.num_heads = m.value("num_heads", 4);
-  c.num_kv_heads = m.value("num_kv_heads", c.num_heads);
-  c.max_position_embeddings = m.value("max_position_embeddings", 64);
-  c.tie_word_embeddings = m.value("tie_word_embeddings", false);
-  c.rope_theta = m.value("rope_theta", 10000.0);
+  c.architecture = m.architecture == core::config::Architecture::kQwen2 ? model::Architecture::kQwen2
+                                                                        : model::Architecture::kLlama;
+  c.qkv_bias = m.architecture == core::config::Architecture::kQwen2;
+  c.vocab_size = m.vocab_size.value_or(vocab);
+  c.hidden_size = m.hidden_size;
+  c.intermediate_size = m.resolved_intermediate_size();
+  c.num_layers = m.num_layers;
+  c.num_heads = m.num_heads;
+  c.num_kv_heads = m.resolved_kv_heads();
+  c.max_position_embeddings = m.max_position_embeddings;
+  c.tie_word_embeddings = m.tie_word_embeddings;
+  c.rope_theta = m.rope_theta;
   c.bos_token_id = model::CharTokenizer::kBos;
   c.eos_token_id = model::CharTokenizer::kEos;
   c.pad_token_id = model::CharTokenizer::kPad;
@@ -50,18 +42,18 @@ static model::TransformerConfig config_from_json(const nlohmann::json& m, int64_
   return c;
 }
 
-model::Transformer make_model(const nlohmann::json& config, const model::Tokenizer& tokenizer, model::Head head,
+model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer, model::Head head,
                               const std::string& where) {
-  torch::manual_seed(config.value("seed", int64_t{1}));
+  torch::manual_seed(options.seed);
   model::Transformer m{nullptr};
-  if (config.contains("checkpoint")) {
-    std::string dir = config["checkpoint"].get<std::string>();
-    model::LoadOptions options;
-    options.head = head;
-    m = model::load_hf_checkpoint(dir, options);
+  if (!options.checkpoint.empty()) {
+    const std::string& dir = options.checkpoint;
+    model::LoadOptions load;
+    load.head = head;
+    m = model::load_hf_checkpoint(dir, load);
     model::check_tokenizer_fits(tokenizer, where + ".tokenizer", m->config(), dir + "/config.json");
-  } else if (config.contains("model")) {
-    auto c = config_from_json(config["model"], tokenizer.vocab_size(), where);
+  } else if (options.model) {
+    auto c = transformer_config(*options.model, tokenizer.vocab_size(), where);
     const auto& ids = tokenizer.special_ids();
     if (ids.bos >= 0) c.bos_token_id = ids.bos;
     if (ids.eos >= 0) c.eos_token_id = ids.eos;
@@ -75,12 +67,11 @@ model::Transformer make_model(const nlohmann::json& config, const model::Tokeniz
   return m;
 }
 
-void ModelRole::init(const nlohmann::json& role_config, WorkerEnv& env, model::Head head) {
+void ModelRole::init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env, model::Head head) {
   where = "models." + env.model + ".config";
-  config = role_config;
-  seed = config.value("seed", int64_t{1});
-  tokenizer = make_tokenizer(config, where);
-  net = make_model(config, *tokenizer, head, where);
+  options = core::config::parse_model_options(role, role_config, where);
+  tokenizer = make_tokenizer(options.tokenizer);
+  net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
 }
 
@@ -101,35 +92,6 @@ std::string checkpoint_dir_arg(const CallContext& ctx) {
   return dir;
 }
 
-OptimizerSettings OptimizerSettings::from(const nlohmann::json& optim, const std::string& where) {
-  OptimizerSettings s;
-  if (optim.is_null()) return s;
-  if (!optim.is_object()) throw RoleConfigError(where + ": write a map, e.g. {lr: 1e-4}");
-  s.lr = optim.value("lr", s.lr);
-  s.weight_decay = optim.value("weight_decay", s.weight_decay);
-  if (optim.contains("betas")) {
-    auto b = optim["betas"].get<std::vector<double>>();
-    if (b.size() != 2) throw RoleConfigError(where + ".betas: write two numbers, e.g. [0.9, 0.999]");
-    s.beta1 = b[0], s.beta2 = b[1];
-  }
-  s.eps = optim.value("eps", s.eps);
-  s.warmup_steps = optim.value("warmup_steps", s.warmup_steps);
-  s.total_steps = optim.value("total_steps", s.total_steps);
-  s.min_lr_ratio = optim.value("min_lr_ratio", s.min_lr_ratio);
-  s.grad_clip = optim.value("grad_clip", s.grad_clip);
-  if (!(s.lr > 0)) throw RoleConfigError(where + ".lr: must be > 0");
-  if (s.min_lr_ratio < 0 || s.min_lr_ratio > 1) throw RoleConfigError(where + ".min_lr_ratio: must be in [0, 1]");
-  return s;
-}
-
-double OptimizerSettings::lr_at(int64_t step) const {
-  if (warmup_steps > 0 && step < warmup_steps) return lr * static_cast<double>(step + 1) / warmup_steps;
-  if (total_steps <= warmup_steps) return lr;
-  double progress = std::min(1.0, static_cast<double>(step - warmup_steps) / (total_steps - warmup_steps));
-  double cosine = 0.5 * (1.0 + std::cos(M_PI * progress));
-  return lr * (min_lr_ratio + (1.0 - min_lr_ratio) * cosine);
-}
-
 namespace {
 
 std::vector<torch::Tensor> trainable(model::Transformer& model) {
@@ -141,9 +103,9 @@ std::vector<torch::Tensor> trainable(model::Transformer& model) {
 
 }  // namespace
 
-TrainState::TrainState(model::Transformer& model, OptimizerSettings settings)
+TrainState::TrainState(model::Transformer& model, OptimOptions settings)
     : settings_(settings),
-      optimizer_(trainable(model), model::AdamWSettings{settings.beta1, settings.beta2, settings.eps,
+      optimizer_(trainable(model), model::AdamWSettings{settings.betas.at(0), settings.betas.at(1), settings.eps,
                                                         settings.weight_decay}) {}
 
 std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along, bool divide_by_first) {
@@ -187,8 +149,8 @@ void broadcast_parameters(model::Transformer& model, WorkerEnv& env) {
   }
 }
 
-int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env) {
-  const int64_t global = ppo.value("mini_batch_size", int64_t{0});
+int64_t local_mini_batch_rows(const core::config::PpoOptions& ppo, int64_t rows, const WorkerEnv& env) {
+  const int64_t global = ppo.mini_batch_size;
   return global > 0 ? std::max<int64_t>(1, global / env.world) : rows;
 }
 

@@ -3,21 +3,13 @@
 // the optimizer with its warmup + cosine schedule, data-parallel gradient
 // averaging over the pool's c10d group, micro-batching, and checkpoints.
 //
-// A role's config (models.<name>.config in the graph file):
-//   model:      {architecture: llama|qwen2, hidden_size, intermediate_size,
-//                num_layers, num_heads, num_kv_heads, max_position_embeddings,
-//                tie_word_embeddings}   -- a fresh model of that shape, or
-//   checkpoint: DIR                     -- an HF-layout checkpoint to load
-//   tokenizer:  char | {type: char, alphabet: "..."} | DIR-or-tokenizer.json
-//   seed:       1        (initial weights; every rank starts identical)
-//   optim:      {lr: 1e-3, weight_decay: 0.0, betas: [0.9, 0.999], eps: 1e-8,
-//                warmup_steps: 0, total_steps: 0 (0: constant after warmup),
-//                min_lr_ratio: 0.0, grad_clip: 1.0}
-//   micro_batch_size: 64 (rows per forward/backward on one rank)
-// Errors name the config key (models.<model>.config.<key>) and what to write.
+// A role's config (models.<name>.config in the graph file) is parsed by
+// core/config/model_options.h, which lists every setting and its default;
+// the validator parsed the same JSON before the run started.
 #pragma once
 
 #include "core/algorithms/loss_aggregation.h"
+#include "core/config/model_options.h"
 #include "workers/method_registry.h"
 #include "workers/model/flat_adamw.h"
 #include "workers/model/sequence_scores.h"
@@ -40,17 +32,20 @@ class RoleConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::shared_ptr<model::Tokenizer> make_tokenizer(const nlohmann::json& config, const std::string& where);
+using core::config::ModelOptions;
+using core::config::OptimOptions;
+
+std::shared_ptr<model::Tokenizer> make_tokenizer(const core::config::TokenizerOptions& options);
 
 // What every model role holds: its config, tokenizer and network.
 struct ModelRole : Role {
   std::string where;  // "models.<name>.config", for errors
-  nlohmann::json config;
+  ModelOptions options;
   std::shared_ptr<model::Tokenizer> tokenizer;
   model::Transformer net{nullptr};
-  int64_t seed = 1;
-  // Builds the tokenizer and the network with `head`; every rank ends with rank 0's weights.
-  void init(const nlohmann::json& role_config, WorkerEnv& env, model::Head head);
+  // Parses the config for `role` (core/config/model_options.h), builds the
+  // tokenizer and the network with `head`; every rank ends with rank 0's weights.
+  void init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env, model::Head head);
 };
 
 // [prompt | response] rows from the node's first four input columns
@@ -65,25 +60,16 @@ std::string checkpoint_dir_arg(const CallContext& ctx);
 // vocabulary, with the given head. Seeds torch with config.seed first, and
 // checks that the tokenizer fits the vocabulary and that prompts of
 // `max_prompt_tokens` plus responses fit the context (when > 0).
-model::Transformer make_model(const nlohmann::json& config, const model::Tokenizer& tokenizer, model::Head head,
+model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer, model::Head head,
                               const std::string& where);
 
-struct OptimizerSettings {
-  double lr = 1e-3, weight_decay = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
-  int64_t warmup_steps = 0, total_steps = 0;
-  double min_lr_ratio = 0.0;
-  double grad_clip = 1.0;  // <= 0: no clipping
-  static OptimizerSettings from(const nlohmann::json& optim, const std::string& where);
-  // Linear warmup to lr, then cosine down to lr * min_lr_ratio at total_steps.
-  double lr_at(int64_t step) const;
-};
 
 // AdamW over a model's parameters (flat buffers, model/flat_adamw.h), its
 // schedule, and the data-parallel gradient sum. One `step()` per optimizer
 // step.
 class TrainState {
  public:
-  TrainState(model::Transformer& model, OptimizerSettings settings);
+  TrainState(model::Transformer& model, OptimOptions settings);
 
   // Sums gradients over the ranks of the pool, clips, steps AdamW at the
   // scheduled lr. Returns {grad_norm, lr}. `ride_along` values, if given,
@@ -98,7 +84,7 @@ class TrainState {
   int64_t steps_done() const { return steps_; }
 
  private:
-  OptimizerSettings settings_;
+  OptimOptions settings_;
   model::FlatAdamW optimizer_;
   int64_t steps_ = 0;
 };
@@ -112,7 +98,7 @@ void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
 // (ppo.mini_batch_size counts global rows; 0 = all rows), and the
 // mini-batch's sizes (the critic sums them over the ranks in an all-reduce
 // of their own; the actor's ride along with its gradients).
-int64_t local_mini_batch_rows(const nlohmann::json& ppo, int64_t rows, const WorkerEnv& env);
+int64_t local_mini_batch_rows(const core::config::PpoOptions& ppo, int64_t rows, const WorkerEnv& env);
 struct LossCounts {
   double tokens = 0;     // response tokens
   double sequences = 0;  // rows with at least one response token

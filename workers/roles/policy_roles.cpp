@@ -9,10 +9,8 @@
 //                               advantages, (ref_log_probs)]  out []  -- PPO epochs (actor only)
 //   sft_update    split_dp  in [prompts, answers]   out []  -- one supervised step (actor only)
 //   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}
-// Config (besides model_setup.h's): rollout {temperature, top_k, top_p,
-// max_new_tokens}; ppo {epochs, mini_batch_size (global rows), clip_ratio,
-// clip_ratio_low, clip_ratio_high, clip_ratio_c, entropy_coeff,
-// use_kl_loss, kl_loss_coef, kl_loss_type, loss_agg_mode}; sft {lr}.
+// Config: core/config/model_options.h (model, tokenizer, optim, sft,
+// rollout, ppo), parsed by ModelRole::init.
 #include "workers/roles/model_roles.h"
 
 #include "core/algorithms/algorithms.h"
@@ -32,23 +30,26 @@ struct PolicyRole : ModelRole {
   std::unique_ptr<TrainState> rl_state, sft_state;
 };
 
-std::unique_ptr<Role> create_policy(const nlohmann::json& config, WorkerEnv& env) {
-  auto role = std::make_unique<PolicyRole>();
-  role->init(config, env, model::Head::kLanguageModel);
-  return role;
+// A creator for role `name` (actor or reference: the config's sections differ).
+RoleFactory create_policy(const std::string& name) {
+  return [name](const nlohmann::json& config, WorkerEnv& env) -> std::unique_ptr<Role> {
+    auto role = std::make_unique<PolicyRole>();
+    role->init(name, config, env, model::Head::kLanguageModel);
+    return role;
+  };
 }
 
 Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
-  const auto& rollout = r.config.value("rollout", nlohmann::json::object());
+  const auto& rollout = r.options.rollout;
   model::GenerationOptions options;
   options.sampling.greedy = ctx.args.value("greedy", false);
-  options.sampling.temperature = rollout.value("temperature", 1.0);
-  options.sampling.top_k = rollout.value("top_k", int64_t{0});
-  options.sampling.top_p = rollout.value("top_p", 1.0);
-  options.max_new_tokens = rollout.value("max_new_tokens", int64_t{16});
+  options.sampling.temperature = rollout.temperature;
+  options.sampling.top_k = rollout.top_k;
+  options.sampling.top_p = rollout.top_p;
+  options.max_new_tokens = rollout.max_new_tokens;
   // Different on every step and rank, the same on every rerun.
   const int64_t step = ctx.context.value("step", int64_t{0});
-  options.seed = static_cast<uint64_t>(r.seed * 1000003 + step * 9973 + ctx.env.rank * 31 + 7);
+  options.seed = static_cast<uint64_t>(r.options.seed * 1000003 + step * 9973 + ctx.env.rank * 31 + 7);
   auto prompts = tokenize_prompts(*r.tokenizer, in.objects(in_column(ctx, 0, "prompts")));
   r.net->eval();
   auto result = model::generate(r.net, prompts.ids, prompts.mask, options);
@@ -68,9 +69,9 @@ Batch log_prob(PolicyRole& r, const Batch& in, CallContext& ctx) {
   c10::InferenceMode guard;
   r.net->eval();
   auto seq = sequence_columns(in, ctx);
-  const double temperature = r.config.value("rollout", nlohmann::json::object()).value("temperature", 1.0);
+  const double temperature = r.options.rollout.temperature;
   std::vector<torch::Tensor> parts;
-  for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.config.value("micro_batch_size", int64_t{256})))
+  for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
     parts.push_back(model::response_log_probs(r.net, rows_of(seq, b, e), temperature).log_probs);
   Batch out;
   out.set_tensor(out_column(ctx, 0, "log_probs"),
@@ -78,19 +79,15 @@ Batch log_prob(PolicyRole& r, const Batch& in, CallContext& ctx) {
   return out;
 }
 
-alg::LossAggregation aggregation_for(const std::string& mode, double normalizer) {
-  return alg::LossAggregation(alg::parse_loss_agg_mode(mode), normalizer);
-}
-
 Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
-  const auto& ppo = r.config.value("ppo", nlohmann::json::object());
-  if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
+  const auto& ppo = r.options.ppo;
+  if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
   auto seq = sequence_columns(in, ctx);
   auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
   auto old_lp = in.tensor(in_column(ctx, 4, "old_log_probs"));
   auto adv = in.tensor(in_column(ctx, 5, "advantages"));
-  const bool use_kl_loss = ppo.value("use_kl_loss", false);
+  const bool use_kl_loss = ppo.use_kl_loss;
   torch::Tensor ref_lp;
   if (use_kl_loss) {
     std::string col = in_column(ctx, 6, "ref_log_probs");
@@ -99,21 +96,18 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     ref_lp = in.tensor(col);
   }
   alg::PolicyLossOptions pl;
-  double clip = ppo.value("clip_ratio", 0.2);
-  pl.clip_low = ppo.value("clip_ratio_low", clip);
-  pl.clip_high = ppo.value("clip_ratio_high", clip);
-  if (ppo.contains("clip_ratio_c") && ppo["clip_ratio_c"].is_null()) pl.clip_ratio_c.reset();
-  else pl.clip_ratio_c = ppo.value("clip_ratio_c", 3.0);
-  const std::string agg = ppo.value("loss_agg_mode", "token-mean");
-  const auto agg_mode = alg::parse_loss_agg_mode(agg);
-  const double entropy_coeff = ppo.value("entropy_coeff", 0.0);
-  const double kl_coef = ppo.value("kl_loss_coef", 0.001);
-  const auto kl_type = alg::parse_kl_estimator(ppo.value("kl_loss_type", "low_var_kl"));
-  const double temperature = r.config.value("rollout", nlohmann::json::object()).value("temperature", 1.0);
-  const int64_t epochs = ppo.value("epochs", int64_t{1});
+  pl.clip_low = ppo.clip_ratio_low.value_or(ppo.clip_ratio);
+  pl.clip_high = ppo.clip_ratio_high.value_or(ppo.clip_ratio);
+  pl.clip_ratio_c = ppo.clip_ratio_c;
+  const auto agg_mode = ppo.loss_agg_mode;
+  const double entropy_coeff = ppo.entropy_coeff;
+  const double kl_coef = ppo.kl_loss_coef;
+  const auto kl_type = ppo.kl_loss_type;
+  const double temperature = r.options.rollout.temperature;
+  const int64_t epochs = ppo.epochs;
   const int64_t rows = seq.input_ids.size(0);
   const int64_t mini = local_mini_batch_rows(ppo, rows, ctx.env);
-  const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
+  const int64_t micro = r.options.micro_batch_size;
 
   // One collective per optimizer step: each rank back-propagates its part
   // of the mini-batch loss as a sum (normaliser 1), and its loss count and
@@ -126,7 +120,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   std::vector<std::string> metric_keys = {"actor/entropy", "actor/pg_clipfrac", "actor/pg_clipfrac_lower",
                                           "actor/pg_loss", "actor/ppo_kl"};
   if (use_kl_loss) metric_keys.push_back("actor/kl_loss");
-  const auto sum_aggregation = aggregation_for(agg, 1.0);
+  const auto sum_aggregation = alg::LossAggregation(agg_mode, 1.0);
   std::map<std::string, double> sums;
   double updates = 0, grad_norm_sum = 0, lr_sum = 0;
   for (int64_t epoch = 0; epoch < epochs; ++epoch) {
@@ -177,8 +171,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
 
 Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   if (!r.sft_state) {
-    auto settings = OptimizerSettings::from(r.config.value("sft", nlohmann::json::object()).value("optim", r.config.value("optim", nlohmann::json())), r.where + ".sft.optim");
-    r.sft_state = std::make_unique<TrainState>(r.net, settings);
+    r.sft_state = std::make_unique<TrainState>(r.net, r.options.warm_start_optim());
   }
   r.net->train();
   auto prompts = tokenize_prompts(*r.tokenizer, in.objects(in_column(ctx, 0, "prompts")));
@@ -208,7 +201,7 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   auto maskf = response_mask.to(torch::kFloat32);
   double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
   double loss_sum = 0, correct = 0;
-  for (auto [b, e] : row_ranges(rows, r.config.value("micro_batch_size", int64_t{64}))) {
+  for (auto [b, e] : row_ranges(rows, r.options.micro_batch_size)) {
     auto lp = model::response_log_probs(r.net, rows_of(seq, b, e));
     auto m = maskf.slice(0, b, e);
     auto loss = -(lp.log_probs * m).sum() / std::max(count, 1.0);
@@ -226,19 +219,15 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   return out;
 }
 
-nlohmann::json tokenizer_note(const nlohmann::json& config) {
-  return config.value("tokenizer", nlohmann::json("char"));
-}
-
 Batch save(PolicyRole& r, const Batch&, CallContext& ctx) {
   std::string dir = checkpoint_dir_arg(ctx);
-  save_checkpoint(r.net, tokenizer_note(r.config), dir);
+  save_checkpoint(r.net, r.options.tokenizer.as_written, dir);
   return Batch{};
 }
 
 Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
   std::string dir = checkpoint_dir_arg(ctx);
-  r.net = load_checkpoint_for(dir, model::Head::kLanguageModel, r.seed);
+  r.net = load_checkpoint_for(dir, model::Head::kLanguageModel, r.options.seed);
   model::check_tokenizer_fits(*r.tokenizer, r.where + ".tokenizer", r.net->config(), dir + "/config.json");
   r.rl_state.reset();  // fresh optimizer state for the new weights
   r.sft_state.reset();
@@ -252,7 +241,7 @@ void register_policy_roles(RoleRegistry& registry) {
   RoleSpec actor;
   actor.name = "actor";
   actor.description = "causal LM that generates rollouts and trains with PPO-style policy losses";
-  actor.create = create_policy;
+  actor.create = create_policy("actor");
   actor.methods = {
       method<P>("generate", DispatchMode::split_dp, generate),
       method<P>("log_prob", DispatchMode::split_dp, log_prob),
@@ -266,7 +255,7 @@ void register_policy_roles(RoleRegistry& registry) {
   RoleSpec reference;
   reference.name = "reference";
   reference.description = "frozen causal LM: log-probs of the reference policy";
-  reference.create = create_policy;
+  reference.create = create_policy("reference");
   reference.methods = {
       method<P>("log_prob", DispatchMode::split_dp, log_prob),
       method<P>("generate", DispatchMode::split_dp, generate),

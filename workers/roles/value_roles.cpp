@@ -9,8 +9,7 @@
 //   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}; loading
 //   a causal-LM checkpoint (the SFT actor) keeps its backbone and starts a
 //   fresh value head.
-// Config (besides model_setup.h's): ppo {epochs, mini_batch_size,
-// cliprange_value, loss_agg_mode}.
+// Config: core/config/model_options.h (model, tokenizer, optim, ppo).
 #include "workers/roles/model_roles.h"
 
 #include "core/algorithms/algorithms.h"
@@ -28,10 +27,13 @@ struct ValueRole : ModelRole {
   std::unique_ptr<TrainState> state;
 };
 
-std::unique_ptr<Role> create_value(const nlohmann::json& config, WorkerEnv& env) {
-  auto role = std::make_unique<ValueRole>();
-  role->init(config, env, model::Head::kValue);
-  return role;
+// A creator for role `name` (critic, reward_model, cost_model).
+RoleFactory create_value(const std::string& name) {
+  return [name](const nlohmann::json& config, WorkerEnv& env) -> std::unique_ptr<Role> {
+    auto role = std::make_unique<ValueRole>();
+    role->init(name, config, env, model::Head::kValue);
+    return role;
+  };
 }
 
 Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
@@ -39,7 +41,7 @@ Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
   r.net->eval();
   auto seq = sequence_columns(in, ctx);
   std::vector<torch::Tensor> parts;
-  for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.config.value("micro_batch_size", int64_t{256})))
+  for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
     parts.push_back(model::response_values(r.net, rows_of(seq, b, e)));
   Batch out;
   out.set_tensor(out_column(ctx, 0, "values"), parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
@@ -58,23 +60,22 @@ Batch score(ValueRole& r, const Batch& in, CallContext& ctx) {
 }
 
 Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
-  const auto& ppo = r.config.value("ppo", nlohmann::json::object());
-  if (!r.state) r.state = std::make_unique<TrainState>(r.net, OptimizerSettings::from(r.config.value("optim", nlohmann::json()), r.where + ".optim"));
+  const auto& ppo = r.options.ppo;
+  if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
   auto seq = sequence_columns(in, ctx);
   auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
   auto old_values = in.tensor(in_column(ctx, 4, "values"));
   auto returns = in.tensor(in_column(ctx, 5, "returns"));
   alg::ValueLossOptions vl;
-  if (ppo.contains("cliprange_value") && ppo["cliprange_value"].is_null()) vl.clip_range_value.reset();
-  else vl.clip_range_value = ppo.value("cliprange_value", 0.5);
-  const auto agg_mode = alg::parse_loss_agg_mode(ppo.value("loss_agg_mode", "token-mean"));
+  vl.clip_range_value = ppo.cliprange_value;
+  const auto agg_mode = ppo.loss_agg_mode;
   const int64_t rows = seq.input_ids.size(0);
   const int64_t mini = local_mini_batch_rows(ppo, rows, ctx.env);
-  const int64_t micro = r.config.value("micro_batch_size", int64_t{64});
+  const int64_t micro = r.options.micro_batch_size;
   std::map<std::string, double> sums;
   double updates = 0;
-  for (int64_t epoch = 0; epoch < ppo.value("epochs", int64_t{1}); ++epoch) {
+  for (int64_t epoch = 0; epoch < ppo.epochs; ++epoch) {
     for (auto [mb, me] : row_ranges(rows, mini)) {
       const auto counts = global_counts(ctx.env, mask.slice(0, mb, me));
       vl.aggregation = alg::LossAggregation(agg_mode, counts.loss_normalizer(agg_mode));
@@ -106,13 +107,13 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
 
 Batch save(ValueRole& r, const Batch&, CallContext& ctx) {
   std::string dir = checkpoint_dir_arg(ctx);
-  save_checkpoint(r.net, r.config.value("tokenizer", nlohmann::json("char")), dir);
+  save_checkpoint(r.net, r.options.tokenizer.as_written, dir);
   return Batch{};
 }
 
 Batch load(ValueRole& r, const Batch&, CallContext& ctx) {
   std::string dir = checkpoint_dir_arg(ctx);
-  r.net = load_checkpoint_for(dir, model::Head::kValue, r.seed);
+  r.net = load_checkpoint_for(dir, model::Head::kValue, r.options.seed);
   broadcast_parameters(r.net, ctx.env);
   r.state.reset();
   return Batch{};
@@ -123,7 +124,7 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
   RoleSpec spec;
   spec.name = name;
   spec.description = description;
-  spec.create = create_value;
+  spec.create = create_value(name);
   spec.methods = {method<V>("save_checkpoint", DispatchMode::rank0, save),
                   method<V>("load_checkpoint", DispatchMode::broadcast, load)};
   if (trainable) {

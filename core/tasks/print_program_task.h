@@ -18,11 +18,11 @@
 // The held-out set depends only on the settings, not on the seed.
 #pragma once
 
-#include "core/controller/builtins.h"
+#include "core/tasks/task_source.h"
 
-namespace rlwb::core {
+namespace rlwb::core::tasks {
 
-Batch print_program_task(int64_t step, const nlohmann::json& task, int64_t seed);
+Batch print_program_task(const config::TaskOptions& task, const TaskDraw& draw, int64_t seed);
 extern const std::vector<std::string> kPrintProgramColumns;
 
-}  // namespace rlwb::core
+}  // namespace rlwb::core::tasks

@@ -18,11 +18,11 @@
 // training prompts of a step depend on the seed and the step.
 #pragma once
 
-#include "core/controller/builtins.h"
+#include "core/tasks/task_source.h"
 
-namespace rlwb::core {
+namespace rlwb::core::tasks {
 
-Batch arithmetic_task(int64_t step, const nlohmann::json& task, int64_t seed);
+Batch arithmetic_task(const config::TaskOptions& task, const TaskDraw& draw, int64_t seed);
 extern const std::vector<std::string> kArithmeticColumns;
 
-}  // namespace rlwb::core
+}  // namespace rlwb::core::tasks

@@ -1,0 +1,144 @@
+#include "core/config/experiment_options.h"
+
+#include <set>
+
+namespace rlwb::core::config {
+
+using nlohmann::json;
+
+namespace {
+
+// The maps whose values the graph loader reads into core/graph's structs:
+// only their keys are checked here.
+void check_structure_keys(const Experiment& exp, ParseContext& ctx) {
+  const json& raw = exp.raw;
+  Section top(&raw, "", ctx);
+  for (const char* key : {"name", "algorithm", "seed", "defaults", "task", "trainer", "layout"})
+    top.raw(key, "", "");
+  if (const json* pools = top.raw("pools", "", ""); pools && pools->is_object())
+    for (const auto& [name, pool] : pools->items()) {
+      Section p(&pool, "pools." + name, ctx);
+      p.raw("workers", "", ""), p.raw("device", "", "");
+    }
+  if (const json* models = top.raw("models", "", ""); models && models->is_object())
+    for (const auto& [name, model] : models->items()) {
+      Section m(&model, "models." + name, ctx);
+      m.raw("role", "", ""), m.raw("pool", "", ""), m.raw("config", "", "");
+      if (const json* parallel = m.raw("parallel", "", ""); parallel && parallel->is_object()) {
+        Section p(parallel, "models." + name + ".parallel", ctx);
+        p.raw("dp", "", ""), p.raw("tp", "", ""), p.raw("pp", "", "");
+      }
+    }
+  if (const json* rewards = top.raw("rewards", "", ""); rewards && rewards->is_object())
+    for (const auto& [name, reward] : rewards->items()) {
+      Section r(&reward, "rewards." + name, ctx);
+      r.raw("type", "", ""), r.raw("config", "", "");
+    }
+  auto check_nodes = [&](const json* nodes, const std::string& path) {
+    if (!nodes || !nodes->is_array()) return;
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      Section n(&(*nodes)[i], path + "." + std::to_string(i), ctx);
+      for (const char* key : {"id", "call", "in", "out", "args"}) n.raw(key, "", "");
+    }
+  };
+  check_nodes(top.raw("nodes", "", ""), "nodes");
+  for (const auto& phase : trainer_phases())
+    if (raw.contains("trainer") && raw["trainer"].is_object() && raw["trainer"].contains(phase) &&
+        raw["trainer"][phase].is_object() && raw["trainer"][phase].contains("nodes"))
+      check_nodes(&raw["trainer"][phase]["nodes"], "trainer." + phase + ".nodes");
+}
+
+// The models the nodes call (their data-parallel ranks split the rows).
+std::set<std::string> models_called(const Experiment& exp, const std::vector<NodeSpec>& nodes) {
+  std::set<std::string> names;
+  for (const auto& node : nodes)
+    if (exp.models.count(node.target)) names.insert(node.target);
+  return names;
+}
+
+// `rows` rows go through the nodes of `where`: each model they call splits
+// them over its dp ranks, which must divide them (padding rows would train
+// twice).
+void check_rows_divide(const Experiment& exp, const std::vector<NodeSpec>& nodes, int64_t rows,
+                       const std::string& rows_key, const std::string& what, ParseContext& ctx) {
+  for (const auto& name : models_called(exp, nodes)) {
+    const int dp = exp.models.at(name).parallel.dp;
+    if (dp > 1 && rows % dp != 0)
+      ctx.add(rows_key, what + " " + std::to_string(rows) + " rows do not divide over model '" + name + "''s " +
+                            std::to_string(dp) + " data-parallel ranks",
+              "make the rows a multiple of " + std::to_string(dp) + " (models." + name + ".parallel.dp)");
+  }
+}
+
+void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseContext& ctx) {
+  const TaskOptions& task = o.task;
+  const int64_t rows = task.rows_per_step();
+  check_rows_divide(exp, exp.nodes, rows, "task.batch_size",
+                    "a step's batch_size x samples_per_prompt =", ctx);
+  for (const auto& [name, model] : o.models) {
+    const auto& spec = exp.models.at(name);
+    const int64_t mini = model.ppo.mini_batch_size;
+    const std::string at = "models." + name + ".config.ppo.mini_batch_size";
+    const ModelSections sections = model_sections_of(spec.role);
+    if (!(sections.actor_ppo || sections.critic_ppo) || mini == 0) continue;
+    if (mini > rows)
+      ctx.add(at, std::to_string(mini) + " rows is more than the step's batch of " + std::to_string(rows) +
+                      " (task.batch_size x task.samples_per_prompt)",
+              "lower it to " + std::to_string(rows) + " or less");
+    else if (rows % mini != 0)
+      ctx.add(at, "the step's " + std::to_string(rows) + " rows do not divide into mini-batches of " +
+                      std::to_string(mini),
+              "pick a divisor of " + std::to_string(rows));
+    if (spec.parallel.dp > 1 && mini % spec.parallel.dp != 0)
+      ctx.add(at, std::to_string(mini) + " rows do not divide over the " + std::to_string(spec.parallel.dp) +
+                      " data-parallel ranks",
+              "make it a multiple of " + std::to_string(spec.parallel.dp));
+  }
+  const TrainerOptions& t = o.trainer;
+  if (t.warm_start.enabled && exp.phase_nodes.count("warm_start"))
+    check_rows_divide(exp, exp.phase_nodes.at("warm_start"), t.warm_start.batch_size.value_or(task.batch_size),
+                      t.warm_start.batch_size ? "trainer.warm_start.batch_size" : "task.batch_size",
+                      "a warm-start step's", ctx);
+  if (t.eval.enabled && exp.phase_nodes.count("eval")) {
+    const int64_t held_out = task.test_size();
+    if (held_out == 0)
+      ctx.add("trainer.eval", "task '" + task.name + "' has no held-out rows to evaluate on",
+              "set task.test_size above 0, or remove trainer.eval");
+    const int64_t eval_rows = std::min(t.eval.batch_size.value_or(held_out), held_out);
+    if (held_out > 0)
+      check_rows_divide(exp, exp.phase_nodes.at("eval"), eval_rows,
+                        t.eval.batch_size ? "trainer.eval.batch_size" : "task.test_size", "the evaluation's", ctx);
+  }
+}
+
+}  // namespace
+
+ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& ctx) {
+  ExperimentOptions o;
+  check_structure_keys(exp, ctx);
+  o.task = parse_task_options(exp.task, ctx);
+  o.trainer = parse_trainer_options(exp.trainer, ctx);
+  for (const auto& [name, model] : exp.models)
+    o.models[name] = parse_model_options(model.role, model.config, "models." + name + ".config", ctx);
+  if (ctx.ok()) check_batches(exp, o, ctx);
+  return o;
+}
+
+ExperimentOptions parse_experiment_options(const Experiment& exp) {
+  ParseContext ctx(&exp.lines);
+  ExperimentOptions o = parse_experiment_options(exp, ctx);
+  ctx.throw_if_any();
+  return o;
+}
+
+std::string settings_reference() {
+  SettingsDoc doc;
+  ParseContext ctx(nullptr, &doc);
+  const json empty = json::object();
+  parse_task_options(empty, ctx);
+  parse_trainer_options(empty, ctx);
+  for (const char* role : {"actor", "critic"}) parse_model_options(role, empty, "models.<name>.config", ctx);
+  return doc.markdown();
+}
+
+}  // namespace rlwb::core::config

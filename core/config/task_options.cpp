@@ -1,0 +1,67 @@
+#include "core/config/task_options.h"
+
+#include <algorithm>
+
+namespace rlwb::core::config {
+
+const std::vector<std::string>& task_names() {
+  static const std::vector<std::string> names = {"arithmetic", "print_program", "toy_numbers"};
+  return names;
+}
+
+int64_t TaskOptions::test_size() const {
+  if (name == "arithmetic") return arithmetic.test_size;
+  if (name == "print_program") return print_program.test_size;
+  return 0;
+}
+
+TaskOptions parse_task_options(const nlohmann::json& task, ParseContext& ctx) {
+  TaskOptions o;
+  const bool doc = ctx.doc() != nullptr;
+  Section s(&task, "task", ctx);
+  s.text("name", o.name, "the task source: " + [] {
+    std::string all;
+    for (const auto& n : task_names()) all += (all.empty() ? "" : ", ") + n;
+    return all;
+  }());
+  s.integer("batch_size", o.batch_size, "distinct prompts per RL step", above(0))
+      .integer("samples_per_prompt", o.samples_per_prompt, "responses per prompt (the group size of GRPO/RLOO)",
+               above(0));
+  const auto& names = task_names();
+  if (!doc && std::find(names.begin(), names.end(), o.name) == names.end()) {
+    std::string all;
+    for (const auto& n : names) all += (all.empty() ? "" : ", ") + n;
+    s.fail("name", o.name.empty() ? "is missing" : "'" + o.name + "' is not a task",
+           "write one of: " + all + did_you_mean_hint(o.name, names));
+  }
+  if (o.name == "arithmetic" || doc) {
+    auto& a = o.arithmetic;
+    s.integer("max_operand", a.max_operand, "arithmetic: operands are 0..max_operand", above(0))
+        .names("ops", a.ops, "arithmetic: operators, any of +, -, *")
+        .integer("test_size", a.test_size, "held-out prompts (never trained on); print_program's default is 20",
+                 at_least(0))
+        .number("teacher_carry_error", a.teacher_carry_error,
+                "arithmetic: chance that a demonstration forgets to carry the one", between(0, 1));
+    for (const auto& op : a.ops)
+      if (op != "+" && op != "-" && op != "*") s.fail("ops", "'" + op + "' is not an operator", "use any of +, -, *");
+    const int64_t space = (a.max_operand + 1) * (a.max_operand + 1) * static_cast<int64_t>(a.ops.size());
+    if (!doc && a.test_size > space / 2)
+      s.fail("test_size", "is " + std::to_string(a.test_size) + ", more than half of the " + std::to_string(space) +
+                              " possible problems",
+             "lower test_size or raise max_operand");
+  }
+  if (o.name == "print_program" || doc) {
+    auto& p = o.print_program;
+    s.integer("max_target", p.max_target, "print_program: targets are 0..max_target", above(0))
+        .number("teacher_error", p.teacher_error, "print_program: chance that a demonstration prints a wrong number",
+                between(0, 1));
+    if (!doc) s.integer("test_size", p.test_size, "held-out targets", at_least(0));
+    if (!doc && p.test_size > (p.max_target + 1) / 2)
+      s.fail("test_size", "is " + std::to_string(p.test_size) + ", more than half of the " +
+                              std::to_string(p.max_target + 1) + " targets (0..max_target)",
+             "lower test_size or raise max_target");
+  }
+  return o;
+}
+
+}  // namespace rlwb::core::config

@@ -1,0 +1,77 @@
+// The trainer section of the graph file as typed structs: the RL steps,
+// the algorithm settings the controller's builtins read (advantage
+// estimator, KL in the reward, Safe-RLHF's multiplier), and the phases
+// around the steps: warm start, evaluation, samples, final save. The phases'
+// node lists are read by the graph loader (Experiment::phase_nodes); this
+// parse only marks them known. Used by the validator and the controller.
+#pragma once
+
+#include "core/algorithms/algorithm_names.h"
+#include "core/config/section.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlwb::core::config {
+
+struct KlControlOptions {
+  algorithms::KlControlType type = algorithms::KlControlType::kFixed;
+  double kl_coef = 0.001;
+  double target_kl = 0.1;
+  double horizon = 10000.0;
+};
+
+struct SafeRlhfOptions {
+  double cost_threshold = 0.0;
+  double lambda_init = 1.0;
+  double lambda_lr = 0.1;
+  std::optional<double> lambda_max;
+};
+
+struct AlgorithmOptions {
+  algorithms::AdvantageEstimator adv_estimator = algorithms::AdvantageEstimator::kGrpo;
+  double gamma = 1.0;
+  double lam = 1.0;
+  bool norm_adv_by_std_in_grpo = true;
+  bool use_kl_in_reward = false;
+  algorithms::KlEstimator kl_penalty = algorithms::KlEstimator::kK1;
+  KlControlOptions kl_ctrl;
+  SafeRlhfOptions safe_rlhf;
+};
+
+struct WarmStartOptions {
+  bool enabled = false;  // the section is present
+  int64_t steps = 0;
+  std::optional<int64_t> batch_size;  // default: task.batch_size
+  std::string sync_from;              // "" : no sync
+  std::vector<std::string> sync_to;
+};
+
+struct EvalOptions {
+  bool enabled = false;  // the section is present
+  int64_t every = 0;     // 0: only before the first RL step
+  std::optional<int64_t> batch_size;  // default: the task's test split
+  std::string score;                  // the score column the eval nodes write
+};
+
+struct SamplesOptions {
+  bool enabled = false;
+  int64_t rows = 4;
+  std::string prompt = "prompts", response = "response_text", score = "token_level_scores";
+  std::vector<std::string> details;
+};
+
+struct TrainerOptions {
+  int64_t steps = 1;
+  AlgorithmOptions algorithm;
+  WarmStartOptions warm_start;
+  EvalOptions eval;
+  SamplesOptions samples;
+  std::vector<std::string> save;                                        // models saved at the end
+  std::vector<std::string> token_masks = {"prompt_mask", "response_mask"};  // perf/throughput counts these
+};
+
+TrainerOptions parse_trainer_options(const nlohmann::json& trainer, ParseContext& ctx);
+
+}  // namespace rlwb::core::config

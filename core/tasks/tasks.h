@@ -1,0 +1,30 @@
+// The task sources a graph's `task: {name: ...}` may name: each makes the
+// batch a step starts with, from the typed task settings (core/config) and
+// a TaskDraw (which split, how many prompts, how many samples each).
+//   arithmetic     "37+48=" -> "85" (arithmetic_task.h)
+//   print_program  a number -> a python3 program printing it (print_program_task.h)
+//   toy_numbers    x = step * batch_size + i (model-free demo graphs)
+// Used by the controller and by the validator's catalog (workers/catalog.cpp).
+#pragma once
+
+#include "core/batch/batch.h"
+#include "core/config/task_options.h"
+#include "core/tasks/task_source.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rlwb::core::tasks {
+
+using TaskFn = std::function<Batch(const config::TaskOptions& task, const TaskDraw& draw, int64_t seed)>;
+
+struct TaskSpec {
+  TaskFn make;
+  std::vector<std::string> columns;  // what it provides (for the validator)
+};
+
+const std::map<std::string, TaskSpec>& task_sources();
+
+}  // namespace rlwb::core::tasks
