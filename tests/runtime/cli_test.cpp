@@ -1,7 +1,7 @@
 // The rlwb command line as a user runs it: validate, run, runs list/show,
 // Ctrl-C in the middle of a run, and a controller killed with SIGKILL --
 // in every case no worker process may outlive the run. Also what every
-// level of rlwb answers to --help and to usage errors.
+// level of rlwb and rlwb-worker answers to --help and to usage errors.
 #include "core/tracking/tracking.h"
 #include "runtime_test_support.h"
 
@@ -271,6 +271,28 @@ TEST(Cli, AMissingOrMistypedValueIsExitTwoWithAMessageThatNamesTheFlag) {
   auto file = run_cli({"validate"});
   EXPECT_EQ(file.code, 2) << file.text;
   EXPECT_NE(file.err.find("FILE"), std::string::npos) << file.err;
+}
+
+TEST(Cli, WorkerHelpListsItsFlagsAndUsageErrorsNameTheFlag) {
+  auto help = run_program(RLWB_WORKER_BIN, {"--help"});
+  EXPECT_EQ(help.code, 0) << help.text;
+  for (const char* flag :
+       {"--controller", "--group", "--rank", "--world", "--device", "--store", "--shm-threshold"})
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << " in\n" << help.out;
+  auto unknown = run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--rnak", "1"});
+  EXPECT_EQ(unknown.code, 2) << unknown.text;
+  EXPECT_NE(unknown.err.find("unknown option --rnak"), std::string::npos) << unknown.err;
+  auto missing = run_program(RLWB_WORKER_BIN, {"--controller"});
+  EXPECT_EQ(missing.code, 2) << missing.text;
+  EXPECT_NE(missing.err.find("--controller"), std::string::npos) << missing.err;
+  auto rank =
+      run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--rank", "2", "--world", "2"});
+  EXPECT_EQ(rank.code, 2) << rank.text;
+  EXPECT_NE(rank.err.find("--rank"), std::string::npos) << rank.err;
+  auto store =
+      run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--store", "localhost"});
+  EXPECT_EQ(store.code, 2) << store.text;
+  EXPECT_NE(store.err.find("--store expects HOST:PORT"), std::string::npos) << store.err;
 }
 
 }  // namespace
