@@ -60,10 +60,19 @@ void print_graph_error(const core::GraphError& e) {
   for (auto& issue : e.issues()) std::cerr << "  " << issue.to_string() << "\n";
 }
 
-int validate(const ExperimentArgs& args) {
+struct ValidateArgs {
+  ExperimentArgs experiment;
+  bool resolved = false;
+};
+
+int validate(const ValidateArgs& args) {
   try {
-    core::Experiment exp = load_and_validate(args);
-    std::cout << args.file << ": ok (" << exp.nodes.size() << " nodes, "
+    core::Experiment exp = load_and_validate(args.experiment);
+    if (args.resolved) {
+      std::cout << core::experiment_to_yaml(exp);
+      return 0;
+    }
+    std::cout << args.experiment.file << ": ok (" << exp.nodes.size() << " nodes, "
               << exp.models.size() << " models, " << exp.pools.size() << " pools)\n";
     return 0;
   } catch (const core::GraphError& e) {
@@ -150,10 +159,13 @@ core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
 }
 
 core::Subcommand add_validate_command(CLI::App& rlwb) {
-  auto args = std::make_shared<ExperimentArgs>();
+  auto args = std::make_shared<ValidateArgs>();
   CLI::App* command = rlwb.add_subcommand(
       "validate", "check a graph file and list every problem, without starting anything");
-  add_experiment_args(*command, *args);
+  add_experiment_args(*command, args->experiment);
+  command->add_flag("--resolved", args->resolved,
+                    "print the experiment as it will run (YAML, overrides applied) instead of "
+                    "'ok'; problems still go to stderr with exit code 1");
   return {command, [args] { return validate(*args); }};
 }
 

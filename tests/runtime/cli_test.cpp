@@ -2,6 +2,7 @@
 // Ctrl-C in the middle of a run, and a controller killed with SIGKILL --
 // in every case no worker process may outlive the run. Also what every
 // level of rlwb and rlwb-worker answers to --help and to usage errors.
+#include "core/graph/experiment.h"
 #include "core/tracking/tracking.h"
 #include "runtime_test_support.h"
 
@@ -219,7 +220,7 @@ TEST(Cli, HelpAtEveryLevelListsItsFlagsAndExitsZero) {
   const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> levels = {
       {{"--help"}, {"run", "validate", "runs", "reward", "sandbox", "--version"}},
       {{"run", "--help"}, {"FILE", "--db", "--name", "--transport", "key.path=value"}},
-      {{"validate", "--help"}, {"FILE"}},
+      {{"validate", "--help"}, {"FILE", "--resolved"}},
       {{"runs", "--help"}, {"list", "show", "compare", "export"}},
       {{"runs", "list", "--help"}, {"--db"}},
       {{"runs", "show", "--help"}, {"ID", "--db"}},
@@ -271,6 +272,25 @@ TEST(Cli, AMissingOrMistypedValueIsExitTwoWithAMessageThatNamesTheFlag) {
   auto file = run_cli({"validate"});
   EXPECT_EQ(file.code, 2) << file.text;
   EXPECT_NE(file.err.find("FILE"), std::string::npos) << file.err;
+}
+
+TEST(Cli, ValidateResolvedPrintsYamlThatLoadsBackToTheSameExperiment) {
+  auto out = run_cli({"validate", "--resolved", demo_file(), "trainer.steps=7"});
+  ASSERT_EQ(out.code, 0) << out.text;
+  EXPECT_EQ(out.out.find(": ok ("), std::string::npos) << "the YAML, not the summary line";
+  rlwb::core::Experiment expected =
+      rlwb::core::load_experiment_file(demo_file(), {"trainer.steps=7"});
+  rlwb::core::Experiment loaded = rlwb::core::load_experiment_text(out.out, "resolved.yaml");
+  EXPECT_NE(out.out.find("steps: 7"), std::string::npos) << "the override is applied:\n" << out.out;
+  EXPECT_EQ(rlwb::core::experiment_to_yaml(loaded), rlwb::core::experiment_to_yaml(expected));
+  EXPECT_EQ(loaded.nodes.size(), expected.nodes.size());
+}
+
+TEST(Cli, ValidateResolvedOfABadFilePrintsTheProblemsToStderrOnly) {
+  auto out = run_cli({"validate", "--resolved", demo_file(), "trainer.stpes=3"});
+  EXPECT_EQ(out.code, 1) << out.text;
+  EXPECT_TRUE(out.out.empty()) << out.out;
+  EXPECT_NE(out.err.find("stpes"), std::string::npos) << out.err;
 }
 
 TEST(Cli, WorkerHelpListsItsFlagsAndUsageErrorsNameTheFlag) {
