@@ -1,15 +1,15 @@
 // rlwb reward math ...: the math answer checker (rewards/math/math_check.h) on
-// one response or on a JSON Lines file. Argument parsing only.
+// one response or on a JSON Lines file. Argument handling only:
 //   rlwb reward math --response TEXT --reference TEXT [--question TEXT] [--format text|json]
 //   rlwb reward math --file IN.jsonl [--out OUT.jsonl]
-//   options: --percent drop_sign|fraction|either  --last-number yes|no
-//            --tolerance X  --rounding-places N  --final-form yes|no
-//            --numeric-identity yes|no  --timeout-ms N
+// and the checker's options (--percent, --last-number, --tolerance,
+// --rounding-places, --final-form, --numeric-identity, --timeout-ms);
+// `rlwb reward math --help` lists them with their defaults.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <set>
+#include <memory>
 
 #include "app/commands.h"
 #include "rewards/math/math_check.h"
@@ -18,84 +18,31 @@
 namespace rlwb::app {
 namespace {
 
-constexpr const char* kRewardUsage = R"(usage:
-  rlwb reward math --response TEXT --reference TEXT [--question TEXT] [--format text|json]
-      check one response against a reference answer; prints the verdict (exit 0 either way)
-  rlwb reward math --file IN.jsonl [--out OUT.jsonl]
-      one {"response": ..., "reference": ...} object a line (optional "question", "options", "id");
-      writes one JSON verdict a line, in order, with "score" (0 or 1) and "extracted"
-  options (defaults in brackets):
-      --percent drop_sign|fraction|either   what 50\% equals: 50, 0.5, or both [drop_sign]
-      --last-number yes|no                  fall back to the last number in the text [no]
-      --tolerance X                         relative tolerance for irrational numbers [1e-9]
-      --rounding-places N                   decimals with >= N places may be rounded values [6]
-      --final-form yes|no                   reject unevaluated or restated answers [yes]
-      --numeric-identity yes|no             accept identities GiNaC cannot prove [yes]
-      --timeout-ms N                        time bound for one GiNaC simplification [500]
-)";
-
-class RewardUsage : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
+struct MathArgs {
+  std::string response, reference, question, format = "text";
+  std::string file, out;
+  rewards::MathCheckOptions options;
+  // Read as text and a count, then set in `options` (its defaults shown).
+  std::string percent = rewards::percent_rule_name(options.percent);
+  int64_t timeout_ms = options.symbolic_timeout.count();
 };
 
-bool yes_no(const std::string& flag, const std::string& value) {
-  if (value == "yes" || value == "true") return true;
-  if (value == "no" || value == "false") return false;
-  throw RewardUsage("--" + flag + " takes yes or no, not '" + value + "'");
-}
+// Accepts what parse_percent_rule accepts, with its message otherwise.
+const CLI::Validator kPercentRule(
+    [](std::string& name) -> std::string {
+      try {
+        rewards::parse_percent_rule(name);
+        return "";
+      } catch (const std::invalid_argument& e) {
+        return e.what();
+      }
+    },
+    "drop_sign|fraction|either");
 
-double number(const std::string& flag, const std::string& value) {
-  try {
-    size_t used = 0;
-    double v = std::stod(value, &used);
-    if (used == value.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw RewardUsage("--" + flag + " takes a number >= 0, not '" + value + "'");
-}
-
-rewards::MathCheckOptions options_from(const CommandLine& cl) {
-  static const std::set<std::string> kKnown = {
-      "response",   "reference",        "question",    "format",    "file",
-      "out",        "percent",          "last-number", "tolerance", "rounding-places",
-      "final-form", "numeric-identity", "timeout-ms"};
-  for (auto& [name, value] : cl.flags)
-    if (!kKnown.count(name)) throw RewardUsage("unknown option --" + name);
-  rewards::MathCheckOptions o;
-  if (cl.flags.count("percent")) {
-    try {
-      o.percent = rewards::parse_percent_rule(cl.flags.at("percent"));
-    } catch (const std::invalid_argument& e) {
-      throw RewardUsage(std::string("--") + e.what());
-    }
-  }
-  if (cl.flags.count("last-number"))
-    o.last_number_fallback = yes_no("last-number", cl.flags.at("last-number"));
-  if (cl.flags.count("tolerance"))
-    o.relative_tolerance = number("tolerance", cl.flags.at("tolerance"));
-  if (cl.flags.count("rounding-places"))
-    o.rounding_min_places =
-        static_cast<int>(number("rounding-places", cl.flags.at("rounding-places")));
-  if (cl.flags.count("final-form"))
-    o.require_final_form = yes_no("final-form", cl.flags.at("final-form"));
-  if (cl.flags.count("numeric-identity"))
-    o.accept_numeric_identity = yes_no("numeric-identity", cl.flags.at("numeric-identity"));
-  if (cl.flags.count("timeout-ms")) {
-    double ms = number("timeout-ms", cl.flags.at("timeout-ms"));
-    if (ms < 1) throw RewardUsage("--timeout-ms takes a number of milliseconds >= 1");
-    o.symbolic_timeout = std::chrono::milliseconds(static_cast<long long>(ms));
-  }
-  return o;
-}
-
-int check_one(const CommandLine& cl, const rewards::MathCheckOptions& options) {
-  if (!cl.flags.count("reference")) throw RewardUsage("--response needs --reference TEXT too");
-  std::string format = cl.flag("format", "text");
-  if (format != "text" && format != "json") throw RewardUsage("--format takes text or json");
-  rewards::MathVerdict v = rewards::check_math_answer(
-      cl.flags.at("response"), cl.flags.at("reference"), options, cl.flag("question", ""));
-  if (format == "json") {
+int check_one(const MathArgs& args) {
+  rewards::MathVerdict v =
+      rewards::check_math_answer(args.response, args.reference, args.options, args.question);
+  if (args.format == "json") {
     nlohmann::ordered_json j = rewards::verdict_to_json(v);
     j["parsed"] = v.parsed_prediction;
     j["reference_parsed"] = v.parsed_reference;
@@ -114,8 +61,8 @@ int check_one(const CommandLine& cl, const rewards::MathCheckOptions& options) {
   return 0;
 }
 
-int check_file(const CommandLine& cl, const rewards::MathCheckOptions& options) {
-  std::string path = cl.flags.at("file");
+int check_file(const MathArgs& args) {
+  const std::string& path = args.file;
   std::ifstream file;
   std::istream* in = &std::cin;
   if (path != "-") {
@@ -130,18 +77,18 @@ int check_file(const CommandLine& cl, const rewards::MathCheckOptions& options) 
   }
   std::ofstream out_file;
   std::ostream* out = &std::cout;
-  if (cl.flags.count("out")) {
-    out_file.open(cl.flags.at("out"));
+  if (!args.out.empty()) {
+    out_file.open(args.out);
     if (!out_file) {
-      std::cerr << "rlwb reward math: cannot write " << cl.flags.at("out") << " ("
-                << std::strerror(errno) << ")\n";
+      std::cerr << "rlwb reward math: cannot write " << args.out << " (" << std::strerror(errno)
+                << ")\n";
       return 1;
     }
     out = &out_file;
   }
   try {
     rewards::MathJsonlSummary s =
-        rewards::score_math_jsonl(*in, *out, path == "-" ? "<stdin>" : path, options);
+        rewards::score_math_jsonl(*in, *out, path == "-" ? "<stdin>" : path, args.options);
     std::cerr << "rlwb reward math: " << s.checked << " lines checked, " << s.correct
               << " scored 1\n";
     return 0;
@@ -152,30 +99,66 @@ int check_file(const CommandLine& cl, const rewards::MathCheckOptions& options) 
   }
 }
 
+// "yes|no=no": the type and the default, for --help.
+std::string yes_no(bool default_value) {
+  return std::string("yes|no=") + (default_value ? "yes" : "no");
+}
+
+int check(MathArgs& args, bool one, bool file) {
+  if (one == file)
+    throw core::UsageError("give either --response TEXT --reference TEXT or --file IN.jsonl");
+  args.options.percent = rewards::parse_percent_rule(args.percent);
+  args.options.symbolic_timeout = std::chrono::milliseconds(args.timeout_ms);
+  return one ? check_one(args) : check_file(args);
+}
+
 }  // namespace
 
-int cmd_reward(const CommandLine& cl) {
-  try {
-    if (cl.positional.empty() || cl.positional[0] != "math")
-      throw RewardUsage(cl.positional.empty()
-                            ? "which reward? rlwb reward math ..."
-                            : "unknown reward '" + cl.positional[0] + "' (there is: math)");
-    if (cl.positional.size() > 1 || !cl.overrides.empty())
-      throw RewardUsage("unexpected argument '" +
-                        (cl.positional.size() > 1 ? cl.positional[1] : cl.overrides[0]) +
-                        "' (quote the text and pass it with --response / --reference)");
-    rewards::MathCheckOptions options = options_from(cl);
-    bool one = cl.flags.count("response") > 0, file = cl.flags.count("file") > 0;
-    if (one == file)
-      throw RewardUsage("give either --response TEXT --reference TEXT or --file IN.jsonl");
-    if (file && (cl.flags.count("reference") || cl.flags.count("question")))
-      throw RewardUsage(
-          "--file takes references and questions from its lines, not from --reference/--question");
-    return one ? check_one(cl, options) : check_file(cl, options);
-  } catch (const RewardUsage& e) {
-    std::cerr << "rlwb reward: " << e.what() << "\n" << kRewardUsage;
-    return 2;
-  }
+std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb) {
+  CLI::App* reward = rlwb.add_subcommand("reward", "reward checkers, on one answer or a file");
+  reward->require_subcommand(1);
+  auto args = std::make_shared<MathArgs>();
+  rewards::MathCheckOptions& o = args->options;
+  CLI::App* math = reward->add_subcommand(
+      "math", "the math answer checker: verdict and extracted answer, for one response or a file");
+  math->footer(
+      "--response TEXT --reference TEXT checks one response and prints the verdict (exit 0 "
+      "either way). --file IN.jsonl takes one {\"response\": ..., \"reference\": ...} object a "
+      "line (optional \"question\", \"options\", \"id\") and writes one JSON verdict a line, in "
+      "order, with \"score\" (0 or 1) and \"extracted\".");
+  math->option_defaults()->always_capture_default();
+  CLI::Option* response = math->add_option("--response", args->response, "the answer to check");
+  CLI::Option* reference = math->add_option("--reference", args->reference, "the correct answer");
+  CLI::Option* question =
+      math->add_option("--question", args->question,
+                       "the question, so that an answer copied from it does not count");
+  math->add_option("--format", args->format, "how one verdict is printed")
+      ->check(CLI::IsMember({"text", "json"}));
+  CLI::Option* file = math->add_option("--file", args->file, "JSON Lines input, - for stdin");
+  math->add_option("--out", args->out, "where --file's verdicts go (default stdout)")->needs(file);
+  response->needs(reference);
+  file->excludes(reference)->excludes(question);
+  math->add_option("--percent", args->percent, "what 50\\% equals: 50, 0.5, or both")
+      ->check(kPercentRule);
+  math->add_option("--last-number", o.last_number_fallback,
+                   "fall back to the last number in the text")
+      ->option_text(yes_no(o.last_number_fallback));
+  math->add_option("--tolerance", o.relative_tolerance, "relative tolerance for irrational numbers")
+      ->check(CLI::NonNegativeNumber);
+  math->add_option("--rounding-places", o.rounding_min_places,
+                   "decimals with >= N places may be rounded values")
+      ->check(CLI::NonNegativeNumber);
+  math->add_option("--final-form", o.require_final_form, "reject unevaluated or restated answers")
+      ->option_text(yes_no(o.require_final_form));
+  math->add_option("--numeric-identity", o.accept_numeric_identity,
+                   "accept identities GiNaC cannot prove")
+      ->option_text(yes_no(o.accept_numeric_identity));
+  math->add_option("--timeout-ms", args->timeout_ms,
+                   "time bound for one GiNaC simplification, milliseconds")
+      ->check(CLI::PositiveNumber);
+  return {{math, [args, response, file] {
+             return check(*args, response->count() > 0, file->count() > 0);
+           }}};
 }
 
 }  // namespace rlwb::app

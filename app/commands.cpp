@@ -1,23 +1,41 @@
+// rlwb run and rlwb validate: load a graph file with its key.path=value
+// overrides, check it against the catalog of methods, then run it (workers,
+// controller, tracking DB) or report what was found.
 #include "app/commands.h"
-
-#include "core/controller/controller.h"
-#include "core/launch/local_launcher.h"
-#include "rewards/modules/reward_types.h"
-#include "workers/catalog.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+
+#include "core/controller/controller.h"
+#include "core/launch/local_launcher.h"
+#include "rewards/modules/reward_types.h"
+#include "workers/catalog.h"
 
 namespace rlwb::app {
 namespace {
 
-const char* kDefaultDb = "runs/rlwb.db";
+constexpr const char* kOverridesHelp =
+    "key.path=value overrides after FILE, Hydra style: key=value replaces, +key=value adds, "
+    "++key=value replaces or adds, ~key removes";
+
+// The graph file and its overrides, as run and validate take them.
+struct ExperimentArgs {
+  std::string file;
+  std::vector<std::string> overrides;
+};
+
+void add_experiment_args(CLI::App& command, ExperimentArgs& args) {
+  command.add_option("FILE", args.file, "the experiment graph file, e.g. experiments/demo.yaml")
+      ->required();
+  command.add_option("overrides", args.overrides, kOverridesHelp);
+}
 
 // rlwb-worker sits next to rlwb in an install, or in ../workers in the build tree.
-std::string find_worker_binary(const char* argv0) {
+std::string find_worker_binary(const std::string& argv0) {
   if (const char* env = std::getenv("RLWB_WORKER")) return env;
   std::error_code ec;
   auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -29,10 +47,10 @@ std::string find_worker_binary(const char* argv0) {
                            " or in ../workers; set RLWB_WORKER=/path/to/rlwb-worker");
 }
 
-core::Experiment load_and_validate(const CommandLine& cl) {
-  if (cl.positional.empty()) throw UsageError(cl.command + " needs a graph file, e.g. experiments/demo.yaml");
-  core::Experiment exp = core::load_experiment_file(cl.positional[0], cl.overrides);
-  auto issues = core::validate_experiment(exp, workers::build_catalog(workers::builtin_roles(), &rewards::builtin_reward_types()));
+core::Experiment load_and_validate(const ExperimentArgs& args) {
+  core::Experiment exp = core::load_experiment_file(args.file, args.overrides);
+  auto issues = core::validate_experiment(
+      exp, workers::build_catalog(workers::builtin_roles(), &rewards::builtin_reward_types()));
   if (!issues.empty()) throw core::GraphError(issues);
   return exp;
 }
@@ -42,38 +60,20 @@ void print_graph_error(const core::GraphError& e) {
   for (auto& issue : e.issues()) std::cerr << "  " << issue.to_string() << "\n";
 }
 
-}  // namespace
+struct ValidateArgs {
+  ExperimentArgs experiment;
+  bool resolved = false;
+};
 
-CommandLine parse_command_line(const std::vector<std::string>& args) {
-  CommandLine cl;
-  cl.command = args.at(0);
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a.rfind("--", 0) == 0) {
-      std::string name = a.substr(2);
-      auto eq = name.find('=');
-      if (eq != std::string::npos) {
-        cl.flags[name.substr(0, eq)] = name.substr(eq + 1);
-      } else if (name == "json" && (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)) {
-        cl.flags[name] = "true";  // a switch: rlwb sandbox run ... --json
-      } else {
-        if (i + 1 >= args.size()) throw UsageError("option " + a + " needs a value");
-        cl.flags[name] = args[++i];
-      }
-    } else if (a.find('=') != std::string::npos) {
-      cl.overrides.push_back(a);
-    } else {
-      cl.positional.push_back(a);
-    }
-  }
-  return cl;
-}
-
-int cmd_validate(const CommandLine& cl) {
+int validate(const ValidateArgs& args) {
   try {
-    core::Experiment exp = load_and_validate(cl);
-    std::cout << cl.positional[0] << ": ok (" << exp.nodes.size() << " nodes, " << exp.models.size()
-              << " models, " << exp.pools.size() << " pools)\n";
+    core::Experiment exp = load_and_validate(args.experiment);
+    if (args.resolved) {
+      std::cout << core::experiment_to_yaml(exp);
+      return 0;
+    }
+    std::cout << args.experiment.file << ": ok (" << exp.nodes.size() << " nodes, "
+              << exp.models.size() << " models, " << exp.pools.size() << " pools)\n";
     return 0;
   } catch (const core::GraphError& e) {
     print_graph_error(e);
@@ -82,7 +82,7 @@ int cmd_validate(const CommandLine& cl) {
 }
 
 // Before/after of the held-out evaluation and where the models were saved.
-static void print_run_summary(const core::RunResult& result) {
+void print_run_summary(const core::RunResult& result) {
   if (result.evals.size() >= 2) {
     const auto& first = result.evals.front();
     const auto& last = result.evals.back();
@@ -98,64 +98,75 @@ static void print_run_summary(const core::RunResult& result) {
     std::cerr << "[rlwb] " << model << " saved (Hugging Face layout): " << dir << "\n";
 }
 
-int cmd_run(const CommandLine& cl, const char* argv0) {
+struct RunArgs {
+  ExperimentArgs experiment;
+  std::string db = kDefaultTrackingDb;
+  std::string name;
+  std::string transport = "ipc";
+  std::string argv0;
+};
+
+int run(const RunArgs& args) {
   core::Experiment exp;
   try {
-    exp = load_and_validate(cl);
+    exp = load_and_validate(args.experiment);
   } catch (const core::GraphError& e) {
     print_graph_error(e);
     return 1;
   }
   core::ControllerOptions options;
   options.reward_types = &rewards::builtin_reward_types();
-  options.worker_binary = find_worker_binary(argv0);
-  options.run_name = cl.flag("name", "");
-  options.transport = cl.flag("transport", "ipc");
-  std::string db = cl.flag("db", kDefaultDb);
+  options.worker_binary = find_worker_binary(args.argv0);
+  options.run_name = args.name;
+  options.transport = args.transport;
   // Runs left 'running' by a controller that died (power loss, SIGKILL)
   // are closed as failed before a new one starts.
-  for (int64_t stale : core::TrackingAdmin(db).mark_stale_runs())
+  for (int64_t stale : core::TrackingAdmin(args.db).mark_stale_runs())
     std::cerr << "[rlwb] run " << stale << " was left running by a dead process; marked failed\n";
-  core::TrackingWriter tracking(db);
+  core::TrackingWriter tracking(args.db);
   core::install_interrupt_handler();
   core::Controller controller(exp, options, &tracking);
   core::RunResult result = controller.run();
   tracking.flush();
   std::cerr << "[rlwb] run " << result.run_id << " " << result.status << " (" << result.steps.size()
-            << " steps); tracking DB: " << db << "\n";
+            << " steps); tracking DB: " << args.db << "\n";
   if (!result.error.empty()) std::cerr << "rlwb: " << result.error << "\n";
   print_run_summary(result);
   if (result.status == "finished") return 0;
   return result.status == "interrupted" ? 130 : 1;
 }
 
-int cmd_runs(const CommandLine& cl) {
-  if (cl.positional.empty())
-    throw UsageError("runs needs 'list', 'show ID', 'compare ID ID...' or 'export ID'");
-  std::string db = cl.flag("db", kDefaultDb);
-  if (!std::filesystem::exists(db))
-    throw std::runtime_error("no tracking database at " + db + " (run an experiment first, or pass --db PATH)");
-  core::TrackingReader reader(db);
-  if (cl.positional[0] == "list") {
-    std::cout << core::format_runs_table(reader.list_runs());
-    return 0;
-  }
-  if (cl.positional[0] == "show") {
-    if (cl.positional.size() < 2) throw UsageError("runs show needs a run id (see 'rlwb runs list')");
-    int64_t id = 0;
-    try {
-      id = std::stoll(cl.positional[1]);
-    } catch (...) {
-      throw UsageError("run id must be a number, got '" + cl.positional[1] + "'");
-    }
-    if (!reader.run(id)) throw std::runtime_error("no run " + std::to_string(id) + " in " + db);
-    std::cout << core::format_run_details(reader, id);
-    return 0;
-  }
-  if (cl.positional[0] == "compare") return cmd_runs_compare(cl, reader);
-  if (cl.positional[0] == "export") return cmd_runs_export(cl, reader);
-  throw UsageError("unknown runs subcommand '" + cl.positional[0] +
-                   "' (use list, show, compare or export)");
+}  // namespace
+
+void add_db_option(CLI::App& command, std::string& db) {
+  command.add_option("--db", db, "the tracking database")->capture_default_str();
+}
+
+core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
+  auto args = std::make_shared<RunArgs>();
+  args->argv0 = std::move(argv0);
+  CLI::App* command = rlwb.add_subcommand("run", "run an experiment graph file");
+  command->footer(
+      "Ctrl-C stops the run cleanly: it is kept as 'interrupted', with every metric, and no "
+      "worker is left (exit code 130).");
+  add_experiment_args(*command, args->experiment);
+  add_db_option(*command, args->db);
+  command->add_option("--name", args->name, "name of the run in the tracking database");
+  command->add_option("--transport", args->transport, "controller <-> worker transport")
+      ->check(CLI::IsMember({"ipc", "tcp"}))
+      ->capture_default_str();
+  return {command, [args] { return run(*args); }};
+}
+
+core::Subcommand add_validate_command(CLI::App& rlwb) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* command = rlwb.add_subcommand(
+      "validate", "check a graph file and list every problem, without starting anything");
+  add_experiment_args(*command, args->experiment);
+  command->add_flag("--resolved", args->resolved,
+                    "print the experiment as it will run (YAML, overrides applied) instead of "
+                    "'ok'; problems still go to stderr with exit code 1");
+  return {command, [args] { return validate(*args); }};
 }
 
 }  // namespace rlwb::app

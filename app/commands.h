@@ -1,42 +1,35 @@
-// The rlwb subcommands, one function each, on a parsed command line.
+// The rlwb subcommands. Each add_*_command registers one command, or a family
+// of them (runs list/show/compare/export), on the rlwb CLI::App with its typed
+// flags, and returns each leaf with the function that does its work
+// (core::Subcommand, core/common/command_line.h). rlwb_main.cpp assembles
+// them; the work itself is in core/, workers/, rewards/ and sandbox/.
 #pragma once
 
-#include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-namespace rlwb::core {
-class TrackingReader;
-}
+#include "core/common/command_line.h"
 
 namespace rlwb::app {
 
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// The tracking database the run and runs commands use unless --db says.
+inline constexpr const char* kDefaultTrackingDb = "runs/rlwb.db";
 
-struct CommandLine {
-  std::string command;
-  std::vector<std::string> positional;        // after the command
-  std::vector<std::string> overrides;         // key.path=value
-  std::map<std::string, std::string> flags;   // --db PATH -> {"db": PATH}
-  std::string flag(const std::string& name, const std::string& fallback) const {
-    auto it = flags.find(name);
-    return it == flags.end() ? fallback : it->second;
-  }
-};
+// Adds `--db PATH` (default kDefaultTrackingDb) to `command`.
+void add_db_option(CLI::App& command, std::string& db);
 
-CommandLine parse_command_line(const std::vector<std::string>& args);
+// app/commands.cpp: rlwb run FILE [key.path=value ...] and rlwb validate FILE
+// [key.path=value ...]. `argv0` helps find rlwb-worker when /proc is missing.
+core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0);
+core::Subcommand add_validate_command(CLI::App& rlwb);
 
-int cmd_run(const CommandLine& cl, const char* argv0);
-int cmd_validate(const CommandLine& cl);
-int cmd_runs(const CommandLine& cl);
-// app/cmd_runs_compare.cpp: rlwb runs compare ID ID... / rlwb runs export ID
-int cmd_runs_compare(const CommandLine& cl, core::TrackingReader& reader);
-int cmd_runs_export(const CommandLine& cl, core::TrackingReader& reader);
-int cmd_reward(const CommandLine& cl);   // app/cmd_reward.cpp: rlwb reward math ...
-int cmd_sandbox(const CommandLine& cl);  // app/cmd_sandbox.cpp: rlwb sandbox run|serve ...
+// app/cmd_runs.cpp: rlwb runs list | show ID | compare ID ID... | export ID
+std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb);
+
+// app/cmd_reward.cpp: rlwb reward math ...
+std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb);
+
+// app/cmd_sandbox.cpp: rlwb sandbox run | serve (sandbox/cli.h)
+std::vector<core::Subcommand> add_sandbox_commands(CLI::App& rlwb);
 
 }  // namespace rlwb::app

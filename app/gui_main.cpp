@@ -1,40 +1,24 @@
-// rlwb-gui: the workbench window. Argument parsing only; the GUI is ui/.
+// rlwb-gui: the workbench window. Argument handling only; the GUI is ui/.
 //   rlwb-gui [--db DB] [--open FILE | --compare ID,ID,... | --run ID] [--screen NAME]
 //            [--cli PATH] [--catalog FILE.json]
 //   headless (needs an X display, e.g. xvfb-run -a):
 //            --frames N --screenshot OUT.png [--size WxH] [--script FILE]
 //            [--dump-state OUT.json] [--frame-times OUT.json]
-#include <unistd.h>
-
+// `rlwb-gui --help` lists them.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/common/command_line.h"
 #include "ui/platform/frame_loop.h"
 #include "ui/workbench.h"
 
 namespace {
-
-constexpr const char* kUsage = R"(usage: rlwb-gui [options]
-  --db PATH             tracking database (default runs/rlwb.db)
-  --open FILE           open a graph file in the editor
-  --compare ID,ID,...   open the compare view on these runs
-  --run ID              open the dashboard of one run
-  --screen NAME         editor | runs | dashboard | compare | launch
-  --cli PATH            the rlwb CLI used to validate and to launch (default: next to rlwb-gui)
-  --catalog FILE        method catalog JSON for the editor's palette
-headless, for scripts and tests (under xvfb-run -a):
-  --frames N            render N frames (after the script, if any), then exit
-  --screenshot OUT.png  write the last frame
-  --size WxH            window size (default 1600x1000)
-  --script FILE         input events, one a line (see ui/platform/input_script.h)
-  --dump-state OUT.json what is on screen at exit, as JSON
-  --frame-times OUT.json per-frame build/render milliseconds
-)";
 
 std::string default_cli() {
   if (const char* env = std::getenv("RLWB_CLI")) return env;
@@ -46,6 +30,14 @@ std::string default_cli() {
   }
   return "";
 }
+
+// Accepts the names parse_screen accepts.
+const CLI::Validator kScreenName(
+    [](std::string& name) -> std::string {
+      rlwb::ui::Screen screen;
+      return rlwb::ui::parse_screen(name, screen) ? "" : "unknown screen '" + name + "'";
+    },
+    "editor|runs|dashboard|compare|launch");
 
 // A whole number for `option`, or an error that says what was wrong.
 int64_t parse_number(const std::string& option, const std::string& text) {
@@ -61,6 +53,7 @@ int64_t parse_number(const std::string& option, const std::string& text) {
   return value;
 }
 
+// "3,4": the run ids of --compare.
 std::vector<int64_t> parse_ids(const std::string& text) {
   std::vector<int64_t> ids;
   std::stringstream in(text);
@@ -70,63 +63,72 @@ std::vector<int64_t> parse_ids(const std::string& text) {
   return ids;
 }
 
+// "1600x1000" into the window size, at least 200 x 200.
+std::string parse_size(const std::string& text, rlwb::ui::FrameLoopOptions& loop) {
+  int width = 0, height = 0;
+  char rest = 0;
+  if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &rest) != 2 || width < 200 ||
+      height < 200)
+    return "wants WxH of at least 200x200, e.g. 1600x1000; got '" + text + "'";
+  loop.width = width;
+  loop.height = height;
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   rlwb::ui::WorkbenchOptions options;
   rlwb::ui::FrameLoopOptions loop;
   loop.title = "RLWB workbench";
+  // Read as text and checked after the parse, so that a bad value is named
+  // in full ("--compare ... got 'x'").
+  std::string compare, run, size;
   std::string dump_state;
   options.cli = default_cli();
-  std::vector<std::string> args(argv + 1, argv + argc);
+  CLI::App command_line{
+      "rlwb-gui: the RLWB workbench (graph editor, runs, dashboard, compare, launch)", "rlwb-gui"};
+  command_line.add_option("--db", options.db, "tracking database")->capture_default_str();
+  command_line.add_option("--open", options.open_file, "open a graph file in the editor");
+  command_line.add_option("--compare", compare, "open the compare view on these runs")
+      ->type_name("ID,ID,...");
+  command_line.add_option("--run", run, "open the dashboard of one run")->type_name("ID");
+  command_line.add_option("--screen", options.screen, "the screen to show first")
+      ->check(kScreenName);
+  command_line.add_option(
+      "--cli", options.cli,
+      "the rlwb CLI used to validate and to launch (default: next to rlwb-gui)");
+  command_line.add_option("--catalog", options.catalog,
+                          "method catalog JSON for the editor's palette");
+  const std::string headless = "Headless, for scripts and tests (under xvfb-run -a)";
+  command_line
+      .add_option("--frames", loop.frames, "render N frames (after the script, if any), then exit")
+      ->check(CLI::NonNegativeNumber)
+      ->group(headless);
+  command_line.add_option("--screenshot", loop.screenshot, "write the last frame (PNG)")
+      ->group(headless);
+  command_line.add_option("--size", size, "window size (default 1600x1000)")
+      ->type_name("WxH")
+      ->group(headless);
+  command_line
+      .add_option("--script", loop.script,
+                  "input events, one a line (see ui/platform/input_script.h)")
+      ->group(headless);
+  command_line.add_option("--dump-state", dump_state, "what is on screen at exit, as JSON")
+      ->group(headless);
+  command_line
+      .add_option("--frame-times", loop.frame_times, "per-frame build/render milliseconds (JSON)")
+      ->group(headless);
+  if (auto exit_code = rlwb::core::parse_command_line(command_line, argc, argv)) return *exit_code;
   try {
-    for (size_t i = 0; i < args.size(); ++i) {
-      const std::string& a = args[i];
-      if (a == "-h" || a == "--help") {
-        std::cout << kUsage;
-        return 0;
-      }
-      if (i + 1 >= args.size()) throw std::invalid_argument("option " + a + " needs a value");
-      const std::string& v = args[++i];
-      if (a == "--db")
-        options.db = v;
-      else if (a == "--open")
-        options.open_file = v;
-      else if (a == "--compare")
-        options.compare = parse_ids(v);
-      else if (a == "--run")
-        options.dashboard_run = parse_number("--run", v);
-      else if (a == "--screen") {
-        rlwb::ui::Screen s;
-        if (!rlwb::ui::parse_screen(v, s))
-          throw std::invalid_argument("unknown screen '" + v + "'");
-        options.screen = v;
-      } else if (a == "--cli")
-        options.cli = v;
-      else if (a == "--catalog")
-        options.catalog = v;
-      else if (a == "--frames")
-        loop.frames = static_cast<int>(parse_number("--frames", v));
-      else if (a == "--screenshot")
-        loop.screenshot = v;
-      else if (a == "--script")
-        loop.script = v;
-      else if (a == "--dump-state")
-        dump_state = v;
-      else if (a == "--frame-times")
-        loop.frame_times = v;
-      else if (a == "--size") {
-        if (std::sscanf(v.c_str(), "%dx%d", &loop.width, &loop.height) != 2 || loop.width < 200 ||
-            loop.height < 200)
-          throw std::invalid_argument("--size wants WxH, e.g. 1600x1000");
-      } else {
-        throw std::invalid_argument("unknown option " + a);
-      }
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "rlwb-gui: " << e.what() << "\n" << kUsage;
-    return 2;
+    if (!compare.empty()) options.compare = parse_ids(compare);
+    if (!run.empty()) options.dashboard_run = parse_number("--run", run);
+  } catch (const std::invalid_argument& e) {
+    return rlwb::core::report_usage_error(command_line, e.what());
   }
+  if (!size.empty())
+    if (std::string problem = parse_size(size, loop); !problem.empty())
+      return rlwb::core::report_usage_error(command_line, "--size " + problem);
   if ((!loop.screenshot.empty() || !dump_state.empty()) && loop.frames <= 0 && loop.script.empty())
     loop.frames = 3;
 

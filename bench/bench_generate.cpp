@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "bench/bench_model_common.h"
+#include "core/common/command_line.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/model/safetensors.h"
@@ -27,20 +28,19 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   int64_t batch = 8, prompt = 32, max_new = 64, threads = 2, repeats = 3, rounds = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int64_t v = std::atoll(argv[i + 1]);
-    if (flag == "--batch") batch = v;
-    else if (flag == "--prompt") prompt = v;
-    else if (flag == "--new") max_new = v;
-    else if (flag == "--threads") threads = v;
-    else if (flag == "--repeats") repeats = v;
-    else if (flag == "--rounds") rounds = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app{
+      "bench_generate: generation tokens/s of RLWB generate() vs Hugging Face "
+      "transformers generate() on the same tiny Llama",
+      "bench_generate"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--batch", batch, "prompts per call")->check(CLI::PositiveNumber);
+  app.add_option("--prompt", prompt, "prompt tokens")->check(CLI::PositiveNumber);
+  app.add_option("--new", max_new, "new tokens per response")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "CPU threads of each side")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", repeats, "calls per round; the best counts")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--rounds", rounds, "turns each side takes")->check(CLI::PositiveNumber);
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   at::set_num_threads(static_cast<int>(threads));
   const TransformerConfig config = bench_llama_config();
   torch::manual_seed(0);

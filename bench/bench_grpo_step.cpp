@@ -10,6 +10,7 @@
 //
 //   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2]
 #include "bench/bench_model_common.h"
+#include "core/common/command_line.h"
 #include "core/controller/controller.h"
 #include "rewards/modules/reward_types.h"
 
@@ -23,14 +24,16 @@ using namespace rlwb::core;
 
 int main(int argc, char** argv) {
   int prompts = 16, n = 8, steps = 8, warmup = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    int v = std::stoi(argv[i + 1]);
-    if (flag == "--prompts") prompts = v;
-    else if (flag == "--n") n = v;
-    else if (flag == "--steps") steps = v;
-    else if (flag == "--warmup") warmup = v;
-  }
+  CLI::App app{
+      "bench_grpo_step: one full GRPO step, RLWB's default experiment vs TRL's "
+      "GRPOTrainer, tokens/s",
+      "bench_grpo_step"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--prompts", prompts, "prompts per step")->check(CLI::PositiveNumber);
+  app.add_option("--n", n, "samples per prompt")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  if (auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
   Experiment exp = load_experiment_file(
       std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
       {"trainer.steps=" + std::to_string(steps + warmup), "~trainer.warm_start", "~trainer.eval", "~trainer.save",

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/command_line.h"
 #include "core/tracking/tracking.h"
 
 namespace {
@@ -52,20 +53,17 @@ Stats stats(std::vector<double> v) {
 int main(int argc, char** argv) {
   int runs = 20, metrics = 10, steps = 10000, frames = 120;
   std::string keep;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    int v = std::atoi(argv[i + 1]);
-    if (a == "--runs")
-      runs = v;
-    else if (a == "--metrics")
-      metrics = v;
-    else if (a == "--steps")
-      steps = v;
-    else if (a == "--frames")
-      frames = v;
-    else if (a == "--keep")
-      keep = argv[i + 1];
-  }
+  CLI::App app{
+      "bench_gui: rlwb-gui's per-frame build and render times on a database of many "
+      "runs (under xvfb-run)",
+      "bench_gui"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--runs", runs, "runs in the database")->check(CLI::PositiveNumber);
+  app.add_option("--metrics", metrics, "metric keys per run")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "steps per metric")->check(CLI::PositiveNumber);
+  app.add_option("--frames", frames, "frames timed per view")->check(CLI::PositiveNumber);
+  app.add_option("--keep", keep, "keep the database and screenshots in this folder");
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   const std::string gui = gui_binary(argv[0]);
   if (!std::filesystem::exists(gui)) {
     std::cerr << "bench_gui: no rlwb-gui at " << gui << " (build it, or set RLWB_GUI)\n";

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/common/command_line.h"
 #include "rewards/math/math_check.h"
 #include "rewards/math/math_jsonl.h"
 
@@ -90,32 +91,19 @@ int main(int argc, char** argv) {
   std::string script = RLWB_SOURCE_DIR "/bench/math_verify_ref.py";
   double seconds = 2.0;
   int passes = 1;
-  bool reference = true;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::cerr << "bench_math: " << a << " needs a value\n";
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--corpus")
-      corpus = value();
-    else if (a == "--python")
-      python = value();
-    else if (a == "--seconds")
-      seconds = std::stod(value());
-    else if (a == "--passes")
-      passes = std::stoi(value());
-    else if (a == "--rlwb-only")
-      reference = false;
-    else {
-      std::cerr << "usage: bench_math [--corpus PATH] [--python PATH] [--seconds S] [--passes N] "
-                   "[--rlwb-only]\n";
-      return 2;
-    }
-  }
+  CLI::App app{"bench_math: the math answer checker's checks/s vs math-verify on the same corpus",
+               "bench_math"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--corpus", corpus, "JSON Lines corpus of labelled answers");
+  app.add_option("--python", python, "interpreter with math-verify");
+  app.add_option("--seconds", seconds, "how long RLWB checks the corpus over and over")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--passes", passes, "passes of the reference over the corpus")
+      ->check(CLI::PositiveNumber);
+  bool rlwb_only = false;
+  app.add_flag("--rlwb-only", rlwb_only, "skip the reference");
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
+  const bool reference = !rlwb_only;
 
   std::vector<Labelled> cases = load(corpus);
   auto check = [](const Labelled& l) {

@@ -6,6 +6,7 @@
 // dispatch, ZeroMQ, serialisation and waiting. Goal: under 5%.
 //
 //   bench_orchestration [--steps N] [--batch PROMPTS]
+#include "core/common/command_line.h"
 #include "core/controller/controller.h"
 #include "rewards/modules/reward_types.h"
 
@@ -20,11 +21,14 @@ using namespace rlwb::core;
 
 int main(int argc, char** argv) {
   int steps = 30, batch = 64;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i];
-    if (flag == "--steps") steps = std::stoi(argv[i + 1]);
-    else if (flag == "--batch") batch = std::stoi(argv[i + 1]);
-  }
+  CLI::App app{
+      "bench_orchestration: the single controller's overhead, a step's wall time next "
+      "to its nodes' compute time",
+      "bench_orchestration"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--steps", steps, "timed steps (after 3 untimed)")->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "prompts per step")->check(CLI::PositiveNumber);
+  if (auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
   Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
                                         {"trainer.steps=" + std::to_string(steps + 3), "~trainer.warm_start",
                                          "~trainer.eval", "~trainer.save", "~trainer.samples",

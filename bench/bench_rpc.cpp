@@ -4,6 +4,7 @@
 // echo processes. Optional peer: bench/ray_rpc.py (Ray actor calls), run
 // when the Python venv has ray.
 //   bench_rpc [--iters N] [--workers N] [--only rlwb|raw]   (--only: one side alone, for profiling)
+#include "core/common/command_line.h"
 #include "core/launch/local_launcher.h"
 #include "core/rpc/rpc_server.h"
 
@@ -158,14 +159,24 @@ int main(int argc, char** argv) {
   int iters = 2000;
   std::vector<int> worker_counts = {1, 8};
   bool with_raw = true, with_rlwb = true;
-  for (int i = 1; i + 1 < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--iters") iters = std::stoi(argv[i + 1]);
-    if (a == "--workers") worker_counts = {std::stoi(argv[i + 1])};
-    if (a == "--only") {  // one side alone, for profiling
-      with_raw = std::string(argv[i + 1]) == "raw";
-      with_rlwb = std::string(argv[i + 1]) == "rlwb";
-    }
+  CLI::App app{
+      "bench_rpc: RPC round trip of RLWB's RpcServer + rlwb-worker next to raw ZeroMQ "
+      "ping-pong (the floor) and Ray",
+      "bench_rpc"};
+  app.add_option("--iters", iters, "round trips per row")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  int workers = 0;
+  app.add_option("--workers", workers, "one row with this many workers (default: rows of 1 and 8)")
+      ->check(CLI::PositiveNumber);
+  std::string only;
+  app.add_option("--only", only, "one side alone, for profiling")
+      ->check(CLI::IsMember({"rlwb", "raw"}));
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
+  if (workers > 0) worker_counts = {workers};
+  if (!only.empty()) {
+    with_raw = only == "raw";
+    with_rlwb = only == "rlwb";
   }
   std::printf("RPC round trip, empty Batch, ipc://, %d iterations (after 100 warm-up), %u cores\n", iters,
               std::thread::hardware_concurrency());

@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/common/command_line.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/seccomp_policy.h"
 
@@ -155,12 +156,16 @@ double latency_p50(int n, std::chrono::milliseconds pause, const std::function<b
 int main(int argc, char** argv) {
   double seconds = 2;
   std::string only;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--seconds") == 0)
-      seconds = std::atof(argv[++i]);
-    else if (std::strcmp(argv[i], "--only") == 0)
-      only = argv[++i];
-  }
+  CLI::App app{
+      "bench_sandbox: executions/s and latency of RLWB's sandbox next to plain "
+      "fork+exec (the floor) and bubblewrap",
+      "bench_sandbox"};
+  app.add_option("--seconds", seconds, "seconds per row")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--only", only, "one program kind alone (default: both)")
+      ->check(CLI::IsMember({"python3", "C"}));
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   auto wanted = [&](const char* lang) { return only.empty() || only == lang; };
   const int cpus = default_executor_count();
 

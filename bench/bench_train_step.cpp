@@ -15,6 +15,7 @@
 #include <cstdio>
 
 #include "bench/bench_model_common.h"
+#include "core/common/command_line.h"
 #include "workers/model/flat_adamw.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/model/safetensors.h"
@@ -25,19 +26,18 @@ using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {
   int64_t batch = 8, seq = 128, threads = 2, steps = 5, rounds = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int64_t v = std::atoll(argv[i + 1]);
-    if (flag == "--batch") batch = v;
-    else if (flag == "--seq") seq = v;
-    else if (flag == "--threads") threads = v;
-    else if (flag == "--steps") steps = v;
-    else if (flag == "--rounds") rounds = v;
-    else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  CLI::App app{
+      "bench_train_step: one training step of RLWB's model vs PyTorch eager and HF on "
+      "the same tiny Llama",
+      "bench_train_step"};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--batch", batch, "sequences per step")->check(CLI::PositiveNumber);
+  app.add_option("--seq", seq, "tokens per sequence")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "CPU threads of each side")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "steps per round; the fastest counts")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--rounds", rounds, "turns each side takes")->check(CLI::PositiveNumber);
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   at::set_num_threads(static_cast<int>(threads));
   const TransformerConfig config = bench_llama_config();
   torch::manual_seed(0);

@@ -36,6 +36,7 @@
 #include <vector>
 #include <zmq_addon.hpp>
 
+#include "core/common/command_line.h"
 #include "core/wire/shm_segment.h"
 #include "core/wire/wire.h"
 
@@ -194,7 +195,13 @@ int repetitions(size_t bytes, bool quick) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  CLI::App app{
+      "bench_transfer: tensor transfer between processes, shared memory and tcp next to "
+      "their floors",
+      "bench_transfer"};
+  bool quick = false;
+  app.add_flag("--quick", quick, "fewer repetitions");
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   const std::string ipc = "ipc:///tmp/rlwb-bench-transfer-" + std::to_string(getpid());
   const std::vector<Path> paths = {
       {"shm ipc", ipc + "-shm", WireOptions{kMiB}},

@@ -1,7 +1,8 @@
 # Finds every third-party dependency and exposes each as a target:
 #   rlwb::torch  LibTorch from the pinned torch wheel (CUDA-enabled; runs on CPU)
 #   rlwb::zmq    libzmq + cppzmq      rlwb::seccomp  libseccomp
-#   SQLiteCpp, yaml-cpp, nlohmann_json::nlohmann_json, GTest::gtest_main
+#   SQLiteCpp, yaml-cpp, nlohmann_json::nlohmann_json, GTest::gtest_main,
+#   CLI11::CLI11 (header-only: every program's command line)
 # Only targets that need LibTorch link rlwb::torch: its headers are the slow
 # part of a build.
 
@@ -51,6 +52,7 @@ find_package(SQLiteCpp REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(GTest REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
 find_package(Threads REQUIRED)
 
 # NCCL's header matching the wheel's libnccl (only workers/spmd_nccl.cpp uses it).

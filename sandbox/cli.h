@@ -1,4 +1,4 @@
-// The sandbox's command line, shared by `rlwb sandbox ...` (app/cmd_sandbox.cpp)
+// The sandbox's commands, shared by `rlwb sandbox ...` (app/cmd_sandbox.cpp)
 // and the rlwb-sandbox executable (sandbox_main.cpp):
 //   run --lang LANG FILE [--stdin FILE] [--json] [--endpoint E]
 //       [--wall-ms N] [--cpu-ms N] [--memory-mb N] [--timeout-ms N]
@@ -8,24 +8,20 @@
 //       Without --endpoint it runs in-process; with it, on a service.
 //   serve [--endpoint E] [--executors N] [--max-queued N]
 //       the service (service.h) until SIGINT/SIGTERM.
+// Each command's --help lists its flags with their defaults.
 #pragma once
 
 #include <iosfwd>
-#include <map>
-#include <string>
 #include <vector>
+
+#include "core/common/command_line.h"
 
 namespace rlwb::sandbox {
 
-struct CliArgs {
-  std::string command;  // run | serve
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> flags;  // --name VALUE; a flag with no value is "true"
-};
-
-// argv after the program name (rlwb-sandbox) or after "sandbox" (rlwb).
-CliArgs parse_cli_args(const std::vector<std::string>& args);
-int cli_main(const CliArgs& args, std::ostream& out, std::ostream& err);
-const char* cli_usage();
+// Adds `run` and `serve` to `parent` (rlwb-sandbox's top level, or the
+// `sandbox` subcommand of rlwb). Verdicts go to `out`, the service's log to
+// `log`.
+std::vector<core::Subcommand> add_sandbox_commands(CLI::App& parent, std::ostream& out,
+                                                   std::ostream& log);
 
 }  // namespace rlwb::sandbox

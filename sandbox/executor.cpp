@@ -416,17 +416,6 @@ void set_process_title(int slot) {
   ExecutorProcess(sock, slot, cfg).main();
 }
 
-bool detail::is_executor_command(const std::vector<std::string>& args) {
-  return args.size() == 5 && args[0] == "--executor";
-}
-
-[[noreturn]] void detail::executor_command(const std::vector<std::string>& args) {
-  ExecutorConfig config;
-  config.host_id_base = static_cast<uint32_t>(std::strtoul(args.at(3).c_str(), nullptr, 10));
-  config.kill_grace_ms = std::atoi(args.at(4).c_str());
-  executor_main(std::atoi(args.at(1).c_str()), std::atoi(args.at(2).c_str()), config);
-}
-
 namespace {
 
 // The executor's program: rlwb-sandbox-executor (or rlwb-sandbox) if it can

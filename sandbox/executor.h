@@ -63,12 +63,9 @@ struct KernelSupport {
 
 namespace detail {
 // The executor process: `rlwb-sandbox-executor --executor FD SLOT HOST_ID_BASE
-// KILL_GRACE_MS` (or the same arguments to rlwb-sandbox).
+// KILL_GRACE_MS` (or the same arguments to rlwb-sandbox), read by
+// executor_command_line.h.
 [[noreturn]] void executor_main(int sock, int slot, const ExecutorConfig& config);
-// True if `args` (without argv[0]) are the executor mode's arguments.
-bool is_executor_command(const std::vector<std::string>& args);
-// Runs executor_main with the configuration those arguments give.
-[[noreturn]] void executor_command(const std::vector<std::string>& args);
 }  // namespace detail
 
 class Executor {

@@ -4,19 +4,17 @@
 // init and program process start as copies of it (fork cost and exit cost
 // scale with the mappings). executor.cpp starts it as
 // `rlwb-sandbox-executor --executor FD SLOT HOST_ID_BASE KILL_GRACE_MS`.
-#include <cstdio>
-#include <string>
-#include <vector>
-
-#include "sandbox/executor.h"
+#include "sandbox/executor_command_line.h"
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (rlwb::sandbox::detail::is_executor_command(args))
-    rlwb::sandbox::detail::executor_command(args);
-  std::fprintf(stderr,
-               "rlwb-sandbox-executor is started by the sandbox's executor "
-               "pool, not by hand "
-               "(usage: --executor FD SLOT HOST_ID_BASE KILL_GRACE_MS)\n");
-  return 2;
+  std::vector<int64_t> executor;
+  {
+    CLI::App app{
+        "rlwb-sandbox-executor: one executor of the sandbox's pool; the pool starts it, "
+        "not a person",
+        "rlwb-sandbox-executor"};
+    rlwb::sandbox::add_executor_option(app, executor)->required();
+    if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
+  }  // the parser is gone before the executor starts: every sandbox is a copy of this process
+  rlwb::sandbox::run_executor(executor);
 }

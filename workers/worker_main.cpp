@@ -2,35 +2,16 @@
 // (core/launch), never by hand in normal use:
 //   rlwb-worker --controller ADDR --group POOL --rank R --world W
 //               [--device cpu|cuda] [--store HOST:PORT] [--shm-threshold BYTES]
+// (`rlwb-worker --help` lists them with their defaults).
+#include <malloc.h>
+
+#include <string>
+
+#include "core/common/command_line.h"
 #include "workers/method_registry.h"
 #include "workers/worker_server.h"
 
-#include <malloc.h>
-
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
-#include <string>
-
 namespace {
-
-void usage_error(const std::string& message) {
-  std::cerr << "rlwb-worker: " << message
-            << "\nusage: rlwb-worker --controller ADDR --group POOL --rank R --world W "
-               "[--device cpu|cuda] [--store HOST:PORT] [--shm-threshold BYTES]\n";
-  std::exit(2);
-}
-
-int to_int(const std::string& flag, const std::string& value) {
-  try {
-    size_t used = 0;
-    int v = std::stoi(value, &used);
-    if (used == value.size()) return v;
-  } catch (...) {
-  }
-  usage_error(flag + " expects an integer, got '" + value + "'");
-  return 0;
-}
 
 // glibc hands every block over 128 KiB back to the kernel when it is freed
 // and trims the heap top above 128 KiB, so each training step pays page
@@ -44,30 +25,52 @@ void keep_freed_memory_for_reuse() {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 }
 
+// "HOST:PORT" into the SPMD store's address, or why it is not one.
+std::string parse_store(const std::string& text, rlwb::workers::SpmdOptions& spmd) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "expects HOST:PORT, got '" + text + "'";
+  try {
+    size_t used = 0;
+    const int port = std::stoi(text.substr(colon + 1), &used);
+    if (used != text.size() - colon - 1 || port < 0 || port > 65535) throw std::out_of_range(text);
+    spmd.store_host = text.substr(0, colon);
+    spmd.store_port = port;
+    return "";
+  } catch (const std::exception&) {
+    return "expects HOST:PORT with a port in 0..65535, got '" + text + "'";
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   keep_freed_memory_for_reuse();
   rlwb::workers::WorkerOptions options;
-  for (int i = 1; i < argc; ++i) {
-    std::string flag = argv[i];
-    if (i + 1 >= argc) usage_error("missing value after " + flag);
-    std::string value = argv[++i];
-    if (flag == "--controller") options.controller = value;
-    else if (flag == "--group") options.group = value;
-    else if (flag == "--rank") options.rank = to_int(flag, value);
-    else if (flag == "--world") options.world = to_int(flag, value);
-    else if (flag == "--device") options.device = value;
-    else if (flag == "--shm-threshold") options.wire.shm_threshold_bytes = static_cast<size_t>(to_int(flag, value));
-    else if (flag == "--store") {
-      auto colon = value.rfind(':');
-      if (colon == std::string::npos) usage_error("--store expects HOST:PORT, got '" + value + "'");
-      options.spmd.store_host = value.substr(0, colon);
-      options.spmd.store_port = to_int(flag, value.substr(colon + 1));
-    } else usage_error("unknown option " + flag);
-  }
-  if (options.controller.empty()) usage_error("--controller is required");
-  if (options.rank < 0 || options.rank >= options.world)
-    usage_error("--rank must be in [0, --world)");
+  CLI::App app{
+      "rlwb-worker: one process of a resource pool, started by a launcher "
+      "(core/launch), not by hand",
+      "rlwb-worker"};
+  app.add_option("--controller", options.controller, "the controller's address to dial")
+      ->required();
+  app.add_option("--group", options.group, "the resource pool")->capture_default_str();
+  app.add_option("--rank", options.rank, "this process's rank in the pool")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--world", options.world, "processes in the pool")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--device", options.device, "cpu or cuda (cuda:N)")->capture_default_str();
+  std::string store;
+  app.add_option("--store", store, "the pool's process-group store (rank 0 serves it)")
+      ->type_name("HOST:PORT");
+  app.add_option("--shm-threshold", options.wire.shm_threshold_bytes,
+                 "tensors of this many bytes or more travel through shared memory (0: never)")
+      ->capture_default_str();
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
+  if (options.rank >= options.world)
+    return rlwb::core::report_usage_error(app, "--rank must be in [0, --world)");
+  if (!store.empty())
+    if (std::string problem = parse_store(store, options.spmd); !problem.empty())
+      return rlwb::core::report_usage_error(app, "--store " + problem);
   return rlwb::workers::run_worker(options, rlwb::workers::builtin_roles());
 }

@@ -134,7 +134,8 @@ std::string events_section(const std::vector<EventRecord>& events) {
 std::string format_runs_table(const std::vector<RunInfo>& runs) {
   if (runs.empty()) return "no runs recorded yet\n";
   std::vector<std::vector<std::string>> rows = {
-      {"ID", "NAME", "ALGORITHM", "STATUS", "STEP", "SCORE", "STARTED", "DURATION"}};
+      {"ID", "NAME", "ALGORITHM", "STATUS", "STEP", std::string("SCORE (") + kRunScoreMetric + ")",
+       "STARTED", "DURATION"}};
   for (const RunInfo& run : runs) {
     rows.push_back(
         {std::to_string(run.id), run.name, run.algorithm, run.status, format_step(run.last_step),

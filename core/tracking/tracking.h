@@ -37,14 +37,26 @@ class TrackingError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The metric a run's score is: RunInfo::last_score, the SCORE column.
+inline constexpr const char* kRunScoreMetric = "critic/score/mean";
+
+// Whether a metric's step is a training step, and so may raise
+// RunInfo::last_step. Not under warm_start/ (the supervised steps before RL,
+// counted apart) nor val/ (the held-out evaluation, logged at the training
+// step it follows, or at 0 before the first).
+bool is_training_step_metric(const std::string& key);
+
 struct RunInfo {
   int64_t id = 0;
   std::string name, experiment_file, experiment_text, algorithm, status, host;
   int64_t seed = 0;
   double start_time = 0, end_time = 0;  // unix seconds; end 0 while running
-  int64_t last_step = -1;               // highest step logged for any metric
-  int64_t pid = 0;                      // the controller process that ran it
-  std::optional<double> last_score;     // last `critic/score/mean`, if logged
+  // Highest step logged for a training-step metric (is_training_step_metric);
+  // -1 before the first. (Databases written before this rule keep the
+  // highest step of any metric for their runs.)
+  int64_t last_step = -1;
+  int64_t pid = 0;                   // the controller process that ran it
+  std::optional<double> last_score;  // last kRunScoreMetric, if logged
 };
 
 struct MetricPoint {

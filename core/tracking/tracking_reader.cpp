@@ -20,12 +20,15 @@ double real_or_nan(const SQLite::Column& column) {
   return column.isNull() ? kNaN : column.getDouble();
 }
 
-constexpr const char* kRunColumns =
-    "id, name, experiment_file, experiment_text, algorithm, status, host, seed, start_time, "
-    "end_time, last_step, pid, "
-    // The score of the last step; 'NaN' text keeps a NaN apart from no score.
-    "(SELECT coalesce(value, 'NaN') FROM metrics m WHERE m.run_id = runs.id "
-    " AND m.key = 'critic/score/mean' ORDER BY step DESC, m.rowid DESC LIMIT 1)";
+// "SELECT <the columns read_run reads> FROM runs".
+std::string select_runs() {
+  return std::string(
+             "SELECT id, name, experiment_file, experiment_text, algorithm, status, host, seed, "
+             "start_time, end_time, last_step, pid, "
+             // The score of the last step; 'NaN' text keeps a NaN apart from no score.
+             "(SELECT coalesce(value, 'NaN') FROM metrics m WHERE m.run_id = runs.id AND m.key = '") +
+         kRunScoreMetric + "' ORDER BY step DESC, m.rowid DESC LIMIT 1) FROM runs";
+}
 
 RunInfo read_run(SQLite::Statement& query) {
   RunInfo run;
@@ -100,7 +103,7 @@ const std::string& TrackingReader::path() const { return impl_->path; }
 std::vector<RunInfo> TrackingReader::list_runs() {
   return impl_->read("runs", [](SQLite::Database& db) {
     SQLite::Statement query(db,
-                            std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id DESC");
+                            select_runs() + " ORDER BY id DESC");
     std::vector<RunInfo> runs;
     while (query.executeStep()) runs.push_back(read_run(query));
     return runs;
@@ -109,7 +112,7 @@ std::vector<RunInfo> TrackingReader::list_runs() {
 
 std::optional<RunInfo> TrackingReader::run(int64_t id) {
   return impl_->read("a run", [id](SQLite::Database& db) -> std::optional<RunInfo> {
-    SQLite::Statement query(db, std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+    SQLite::Statement query(db, select_runs() + " WHERE id = ?");
     query.bind(1, id);
     if (!query.executeStep()) return std::nullopt;
     return read_run(query);

@@ -97,6 +97,7 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
       insert.bind(5, row.wall_time);
       insert.exec();
       insert.reset();
+      if (!is_training_step_metric(row.key)) continue;
       auto [it, added] = last_step_of_run.emplace(row.run, row.step);
       if (!added) it->second = std::max(it->second, row.step);
     }
@@ -177,6 +178,10 @@ void require_event_level(const std::string& level) {
 }
 
 }  // namespace
+
+bool is_training_step_metric(const std::string& key) {
+  return key.rfind("warm_start/", 0) != 0 && key.rfind("val/", 0) != 0;
+}
 
 struct TrackingWriter::Impl {
   std::string path;

@@ -49,6 +49,7 @@ TEST(RunsTable, ShowsOneAlignedRowPerRun) {
   for (const char* column : {"ALGORITHM", "STATUS", "STEP", "SCORE", "STARTED", "DURATION"}) {
     EXPECT_THAT(lines[0], HasSubstr(column));
   }
+  EXPECT_THAT(lines[0], HasSubstr("SCORE (critic/score/mean)")) << "the header names its metric";
   const size_t status_column = lines[0].find("STATUS");
   EXPECT_EQ(lines[1].find("finished"), status_column);
   EXPECT_EQ(lines[2].find("failed"), status_column);

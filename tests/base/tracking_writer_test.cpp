@@ -161,6 +161,23 @@ TEST_F(TrackingTest, LastStepFollowsTheHighestStepLogged) {
   EXPECT_EQ(reader.run(run)->last_step, 8);
 }
 
+// A 60-step run after 1000 warm-start steps is at step 60, not 1000; the
+// held-out evaluation before RL (step 0) is no training step either.
+TEST_F(TrackingTest, LastStepIsTheTrainingStepNotAWarmStartOrEvaluationStep) {
+  TrackingWriter writer(path(), kNeverFlushMs);
+  const int64_t run = writer.start_run("r", "", "", "grpo", 0, nullptr);
+  writer.log_metric(run, "warm_start/actor/sft_loss", 1000, 0.1);
+  writer.log_metric(run, "val/score/mean", 0, 0.5);
+  writer.flush();
+  TrackingReader reader(path());
+  EXPECT_EQ(reader.run(run)->last_step, -1) << "no training step yet";
+  writer.log_metric(run, "critic/score/mean", 60, 0.8);
+  writer.log_metric(run, "val/score/mean", 60, 0.9);
+  writer.flush();
+  EXPECT_EQ(reader.run(run)->last_step, 60);
+  EXPECT_EQ(reader.list_runs().front().last_step, 60);
+}
+
 TEST_F(TrackingTest, NanAndInfinityMetricsRoundTrip) {
   TrackingWriter writer(path(), kNeverFlushMs);
   const int64_t run = writer.start_run("r", "", "", "ppo", 0, nullptr);

@@ -129,6 +129,32 @@ TEST_F(RewardCli, BadLineNamesItAndKeepsTheLinesBefore) {
   EXPECT_EQ(nlohmann::json::parse(written.substr(0, written.find('\n')))["score"], 1);
 }
 
+// It used to answer "option --help needs a value".
+TEST_F(RewardCli, HelpListsEveryOptionAndExitsZero) {
+  CliResult r = rlwb("reward math --help");
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* flag : {"--response", "--reference", "--question", "--format", "--file", "--out",
+                           "--percent", "--last-number", "--tolerance", "--rounding-places",
+                           "--final-form", "--numeric-identity", "--timeout-ms"})
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " in\n" << r.out;
+  EXPECT_NE(r.out.find("500"), std::string::npos) << "the defaults are shown:\n" << r.out;
+}
+
+TEST_F(RewardCli, BadOptionValuesAreExitTwoAndNameTheOption) {
+  CliResult percent = rlwb("reward math --response 1 --reference 1 --percent half");
+  EXPECT_EQ(percent.code, 2);
+  EXPECT_NE(percent.err.find("--percent"), std::string::npos) << percent.err;
+  CliResult yes_no = rlwb("reward math --response 1 --reference 1 --last-number maybe");
+  EXPECT_EQ(yes_no.code, 2);
+  EXPECT_NE(yes_no.err.find("--last-number"), std::string::npos) << yes_no.err;
+  CliResult timeout = rlwb("reward math --response 1 --reference 1 --timeout-ms 0");
+  EXPECT_EQ(timeout.code, 2);
+  EXPECT_NE(timeout.err.find("--timeout-ms"), std::string::npos) << timeout.err;
+  CliResult both = rlwb("reward math --file x.jsonl --reference 1");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--file"), std::string::npos) << both.err;
+}
+
 TEST_F(RewardCli, UnreadableFileAndBadUsageSayWhatToDo) {
   CliResult missing = rlwb("reward math --file /nonexistent/in.jsonl");
   EXPECT_EQ(missing.code, 1);

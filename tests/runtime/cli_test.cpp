@@ -1,6 +1,8 @@
 // The rlwb command line as a user runs it: validate, run, runs list/show,
 // Ctrl-C in the middle of a run, and a controller killed with SIGKILL --
-// in every case no worker process may outlive the run.
+// in every case no worker process may outlive the run. Also what every
+// level of rlwb and rlwb-worker answers to --help and to usage errors.
+#include "core/graph/experiment.h"
 #include "core/tracking/tracking.h"
 #include "runtime_test_support.h"
 
@@ -20,20 +22,30 @@ using Clock = std::chrono::steady_clock;
 
 struct Output {
   int code = -1;
-  std::string text;  // stdout + stderr
+  std::string out, err;
+  std::string text;  // stdout, then stderr
 };
 
-// Runs rlwb with a bounded wait; output goes to a temp file.
-Output run_cli(const std::vector<std::string>& args, int timeout_s = 120) {
+std::string read_and_remove(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::remove(path.c_str());
+  return ss.str();
+}
+
+// Runs `program` with a bounded wait; its output goes to temp files.
+Output run_program(const char* program, const std::vector<std::string>& args, int timeout_s = 120) {
   std::string out_path = "/tmp/" + rlwb::testing::unique_name("rlwb-cli") + ".out";
+  std::string err_path = out_path + ".err";
   pid_t pid = fork();
   if (pid == 0) {
-    FILE* f = freopen(out_path.c_str(), "w", stdout);
-    dup2(fileno(f), STDERR_FILENO);
-    std::vector<char*> argv{const_cast<char*>(RLWB_CLI_BIN)};
+    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr))
+      _exit(126);
+    std::vector<char*> argv{const_cast<char*>(program)};
     for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(RLWB_CLI_BIN, argv.data());
+    execv(program, argv.data());
     _exit(127);
   }
   int status = 0;
@@ -42,16 +54,21 @@ Output run_cli(const std::vector<std::string>& args, int timeout_s = 120) {
     if (Clock::now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      ADD_FAILURE() << "rlwb did not finish within " << timeout_s << " s";
+      ADD_FAILURE() << program << " did not finish within " << timeout_s << " s";
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  std::ifstream in(out_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::remove(out_path.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), ss.str()};
+  Output output;
+  output.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  output.out = read_and_remove(out_path);
+  output.err = read_and_remove(err_path);
+  output.text = output.out + output.err;
+  return output;
+}
+
+Output run_cli(const std::vector<std::string>& args, int timeout_s = 120) {
+  return run_program(RLWB_CLI_BIN, args, timeout_s);
 }
 
 // rlwb-worker processes whose --controller address names the given
@@ -197,6 +214,105 @@ TEST(Cli, BadOverrideIsAClearErrorAndStartsNothing) {
   auto out = run_cli({"run", demo_file(), "trainer.stpes=3", "--db", temp_db()});
   EXPECT_EQ(out.code, 1) << out.text;
   EXPECT_NE(out.text.find("stpes"), std::string::npos) << out.text;
+}
+
+TEST(Cli, HelpAtEveryLevelListsItsFlagsAndExitsZero) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> levels = {
+      {{"--help"}, {"run", "validate", "runs", "reward", "sandbox", "--version"}},
+      {{"run", "--help"}, {"FILE", "--db", "--name", "--transport", "key.path=value"}},
+      {{"validate", "--help"}, {"FILE", "--resolved"}},
+      {{"runs", "--help"}, {"list", "show", "compare", "export"}},
+      {{"runs", "list", "--help"}, {"--db"}},
+      {{"runs", "show", "--help"}, {"ID", "--db"}},
+      {{"runs", "compare", "--help"}, {"--metrics", "--at-step", "--keys", "--csv", "--db"}},
+      {{"runs", "export", "--help"}, {"--format", "--out", "--db"}},
+      {{"reward", "--help"}, {"math"}},
+      {{"reward", "math", "--help"}, {"--response", "--reference", "--file", "--timeout-ms"}},
+      {{"sandbox", "--help"}, {"run", "serve"}},
+      {{"sandbox", "run", "--help"}, {"--lang", "--json", "--wall-ms"}},
+      {{"sandbox", "serve", "--help"}, {"--endpoint", "--executors", "--max-queued"}},
+  };
+  for (const auto& [args, flags] : levels) {
+    auto out = run_cli(args);
+    EXPECT_EQ(out.code, 0) << args.front() << ": " << out.text;
+    EXPECT_NE(out.out.find("Usage: rlwb"), std::string::npos) << out.text;
+    for (const std::string& flag : flags)
+      EXPECT_NE(out.out.find(flag), std::string::npos) << flag << " in\n" << out.out;
+  }
+  auto version = run_cli({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_EQ(version.out.rfind("rlwb ", 0), 0u) << version.out;
+}
+
+TEST(Cli, AnUnknownFlagIsExitTwoWithAMessageThatNamesIt) {
+  auto run = run_cli({"run", demo_file(), "--dbb", temp_db()});
+  EXPECT_EQ(run.code, 2) << run.text;
+  EXPECT_NE(run.err.find("rlwb run: unknown option --dbb"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("rlwb run --help"), std::string::npos) << run.err;
+  auto list = run_cli({"runs", "list", "--colour=never"});
+  EXPECT_EQ(list.code, 2) << list.text;
+  EXPECT_NE(list.err.find("unknown option --colour"), std::string::npos) << list.err;
+  auto command = run_cli({"rnu", demo_file()});
+  EXPECT_EQ(command.code, 2) << command.text;
+  EXPECT_NE(command.err.find("unknown command 'rnu'"), std::string::npos) << command.err;
+  auto nothing = run_cli({});
+  EXPECT_EQ(nothing.code, 2) << nothing.text;
+}
+
+TEST(Cli, AMissingOrMistypedValueIsExitTwoWithAMessageThatNamesTheFlag) {
+  auto db = run_cli({"run", demo_file(), "--db"});
+  EXPECT_EQ(db.code, 2) << db.text;
+  EXPECT_NE(db.err.find("--db"), std::string::npos) << db.err;
+  auto transport = run_cli({"run", demo_file(), "--transport", "udp"});
+  EXPECT_EQ(transport.code, 2) << transport.text;
+  EXPECT_NE(transport.err.find("--transport"), std::string::npos) << transport.err;
+  auto id = run_cli({"runs", "show", "three"});
+  EXPECT_EQ(id.code, 2) << id.text;
+  EXPECT_NE(id.err.find("ID"), std::string::npos) << id.err;
+  auto file = run_cli({"validate"});
+  EXPECT_EQ(file.code, 2) << file.text;
+  EXPECT_NE(file.err.find("FILE"), std::string::npos) << file.err;
+}
+
+TEST(Cli, ValidateResolvedPrintsYamlThatLoadsBackToTheSameExperiment) {
+  auto out = run_cli({"validate", "--resolved", demo_file(), "trainer.steps=7"});
+  ASSERT_EQ(out.code, 0) << out.text;
+  EXPECT_EQ(out.out.find(": ok ("), std::string::npos) << "the YAML, not the summary line";
+  rlwb::core::Experiment expected =
+      rlwb::core::load_experiment_file(demo_file(), {"trainer.steps=7"});
+  rlwb::core::Experiment loaded = rlwb::core::load_experiment_text(out.out, "resolved.yaml");
+  EXPECT_NE(out.out.find("steps: 7"), std::string::npos) << "the override is applied:\n" << out.out;
+  EXPECT_EQ(rlwb::core::experiment_to_yaml(loaded), rlwb::core::experiment_to_yaml(expected));
+  EXPECT_EQ(loaded.nodes.size(), expected.nodes.size());
+}
+
+TEST(Cli, ValidateResolvedOfABadFilePrintsTheProblemsToStderrOnly) {
+  auto out = run_cli({"validate", "--resolved", demo_file(), "trainer.stpes=3"});
+  EXPECT_EQ(out.code, 1) << out.text;
+  EXPECT_TRUE(out.out.empty()) << out.out;
+  EXPECT_NE(out.err.find("stpes"), std::string::npos) << out.err;
+}
+
+TEST(Cli, WorkerHelpListsItsFlagsAndUsageErrorsNameTheFlag) {
+  auto help = run_program(RLWB_WORKER_BIN, {"--help"});
+  EXPECT_EQ(help.code, 0) << help.text;
+  for (const char* flag :
+       {"--controller", "--group", "--rank", "--world", "--device", "--store", "--shm-threshold"})
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag << " in\n" << help.out;
+  auto unknown = run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--rnak", "1"});
+  EXPECT_EQ(unknown.code, 2) << unknown.text;
+  EXPECT_NE(unknown.err.find("unknown option --rnak"), std::string::npos) << unknown.err;
+  auto missing = run_program(RLWB_WORKER_BIN, {"--controller"});
+  EXPECT_EQ(missing.code, 2) << missing.text;
+  EXPECT_NE(missing.err.find("--controller"), std::string::npos) << missing.err;
+  auto rank =
+      run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--rank", "2", "--world", "2"});
+  EXPECT_EQ(rank.code, 2) << rank.text;
+  EXPECT_NE(rank.err.find("--rank"), std::string::npos) << rank.err;
+  auto store =
+      run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--store", "localhost"});
+  EXPECT_EQ(store.code, 2) << store.text;
+  EXPECT_NE(store.err.find("--store expects HOST:PORT"), std::string::npos) << store.err;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ namespace rlwb::sandbox::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Output {
   int status = -1;
@@ -125,6 +126,39 @@ TEST(SandboxCliTest, BadUsageIsExitTwoWithAClearMessage) {
   Output command = run_cli({RLWB_SANDBOX_BIN, "fly"});
   EXPECT_EQ(command.status, 2);
   EXPECT_THAT(command.err, HasSubstr("unknown command 'fly'"));
+}
+
+TEST(SandboxCliTest, HelpAtEveryLevelListsTheFlagsAndExitsZero) {
+  Output top = run_cli({RLWB_SANDBOX_BIN, "--help"});
+  EXPECT_EQ(top.status, 0) << top.err;
+  EXPECT_THAT(top.out, HasSubstr("run"));
+  EXPECT_THAT(top.out, HasSubstr("serve"));
+  EXPECT_THAT(top.out, Not(HasSubstr("--executor"))) << "the executor mode is not for people";
+  Output run = run_cli({RLWB_SANDBOX_BIN, "run", "--help"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  for (const char* flag : {"FILE", "--lang", "--stdin", "--json", "--endpoint", "--wall-ms",
+                           "--cpu-ms", "--memory-mb", "--timeout-ms"})
+    EXPECT_THAT(run.out, HasSubstr(flag));
+  Output serve = run_cli({RLWB_SANDBOX_BIN, "serve", "--help"});
+  EXPECT_EQ(serve.status, 0) << serve.err;
+  for (const char* flag : {"--endpoint", "--executors", "--max-queued"})
+    EXPECT_THAT(serve.out, HasSubstr(flag));
+}
+
+TEST(SandboxCliTest, AMissingOrMistypedValueIsExitTwoAndNamesTheFlag) {
+  TempFiles tmp;
+  std::string prog = tmp.write("v.py", "print(1)\n");
+  Output missing = run_cli({RLWB_SANDBOX_BIN, "run", prog, "--lang"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_THAT(missing.err, HasSubstr("--lang"));
+  Output typed = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--cpu-ms", "lots"});
+  EXPECT_EQ(typed.status, 2);
+  EXPECT_THAT(typed.err, HasSubstr("--cpu-ms"));
+  Output executors = run_cli({RLWB_SANDBOX_BIN, "serve", "--executors", "-1"});
+  EXPECT_EQ(executors.status, 2);
+  EXPECT_THAT(executors.err, HasSubstr("--executors"));
+  Output no_command = run_cli({RLWB_SANDBOX_BIN});
+  EXPECT_EQ(no_command.status, 2);
 }
 
 TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
