@@ -65,7 +65,7 @@ struct NodeSpec {
   // Per-call options for the method (e.g. {greedy: true} on a generate
   // node); they reach the worker as CallContext::args.
   nlohmann::json args = nlohmann::json::object();
-  int line = 0;                                      // 1-based line in the file, 0 when unknown
+  int line = 0;  // 1-based line in the file (file_of("nodes.<i>")), 0 when unknown
   bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
 };
 
@@ -90,15 +90,20 @@ struct Experiment {
 
   // Where each key was written: dotted path ("trainer.steps", "nodes.2.in",
   // "models.actor.parallel.dp"; list items by 0-based index) -> 1-based line
-  // in `file` as written. Lines always refer to the file, also after
-  // overrides; a key that an override added or replaced wholesale has no
-  // line of its own. Empty for experiments built in code.
+  // in `file` as written, or in the file that `line_files` names for it. Lines always refer to the files, also after overrides; a key that
+  // an override added or replaced wholesale has no line of its own. Empty
+  // for experiments built in code.
   std::map<std::string, int> lines;
+  // The keys of `lines` that were written in another file than `file`:
+  // dotted path -> that file. Empty when all of them are in `file`.
+  std::map<std::string, std::string> line_files;
   std::vector<std::string> overrides;  // as given to the loader, in order
 
   int steps() const { return trainer.value("steps", 1); }
   // Line of `path`, else of its nearest ancestor that has one; 0 if none.
   int line_of(const std::string& path) const;
+  // The file that line_of(path) refers to: `file` or the one in line_files.
+  std::string file_of(const std::string& path) const;
 };
 
 // Trainer phases with nodes of their own: "warm_start" (supervised steps
