@@ -1,10 +1,11 @@
-// Loads a graph file: YAML -> document (with key lines) -> overrides ->
-// typed structs. Every wrong type is reported with its line and a hint;
+// Loads a graph file: YAML -> document (with key lines) merged over its
+// `defaults:` bases (defaults.h) -> overrides -> typed structs. Every wrong type is reported with its line and a hint;
 // what the values mean is the validator's job.
 #include <climits>
 #include <fstream>
 #include <sstream>
 
+#include "core/graph/defaults.h"
 #include "core/graph/experiment.h"
 #include "core/graph/names.h"
 #include "core/graph/overrides.h"
@@ -218,7 +219,7 @@ Experiment load_experiment_text(const std::string& text, const std::string& file
   exp.overrides = overrides;
   std::vector<GraphIssue> issues;
   graph_detail::LineMap lines;
-  json doc = graph_detail::parse_yaml_document(text, file, lines, issues);
+  json doc = graph_detail::parse_with_defaults(text, file, lines, exp.bases, issues);
   if (!issues.empty() && doc.is_null()) throw GraphError(issues);  // syntax error
   graph_detail::apply_overrides(doc, lines, overrides, file, issues);
   for (const auto& [path, origin] : lines) {
@@ -228,7 +229,8 @@ Experiment load_experiment_text(const std::string& text, const std::string& file
   StructReader(exp, issues).read(doc);
   if (!issues.empty()) throw GraphError(issues);
   exp.raw = doc.is_null() ? json::object() : doc;
-  exp.text = overrides.empty() ? text : experiment_to_yaml(exp);
+  // With bases the file alone does not say what runs: keep the resolved form.
+  exp.text = overrides.empty() && exp.bases.empty() ? text : experiment_to_yaml(exp);
   return exp;
 }
 
