@@ -3,11 +3,22 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/graph/experiment.h"
 
 namespace rlwb::core::graph_detail {
+
+// A line and the file it is in: a key of a base file (`defaults:`) is
+// reported in that file. Converts from and to the line alone, so a check
+// can pass a line number where it has no key path.
+struct KeyLine {
+  int line = 0;
+  std::string file;  // "": the experiment's own file
+  KeyLine(int line = 0, std::string file = "") : line(line), file(std::move(file)) {}
+  operator int() const { return line; }
+};
 
 // Collects issues for one experiment, with the lines of the keys they are
 // about. Node checks look at one list of nodes: the graph's (`nodes`), or a
@@ -29,14 +40,15 @@ class IssueList {
   const std::vector<NodeSpec>& nodes() const { return *nodes_; }
   const std::string& nodes_path() const { return nodes_path_; }
   // Line of a dotted key path ("pools.main.workers"), or its nearest ancestor.
-  int line(const std::string& path) const { return exp_.line_of(path); }
+  KeyLine line(const std::string& path) const { return {exp_.line_of(path), exp_.file_of(path)}; }
   // Line of a node's field ("in", "out", "call", "" for the node itself);
   // the node's own line when `lines` does not match the nodes any more.
-  int node_line(std::size_t index, const std::string& field = "") const;
+  KeyLine node_line(std::size_t index, const std::string& field = "") const;
 
-  void add(int line, const std::string& node, const std::string& message, const std::string& hint,
-           Severity severity = Severity::error) {
-    issues_.push_back({exp_.file, line, node, where_ + message, hint, severity});
+  void add(const KeyLine& line, const std::string& node, const std::string& message,
+           const std::string& hint, Severity severity = Severity::error) {
+    issues_.push_back({line.file.empty() ? exp_.file : line.file, line.line, node, where_ + message,
+                       hint, severity});
   }
 
  private:

@@ -1,4 +1,5 @@
-// Experiment's small queries: where a key was written, and content equality.
+// Experiment's small queries: where (file and line) a key was written, and
+// content equality.
 #include "core/graph/experiment.h"
 
 #include "core/config/trainer_options.h"
@@ -10,14 +11,26 @@ int Experiment::steps() const {
   return static_cast<int>(config::parse_trainer_options(trainer, ignored).steps);
 }
 
-int Experiment::line_of(const std::string& path) const {
+namespace {
+// `path`, else its nearest ancestor, that has a line; "" if none does.
+std::string nearest_with_line(const std::map<std::string, int>& lines, const std::string& path) {
   std::string at = path;
-  while (!at.empty()) {
-    if (auto it = lines.find(at); it != lines.end()) return it->second;
+  while (!at.empty() && !lines.count(at)) {
     auto dot = at.rfind('.');
     at = dot == std::string::npos ? std::string() : at.substr(0, dot);
   }
-  return 0;
+  return at;
+}
+}  // namespace
+
+int Experiment::line_of(const std::string& path) const {
+  const std::string at = nearest_with_line(lines, path);
+  return at.empty() ? 0 : lines.at(at);
+}
+
+std::string Experiment::file_of(const std::string& path) const {
+  auto it = line_files.find(nearest_with_line(lines, path));
+  return it == line_files.end() ? file : it->second;
 }
 
 const std::vector<std::string>& trainer_phases() {

@@ -65,7 +65,7 @@ struct NodeSpec {
   // Per-call options for the method (e.g. {greedy: true} on a generate
   // node); they reach the worker as CallContext::args.
   nlohmann::json args = nlohmann::json::object();
-  int line = 0;                                      // 1-based line in the file, 0 when unknown
+  int line = 0;  // 1-based line in the file (file_of("nodes.<i>")), 0 when unknown
   bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
 };
 
@@ -90,16 +90,25 @@ struct Experiment {
 
   // Where each key was written: dotted path ("trainer.steps", "nodes.2.in",
   // "models.actor.parallel.dp"; list items by 0-based index) -> 1-based line
-  // in `file` as written. Lines always refer to the file, also after
-  // overrides; a key that an override added or replaced wholesale has no
-  // line of its own. Empty for experiments built in code.
+  // in `file` as written, or in the base file that `line_files` names for
+  // it. Lines always refer to the files, also after overrides; a key that
+  // an override added or replaced wholesale has no line of its own. Empty
+  // for experiments built in code.
   std::map<std::string, int> lines;
+  // The keys of `lines` that were written in a base file (see `bases`), not
+  // in `file`: dotted path -> that file. Empty without `defaults:`.
+  std::map<std::string, std::string> line_files;
+  // The files `defaults:` named, recursively, in the order they were merged
+  // (a base's own bases before it); the file itself is merged over them.
+  std::vector<std::string> bases;
   std::vector<std::string> overrides;  // as given to the loader, in order
 
   // trainer.steps as core/config parses it (its default when absent or bad).
   int steps() const;
   // Line of `path`, else of its nearest ancestor that has one; 0 if none.
   int line_of(const std::string& path) const;
+  // The file that line_of(path) refers to: a base's path or `file`.
+  std::string file_of(const std::string& path) const;
 };
 
 // Trainer phases with nodes of their own: "warm_start" (supervised steps
@@ -169,8 +178,17 @@ struct MethodCatalog {
 //   ~key.path         remove a key or list item
 // Path segments are map keys, 0-based list indices, or on a list of maps
 // the `id` of an item ("nodes.gen.out=[responses]").
-// `text` is the input as given when there are no overrides, and
-// experiment_to_yaml() of the result when there are.
+// A top-level `defaults: [base.yaml, ...]` builds the file on others
+// (paths relative to the file; "" file: to the working directory): the
+// bases are loaded first, recursively, merged in order, and the file's own
+// keys merged over them -- maps key by key, scalars and lists replaced, a
+// key set to null removed; a map written over a list of nodes (items with
+// an `id`) edits those nodes by id. Overrides apply after the merge. A
+// missing or unreadable base, a base that is not a map, and a cycle are
+// issues at the `defaults:` entry. docs/graph-file.md has the rules.
+// `text` is the input as given when there are no overrides and no
+// defaults, and experiment_to_yaml() of the result (resolved, without
+// `defaults:`) otherwise.
 Experiment load_experiment_text(const std::string& text, const std::string& file,
                                 const std::vector<std::string>& overrides = {});
 Experiment load_experiment_file(const std::string& path,

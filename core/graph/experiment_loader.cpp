@@ -1,27 +1,22 @@
-// Loads a graph file: YAML -> document (with key lines) -> overrides ->
-// typed structs. Every wrong type is reported with its line and a hint;
+// Loads a graph file: YAML -> document (with key lines) merged over its
+// `defaults:` bases (defaults.h) -> overrides -> typed structs. Every wrong type is reported with its line and a hint;
 // what the values mean is the validator's job.
 #include <climits>
 #include <fstream>
 #include <sstream>
 
+#include "core/graph/defaults.h"
 #include "core/graph/experiment.h"
+#include "core/graph/names.h"
 #include "core/graph/overrides.h"
 #include "core/graph/yaml_document.h"
 
 namespace rlwb::core {
 namespace {
 
+using graph_detail::describe_value;
 using graph_detail::join_path;
 using nlohmann::json;
-
-std::string describe(const json& value) {
-  if (value.is_object()) return "a map";
-  if (value.is_array()) return "a list";
-  if (value.is_null()) return "empty";
-  if (value.is_string()) return "text '" + value.get<std::string>() + "'";
-  return value.dump();
-}
 
 // Reads the typed fields of the document into an Experiment, collecting an
 // issue for each value of the wrong type.
@@ -35,7 +30,7 @@ class StructReader {
       issues_.push_back({exp_.file, 1, "",
                          "the file should be a map of sections (name:, pools:, models:, nodes:, "
                          "...), not " +
-                             describe(doc),
+                             describe_value(doc),
                          "start the file with 'name: my_experiment' at column 1"});
       return;
     }
@@ -207,8 +202,8 @@ class StructReader {
 
   void wrong(const std::string& path, const json& value, const std::string& expected,
              const std::string& hint) {
-    issues_.push_back({exp_.file, exp_.line_of(path), "",
-                       "'" + path + "' should be " + expected + ", not " + describe(value), hint});
+    issues_.push_back({exp_.file_of(path), exp_.line_of(path), "",
+                       "'" + path + "' should be " + expected + ", not " + describe_value(value), hint});
   }
 
   Experiment& exp_;
@@ -223,13 +218,19 @@ Experiment load_experiment_text(const std::string& text, const std::string& file
   exp.file = file;
   exp.overrides = overrides;
   std::vector<GraphIssue> issues;
-  json doc = graph_detail::parse_yaml_document(text, file, exp.lines, issues);
+  graph_detail::LineMap lines;
+  json doc = graph_detail::parse_with_defaults(text, file, lines, exp.bases, issues);
   if (!issues.empty() && doc.is_null()) throw GraphError(issues);  // syntax error
-  graph_detail::apply_overrides(doc, exp.lines, overrides, file, issues);
+  graph_detail::apply_overrides(doc, lines, overrides, file, issues);
+  for (const auto& [path, origin] : lines) {
+    exp.lines[path] = origin.line;
+    if (origin.file != file) exp.line_files[path] = origin.file;
+  }
   StructReader(exp, issues).read(doc);
   if (!issues.empty()) throw GraphError(issues);
   exp.raw = doc.is_null() ? json::object() : doc;
-  exp.text = overrides.empty() ? text : experiment_to_yaml(exp);
+  // With bases the file alone does not say what runs: keep the resolved form.
+  exp.text = overrides.empty() && exp.bases.empty() ? text : experiment_to_yaml(exp);
   return exp;
 }
 

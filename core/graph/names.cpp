@@ -1,4 +1,5 @@
-// Name lists and "did you mean" matching for graph messages.
+// Name lists, "did you mean" matching and value descriptions for graph
+// messages.
 #include "core/graph/names.h"
 
 #include <algorithm>
@@ -63,6 +64,14 @@ std::vector<std::string> similar_names(const std::string& name,
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
   auto similar = similar_names(name, candidates);
   return similar.empty() ? std::string() : " did you mean '" + similar.front() + "'?";
+}
+
+std::string describe_value(const nlohmann::json& value) {
+  if (value.is_object()) return "a map";
+  if (value.is_array()) return "a list";
+  if (value.is_null()) return "empty";
+  if (value.is_string()) return "text '" + value.get<std::string>() + "'";
+  return value.dump();
 }
 
 }  // namespace rlwb::core::graph_detail

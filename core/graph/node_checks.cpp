@@ -44,7 +44,7 @@ Target resolve_target(const Experiment& exp, const MethodCatalog& catalog,
 void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index) {
   const Experiment& exp = out.exp();
   const NodeSpec& node = out.nodes()[index];
-  const int line = out.node_line(index, "call");
+  const KeyLine line = out.node_line(index, "call");
   const std::string shape = "write call: <model>.<method>, <reward>.<method> or builtin.<name>";
   if (node.call.empty()) {
     out.add(out.node_line(index), node.id, "has no call", shape);

@@ -112,38 +112,6 @@ std::optional<std::size_t> list_index(const json& list, const std::string& segme
   return std::nullopt;
 }
 
-void erase_lines_below(LineMap& lines, const std::string& path, bool including_itself) {
-  if (including_itself) lines.erase(path);
-  const std::string prefix = path + ".";
-  for (auto it = lines.lower_bound(prefix); it != lines.end() && it->first.rfind(prefix, 0) == 0;)
-    it = lines.erase(it);
-}
-
-// After removing item `removed` of the list at `list_path`, item i > removed
-// becomes i - 1.
-void shift_lines_after(LineMap& lines, const std::string& list_path, std::size_t removed) {
-  const std::string prefix = list_path.empty() ? "" : list_path + ".";
-  LineMap shifted;
-  for (auto it = lines.begin(); it != lines.end();) {
-    if (it->first.rfind(prefix, 0) != 0) {
-      ++it;
-      continue;
-    }
-    std::string rest = it->first.substr(prefix.size());
-    std::size_t digits = 0;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
-    bool is_item = digits > 0 && (digits == rest.size() || rest[digits] == '.');
-    if (!is_item || std::stoul(rest.substr(0, digits)) <= removed) {
-      ++it;
-      continue;
-    }
-    shifted[prefix + std::to_string(std::stoul(rest.substr(0, digits)) - 1) + rest.substr(digits)] =
-        it->second;
-    it = lines.erase(it);
-  }
-  lines.merge(shifted);
-}
-
 void apply(json& doc, LineMap& lines, const Override& o) {
   json* parent = &doc;
   std::string parent_path;  // with list indices, as in `lines`

@@ -8,11 +8,11 @@
 namespace rlwb::core {
 
 namespace graph_detail {
-int IssueList::node_line(std::size_t index, const std::string& field) const {
+KeyLine IssueList::node_line(std::size_t index, const std::string& field) const {
   const NodeSpec& node = nodes_->at(index);
   const std::string path = nodes_path_ + "." + std::to_string(index);
   if (exp_.line_of(path) != node.line) return node.line;  // nodes edited since loading
-  return exp_.line_of(field.empty() ? path : path + "." + field);
+  return line(field.empty() ? path : path + "." + field);
 }
 }  // namespace graph_detail
 

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -35,7 +36,7 @@ struct Reader {
         json list = json::array();
         for (std::size_t i = 0; i < node.size(); ++i) {
           std::string item_path = join_path(path, std::to_string(i));
-          if (int line = line_of_mark(node[i].Mark())) lines[item_path] = line;
+          if (int line = line_of_mark(node[i].Mark())) lines[item_path] = {line, file};
           list.push_back(convert(node[i], item_path));
         }
         return list;
@@ -54,11 +55,11 @@ struct Reader {
           if (map.contains(key)) {
             issues.push_back({file, line, "",
                               "key '" + key_path + "' is written twice (first on line " +
-                                  std::to_string(lines[key_path]) + ")",
+                                  std::to_string(lines[key_path].line) + ")",
                               "keep one of them"});
             continue;
           }
-          if (line) lines[key_path] = line;
+          if (line) lines[key_path] = {line, file};
           map[key] = convert(it->second, key_path);
         }
         return map;
@@ -214,6 +215,36 @@ json resolve_plain_scalar(const std::string& text) {
   if (sign.empty() && is_one_of(rest, {".nan", ".NaN", ".NAN"}))
     return std::numeric_limits<double>::quiet_NaN();
   return text;
+}
+
+void erase_lines_below(LineMap& lines, const std::string& path, bool including_itself) {
+  if (including_itself) lines.erase(path);
+  const std::string prefix = path + ".";
+  for (auto it = lines.lower_bound(prefix); it != lines.end() && it->first.rfind(prefix, 0) == 0;)
+    it = lines.erase(it);
+}
+
+void shift_lines_after(LineMap& lines, const std::string& list_path, std::size_t removed) {
+  const std::string prefix = list_path.empty() ? "" : list_path + ".";
+  LineMap shifted;
+  for (auto it = lines.begin(); it != lines.end();) {
+    if (it->first.rfind(prefix, 0) != 0) {
+      ++it;
+      continue;
+    }
+    std::string rest = it->first.substr(prefix.size());
+    std::size_t digits = 0;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) ++digits;
+    bool is_item = digits > 0 && (digits == rest.size() || rest[digits] == '.');
+    if (!is_item || std::stoul(rest.substr(0, digits)) <= removed) {
+      ++it;
+      continue;
+    }
+    shifted[prefix + std::to_string(std::stoul(rest.substr(0, digits)) - 1) + rest.substr(digits)] =
+        it->second;
+    it = lines.erase(it);
+  }
+  lines.merge(shifted);
 }
 
 std::string emit_yaml(const json& value, ShapeOf shape_of) {

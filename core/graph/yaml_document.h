@@ -15,16 +15,32 @@
 
 namespace rlwb::core::graph_detail {
 
-using LineMap = std::map<std::string, int>;
+// Where a key was written: its 1-based line and the file it is in (the
+// experiment's own file or a base that its `defaults:` names).
+struct KeyOrigin {
+  int line = 0;
+  std::string file;
+  bool operator==(const KeyOrigin&) const = default;
+};
+// Dotted key path ("nodes.2.in"; list items by 0-based index) -> origin.
+using LineMap = std::map<std::string, KeyOrigin>;
 
 // Joins a dotted path: join_path("nodes", "2") == "nodes.2", join_path("", "a") == "a".
 std::string join_path(const std::string& parent, const std::string& key);
 
 // Parses one YAML document. Syntax errors become one issue with the line;
 // duplicate and non-scalar keys become issues too (the rest still parses).
-// Records the 1-based line of each key (and list item) in `lines`.
+// Records the 1-based line of each key (and list item) in `lines`, with
+// `file` as its file.
 nlohmann::json parse_yaml_document(const std::string& text, const std::string& file, LineMap& lines,
                                    std::vector<GraphIssue>& issues);
+
+// Keeping `lines` true to a document that changes (overrides, merges over
+// a base): forget the origins below `path` (and its own, when asked), and,
+// after item `removed` of the list at `list_path` was erased, renumber the
+// items after it (item i becomes i - 1).
+void erase_lines_below(LineMap& lines, const std::string& path, bool including_itself);
+void shift_lines_after(LineMap& lines, const std::string& list_path, std::size_t removed);
 
 // What a plain (unquoted) scalar means under the core schema.
 nlohmann::json resolve_plain_scalar(const std::string& text);
