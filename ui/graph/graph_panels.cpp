@@ -522,57 +522,27 @@ void update_validation(GraphEditor& ed) {
 
 }  // namespace
 
-core::MethodCatalog catalog_from_json(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
-  // Each section bound to a name: iterating items() of a temporary dangles.
-  const nlohmann::json roles = j.value("role_methods", nlohmann::json::object());
-  const nlohmann::json rewards = j.value("reward_methods", nlohmann::json::object());
-  const nlohmann::json builtins = j.value("builtins", nlohmann::json::array());
-  const nlohmann::json tasks = j.value("task_columns", nlohmann::json::object());
-  core::MethodCatalog c;
-  for (const auto& [role, methods] : roles.items())
-    for (const auto& m : methods) c.role_methods[role].insert(m.get<std::string>());
-  for (const auto& [type, methods] : rewards.items())
-    for (const auto& m : methods) c.reward_methods[type].insert(m.get<std::string>());
-  for (const auto& b : builtins) c.builtins.insert(b.get<std::string>());
-  for (const auto& [task, cols] : tasks.items())
-    c.task_columns[task] = cols.get<std::vector<std::string>>();
-  c.machine_gpus = j.value("machine_gpus", 0);
-  c.machine_cpu_workers = j.value("machine_cpu_workers", 64);
-  return c;
-}
-
 std::vector<PaletteEntry> palette_entries(const core::Experiment& exp,
                                           const core::MethodCatalog* catalog) {
   std::vector<PaletteEntry> out;
-  // Methods the file already calls, per role / reward type / builtin.
-  std::map<std::string, std::set<std::string>> used_by_role, used_by_type;
-  std::set<std::string> used_builtins;
-  for (const auto& node : exp.nodes) {
-    if (node.target == "builtin")
-      used_builtins.insert(node.method);
-    else if (auto m = exp.models.find(node.target); m != exp.models.end())
-      used_by_role[m->second.role].insert(node.method);
-    else if (auto r = exp.rewards.find(node.target); r != exp.rewards.end())
-      used_by_type[r->second.type].insert(node.method);
-  }
+  const core::MethodCatalog used = catalog_from_calls(exp);  // what the file already calls
   auto methods_of = [](const std::map<std::string, std::set<std::string>>* known,
-                       const std::map<std::string, std::set<std::string>>& used,
+                       const std::map<std::string, std::set<std::string>>& called,
                        const std::string& key) {
     if (known)
       if (auto it = known->find(key); it != known->end()) return it->second;
-    auto it = used.find(key);
-    return it == used.end() ? std::set<std::string>{} : it->second;
+    auto it = called.find(key);
+    return it == called.end() ? std::set<std::string>{} : it->second;
   };
   for (const auto& [name, model] : exp.models)
     for (const auto& method :
-         methods_of(catalog ? &catalog->role_methods : nullptr, used_by_role, model.role))
+         methods_of(catalog ? &catalog->role_methods : nullptr, used.role_methods, model.role))
       if (!method.empty()) out.push_back({name + "." + method, "models"});
   for (const auto& [name, reward] : exp.rewards)
     for (const auto& method :
-         methods_of(catalog ? &catalog->reward_methods : nullptr, used_by_type, reward.type))
+         methods_of(catalog ? &catalog->reward_methods : nullptr, used.reward_methods, reward.type))
       if (!method.empty()) out.push_back({name + "." + method, "rewards"});
-  for (const auto& b : catalog && !catalog->builtins.empty() ? catalog->builtins : used_builtins)
+  for (const auto& b : catalog && !catalog->builtins.empty() ? catalog->builtins : used.builtins)
     if (!b.empty()) out.push_back({"builtin." + b, "builtins"});
   return out;
 }
