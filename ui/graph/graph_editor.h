@@ -51,8 +51,8 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
 struct GraphEditor {
   std::unique_ptr<GraphDocument> doc;            // null until a file is opened
   std::string open_path;                         // the path field in the toolbar
-  std::string cli_path;                          // rlwb, for validation
-  std::unique_ptr<core::MethodCatalog> catalog;  // optional (--catalog FILE)
+  // --catalog FILE; null when none was given (editor_catalog.h: what then).
+  std::shared_ptr<const core::MethodCatalog> catalog;
   ValidatorClient validator;
 
   CanvasView view;
