@@ -25,8 +25,8 @@ constexpr const char* kUsage = R"(usage: rlwb-gui [options]
   --compare ID,ID,...   open the compare view on these runs
   --run ID              open the dashboard of one run
   --screen NAME         editor | runs | dashboard | compare | launch
-  --cli PATH            the rlwb CLI used to validate and to launch (default: next to rlwb-gui)
-  --catalog FILE        method catalog JSON for the editor's palette
+  --cli PATH            the rlwb CLI that launches runs (default: next to rlwb-gui)
+  --catalog FILE        method catalog JSON: what the editor validates calls against
 headless, for scripts and tests (under xvfb-run -a):
   --frames N            render N frames (after the script, if any), then exit
   --screenshot OUT.png  write the last frame
