@@ -97,9 +97,9 @@ int main(int argc, char** argv) {
       ->check(kScreenName);
   command_line.add_option(
       "--cli", options.cli,
-      "the rlwb CLI used to validate and to launch (default: next to rlwb-gui)");
+      "the rlwb CLI that launches runs (default: next to rlwb-gui)");
   command_line.add_option("--catalog", options.catalog,
-                          "method catalog JSON for the editor's palette");
+                          "method catalog JSON the editor checks calls against (default: this build's)");
   const std::string headless = "Headless, for scripts and tests (under xvfb-run -a)";
   command_line
       .add_option("--frames", loop.frames, "render N frames (after the script, if any), then exit")

@@ -94,14 +94,13 @@ bool parse_screen(const std::string& name, Screen& out) {
 
 void init_workbench(AppState& app, const WorkbenchOptions& o) {
   app.store.open(o.db, o.poll_ms);
-  app.editor.cli_path = o.cli;
   app.launch.cli = o.cli;
   app.launch.log_dir = (std::filesystem::path(o.db).parent_path() / "logs" / "gui").string();
   if (!o.catalog.empty()) {
     try {
       std::ifstream in(o.catalog);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      app.editor.catalog = std::make_unique<core::MethodCatalog>(catalog_from_json(text));
+      app.editor.catalog = std::make_shared<const core::MethodCatalog>(catalog_from_json(text));
     } catch (const std::exception& e) {
       app.message = "catalog " + o.catalog + " not loaded: " + e.what();
     }
@@ -211,14 +210,14 @@ nlohmann::json dump_state(AppState& app) {
     json issues = json::array();
     for (const auto& i : app.editor.issues)
       issues.push_back({{"node", i.node},
+                        {"line", i.line},
                         {"message", i.message},
                         {"hint", i.hint},
                         {"severity", i.severity == core::Severity::error ? "error" : "warning"}});
     editor["issues"] = issues;
     editor["issues_current"] = app.editor.issues_version == doc->version();
-    const char* states[] = {"idle", "checking", "done", "unavailable"};
+    const char* states[] = {"idle", "checking", "done"};
     editor["validator"] = states[static_cast<int>(app.editor.validator.state())];
-    editor["validator_message"] = app.editor.validator.message();
   }
   editor["selected"] = app.editor.selected;
   editor["status"] = app.editor.status;

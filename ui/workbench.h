@@ -29,8 +29,8 @@ struct WorkbenchOptions {
   std::vector<int64_t> compare;  // --compare 3,4
   int64_t dashboard_run = 0;     // --run 3
   std::string screen;            // --screen runs (default: from the above)
-  std::string cli;               // rlwb, for validation and launching
-  std::string catalog;           // optional catalog JSON for the palette
+  std::string cli;               // rlwb, for launching runs
+  std::string catalog;           // optional catalog JSON (ui/graph/editor_catalog.h)
   int poll_ms = 250;
 };
 

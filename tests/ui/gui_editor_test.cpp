@@ -1,8 +1,11 @@
 // The graph editor driven as a person would, under xvfb-run: open a graph,
 // add a node from the palette, link pins by dragging, save, reload; move and
-// undo; a file that does not load. Checks the files written, the state the
-// program reports and what its screenshots show.
+// undo; problems the validator finds and their fixes; a file that does not
+// load. Checks the files written, the state the program reports and what
+// its screenshots show.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/graph/experiment.h"
 #include "ui_test_support.h"
@@ -26,12 +29,32 @@ class GuiEditorTest : public test::TempDirTest {
     write_bytes(file_, read_bytes(test::source_path("experiments/demo.yaml")));
   }
   std::vector<std::string> args(std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"--db", path("rlwb.db"), "--open", file_};
-    // Validation needs the CLI; without it the editor says so and works on.
-    a.insert(a.end(),
-             {"--cli", std::filesystem::exists(RLWB_CLI_BIN) ? RLWB_CLI_BIN : "/nonexistent/rlwb"});
+    // The editor validates in its own process: no rlwb program is needed,
+    // so none is given (nothing is at this path).
+    std::vector<std::string> a = {"--db", path("rlwb.db"), "--open", file_, "--cli",
+                                  "/nonexistent/rlwb"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
+  }
+  // --catalog with demo.yaml's role, builtins and task, as a user passes it.
+  std::vector<std::string> catalog_args(std::vector<std::string> extra = {}) {
+    write_bytes(path("catalog.json"),
+                R"({"role_methods": {"demo": ["square", "negate", "global_sum"]},
+                    "builtins": ["add", "column_means"],
+                    "task_columns": {"toy_numbers": ["x", "prompts"]}})");
+    extra.insert(extra.begin(), {"--catalog", path("catalog.json")});
+    return args(extra);
+  }
+  // demo.yaml on disk with node 'global' calling a method its role lacks;
+  // returns the line of that call.
+  int write_demo_with_a_bad_call() {
+    std::string yaml = read_bytes(file_);
+    const std::string call = "squarer.global_sum";
+    const size_t at = yaml.find(call);
+    EXPECT_NE(at, std::string::npos);
+    yaml.replace(at, call.size(), "squarer.global_summ");
+    write_bytes(file_, yaml);
+    return 1 + static_cast<int>(std::count(yaml.begin(), yaml.begin() + at, '\n'));
   }
   std::string file_;
 };
@@ -234,8 +257,53 @@ frames 2
   EXPECT_EQ(nodes[6]["in"], nlohmann::json({"total"}));
 }
 
-TEST_F(GuiEditorTest, TheValidatorPointsAtTheNodeWithAProblem) {
-  if (!std::filesystem::exists(RLWB_CLI_BIN)) GTEST_SKIP() << "rlwb not built";
+TEST_F(GuiEditorTest, TheProblemsListShowsAnIssueOfTheFileWithItsLineAndNode) {
+  const int line = write_demo_with_a_bad_call();
+  auto r = run_gui(dir_, catalog_args(), "wait @problem/0 60000\nframes 2\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const auto& issues = r.state["editor"]["issues"];
+  ASSERT_EQ(issues.size(), 1u) << issues.dump();
+  EXPECT_EQ(issues[0]["node"], "global");
+  EXPECT_EQ(issues[0]["line"], line);
+  EXPECT_EQ(issues[0]["severity"], "error");
+  EXPECT_NE(issues[0]["message"].get<std::string>().find("has no method 'global_summ'"),
+            std::string::npos)
+      << issues[0].dump();
+  EXPECT_TRUE(r.state["editor"]["issues_current"]);
+  // Listed in the Problems panel (left column) in red, and badged on its node.
+  auto problem = item_rect(r.state, "problem/0");
+  ASSERT_EQ(problem.size(), 4u);
+  EXPECT_LT(problem[0], item_rect(r.state, "canvas")[0]);
+  EXPECT_GT(count_color(r.screenshot, problem[0], problem[1], problem[2], problem[3], 0xFF7366, 30),
+            10)
+      << "the problem is not listed in red";
+  EXPECT_FALSE(item_rect(r.state, "issue/global").empty());
+  EXPECT_TRUE(item_rect(r.state, "problems/no_catalog").empty());
+}
+
+TEST_F(GuiEditorTest, FixingTheCallInTheInspectorClearsItsIssue) {
+  write_demo_with_a_bad_call();
+  const std::string script = R"(
+wait @problem/0 60000
+click @node/global
+frames 2
+click @inspector/call
+key ctrl+a
+text squarer.global_sum
+key enter
+wait @problems/ok 60000
+frames 2
+)";
+  auto r = run_gui(dir_, catalog_args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["nodes"][3]["call"], "squarer.global_sum");
+  EXPECT_EQ(r.state["editor"]["issues"], nlohmann::json::array());
+  EXPECT_TRUE(r.state["editor"]["issues_current"]);
+  EXPECT_TRUE(item_rect(r.state, "problem/0").empty());
+  EXPECT_TRUE(item_rect(r.state, "issue/global").empty());
+}
+
+TEST_F(GuiEditorTest, WithoutRlwbOrACatalogACallTheFileDidNotMakeIsAProblemOnItsNode) {
   const std::string script = R"(
 click @palette/custom
 text squarer.nope
@@ -243,8 +311,10 @@ click @button/Add
 wait @issue/nope 60000
 frames 2
 )";
-  auto r = run_gui(dir_, args(), script);
+  auto r = run_gui(dir_, args(), script);  // --cli /nonexistent/rlwb, no --catalog
   ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["validator"], "done");
+  EXPECT_FALSE(item_rect(r.state, "problems/no_catalog").empty());
   bool found = false;
   for (const auto& issue : r.state["editor"]["issues"])
     if (issue["node"] == "nope" && issue["severity"] == "error") found = true;
@@ -258,7 +328,6 @@ frames 2
 }
 
 TEST_F(GuiEditorTest, AnIssueOfAPhaseNodeDoesNotMarkTheGraphNodeWithTheSameId) {
-  if (!std::filesystem::exists(RLWB_CLI_BIN)) GTEST_SKIP() << "rlwb not built";
   // An eval node named like the graph's node "square", with a bad method.
   std::string yaml = read_bytes(file_);
   const std::string trainer = "trainer:\n  steps: 3\n";
@@ -271,7 +340,8 @@ TEST_F(GuiEditorTest, AnIssueOfAPhaseNodeDoesNotMarkTheGraphNodeWithTheSameId) {
 wait @problem/0 60000
 frames 2
 )";
-  auto r = run_gui(dir_, args(), script);
+  // With the catalog: without one, the call the file makes would count as known.
+  auto r = run_gui(dir_, catalog_args(), script);
   ASSERT_EQ(r.exit_code, 0) << r.log;
   bool phase_issue = false;
   for (const auto& issue : r.state["editor"]["issues"])

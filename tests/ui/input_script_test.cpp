@@ -4,11 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 
 #include "ui/graph/canvas_view.h"
-#include "ui/graph/validator_client.h"
 #include "ui/platform/png.h"
 #include "ui_test_support.h"
 
@@ -122,49 +120,6 @@ TEST(CanvasView, ZoomKeepsThePointUnderTheCursorAndFrameFitsTheBox) {
   EXPECT_GE(a.x, 39.0f);
   EXPECT_LE(b.x, 761.0f);
   EXPECT_NEAR((a.y + b.y) / 2, 300, 1e-3);
-}
-
-TEST(RunAndCapture, ReturnsTheExitStatusAndTheOutput) {
-  std::string output;
-  EXPECT_EQ(run_and_capture({"/bin/sh", "-c", "echo out; echo err >&2; exit 1"}, output), 1);
-  EXPECT_EQ(output, "out\nerr\n");
-  output.clear();
-  EXPECT_EQ(run_and_capture({"/nonexistent/rlwb", "validate"}, output), -1);
-}
-
-TEST(RunAndCapture, AProgramThatDoesNotAnswerIsKilledAtTheBound) {
-  std::string output;
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(run_and_capture({"/bin/sleep", "30"}, output, std::chrono::milliseconds(300)), -1);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_NE(output.find("no answer within"), std::string::npos) << output;
-  // And at once when cancelled (the editor closing).
-  std::atomic<bool> cancel{true};
-  output.clear();
-  start = std::chrono::steady_clock::now();
-  EXPECT_EQ(run_and_capture({"/bin/sleep", "30"}, output, std::chrono::seconds(60), &cancel), -1);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  EXPECT_NE(output.find("stopped"), std::string::npos) << output;
-}
-
-TEST(ParseValidateOutput, ReadsIssuesFromTheCliText) {
-  const std::string out =
-      "rlwb: the graph file has 3 problem(s):\n"
-      "  /tmp/v.yaml:15: node 'update': reads column 'ref_logprobs' that no node writes (hint: did "
-      "you mean 'ref_log_probs'?)\n"
-      "  /tmp/v.yaml:18: warning: node 'gne': has a layout position but no node has this id (hint: "
-      "remove it)\n"
-      "  /tmp/v.yaml: no nodes\n";
-  auto issues = parse_validate_output(out, "/tmp/v.yaml");
-  ASSERT_EQ(issues.size(), 3u);
-  EXPECT_EQ(issues[0].node, "update");
-  EXPECT_EQ(issues[0].line, 15);
-  EXPECT_EQ(issues[0].message, "reads column 'ref_logprobs' that no node writes");
-  EXPECT_EQ(issues[0].hint, "did you mean 'ref_log_probs'?");
-  EXPECT_EQ(issues[1].severity, core::Severity::warning);
-  EXPECT_EQ(issues[1].node, "gne");
-  EXPECT_EQ(issues[2].node, "");
-  EXPECT_EQ(issues[2].message, "no nodes");
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "core/graph/experiment.h"
 #include "imgui.h"
 #include "ui/graph/canvas_view.h"
+#include "ui/graph/editor_catalog.h"
 #include "ui/graph/graph_document.h"
 #include "ui/graph/link_rules.h"
 #include "ui/graph/validator_client.h"
@@ -50,8 +51,8 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
 struct GraphEditor {
   std::unique_ptr<GraphDocument> doc;            // null until a file is opened
   std::string open_path;                         // the path field in the toolbar
-  std::string cli_path;                          // rlwb, for validation
-  std::unique_ptr<core::MethodCatalog> catalog;  // optional (--catalog FILE)
+  // --catalog FILE; null when none was given (editor_catalog.h: what then).
+  std::shared_ptr<const core::MethodCatalog> catalog;
   ValidatorClient validator;
 
   CanvasView view;
@@ -88,11 +89,6 @@ struct GraphEditor {
   uint64_t issues_version = 0;
   bool wants_run = false;  // the toolbar's Run button was pressed (the app switches to Launch)
 };
-
-// A catalog as JSON: {"role_methods": {role: [method...]}, "reward_methods":
-// {type: [...]}, "builtins": [...], "task_columns": {task: [...]},
-// "machine_gpus": N, "machine_cpu_workers": N}. Throws on a malformed file.
-core::MethodCatalog catalog_from_json(const std::string& text);
 
 // Opens `path` into the editor (a file that does not load shows its errors).
 void open_graph(GraphEditor& editor, const std::string& path);

@@ -190,10 +190,6 @@ void draw_problems(GraphEditor& ed) {
     ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "file not loaded");
   } else {
     switch (ed.validator.state()) {
-      case ValidatorClient::State::unavailable:
-        ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "validator unavailable");
-        ImGui::TextWrapped("%s", ed.validator.message().c_str());
-        break;
       case ValidatorClient::State::checking:
       case ValidatorClient::State::idle:
         ImGui::TextDisabled("checking...");
@@ -202,14 +198,23 @@ void draw_problems(GraphEditor& ed) {
         int errors = 0, warnings = 0;
         for (const auto& i : ed.issues) (i.severity == core::Severity::error ? errors : warnings)++;
         bool stale = ed.issues_version != ed.doc->version();
-        if (errors + warnings == 0)
+        if (errors + warnings == 0) {
           ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.5f, 1),
                              stale ? "ok (checking...)" : "ok: ready to run");
-        else
+          if (!stale) items().record_last_item("problems/ok");
+        } else {
           ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%d error(s), %d warning(s)%s", errors,
                              warnings, stale ? " (checking...)" : "");
+        }
         break;
       }
+    }
+    if (!ed.catalog) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+      ImGui::TextWrapped("No catalog (--catalog FILE): calls are known if the file made them "
+                         "when it was opened.");
+      ImGui::PopStyleColor();
+      items().record_last_item("problems/no_catalog");
     }
   }
   const auto& shown = ed.doc->loaded() ? ed.issues : ed.doc->load_issues();
@@ -220,13 +225,19 @@ void draw_problems(GraphEditor& ed) {
     ImGui::PushStyleColor(ImGuiCol_Text, color);
     std::string label =
         (issue.node.empty() ? std::string() : "[" + issue.node + "] ") + issue.message;
-    if (issue.line > 0) label = "line " + std::to_string(issue.line) + ": " + label;
+    // After an edit the lines are those of the text Save would write, not
+    // of the file on disk: the node and the message say where instead.
+    if (issue.line > 0 && !ed.doc->dirty())
+      label = "line " + std::to_string(issue.line) + ": " + label;
     ImGui::PushID(static_cast<int>(i));
     bool clicked = ImGui::Selectable(label.c_str(), false, 0);
     ImGui::PopID();
     ImGui::PopStyleColor();
     items().record_last_item("problem/" + std::to_string(i));
-    if (!issue.hint.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", issue.hint.c_str());
+    // The row is cut at the panel's width: the tooltip has all of it.
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s%s%s", label.c_str(), issue.hint.empty() ? "" : "\nhint: ",
+                        issue.hint.c_str());
     if (clicked && !issue.node.empty() && core::issue_phase(issue).empty()) {
       ed.selected = {issue.node};
       ed.selected_link.reset();
@@ -511,8 +522,7 @@ void update_validation(GraphEditor& ed) {
     ed.yaml_cache_version = ed.doc->version();
   }
   if (ed.yaml_cache_version == 0) return;
-  ed.validator.set_cli(ed.cli_path);
-  ed.validator.update(ed.yaml_cache_version, ed.yaml_cache);
+  ed.validator.update(ed.yaml_cache_version, ed.yaml_cache, ed.doc->path());
   if (ed.validator.state() == ValidatorClient::State::done &&
       ed.validator.checked_version() != ed.issues_version) {
     ed.issues = ed.validator.issues();
@@ -522,57 +532,27 @@ void update_validation(GraphEditor& ed) {
 
 }  // namespace
 
-core::MethodCatalog catalog_from_json(const std::string& text) {
-  const nlohmann::json j = nlohmann::json::parse(text);
-  // Each section bound to a name: iterating items() of a temporary dangles.
-  const nlohmann::json roles = j.value("role_methods", nlohmann::json::object());
-  const nlohmann::json rewards = j.value("reward_methods", nlohmann::json::object());
-  const nlohmann::json builtins = j.value("builtins", nlohmann::json::array());
-  const nlohmann::json tasks = j.value("task_columns", nlohmann::json::object());
-  core::MethodCatalog c;
-  for (const auto& [role, methods] : roles.items())
-    for (const auto& m : methods) c.role_methods[role].insert(m.get<std::string>());
-  for (const auto& [type, methods] : rewards.items())
-    for (const auto& m : methods) c.reward_methods[type].insert(m.get<std::string>());
-  for (const auto& b : builtins) c.builtins.insert(b.get<std::string>());
-  for (const auto& [task, cols] : tasks.items())
-    c.task_columns[task] = cols.get<std::vector<std::string>>();
-  c.machine_gpus = j.value("machine_gpus", 0);
-  c.machine_cpu_workers = j.value("machine_cpu_workers", 64);
-  return c;
-}
-
 std::vector<PaletteEntry> palette_entries(const core::Experiment& exp,
                                           const core::MethodCatalog* catalog) {
   std::vector<PaletteEntry> out;
-  // Methods the file already calls, per role / reward type / builtin.
-  std::map<std::string, std::set<std::string>> used_by_role, used_by_type;
-  std::set<std::string> used_builtins;
-  for (const auto& node : exp.nodes) {
-    if (node.target == "builtin")
-      used_builtins.insert(node.method);
-    else if (auto m = exp.models.find(node.target); m != exp.models.end())
-      used_by_role[m->second.role].insert(node.method);
-    else if (auto r = exp.rewards.find(node.target); r != exp.rewards.end())
-      used_by_type[r->second.type].insert(node.method);
-  }
+  const core::MethodCatalog used = catalog_from_calls(exp);  // what the file already calls
   auto methods_of = [](const std::map<std::string, std::set<std::string>>* known,
-                       const std::map<std::string, std::set<std::string>>& used,
+                       const std::map<std::string, std::set<std::string>>& called,
                        const std::string& key) {
     if (known)
       if (auto it = known->find(key); it != known->end()) return it->second;
-    auto it = used.find(key);
-    return it == used.end() ? std::set<std::string>{} : it->second;
+    auto it = called.find(key);
+    return it == called.end() ? std::set<std::string>{} : it->second;
   };
   for (const auto& [name, model] : exp.models)
     for (const auto& method :
-         methods_of(catalog ? &catalog->role_methods : nullptr, used_by_role, model.role))
+         methods_of(catalog ? &catalog->role_methods : nullptr, used.role_methods, model.role))
       if (!method.empty()) out.push_back({name + "." + method, "models"});
   for (const auto& [name, reward] : exp.rewards)
     for (const auto& method :
-         methods_of(catalog ? &catalog->reward_methods : nullptr, used_by_type, reward.type))
+         methods_of(catalog ? &catalog->reward_methods : nullptr, used.reward_methods, reward.type))
       if (!method.empty()) out.push_back({name + "." + method, "rewards"});
-  for (const auto& b : catalog && !catalog->builtins.empty() ? catalog->builtins : used_builtins)
+  for (const auto& b : catalog && !catalog->builtins.empty() ? catalog->builtins : used.builtins)
     if (!b.empty()) out.push_back({"builtin." + b, "builtins"});
   return out;
 }
@@ -640,6 +620,10 @@ void open_graph(GraphEditor& ed, const std::string& path) {
   ed.issues.clear();
   ed.issues_version = 0;
   ed.yaml_cache_version = 0;
+  ed.validator.reset(ed.catalog         ? ed.catalog
+                     : ed.doc->loaded() ? std::make_shared<const core::MethodCatalog>(
+                                              catalog_from_calls(ed.doc->experiment()))
+                                        : nullptr);
   ed.inspected.clear();
   ed.status = ed.doc->loaded()
                   ? "opened " + path

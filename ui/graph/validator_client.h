@@ -1,16 +1,19 @@
-// Live validation for the editor without linking the workers (and LibTorch)
-// into the GUI: the validator's catalog (every role's methods, builtins, task
-// columns) is built by the rlwb CLI, so the editor asks the CLI. It writes
-// the document's current YAML to a private temp file and runs
-// `rlwb validate TMP` on a background thread, then reads the issues back
-// from its output (GraphIssue::to_string lines). Results are tagged with the
-// document version they belong to; a newer edit restarts the check after a
-// short pause, so typing does not start a process per key.
+// Live validation for the editor. The document's YAML goes through the code
+// `rlwb validate` runs: core::load_experiment_text, then
+// core::validate_experiment against a catalog (editor_catalog.h says which).
+// It runs in this process, on a background thread, so a large graph never
+// holds up a frame; no file is written and no program is started.
+//
+// Results are tagged with the document version they belong to. A new
+// version is checked once it has been stable for a short pause, so typing
+// starts one check, not one per key; a check in flight finishes and the
+// newest version is checked after it. Load errors (GraphError: YAML syntax,
+// wrong types) come back as issues like the validator's, with their lines.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,53 +23,48 @@
 
 namespace rlwb::ui {
 
-// Parses `rlwb validate` output for a file named `file`: one issue per
-// "  file[:line]: [warning: ][node 'x': ]message[ (hint: ...)]" line.
-std::vector<core::GraphIssue> parse_validate_output(const std::string& output,
-                                                    const std::string& file);
+// One check, on the calling thread: every issue of `text` read as `file`
+// (its name in the issues), load errors included. Never throws.
+std::vector<core::GraphIssue> validate_text(const std::string& text, const std::string& file,
+                                            const core::MethodCatalog& catalog);
 
 class ValidatorClient {
  public:
   ValidatorClient() = default;
-  ~ValidatorClient();
+  ~ValidatorClient();  // waits for a check in flight (it does not block on I/O)
   ValidatorClient(const ValidatorClient&) = delete;
   ValidatorClient& operator=(const ValidatorClient&) = delete;
 
-  void set_cli(const std::string& cli_path) { cli_ = cli_path; }
-  // Call every frame with the current text; starts a check when the version
-  // is new and has been stable for a moment.
-  void update(uint64_t version, const std::string& yaml_text);
+  // For a newly opened document: checks against `catalog` from now on and
+  // forgets the versions and issues so far (a new document's versions start
+  // over; a check in flight is dropped). Without a catalog nothing is
+  // checked and state() stays idle.
+  void reset(std::shared_ptr<const core::MethodCatalog> catalog);
+  // Call every frame with the current text and the file it will be saved
+  // to; starts a check when the version is new and has been stable for a
+  // moment.
+  void update(uint64_t version, const std::string& yaml_text, const std::string& file);
 
-  enum class State { idle, checking, done, unavailable };
+  enum class State { idle, checking, done };
   State state() const;
   uint64_t checked_version() const;  // version the issues belong to
   std::vector<core::GraphIssue> issues() const;
-  std::string message() const;  // why unavailable, or the CLI's odd output
-  // Nothing left to do: the last version given to update() has been checked
-  // (or the CLI cannot run).
+  // Nothing left to do: the last version given to update() has been checked.
   bool settled() const;
 
  private:
-  void run_check(uint64_t version, std::string text);
+  void run_check(uint64_t generation, uint64_t version, std::string text, std::string file,
+                 std::shared_ptr<const core::MethodCatalog> catalog);
 
-  std::string cli_;
   mutable std::mutex mu_;
+  std::shared_ptr<const core::MethodCatalog> catalog_;
   State state_ = State::idle;
-  uint64_t wanted_ = 0, running_ = 0, checked_ = 0;
+  uint64_t generation_ = 0;  // one per reset(): results of an earlier one are dropped
+  uint64_t wanted_ = 0, checked_ = 0;
   std::chrono::steady_clock::time_point changed_at_;
   std::vector<core::GraphIssue> issues_;
-  std::string message_;
   std::thread worker_;
-  std::atomic<bool> busy_{false};
-  std::atomic<bool> closing_{false};  // the destructor kills a check in flight
+  bool busy_ = false;  // a check's thread is running
 };
-
-// Runs argv (argv[0] a path) with stdout+stderr captured; returns the exit
-// status, or -1 when it could not start or was killed: after `timeout`, or
-// as soon as `cancel` becomes true (output then says why). Used by the
-// validator client.
-int run_and_capture(const std::vector<std::string>& argv, std::string& output,
-                    std::chrono::milliseconds timeout = std::chrono::seconds(60),
-                    const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace rlwb::ui

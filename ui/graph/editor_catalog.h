@@ -1,0 +1,30 @@
+// The method catalog the editor validates against and its palette offers.
+// The real one (every worker role's methods, the reward types, the
+// controller's builtins and tasks) is built by workers/catalog.h, which
+// needs LibTorch, so the GUI cannot build it: it reads it as JSON
+// (`rlwb-gui --catalog FILE`). Without that file the editor falls back to
+// the catalog the opened file implies (catalog_from_calls): the calls it
+// makes count as known, so a call it did not make (a typo typed into the
+// editor) is flagged, but so is a method the file never used.
+// Used by graph_panels.cpp (palette, validation) and workbench.cpp (--catalog).
+#pragma once
+
+#include <string>
+
+#include "core/graph/experiment.h"
+
+namespace rlwb::ui {
+
+// A catalog as JSON: {"role_methods": {role: [method...]}, "reward_methods":
+// {type: [...]}, "builtins": [...], "task_columns": {task: [...]},
+// "machine_gpus": N, "machine_cpu_workers": N}. Throws on a malformed file.
+core::MethodCatalog catalog_from_json(const std::string& text);
+
+// The catalog `exp` implies: for each model's role and each reward's type
+// the methods its nodes (the graph's and the trainer phases') call on them,
+// the builtins they call, its task with the columns they read that no node
+// of the same graph writes, and no limit on the machine (the editor does
+// not know where the graph will run).
+core::MethodCatalog catalog_from_calls(const core::Experiment& exp);
+
+}  // namespace rlwb::ui
