@@ -3,6 +3,8 @@
 // controller, tracking DB) or report what was found.
 #include "app/commands.h"
 
+#include "core/config/experiment_options.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -156,6 +158,15 @@ core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
       ->check(CLI::IsMember({"ipc", "tcp"}))
       ->capture_default_str();
   return {command, [args] { return run(*args); }};
+}
+
+core::Subcommand add_settings_command(CLI::App& rlwb) {
+  CLI::App* command = rlwb.add_subcommand(
+      "settings", "print every setting of a graph file with its type, default and meaning (markdown)");
+  return {command, [] {
+            std::cout << core::config::settings_reference();
+            return 0;
+          }};
 }
 
 core::Subcommand add_validate_command(CLI::App& rlwb) {

@@ -22,6 +22,8 @@ void add_db_option(CLI::App& command, std::string& db);
 // [key.path=value ...]. `argv0` helps find rlwb-worker when /proc is missing.
 core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0);
 core::Subcommand add_validate_command(CLI::App& rlwb);
+// rlwb settings: the settings reference (docs/settings.md), from core/config.
+core::Subcommand add_settings_command(CLI::App& rlwb);
 
 // app/cmd_runs.cpp: rlwb runs list | show ID | compare ID ID... | export ID
 std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb);

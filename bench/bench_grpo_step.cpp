@@ -11,6 +11,7 @@
 //   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2]
 #include "bench/bench_model_common.h"
 #include "core/common/command_line.h"
+#include "core/config/experiment_options.h"
 #include "core/controller/controller.h"
 #include "rewards/modules/reward_types.h"
 
@@ -40,9 +41,10 @@ int main(int argc, char** argv) {
        "~trainer.samples", "task.batch_size=" + std::to_string(prompts),
        "task.samples_per_prompt=" + std::to_string(n),
        "models.actor.config.ppo.mini_batch_size=" + std::to_string(prompts * n)});
-  const auto& actor = exp.models.at("actor").config;
-  const auto& arch = actor.at("model");
-  const int64_t max_new = actor.at("rollout").value("max_new_tokens", 5);
+  // The actor's settings as the run will use them (core/config), for the peer.
+  const auto actor = rlwb::core::config::parse_experiment_options(exp).models.at("actor");
+  const auto& arch = *actor.model;
+  const int64_t max_new = actor.rollout.max_new_tokens;
   ControllerOptions options;
   options.worker_binary = RLWB_WORKER_BIN;
   options.print_progress = false;
@@ -73,15 +75,15 @@ int main(int argc, char** argv) {
   nlohmann::json trl = rlwb::bench::run_reference(
       "bench_grpo_trl.py",
       {"--prompts", str(prompts), "--num-generations", str(n), "--max-new-tokens", str(max_new), "--steps",
-       str(steps), "--warmup", str(warmup), "--threads", "2", "--hidden", str(arch.value("hidden_size", 128)),
-       "--intermediate", str(arch.value("intermediate_size", 256)), "--layers", str(arch.value("num_layers", 2)),
-       "--heads", str(arch.value("num_heads", 4)), "--kv-heads", str(arch.value("num_kv_heads", 2)), "--lr",
-       str(actor.at("optim").value("lr", 1e-4)), "--beta", str(actor.at("ppo").value("kl_loss_coef", 0.001))});
+       str(steps), "--warmup", str(warmup), "--threads", "2", "--hidden", str(arch.hidden_size),
+       "--intermediate", str(arch.resolved_intermediate_size()), "--layers", str(arch.num_layers), "--heads",
+       str(arch.num_heads), "--kv-heads", str(arch.resolved_kv_heads()), "--lr", str(actor.optim.lr), "--beta",
+       str(actor.ppo.kl_loss_coef)});
 
   std::printf("GRPO step on arithmetic: %d prompts x %d samples, %lld new tokens max, hidden %d, %d layers; "
               "%d timed steps after %d warm-up\n",
-              prompts, n, static_cast<long long>(max_new), arch.value("hidden_size", 128),
-              arch.value("num_layers", 2), steps, warmup);
+              prompts, n, static_cast<long long>(max_new), static_cast<int>(arch.hidden_size),
+              static_cast<int>(arch.num_layers), steps, warmup);
   std::printf("%-36s %12s %12s\n", "", "step s (p50)", "tokens/s");
   std::printf("%-36s %12.3f %12.0f\n", "RLWB (2 workers x 1 thread)", sorted[sorted.size() / 2], rlwb_tps);
   std::printf("RLWB per node, ms (p50; timing = wall time of the node, compute = the method's own time):\n");

@@ -7,6 +7,7 @@
 //
 //   bench_orchestration [--steps N] [--batch PROMPTS]
 #include "core/common/command_line.h"
+#include "core/config/experiment_options.h"
 #include "core/controller/controller.h"
 #include "rewards/modules/reward_types.h"
 
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
   Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
                                         {"trainer.steps=" + std::to_string(steps + 3), "~trainer.warm_start",
                                          "~trainer.eval", "~trainer.save", "~trainer.samples",
-                                         "task.batch_size=" + std::to_string(batch)});
+                                         "task.batch_size=" + std::to_string(batch),
+                                         "models.actor.config.ppo.mini_batch_size=0"});
   ControllerOptions options;
   options.worker_binary = RLWB_WORKER_BIN;
   options.print_progress = false;
@@ -68,7 +70,7 @@ int main(int argc, char** argv) {
   double w = 0, c = 0, cp = 0;
   for (size_t i = 0; i < wall.size(); ++i) w += wall[i], c += compute[i], cp += critical[i];
   std::printf("default experiment (%s), %d prompts x %d samples, %zu steps after 3 warm-up steps\n",
-              exp.name.c_str(), batch, static_cast<int>(exp.task.value("samples_per_prompt", 1)), wall.size());
+              exp.name.c_str(), batch, static_cast<int>(rlwb::core::config::parse_experiment_options(exp).task.samples_per_prompt), wall.size());
   std::printf("%-44s %10s\n", "", "ms/step");
   std::printf("%-44s %10.2f\n", "step wall time", 1000 * w / wall.size());
   std::printf("%-44s %10.2f\n", "sum of node compute (workers + controller)", 1000 * c / wall.size());

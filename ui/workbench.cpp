@@ -104,6 +104,8 @@ void init_workbench(AppState& app, const WorkbenchOptions& o) {
     } catch (const std::exception& e) {
       app.message = "catalog " + o.catalog + " not loaded: " + e.what();
     }
+  } else if (o.build_catalog) {
+    app.editor.catalog = o.build_catalog;
   }
   app.screen = Screen::runs;
   if (!o.open_file.empty()) {

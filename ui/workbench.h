@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct WorkbenchOptions {
   std::string screen;            // --screen runs (default: from the above)
   std::string cli;               // rlwb, for launching runs
   std::string catalog;           // optional catalog JSON (ui/graph/editor_catalog.h)
+  // This build's catalog (roles, builtins, tasks, reward types), assembled
+  // by the program (app/gui_main.cpp) so the ui layer needs no LibTorch;
+  // used when no catalog file is given.
+  std::shared_ptr<const core::MethodCatalog> build_catalog;
   int poll_ms = 250;
 };
 

@@ -1,6 +1,7 @@
 // validate_experiment: runs every check family and returns what they find in
 // file order.
 #include <algorithm>
+#include <optional>
 
 #include "core/config/experiment_options.h"
 #include "core/graph/checks.h"
@@ -18,15 +19,22 @@ KeyLine IssueList::node_line(std::size_t index, const std::string& field) const 
 
 namespace {
 
-// The id of the node a settings path is about ("nodes.3.ins" -> the fourth
-// node's id), "" for any other path.
-std::string node_of_path(const Experiment& exp, const std::string& path) {
-  if (path.rfind("nodes.", 0) != 0) return "";
-  const size_t end = path.find('.', 6);
-  const std::string index = path.substr(6, end == std::string::npos ? std::string::npos : end - 6);
-  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) return "";
-  const size_t i = std::stoul(index);
-  return i < exp.nodes.size() ? exp.nodes[i].id : "";
+// The node (id, and trainer phase or "") a settings path is about:
+// "nodes.3.ins" -> the fourth node of the graph, "trainer.eval.nodes.0.x"
+// -> the first eval node; {"", ""} for any other path.
+std::pair<std::string, std::string> node_of_path(const Experiment& exp, const std::string& path) {
+  auto index_after = [&](const std::string& prefix, size_t count) -> std::optional<size_t> {
+    if (path.rfind(prefix, 0) != 0) return std::nullopt;
+    const size_t end = path.find('.', prefix.size());
+    const std::string index = path.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    const size_t i = std::stoul(index);
+    return i < count ? std::optional<size_t>(i) : std::nullopt;
+  };
+  if (auto i = index_after("nodes.", exp.nodes.size())) return {exp.nodes[*i].id, ""};
+  for (const auto& [phase, nodes] : exp.phase_nodes)
+    if (auto i = index_after("trainer." + phase + ".nodes.", nodes.size())) return {nodes[*i].id, phase};
+  return {"", ""};
 }
 
 }  // namespace
@@ -42,8 +50,12 @@ std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodC
   // rules between settings (core/config).
   config::ParseContext settings(&exp.lines);
   config::parse_experiment_options(exp, settings);
-  for (const auto& p : settings.problems())
-    issues.push_back({exp.file, p.line, node_of_path(exp, p.path), p.path + ": " + p.message, p.hint});
+  for (const auto& p : settings.problems()) {
+    auto [node, phase] = node_of_path(exp, p.path);
+    // A phase's node: the message names the phase as IssueList's do.
+    const std::string where = phase.empty() ? "" : "trainer." + phase + ": ";
+    issues.push_back({exp.file_of(p.path), p.line, node, where + p.path + ": " + p.message, p.hint});
+  }
   std::stable_sort(issues.begin(), issues.end(), [](const GraphIssue& a, const GraphIssue& b) {
     auto key = [](const GraphIssue& i) { return i.line > 0 ? i.line : INT32_MAX; };
     return key(a) < key(b);

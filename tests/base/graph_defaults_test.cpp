@@ -28,7 +28,7 @@ models:
     role: actor
     pool: main
     parallel: {dp: 2}
-    config: {lr: 1.0e-4, layers: 2, name: tiny}
+    config: {seed: 1, model: {num_layers: 2}, tokenizer: char}
 task: {name: arithmetic, batch_size: 8}
 trainer:
   steps: 3
@@ -86,7 +86,7 @@ TEST_F(GraphDefaults, MapsMergeKeyByKeyAndScalarsAndListsReplace) {
 name: child
 models:
   actor:
-    config: {lr: 2.0e-4, dropout: 0.1}
+    config: {seed: 2, micro_batch_size: 8}
 task: {batch_size: 16}
 trainer: {steps: 10}
 )");
@@ -98,7 +98,7 @@ trainer: {steps: 10}
   EXPECT_EQ(actor.role, "actor");
   EXPECT_EQ(actor.parallel.dp, 2);
   EXPECT_EQ(actor.config, nlohmann::json::parse(
-                              R"({"lr": 2.0e-4, "dropout": 0.1, "layers": 2, "name": "tiny"})"));
+                              R"({"seed": 2, "micro_batch_size": 8, "model": {"num_layers": 2}, "tokenizer": "char"})"));
   EXPECT_EQ(exp.task, nlohmann::json::parse(R"({"name": "arithmetic", "batch_size": 16})"));
   EXPECT_EQ(exp.steps(), 10);
   EXPECT_EQ(exp.trainer["eval"]["score"], "eval_scores");  // kept from the base
@@ -125,14 +125,14 @@ TEST_F(GraphDefaults, AKeySetToNullRemovesTheBasesKey) {
   write("exp.yaml", R"(defaults: [base.yaml]
 models:
   actor:
-    config: {layers: ~}
+    config: {tokenizer: ~}
 trainer:
   eval: ~
 layout: {gen: null}
 )");
   Experiment exp = load("exp.yaml");
   EXPECT_EQ(exp.models.at("actor").config,
-            nlohmann::json::parse(R"({"lr": 1.0e-4, "name": "tiny"})"));
+            nlohmann::json::parse(R"({"seed": 1, "model": {"num_layers": 2}})"));
   EXPECT_FALSE(exp.trainer.contains("eval"));
   EXPECT_TRUE(exp.phase_nodes.empty());
   EXPECT_EQ(exp.layout, nlohmann::json::object());

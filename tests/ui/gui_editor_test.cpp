@@ -86,7 +86,11 @@ TEST_F(GuiEditorTest, OpensTheGraphAndDrawsItsNodesAndLinks) {
 }
 
 TEST_F(GuiEditorTest, AddANodeLinkTwoPinsSaveAndReload) {
+  // The palette lists every method of this build's catalog: filter it first,
+  // as a person would.
   const std::string script = R"(
+click @palette/filter
+text builtin.add
 wait @palette/builtin.add 20000
 click @palette/builtin.add
 frames 2
@@ -303,7 +307,7 @@ frames 2
   EXPECT_TRUE(item_rect(r.state, "issue/global").empty());
 }
 
-TEST_F(GuiEditorTest, WithoutRlwbOrACatalogACallTheFileDidNotMakeIsAProblemOnItsNode) {
+TEST_F(GuiEditorTest, WithoutRlwbACallNoRoleHasIsAProblemOnItsNode) {
   const std::string script = R"(
 click @palette/custom
 text squarer.nope
@@ -311,10 +315,10 @@ click @button/Add
 wait @issue/nope 60000
 frames 2
 )";
-  auto r = run_gui(dir_, args(), script);  // --cli /nonexistent/rlwb, no --catalog
+  auto r = run_gui(dir_, args(), script);  // --cli /nonexistent/rlwb, no --catalog file
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["editor"]["validator"], "done");
-  EXPECT_FALSE(item_rect(r.state, "problems/no_catalog").empty());
+  EXPECT_TRUE(item_rect(r.state, "problems/no_catalog").empty()) << "rlwb-gui has this build's catalog";
   bool found = false;
   for (const auto& issue : r.state["editor"]["issues"])
     if (issue["node"] == "nope" && issue["severity"] == "error") found = true;

@@ -152,8 +152,17 @@ void draw_palette(GraphEditor& ed, float height) {
   ImGui::TextUnformatted("Palette");
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##filter", "filter", &ed.palette_filter);
+  items().record_last_item("palette/filter");
   const bool editable = ed.doc && ed.doc->loaded();
   if (!editable) ImGui::BeginDisabled();
+  // Any call, typed: first, so it stays in reach when the catalog's list is long.
+  ImGui::SetNextItemWidth(-60);
+  ImGui::InputTextWithHint("##custom", "model.method", &ed.custom_call);
+  items().record_last_item("palette/custom");
+  ImGui::SameLine();
+  if (recorded_button("Add##custom") && !ed.custom_call.empty())
+    add_from_palette(ed, ed.custom_call);
+  ImGui::Separator();
   std::string group;
   if (ed.doc)
     for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get())) {
@@ -166,14 +175,6 @@ void draw_palette(GraphEditor& ed, float height) {
       if (ImGui::Selectable(("  " + e.call).c_str())) add_from_palette(ed, e.call);
       items().record_last_item("palette/" + e.call);
     }
-  ImGui::Separator();
-  ImGui::TextDisabled("any call");
-  ImGui::SetNextItemWidth(-60);
-  ImGui::InputTextWithHint("##custom", "model.method", &ed.custom_call);
-  items().record_last_item("palette/custom");
-  ImGui::SameLine();
-  if (recorded_button("Add##custom") && !ed.custom_call.empty())
-    add_from_palette(ed, ed.custom_call);
   if (!editable) ImGui::EndDisabled();
   ImGui::EndChild();
 }
