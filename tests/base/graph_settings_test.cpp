@@ -99,6 +99,13 @@ TEST(GraphSettings, AKeyAddedByAnOverrideThatNothingReadsIsAnError) {
   EXPECT_THAT(issue.hint, HasSubstr("the keys of the file are: name, algorithm, seed"));
 }
 
+TEST(GraphSettings, AMisspeltTaskNameIsOneProblemNotOnePerTaskSetting) {
+  auto issues = validate_with("{name: arithmetic,", "{name: arithmatic,");
+  issue_with(issues, "unknown task 'arithmatic'");
+  for (const auto& issue : issues)
+    EXPECT_EQ(issue.message.find("task.test_size: unknown key"), std::string::npos) << issue.to_string();
+}
+
 TEST(GraphSettings, AValueOfTheWrongTypeNamesTheKeyTheValueAndTheType) {
   auto issue = issue_with(validate_with("temperature: 1.0", "temperature: hot"),
                           "models.actor.config.rollout.temperature: 'hot' is not a number");
