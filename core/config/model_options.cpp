@@ -21,13 +21,13 @@ double OptimOptions::lr_at(int64_t step) const {
 }
 
 ModelSections model_sections_of(const std::string& role) {
-  ModelSections s;
-  if (role == "actor") s = {true, true, true, true, true, true, false, false};
-  if (role == "reference") s = {true, true, false, false, true, false, false, false};
-  if (role == "critic") s = {true, true, true, false, false, false, true, false};
-  if (role == "reward_model" || role == "cost_model") s = {true, true, false, false, false, false, false, false};
-  if (role.rfind("demo", 0) == 0) s = {true, false, false, false, false, false, false, true};
-  return s;
+  if (role == "actor")
+    return {.known = true, .network = true, .optim = true, .sft = true, .rollout = true, .actor_ppo = true};
+  if (role == "reference") return {.known = true, .network = true, .rollout = true};
+  if (role == "critic") return {.known = true, .network = true, .optim = true, .critic_ppo = true};
+  if (role == "reward_model" || role == "cost_model") return {.known = true, .network = true};
+  if (role == "demo") return {.known = true, .demo = true};
+  return {};
 }
 
 namespace {

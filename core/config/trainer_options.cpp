@@ -45,8 +45,8 @@ TrainerOptions parse_trainer_options(const nlohmann::json& trainer, ParseContext
     Section sync = w.child("sync", "after the warm start, copy one model's weights into others");
     sync.text("from", o.warm_start.sync_from, "the model whose weights are copied")
         .names("to", o.warm_start.sync_to, "the models that load them");
-    if (sync.has("to") && o.warm_start.sync_from.empty())
-      sync.fail("", "has no 'from'", "name the model whose warm-started weights the others load, e.g. from: actor");
+    // A sync without `from`, and names of models that do not exist, are the
+    // validator's phase checks (core/graph/phase_checks.cpp).
   }
   {
     o.eval.enabled = s.has("eval");

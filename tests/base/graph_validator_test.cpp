@@ -384,6 +384,7 @@ TEST(GraphValidator, PhaseKeysMustNameModelsAndColumnsThatExist) {
   EXPECT_EQ(issue_with(issues, "trainer.save names model 'reward'").line, 22);
   issues = validate_phases("    sync: {from: actor, to: [ref]}\n", "    sync: {to: [ref]}\n");
   issue_with(issues, "trainer.warm_start.sync has no 'from'");
+  EXPECT_EQ(issues.size(), 1u) << "one missing key, one problem";
   issues = validate_phases("  save: [actor]\n", "  save: [actor]\n  token_masks: [response]\n");
   EXPECT_THAT(issue_with(issues, "trainer.token_masks names column 'response'").hint,
               HasSubstr("did you mean 'responses'"));
