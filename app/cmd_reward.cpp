@@ -53,8 +53,7 @@ int check_one(const MathArgs& args) {
             << "extracted: " << (v.extracted.empty() ? "(nothing)" : v.extracted) << " (from "
             << v.extracted_from << ")\n"
             << "reference: " << v.reference_answer << "\n"
-            << "normalized: " << v.normalized_prediction << "  |  " << v.normalized_reference
-            << "\n"
+            << "normalized: " << v.normalized_prediction << "  |  " << v.normalized_reference << "\n"
             << "parsed: " << v.parsed_prediction << "  |  " << v.parsed_reference << "\n"
             << "method: " << rewards::match_method_name(v.method) << "\n"
             << "reason: " << v.reason << "\n";
@@ -80,8 +79,7 @@ int check_file(const MathArgs& args) {
   if (!args.out.empty()) {
     out_file.open(args.out);
     if (!out_file) {
-      std::cerr << "rlwb reward math: cannot write " << args.out << " (" << std::strerror(errno)
-                << ")\n";
+      std::cerr << "rlwb reward math: cannot write " << args.out << " (" << std::strerror(errno) << ")\n";
       return 1;
     }
     out = &out_file;
@@ -89,8 +87,7 @@ int check_file(const MathArgs& args) {
   try {
     rewards::MathJsonlSummary s =
         rewards::score_math_jsonl(*in, *out, path == "-" ? "<stdin>" : path, args.options);
-    std::cerr << "rlwb reward math: " << s.checked << " lines checked, " << s.correct
-              << " scored 1\n";
+    std::cerr << "rlwb reward math: " << s.checked << " lines checked, " << s.correct << " scored 1\n";
     return 0;
   } catch (const rewards::MathJsonlError& e) {
     out->flush();
@@ -100,13 +97,10 @@ int check_file(const MathArgs& args) {
 }
 
 // "yes|no=no": the type and the default, for --help.
-std::string yes_no(bool default_value) {
-  return std::string("yes|no=") + (default_value ? "yes" : "no");
-}
+std::string yes_no(bool default_value) { return std::string("yes|no=") + (default_value ? "yes" : "no"); }
 
 int check(MathArgs& args, bool one, bool file) {
-  if (one == file)
-    throw core::UsageError("give either --response TEXT --reference TEXT or --file IN.jsonl");
+  if (one == file) throw core::UsageError("give either --response TEXT --reference TEXT or --file IN.jsonl");
   args.options.percent = rewards::parse_percent_rule(args.percent);
   args.options.symbolic_timeout = std::chrono::milliseconds(args.timeout_ms);
   return one ? check_one(args) : check_file(args);
@@ -129,19 +123,16 @@ std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb) {
   math->option_defaults()->always_capture_default();
   CLI::Option* response = math->add_option("--response", args->response, "the answer to check");
   CLI::Option* reference = math->add_option("--reference", args->reference, "the correct answer");
-  CLI::Option* question =
-      math->add_option("--question", args->question,
-                       "the question, so that an answer copied from it does not count");
+  CLI::Option* question = math->add_option("--question", args->question,
+                                           "the question, so that an answer copied from it does not count");
   math->add_option("--format", args->format, "how one verdict is printed")
       ->check(CLI::IsMember({"text", "json"}));
   CLI::Option* file = math->add_option("--file", args->file, "JSON Lines input, - for stdin");
   math->add_option("--out", args->out, "where --file's verdicts go (default stdout)")->needs(file);
   response->needs(reference);
   file->excludes(reference)->excludes(question);
-  math->add_option("--percent", args->percent, "what 50\\% equals: 50, 0.5, or both")
-      ->check(kPercentRule);
-  math->add_option("--last-number", o.last_number_fallback,
-                   "fall back to the last number in the text")
+  math->add_option("--percent", args->percent, "what 50\\% equals: 50, 0.5, or both")->check(kPercentRule);
+  math->add_option("--last-number", o.last_number_fallback, "fall back to the last number in the text")
       ->option_text(yes_no(o.last_number_fallback));
   math->add_option("--tolerance", o.relative_tolerance, "relative tolerance for irrational numbers")
       ->check(CLI::NonNegativeNumber);
@@ -150,15 +141,11 @@ std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb) {
       ->check(CLI::NonNegativeNumber);
   math->add_option("--final-form", o.require_final_form, "reject unevaluated or restated answers")
       ->option_text(yes_no(o.require_final_form));
-  math->add_option("--numeric-identity", o.accept_numeric_identity,
-                   "accept identities GiNaC cannot prove")
+  math->add_option("--numeric-identity", o.accept_numeric_identity, "accept identities GiNaC cannot prove")
       ->option_text(yes_no(o.accept_numeric_identity));
-  math->add_option("--timeout-ms", args->timeout_ms,
-                   "time bound for one GiNaC simplification, milliseconds")
+  math->add_option("--timeout-ms", args->timeout_ms, "time bound for one GiNaC simplification, milliseconds")
       ->check(CLI::PositiveNumber);
-  return {{math, [args, response, file] {
-             return check(*args, response->count() > 0, file->count() > 0);
-           }}};
+  return {{math, [args, response, file] { return check(*args, response->count() > 0, file->count() > 0); }}};
 }
 
 }  // namespace rlwb::app

@@ -44,15 +44,13 @@ struct ExportArgs {
 
 int show(const ShowArgs& args) {
   core::TrackingReader reader = open_reader(args.db);
-  if (!reader.run(args.id))
-    throw std::runtime_error("no run " + std::to_string(args.id) + " in " + args.db);
+  if (!reader.run(args.id)) throw std::runtime_error("no run " + std::to_string(args.id) + " in " + args.db);
   std::cout << core::format_run_details(reader, args.id);
   return 0;
 }
 
 int compare(const CompareArgs& args) {
-  if (args.ids.size() < 2)
-    throw core::UsageError("needs at least two run ids, e.g. 'rlwb runs compare 3 4'");
+  if (args.ids.size() < 2) throw core::UsageError("needs at least two run ids, e.g. 'rlwb runs compare 3 4'");
   core::TrackingReader reader = open_reader(args.db);
   core::RunComparison comparison =
       core::compare_runs(reader, args.ids, args.metrics, args.at_step, args.keys == "all");
@@ -98,8 +96,7 @@ std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb) {
   CLI::App* compare_command = runs->add_subcommand(
       "compare", "config diff and per-metric summary (last, best, at step), side by side");
   compare_command->add_option("IDS", compare_args->ids, "two or more run ids")->required();
-  compare_command
-      ->add_option("--metrics", compare_args->metrics, "metric keys to summarize (default: all)")
+  compare_command->add_option("--metrics", compare_args->metrics, "metric keys to summarize (default: all)")
       ->delimiter(',');
   compare_command->add_option("--at-step", compare_args->at_step,
                               "also show each metric's value at this step");
@@ -107,8 +104,7 @@ std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb) {
       ->add_option("--keys", compare_args->keys, "config keys: 'diff' (those that differ) or 'all'")
       ->check(CLI::IsMember({"diff", "all"}))
       ->capture_default_str();
-  compare_command->add_option("--csv", compare_args->csv,
-                              "also write the summary to this CSV file");
+  compare_command->add_option("--csv", compare_args->csv, "also write the summary to this CSV file");
   add_db_option(*compare_command, compare_args->db);
 
   auto export_args = std::make_shared<ExportArgs>();

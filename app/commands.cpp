@@ -31,8 +31,7 @@ struct ExperimentArgs {
 };
 
 void add_experiment_args(CLI::App& command, ExperimentArgs& args) {
-  command.add_option("FILE", args.file, "the experiment graph file, e.g. experiments/demo.yaml")
-      ->required();
+  command.add_option("FILE", args.file, "the experiment graph file, e.g. experiments/demo.yaml")->required();
   command.add_option("overrides", args.overrides, kOverridesHelp);
 }
 
@@ -74,8 +73,8 @@ int validate(const ValidateArgs& args) {
       std::cout << core::experiment_to_yaml(exp);
       return 0;
     }
-    std::cout << args.experiment.file << ": ok (" << exp.nodes.size() << " nodes, "
-              << exp.models.size() << " models, " << exp.pools.size() << " pools)\n";
+    std::cout << args.experiment.file << ": ok (" << exp.nodes.size() << " nodes, " << exp.models.size()
+              << " models, " << exp.pools.size() << " pools)\n";
     return 0;
   } catch (const core::GraphError& e) {
     print_graph_error(e);
@@ -92,8 +91,8 @@ void print_run_summary(const core::RunResult& result) {
     std::snprintf(line, sizeof line,
                   "[rlwb] held-out score (val/score/mean, %lld rows): %.3f before RL -> %.3f after step %lld "
                   "(%+.1f points)\n",
-                  static_cast<long long>(last.rows), first.score, last.score, static_cast<long long>(last.step),
-                  100.0 * (last.score - first.score));
+                  static_cast<long long>(last.rows), first.score, last.score,
+                  static_cast<long long>(last.step), 100.0 * (last.score - first.score));
     std::cerr << line;
   }
   for (auto& [model, dir] : result.checkpoints)
@@ -171,8 +170,8 @@ core::Subcommand add_settings_command(CLI::App& rlwb) {
 
 core::Subcommand add_validate_command(CLI::App& rlwb) {
   auto args = std::make_shared<ValidateArgs>();
-  CLI::App* command = rlwb.add_subcommand(
-      "validate", "check a graph file and list every problem, without starting anything");
+  CLI::App* command =
+      rlwb.add_subcommand("validate", "check a graph file and list every problem, without starting anything");
   add_experiment_args(*command, args->experiment);
   command->add_flag("--resolved", args->resolved,
                     "print the experiment as it will run (YAML, overrides applied) instead of "

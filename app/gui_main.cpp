@@ -69,8 +69,7 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 std::string parse_size(const std::string& text, rlwb::ui::FrameLoopOptions& loop) {
   int width = 0, height = 0;
   char rest = 0;
-  if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &rest) != 2 || width < 200 ||
-      height < 200)
+  if (std::sscanf(text.c_str(), "%dx%d%c", &width, &height, &rest) != 2 || width < 200 || height < 200)
     return "wants WxH of at least 200x200, e.g. 1600x1000; got '" + text + "'";
   loop.width = width;
   loop.height = height;
@@ -88,44 +87,37 @@ int main(int argc, char** argv) {
   std::string compare, run, size;
   std::string dump_state;
   options.cli = default_cli();
-  CLI::App command_line{
-      "rlwb-gui: the RLWB workbench (graph editor, runs, dashboard, compare, launch)", "rlwb-gui"};
+  CLI::App command_line{"rlwb-gui: the RLWB workbench (graph editor, runs, dashboard, compare, launch)",
+                        "rlwb-gui"};
   command_line.add_option("--db", options.db, "tracking database")->capture_default_str();
   command_line.add_option("--open", options.open_file, "open a graph file in the editor");
   command_line.add_option("--compare", compare, "open the compare view on these runs")
       ->type_name("ID,ID,...");
   command_line.add_option("--run", run, "open the dashboard of one run")->type_name("ID");
-  command_line.add_option("--screen", options.screen, "the screen to show first")
-      ->check(kScreenName);
-  command_line.add_option(
-      "--cli", options.cli,
-      "the rlwb CLI that launches runs (default: next to rlwb-gui)");
+  command_line.add_option("--screen", options.screen, "the screen to show first")->check(kScreenName);
+  command_line.add_option("--cli", options.cli,
+                          "the rlwb CLI that launches runs (default: next to rlwb-gui)");
   command_line.add_option("--catalog", options.catalog,
                           "method catalog JSON the editor checks calls against (default: this build's)");
   const std::string headless = "Headless, for scripts and tests (under xvfb-run -a)";
-  command_line
-      .add_option("--frames", loop.frames, "render N frames (after the script, if any), then exit")
+  command_line.add_option("--frames", loop.frames, "render N frames (after the script, if any), then exit")
       ->check(CLI::NonNegativeNumber)
       ->group(headless);
-  command_line.add_option("--screenshot", loop.screenshot, "write the last frame (PNG)")
-      ->group(headless);
+  command_line.add_option("--screenshot", loop.screenshot, "write the last frame (PNG)")->group(headless);
   command_line.add_option("--size", size, "window size (default 1600x1000)")
       ->type_name("WxH")
       ->group(headless);
   command_line
-      .add_option("--script", loop.script,
-                  "input events, one a line (see ui/platform/input_script.h)")
+      .add_option("--script", loop.script, "input events, one a line (see ui/platform/input_script.h)")
       ->group(headless);
-  command_line.add_option("--dump-state", dump_state, "what is on screen at exit, as JSON")
-      ->group(headless);
-  command_line
-      .add_option("--frame-times", loop.frame_times, "per-frame build/render milliseconds (JSON)")
+  command_line.add_option("--dump-state", dump_state, "what is on screen at exit, as JSON")->group(headless);
+  command_line.add_option("--frame-times", loop.frame_times, "per-frame build/render milliseconds (JSON)")
       ->group(headless);
   if (auto exit_code = rlwb::core::parse_command_line(command_line, argc, argv)) return *exit_code;
   // The composition root: the editor checks graphs against what this build
   // registers (worker roles, builtins, tasks, reward types), in-process.
-  options.build_catalog = std::make_shared<const rlwb::core::MethodCatalog>(rlwb::workers::build_catalog(
-      rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types()));
+  options.build_catalog = std::make_shared<const rlwb::core::MethodCatalog>(
+      rlwb::workers::build_catalog(rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types()));
   try {
     if (!compare.empty()) options.compare = parse_ids(compare);
     if (!run.empty()) options.dashboard_run = parse_number("--run", run);

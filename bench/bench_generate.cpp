@@ -37,8 +37,7 @@ int main(int argc, char** argv) {
   app.add_option("--prompt", prompt, "prompt tokens")->check(CLI::PositiveNumber);
   app.add_option("--new", max_new, "new tokens per response")->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "CPU threads of each side")->check(CLI::PositiveNumber);
-  app.add_option("--repeats", repeats, "calls per round; the best counts")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--repeats", repeats, "calls per round; the best counts")->check(CLI::PositiveNumber);
   app.add_option("--rounds", rounds, "turns each side takes")->check(CLI::PositiveNumber);
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   at::set_num_threads(static_cast<int>(threads));
@@ -46,7 +45,8 @@ int main(int argc, char** argv) {
   torch::manual_seed(0);
   Transformer model(config);
   model->eval();
-  const auto dir = std::filesystem::temp_directory_path() / ("rlwb-bench-generate-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rlwb-bench-generate-" + std::to_string(::getpid()));
   save_hf_checkpoint(model, dir);
 
   torch::Tensor ids = torch::randint(1, config.vocab_size, {batch, prompt}, torch::kInt64);
@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
       best = std::min(best, std::chrono::duration<double>(Clock::now() - t0).count());
     }
     nlohmann::json one = run_reference(
-        "bench_generate_hf.py", {dir.string(), std::to_string(max_new), std::to_string(threads), std::to_string(repeats)});
+        "bench_generate_hf.py",
+        {dir.string(), std::to_string(max_new), std::to_string(threads), std::to_string(repeats)});
     if (one.contains("error")) {
       ref = one;
       break;
@@ -82,24 +83,29 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
 
   std::printf("bench_generate: %s\n", describe(config).c_str());
-  std::printf("batch %lld, prompt %lld, new tokens %lld, greedy, %lld CPU threads, best of %lld calls x %lld rounds\n\n",
-              static_cast<long long>(batch), static_cast<long long>(prompt), static_cast<long long>(max_new),
-              static_cast<long long>(threads), static_cast<long long>(repeats), static_cast<long long>(rounds));
+  std::printf(
+      "batch %lld, prompt %lld, new tokens %lld, greedy, %lld CPU threads, best of %lld calls x %lld "
+      "rounds\n\n",
+      static_cast<long long>(batch), static_cast<long long>(prompt), static_cast<long long>(max_new),
+      static_cast<long long>(threads), static_cast<long long>(repeats), static_cast<long long>(rounds));
   const double tokens = static_cast<double>(result.response_mask.sum().item<int64_t>());
-  std::printf("| implementation | tokens/s (wall) | s per generate() | ratio | tokens/CPU-s | CPU s per generate() | ratio |\n"
-              "|---|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| implementation | tokens/s (wall) | s per generate() | ratio | tokens/CPU-s | CPU s per generate() | "
+      "ratio |\n"
+      "|---|---:|---:|---:|---:|---:|---:|\n");
   if (ref.contains("error")) {
-    std::printf("| RLWB generate() | %s | %s | - | %s | %s | - |\n", fixed(ours).c_str(), fixed(best, 3).c_str(),
-                fixed(tokens / best_cpu).c_str(), fixed(best_cpu, 3).c_str());
+    std::printf("| RLWB generate() | %s | %s | - | %s | %s | - |\n", fixed(ours).c_str(),
+                fixed(best, 3).c_str(), fixed(tokens / best_cpu).c_str(), fixed(best_cpu, 3).c_str());
     std::printf("\nreference unavailable: %s\n", ref["error"].get<std::string>().c_str());
     return 1;
   }
-  std::printf("| RLWB generate() | %s | %s | %sx | %s | %s | %sx |\n", fixed(ours).c_str(), fixed(best, 3).c_str(),
-              fixed(ref_best / best, 2).c_str(), fixed(tokens / best_cpu).c_str(), fixed(best_cpu, 3).c_str(),
-              fixed(ref_best_cpu / best_cpu, 2).c_str());
+  std::printf("| RLWB generate() | %s | %s | %sx | %s | %s | %sx |\n", fixed(ours).c_str(),
+              fixed(best, 3).c_str(), fixed(ref_best / best, 2).c_str(), fixed(tokens / best_cpu).c_str(),
+              fixed(best_cpu, 3).c_str(), fixed(ref_best_cpu / best_cpu, 2).c_str());
   std::printf("| HF transformers %s generate() | %s | %s | 1.00x | %s | %s | 1.00x |\n",
-              ref["version"].get<std::string>().c_str(), fixed(tokens / ref_best).c_str(), fixed(ref_best, 3).c_str(),
-              fixed(tokens / ref_best_cpu).c_str(), fixed(ref_best_cpu, 3).c_str());
+              ref["version"].get<std::string>().c_str(), fixed(tokens / ref_best).c_str(),
+              fixed(ref_best, 3).c_str(), fixed(tokens / ref_best_cpu).c_str(),
+              fixed(ref_best_cpu, 3).c_str());
   const bool same = ref["tokens"].get<std::vector<std::vector<int64_t>>>().at(0) ==
                     std::vector<int64_t>(result.responses[0].data_ptr<int64_t>(),
                                          result.responses[0].data_ptr<int64_t>() + max_new);

@@ -37,8 +37,8 @@ int main(int argc, char** argv) {
   if (auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
   Experiment exp = load_experiment_file(
       std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
-      {"trainer.steps=" + std::to_string(steps + warmup), "~trainer.warm_start", "~trainer.eval", "~trainer.save",
-       "~trainer.samples", "task.batch_size=" + std::to_string(prompts),
+      {"trainer.steps=" + std::to_string(steps + warmup), "~trainer.warm_start", "~trainer.eval",
+       "~trainer.save", "~trainer.samples", "task.batch_size=" + std::to_string(prompts),
        "task.samples_per_prompt=" + std::to_string(n),
        "models.actor.config.ppo.mini_batch_size=" + std::to_string(prompts * n)});
   // The actor's settings as the run will use them (core/config), for the peer.
@@ -72,18 +72,39 @@ int main(int argc, char** argv) {
   std::sort(sorted.begin(), sorted.end());
 
   auto str = [](auto v) { return std::to_string(v); };
-  nlohmann::json trl = rlwb::bench::run_reference(
-      "bench_grpo_trl.py",
-      {"--prompts", str(prompts), "--num-generations", str(n), "--max-new-tokens", str(max_new), "--steps",
-       str(steps), "--warmup", str(warmup), "--threads", "2", "--hidden", str(arch.hidden_size),
-       "--intermediate", str(arch.resolved_intermediate_size()), "--layers", str(arch.num_layers), "--heads",
-       str(arch.num_heads), "--kv-heads", str(arch.resolved_kv_heads()), "--lr", str(actor.optim.lr), "--beta",
-       str(actor.ppo.kl_loss_coef)});
+  nlohmann::json trl =
+      rlwb::bench::run_reference("bench_grpo_trl.py", {"--prompts",
+                                                       str(prompts),
+                                                       "--num-generations",
+                                                       str(n),
+                                                       "--max-new-tokens",
+                                                       str(max_new),
+                                                       "--steps",
+                                                       str(steps),
+                                                       "--warmup",
+                                                       str(warmup),
+                                                       "--threads",
+                                                       "2",
+                                                       "--hidden",
+                                                       str(arch.hidden_size),
+                                                       "--intermediate",
+                                                       str(arch.resolved_intermediate_size()),
+                                                       "--layers",
+                                                       str(arch.num_layers),
+                                                       "--heads",
+                                                       str(arch.num_heads),
+                                                       "--kv-heads",
+                                                       str(arch.resolved_kv_heads()),
+                                                       "--lr",
+                                                       str(actor.optim.lr),
+                                                       "--beta",
+                                                       str(actor.ppo.kl_loss_coef)});
 
-  std::printf("GRPO step on arithmetic: %d prompts x %d samples, %lld new tokens max, hidden %d, %d layers; "
-              "%d timed steps after %d warm-up\n",
-              prompts, n, static_cast<long long>(max_new), static_cast<int>(arch.hidden_size),
-              static_cast<int>(arch.num_layers), steps, warmup);
+  std::printf(
+      "GRPO step on arithmetic: %d prompts x %d samples, %lld new tokens max, hidden %d, %d layers; "
+      "%d timed steps after %d warm-up\n",
+      prompts, n, static_cast<long long>(max_new), static_cast<int>(arch.hidden_size),
+      static_cast<int>(arch.num_layers), steps, warmup);
   std::printf("%-36s %12s %12s\n", "", "step s (p50)", "tokens/s");
   std::printf("%-36s %12.3f %12.0f\n", "RLWB (2 workers x 1 thread)", sorted[sorted.size() / 2], rlwb_tps);
   std::printf("RLWB per node, ms (p50; timing = wall time of the node, compute = the method's own time):\n");
@@ -95,7 +116,8 @@ int main(int argc, char** argv) {
     std::printf("TRL GRPOTrainer: not measured: %s\n", trl["error"].get<std::string>().c_str());
     return 0;
   }
-  std::printf("%-36s %12.3f %12.0f\n", ("TRL " + trl.value("trl_version", std::string("?")) + " (2 threads)").c_str(),
+  std::printf("%-36s %12.3f %12.0f\n",
+              ("TRL " + trl.value("trl_version", std::string("?")) + " (2 threads)").c_str(),
               trl.value("step_s_median", 0.0), trl.value("tokens_per_s", 0.0));
   std::printf("ratio RLWB / TRL: %.2fx tokens/s (goal >= 3x)\n", rlwb_tps / trl.value("tokens_per_s", 1.0));
   return 0;

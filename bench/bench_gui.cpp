@@ -69,9 +69,9 @@ int main(int argc, char** argv) {
     std::cerr << "bench_gui: no rlwb-gui at " << gui << " (build it, or set RLWB_GUI)\n";
     return 1;
   }
-  std::filesystem::path dir = keep.empty() ? std::filesystem::temp_directory_path() /
-                                                 ("rlwb-bench-gui-" + std::to_string(getpid()))
-                                           : std::filesystem::path(keep);
+  std::filesystem::path dir =
+      keep.empty() ? std::filesystem::temp_directory_path() / ("rlwb-bench-gui-" + std::to_string(getpid()))
+                   : std::filesystem::path(keep);
   std::filesystem::create_directories(dir);
   const std::string db = (dir / "rlwb.db").string();
   std::filesystem::remove(db);
@@ -81,21 +81,19 @@ int main(int argc, char** argv) {
   {
     rlwb::core::TrackingWriter writer(db, 1000);
     for (int r = 0; r < runs; ++r) {
-      int64_t id =
-          writer.start_run("bench-" + std::to_string(r), "experiments/bench.yaml", "", "grpo", r,
-                           {{"trainer", {{"lr", 1e-6 * (1 + r % 4)}}}, {"seed", r}});
+      int64_t id = writer.start_run("bench-" + std::to_string(r), "experiments/bench.yaml", "", "grpo", r,
+                                    {{"trainer", {{"lr", 1e-6 * (1 + r % 4)}}}, {"seed", r}});
       ids += (ids.empty() ? "" : ",") + std::to_string(id);
       for (int step = 0; step < steps; ++step)
         for (int m = 0; m < metrics; ++m)
-          writer.log_metric(
-              id, "metric/" + std::to_string(m), step,
-              std::sin(step * 0.001 * (m + 1)) + 0.1 * r + 0.05 * std::sin(step * 0.37 + r));
+          writer.log_metric(id, "metric/" + std::to_string(m), step,
+                            std::sin(step * 0.001 * (m + 1)) + 0.1 * r + 0.05 * std::sin(step * 0.37 + r));
       writer.end_run(id, "finished");
     }
   }
   double write_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("database: %d runs x %d metrics x %d steps = %lld points, written in %.1f s\n", runs,
-              metrics, steps, static_cast<long long>(runs) * metrics * steps, write_s);
+  std::printf("database: %d runs x %d metrics x %d steps = %lld points, written in %.1f s\n", runs, metrics,
+              steps, static_cast<long long>(runs) * metrics * steps, write_s);
 
   // Wait until every run's metrics have arrived ("compare/loaded") and the
   // plots are drawn, then measure: still frames, then frames zooming on a plot.
@@ -110,21 +108,20 @@ int main(int argc, char** argv) {
 
   auto measure = [&](const std::string& name, const std::string& script_path, int extra_frames) {
     const std::string times = (dir / (name + ".json")).string();
-    std::string cmd = "xvfb-run -a -s '-screen 0 1600x1000x24' '" + gui + "' --db '" + db +
-                      "' --compare " + ids + " --script '" + script_path + "' --frames " +
-                      std::to_string(extra_frames) + " --frame-times '" + times +
-                      "' --screenshot '" + (dir / (name + ".png")).string() + "' > '" +
-                      (dir / (name + ".log")).string() + "' 2>&1";
+    std::string cmd = "xvfb-run -a -s '-screen 0 1600x1000x24' '" + gui + "' --db '" + db + "' --compare " +
+                      ids + " --script '" + script_path + "' --frames " + std::to_string(extra_frames) +
+                      " --frame-times '" + times + "' --screenshot '" + (dir / (name + ".png")).string() +
+                      "' > '" + (dir / (name + ".log")).string() + "' 2>&1";
     int rc = std::system(cmd.c_str());
     if (rc != 0) {
-      std::cerr << "bench_gui: rlwb-gui failed (" << rc << "); see "
-                << (dir / (name + ".log")).string() << "\n";
+      std::cerr << "bench_gui: rlwb-gui failed (" << rc << "); see " << (dir / (name + ".log")).string()
+                << "\n";
       std::exit(1);
     }
     nlohmann::json all = nlohmann::json::parse(std::ifstream(times));
     // The last frames are the measured ones (the script's waiting frames come first).
-    const size_t n = std::min<size_t>(
-        all.size(), static_cast<size_t>(name == "still" ? extra_frames : frames / 3 * 3));
+    const size_t n =
+        std::min<size_t>(all.size(), static_cast<size_t>(name == "still" ? extra_frames : frames / 3 * 3));
     std::vector<double> build, render, total, vertices;
     for (size_t i = all.size() - n; i < all.size(); ++i) {
       build.push_back(all[i]["build_ms"].get<double>());
@@ -144,8 +141,8 @@ int main(int argc, char** argv) {
   auto [zoom_build, zoom_frame] = measure("zoom", zoom_script, 2);
   auto verdict = [](const Stats& s) { return s.p90 < 16 ? "met" : "NOT met"; };
   std::printf("goal: < 16 ms a frame (p90)\n");
-  std::printf("  building the frame (ImGui + plots, CPU): still %s, zooming %s\n",
-              verdict(still_build), verdict(zoom_build));
+  std::printf("  building the frame (ImGui + plots, CPU): still %s, zooming %s\n", verdict(still_build),
+              verdict(zoom_build));
   std::printf("  whole frame incl. GL render (here: Mesa llvmpipe): still %s, zooming %s\n",
               verdict(still_frame), verdict(zoom_frame));
   if (keep.empty())

@@ -98,8 +98,7 @@ int main(int argc, char** argv) {
   app.add_option("--python", python, "interpreter with math-verify");
   app.add_option("--seconds", seconds, "how long RLWB checks the corpus over and over")
       ->check(CLI::PositiveNumber);
-  app.add_option("--passes", passes, "passes of the reference over the corpus")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--passes", passes, "passes of the reference over the corpus")->check(CLI::PositiveNumber);
   bool rlwb_only = false;
   app.add_flag("--rlwb-only", rlwb_only, "skip the reference");
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
@@ -107,8 +106,7 @@ int main(int argc, char** argv) {
 
   std::vector<Labelled> cases = load(corpus);
   auto check = [](const Labelled& l) {
-    return rlwb::rewards::check_math_answer(l.c.response, l.c.reference, l.c.options, l.c.question)
-        .score;
+    return rlwb::rewards::check_math_answer(l.c.response, l.c.reference, l.c.options, l.c.question).score;
   };
 
   // RLWB: a warm-up pass (GiNaC's first use), then passes until the time is up.
@@ -148,14 +146,13 @@ int main(int argc, char** argv) {
   size_t ours_right = 0;
   for (size_t i = 0; i < cases.size(); ++i) ours_right += ours[i] == cases[i].label;
 
-  std::cout << "math answer checks, " << cases.size() << " labelled cases (" << corpus
-            << "), one thread\n\n";
+  std::cout << "math answer checks, " << cases.size() << " labelled cases (" << corpus << "), one thread\n\n";
   std::cout << std::left << std::setw(22) << "checker" << std::right << std::setw(14) << "checks/s"
             << std::setw(18) << "checks/CPU-s" << std::setw(16) << "right (labels)"
             << "\n";
-  std::cout << std::left << std::setw(22) << "RLWB rewards/math" << std::right << std::setw(14)
-            << std::fixed << std::setprecision(0) << ours_rate << std::setw(18) << ours_cpu_rate
-            << std::setw(10) << ours_right << "/" << cases.size() << "\n";
+  std::cout << std::left << std::setw(22) << "RLWB rewards/math" << std::right << std::setw(14) << std::fixed
+            << std::setprecision(0) << ours_rate << std::setw(18) << ours_cpu_rate << std::setw(10)
+            << ours_right << "/" << cases.size() << "\n";
   if (ref.is_null()) {
     if (reference) std::cout << "math-verify: not run (" << ref_problem << ")\n";
     return ours_right == cases.size() ? 0 : 1;
@@ -166,16 +163,14 @@ int main(int argc, char** argv) {
   double theirs_rate = ref["checks_per_second"].get<double>();
   double theirs_cpu_rate = ref["checks_per_cpu_second"].get<double>();
   double theirs_fast = ref["checks_per_second_without_slow"].get<double>();
-  std::cout << std::left << std::setw(22)
-            << ("math-verify " + ref.value("version", std::string("?"))) << std::right
-            << std::setw(14) << std::setprecision(1) << theirs_rate << std::setw(18)
+  std::cout << std::left << std::setw(22) << ("math-verify " + ref.value("version", std::string("?")))
+            << std::right << std::setw(14) << std::setprecision(1) << theirs_rate << std::setw(18)
             << theirs_cpu_rate << std::setw(10) << theirs_right << "/" << cases.size() << "\n";
   std::cout << std::left << std::setw(22) << "  without slow cases" << std::right << std::setw(14)
-            << theirs_fast << "   (" << ref["slow_cases"].size()
-            << " cases over 1 s: its parsing timeout)\n";
-  std::cout << "\nRLWB is " << std::setprecision(0) << ours_rate / theirs_rate
-            << "x faster by the clock, " << ours_cpu_rate / theirs_cpu_rate << "x by CPU time, "
-            << ours_rate / theirs_fast << "x against math-verify without its slow cases\n";
+            << theirs_fast << "   (" << ref["slow_cases"].size() << " cases over 1 s: its parsing timeout)\n";
+  std::cout << "\nRLWB is " << std::setprecision(0) << ours_rate / theirs_rate << "x faster by the clock, "
+            << ours_cpu_rate / theirs_cpu_rate << "x by CPU time, " << ours_rate / theirs_fast
+            << "x against math-verify without its slow cases\n";
 
   size_t mv_right_ours_wrong = 0, both_wrong = 0, disagreements = 0;
   std::cout << "\ndisagreements (label, RLWB, math-verify; * = RLWB options or a question):\n";
@@ -185,10 +180,9 @@ int main(int argc, char** argv) {
     if (ours[i] != l.label && theirs[i] != l.label) ++both_wrong;
     if (ours[i] == theirs[i]) continue;
     ++disagreements;
-    std::cout << "  line " << std::setw(3) << l.c.line << (l.rlwb_options ? "*" : " ") << " "
-              << std::left << std::setw(20) << l.rule << std::right << " " << l.label << " "
-              << ours[i] << " " << theirs[i] << "  " << clip(l.c.response, 48) << "  |  "
-              << clip(l.c.reference, 30) << "\n";
+    std::cout << "  line " << std::setw(3) << l.c.line << (l.rlwb_options ? "*" : " ") << " " << std::left
+              << std::setw(20) << l.rule << std::right << " " << l.label << " " << ours[i] << " " << theirs[i]
+              << "  " << clip(l.c.response, 48) << "  |  " << clip(l.c.reference, 30) << "\n";
   }
   std::cout << disagreements
             << " disagreements; math-verify right where RLWB is wrong: " << mv_right_ours_wrong

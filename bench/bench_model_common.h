@@ -39,15 +39,16 @@ inline TransformerConfig bench_llama_config() {
 
 inline std::string describe(const TransformerConfig& c) {
   return "tiny random Llama (hidden " + std::to_string(c.hidden_size) + ", " + std::to_string(c.num_layers) +
-         " layers, " + std::to_string(c.num_heads) + " heads / " + std::to_string(c.num_kv_heads) + " kv, ffn " +
-         std::to_string(c.intermediate_size) + ", vocab " + std::to_string(c.vocab_size) + ")";
+         " layers, " + std::to_string(c.num_heads) + " heads / " + std::to_string(c.num_kv_heads) +
+         " kv, ffn " + std::to_string(c.intermediate_size) + ", vocab " + std::to_string(c.vocab_size) + ")";
 }
 
 inline std::string reference_python() {
   if (const char* p = std::getenv("RLWB_PYTHON")) return p;
-  std::string home = std::getenv("RLWB_HOME") ? std::getenv("RLWB_HOME")
-                                                : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") +
-                                                      "/.local/share/rlwb";
+  std::string home =
+      std::getenv("RLWB_HOME")
+          ? std::getenv("RLWB_HOME")
+          : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.local/share/rlwb";
   return home + "/venv/bin/python";
 }
 
@@ -75,7 +76,8 @@ inline nlohmann::json run_reference(const std::string& script, const std::vector
   while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
   const int status = ::pclose(pipe);
   const size_t start = out.rfind('{');
-  if (status != 0 || start == std::string::npos) return {{"error", "reference failed (" + cmd + "):\n" + out}};
+  if (status != 0 || start == std::string::npos)
+    return {{"error", "reference failed (" + cmd + "):\n" + out}};
   try {
     return nlohmann::json::parse(out.substr(start));
   } catch (const nlohmann::json::exception&) {

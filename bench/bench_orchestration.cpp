@@ -30,11 +30,11 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "timed steps (after 3 untimed)")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch, "prompts per step")->check(CLI::PositiveNumber);
   if (auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
-  Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
-                                        {"trainer.steps=" + std::to_string(steps + 3), "~trainer.warm_start",
-                                         "~trainer.eval", "~trainer.save", "~trainer.samples",
-                                         "task.batch_size=" + std::to_string(batch),
-                                         "models.actor.config.ppo.mini_batch_size=0"});
+  Experiment exp = load_experiment_file(
+      std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
+      {"trainer.steps=" + std::to_string(steps + 3), "~trainer.warm_start", "~trainer.eval", "~trainer.save",
+       "~trainer.samples", "task.batch_size=" + std::to_string(batch),
+       "models.actor.config.ppo.mini_batch_size=0"});
   ControllerOptions options;
   options.worker_binary = RLWB_WORKER_BIN;
   options.print_progress = false;
@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
   double w = 0, c = 0, cp = 0;
   for (size_t i = 0; i < wall.size(); ++i) w += wall[i], c += compute[i], cp += critical[i];
   std::printf("default experiment (%s), %d prompts x %d samples, %zu steps after 3 warm-up steps\n",
-              exp.name.c_str(), batch, static_cast<int>(rlwb::core::config::parse_experiment_options(exp).task.samples_per_prompt), wall.size());
+              exp.name.c_str(), batch,
+              static_cast<int>(rlwb::core::config::parse_experiment_options(exp).task.samples_per_prompt),
+              wall.size());
   std::printf("%-44s %10s\n", "", "ms/step");
   std::printf("%-44s %10.2f\n", "step wall time", 1000 * w / wall.size());
   std::printf("%-44s %10.2f\n", "sum of node compute (workers + controller)", 1000 * c / wall.size());

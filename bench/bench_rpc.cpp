@@ -41,7 +41,9 @@ Stats percentiles(std::vector<double> us) {
   return {us[us.size() / 2], us[std::min(us.size() - 1, us.size() * 99 / 100)]};
 }
 
-double micros_since(Clock::time_point t) { return std::chrono::duration<double, std::micro>(Clock::now() - t).count(); }
+double micros_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
+}
 
 // Raw ZeroMQ: `peers` forked echo processes, each a DEALER.
 Stats raw_zmq(int peers, int iters) {
@@ -131,8 +133,9 @@ Stats rlwb_rpc(int workers, int iters) {
 // Ray actors as the peer, when the venv has ray; nullopt otherwise.
 std::optional<nlohmann::json> ray_peer(int iters) {
   const char* home = std::getenv("HOME");
-  std::string python = std::getenv("RLWB_PYTHON") ? std::getenv("RLWB_PYTHON")
-                                                  : std::string(home ? home : "/root") + "/.local/share/rlwb/venv/bin/python";
+  std::string python = std::getenv("RLWB_PYTHON")
+                           ? std::getenv("RLWB_PYTHON")
+                           : std::string(home ? home : "/root") + "/.local/share/rlwb/venv/bin/python";
   std::string script = std::string(RLWB_SOURCE_DIR) + "/bench/ray_rpc.py";
   std::string cmd = "timeout 600 " + python + " " + script + " " + std::to_string(iters) + " 2>/dev/null";
   FILE* pipe = popen(cmd.c_str(), "r");
@@ -163,15 +166,12 @@ int main(int argc, char** argv) {
       "bench_rpc: RPC round trip of RLWB's RpcServer + rlwb-worker next to raw ZeroMQ "
       "ping-pong (the floor) and Ray",
       "bench_rpc"};
-  app.add_option("--iters", iters, "round trips per row")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  app.add_option("--iters", iters, "round trips per row")->check(CLI::PositiveNumber)->capture_default_str();
   int workers = 0;
   app.add_option("--workers", workers, "one row with this many workers (default: rows of 1 and 8)")
       ->check(CLI::PositiveNumber);
   std::string only;
-  app.add_option("--only", only, "one side alone, for profiling")
-      ->check(CLI::IsMember({"rlwb", "raw"}));
+  app.add_option("--only", only, "one side alone, for profiling")->check(CLI::IsMember({"rlwb", "raw"}));
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   if (workers > 0) worker_counts = {workers};
   if (!only.empty()) {
@@ -185,16 +185,18 @@ int main(int argc, char** argv) {
   for (int workers : worker_counts) {
     Stats raw = with_raw ? raw_zmq(workers, iters) : Stats{1, 1};
     Stats ours = with_rlwb ? rlwb_rpc(workers, iters) : Stats{1, 1};
-    std::printf("%-8d %-28s %10.1f %10.1f %14s\n", workers, "raw ZeroMQ ping-pong (floor)", raw.p50, raw.p99, "1.00");
-    std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB RpcServer + rlwb-worker", ours.p50, ours.p99,
-                ours.p50 / raw.p50);
+    std::printf("%-8d %-28s %10.1f %10.1f %14s\n", workers, "raw ZeroMQ ping-pong (floor)", raw.p50, raw.p99,
+                "1.00");
+    std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB RpcServer + rlwb-worker", ours.p50,
+                ours.p99, ours.p50 / raw.p50);
     if (ray) {
       auto r = (*ray)[std::to_string(workers)];
       double p50 = r["p50_us"].get<double>(), p99 = r["p99_us"].get<double>();
-      std::printf("%-8d %-28s %10.1f %10.1f %14.2f   (RLWB is %.1fx faster at p50)\n", workers, "Ray actor call (peer)",
-                  p50, p99, p50 / raw.p50, p50 / ours.p50);
+      std::printf("%-8d %-28s %10.1f %10.1f %14.2f   (RLWB is %.1fx faster at p50)\n", workers,
+                  "Ray actor call (peer)", p50, p99, p50 / raw.p50, p50 / ours.p50);
     } else if (workers == 1) {
-      std::printf("%-8s Ray peer skipped: 'import ray' failed in the RLWB venv (pip install ray to compare)\n", "");
+      std::printf(
+          "%-8s Ray peer skipped: 'import ray' failed in the RLWB venv (pip install ray to compare)\n", "");
     }
   }
   return 0;

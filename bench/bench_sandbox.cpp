@@ -49,8 +49,7 @@ const char* kC = "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }
 double cpu_ms(int who) {
   rusage ru;
   getrusage(who, &ru);
-  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 double all_cpu_ms() { return cpu_ms(RUSAGE_SELF) + cpu_ms(RUSAGE_CHILDREN); }
 
@@ -67,9 +66,8 @@ double kernel_threads_cpu_ms() {
     if (close_paren == std::string::npos) continue;
     int ppid = 0;
     unsigned long utime = 0, stime = 0;
-    if (std::sscanf(stat.c_str() + close_paren + 2,
-                    "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ppid, &utime,
-                    &stime) == 3 &&
+    if (std::sscanf(stat.c_str() + close_paren + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+                    &ppid, &utime, &stime) == 3 &&
         (ppid == 2 || name == "2"))
       ticks += static_cast<double>(utime + stime);
   }
@@ -160,9 +158,7 @@ int main(int argc, char** argv) {
       "bench_sandbox: executions/s and latency of RLWB's sandbox next to plain "
       "fork+exec (the floor) and bubblewrap",
       "bench_sandbox"};
-  app.add_option("--seconds", seconds, "seconds per row")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  app.add_option("--seconds", seconds, "seconds per row")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--only", only, "one program kind alone (default: both)")
       ->check(CLI::IsMember({"python3", "C"}));
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
@@ -185,9 +181,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_sandbox: compiling the C program failed: %s\n", v.detail.c_str());
       return 1;
     }
-    const std::string k = box.pool().kernel_support().fallbacks.empty()
-                              ? ""
-                              : box.pool().kernel_support().fallbacks[0];
+    const std::string k =
+        box.pool().kernel_support().fallbacks.empty() ? "" : box.pool().kernel_support().fallbacks[0];
     std::printf("isolation fallback on this kernel: %s\n\n", k.c_str());
   }
   {
@@ -289,14 +284,12 @@ int main(int argc, char** argv) {
   for (const Row& r : rows) {
     double floor = 0;
     for (const Row& f : rows)
-      if (f.method == "fork+exec (floor)" && f.lang == r.lang && f.callers == r.callers)
-        floor = f.per_s;
-    std::printf("%-20s %-8s %7d %12.1f %9.2fx %14.2f %16.2f %8ld\n", r.method.c_str(),
-                r.lang.c_str(), r.callers, r.per_s, floor > 0 ? floor / r.per_s : 0.0,
-                r.cpu_ms_per_exec, r.kthread_ms_per_exec, r.failures);
+      if (f.method == "fork+exec (floor)" && f.lang == r.lang && f.callers == r.callers) floor = f.per_s;
+    std::printf("%-20s %-8s %7d %12.1f %9.2fx %14.2f %16.2f %8ld\n", r.method.c_str(), r.lang.c_str(),
+                r.callers, r.per_s, floor > 0 ? floor / r.per_s : 0.0, r.cpu_ms_per_exec,
+                r.kthread_ms_per_exec, r.failures);
   }
-  std::printf(
-      "\n'vs floor' is floor execs/s divided by the method's (1.00x = as fast as no isolation).\n");
+  std::printf("\n'vs floor' is floor execs/s divided by the method's (1.00x = as fast as no isolation).\n");
 
   std::printf("\nlatency of one execution, p50, with a pause between executions:\n");
   std::printf("%-20s %-8s %12s %10s\n", "method", "program", "p50 ms", "vs floor");
@@ -307,8 +300,7 @@ int main(int argc, char** argv) {
     const auto pause = std::chrono::milliseconds(py ? 60 : 15);
     double floor = latency_p50(n, pause, [&] { return spawn(py ? py_floor : c_floor) == "hi\n"; });
     double bw = have_bwrap
-                    ? latency_p50(n, pause,
-                                  [&] { return spawn(py ? py_bwrap : c_bwrap, 10, bpf) == "hi\n"; })
+                    ? latency_p50(n, pause, [&] { return spawn(py ? py_bwrap : c_bwrap, 10, bpf) == "hi\n"; })
                     : 0;
     PoolOptions o;
     o.executors = 2;

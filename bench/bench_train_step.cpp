@@ -34,8 +34,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "sequences per step")->check(CLI::PositiveNumber);
   app.add_option("--seq", seq, "tokens per sequence")->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "CPU threads of each side")->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps, "steps per round; the fastest counts")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "steps per round; the fastest counts")->check(CLI::PositiveNumber);
   app.add_option("--rounds", rounds, "turns each side takes")->check(CLI::PositiveNumber);
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   at::set_num_threads(static_cast<int>(threads));
@@ -43,7 +42,8 @@ int main(int argc, char** argv) {
   torch::manual_seed(0);
   Transformer model(config);
   model->train();
-  const auto dir = std::filesystem::temp_directory_path() / ("rlwb-bench-train-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rlwb-bench-train-" + std::to_string(::getpid()));
   save_hf_checkpoint(model, dir);
   torch::Tensor ids = torch::randint(1, config.vocab_size, {batch, seq}, torch::kInt64);
   write_safetensors(dir / "batch.safetensors", {{"input_ids", ids}});
@@ -91,11 +91,14 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(dir);
 
   std::printf("bench_train_step: %s\n", describe(config).c_str());
-  std::printf("batch %lld x %lld tokens, forward + cross-entropy + backward + AdamW, %lld CPU threads, fastest of %lld steps x %lld rounds\n\n",
-              static_cast<long long>(batch), static_cast<long long>(seq), static_cast<long long>(threads),
-              static_cast<long long>(steps), static_cast<long long>(rounds));
-  std::printf("| implementation | ms/step (wall) | tokens/s | RLWB speed-up | CPU ms/step | RLWB speed-up (CPU) |\n"
-              "|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "batch %lld x %lld tokens, forward + cross-entropy + backward + AdamW, %lld CPU threads, fastest of "
+      "%lld steps x %lld rounds\n\n",
+      static_cast<long long>(batch), static_cast<long long>(seq), static_cast<long long>(threads),
+      static_cast<long long>(steps), static_cast<long long>(rounds));
+  std::printf(
+      "| implementation | ms/step (wall) | tokens/s | RLWB speed-up | CPU ms/step | RLWB speed-up (CPU) |\n"
+      "|---|---:|---:|---:|---:|---:|\n");
   const double tokens = static_cast<double>(batch * seq);
   std::printf("| RLWB Transformer (C++) | %s | %s | - | %s | - |\n", fixed(ours * 1e3).c_str(),
               fixed(tokens / ours, 0).c_str(), fixed(ours_cpu * 1e3).c_str());
@@ -111,11 +114,12 @@ int main(int argc, char** argv) {
     met = met && ours <= theirs;
     met_cpu = met_cpu && ours_cpu <= theirs_cpu;
     std::printf("| %s | %s | %s | %sx | %s | %sx |\n", label, fixed(theirs * 1e3).c_str(),
-                fixed(tokens / theirs, 0).c_str(), fixed(theirs / ours, 2).c_str(), fixed(theirs_cpu * 1e3).c_str(),
-                fixed(theirs_cpu / ours_cpu, 2).c_str());
+                fixed(tokens / theirs, 0).c_str(), fixed(theirs / ours, 2).c_str(),
+                fixed(theirs_cpu * 1e3).c_str(), fixed(theirs_cpu / ours_cpu, 2).c_str());
   }
   std::printf("\ntorch %s, transformers %s; goal no slower: %s (wall), %s (CPU)\n",
-              ref["torch_version"].get<std::string>().c_str(), ref["transformers_version"].get<std::string>().c_str(),
-              met ? "met" : "NOT met", met_cpu ? "met" : "NOT met");
+              ref["torch_version"].get<std::string>().c_str(),
+              ref["transformers_version"].get<std::string>().c_str(), met ? "met" : "NOT met",
+              met_cpu ? "met" : "NOT met");
   return 0;
 }

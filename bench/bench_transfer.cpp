@@ -101,8 +101,7 @@ int worker_main(const std::string& endpoint) {
       Message m = rlwb::core::decode_message(frames);
       if (m.header["kind"] == "stop") break;
       const torch::Tensor& t = m.batch.tensor("x");
-      sum =
-          checksum(t.data_ptr(), t.nbytes(), m.header["read"] == "all" ? Read::kAll : Read::kTouch);
+      sum = checksum(t.data_ptr(), t.nbytes(), m.header["read"] == "all" ? Read::kAll : Read::kTouch);
     }  // the tensor (and its segment) is released before the ack
     send(dealer, {{"kind", "ack"}, {"sum", sum}}, Batch(), {});
   }
@@ -164,8 +163,8 @@ class Link {
   // One timed transfer; exits the program if the worker's checksum is wrong.
   double transfer(const Batch& b, Read how, uint64_t expected) {
     const auto t0 = Clock::now();
-    send(router_, {{"kind", "data"}, {"read", how == Read::kAll ? "all" : "touch"}}, b,
-         path_.options, &worker_);
+    send(router_, {{"kind", "data"}, {"read", how == Read::kAll ? "all" : "touch"}}, b, path_.options,
+         &worker_);
     std::vector<zmq::message_t> ack = receive(router_);
     const auto t1 = Clock::now();
     Message m = rlwb::core::decode_message(ack, 1);
@@ -217,11 +216,9 @@ int main(int argc, char** argv) {
   std::printf("bench_transfer: Batch controller -> worker process, one host, one int64 column\n");
   std::printf("timed: encode (shm: + copy into segment) -> send -> worker decode + read -> ack\n");
   std::printf("read: touch = one word per 4 KiB page; all = every byte. GB/s = 1e9 bytes/s.\n");
-  std::printf(
-      "reference: warm single-thread memcpy of the same bytes, timed before each transfer;\n");
+  std::printf("reference: warm single-thread memcpy of the same bytes, timed before each transfer;\n");
   std::printf("x memcpy = median memcpy time / median transfer time. median of N runs.\n\n");
-  std::printf("%-8s %-12s %-6s %5s %10s %8s %9s\n", "size", "path", "read", "N", "ms", "GB/s",
-              "x memcpy");
+  std::printf("%-8s %-12s %-6s %5s %10s %8s %9s\n", "size", "path", "read", "N", "ms", "GB/s", "x memcpy");
 
   std::vector<std::string> notes;
   for (size_t bytes : sizes) {
@@ -247,9 +244,9 @@ int main(int argc, char** argv) {
         }
         const double med = median(moved);
         char line[160];
-        std::snprintf(line, sizeof line, "%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n", "",
-                      paths[i].name, how == Read::kAll ? "all" : "touch", reps, med * 1e3,
-                      bytes / med / 1e9, median(copy) / med);
+        std::snprintf(line, sizeof line, "%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n", "", paths[i].name,
+                      how == Read::kAll ? "all" : "touch", reps, med * 1e3, bytes / med / 1e9,
+                      median(copy) / med);
         lines.emplace_back(line);
         if (how == Read::kTouch && i == 0) {
           std::snprintf(line, sizeof line,
@@ -261,9 +258,8 @@ int main(int argc, char** argv) {
       }
     }
     const double ref = reference.median_all();
-    std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n",
-                (std::to_string(bytes / kMiB) + " MiB").c_str(), "memcpy", "-",
-                static_cast<int>(2 * paths.size()) * reps, ref * 1e3, bytes / ref / 1e9, 1.0);
+    std::printf("%-8s %-12s %-6s %5d %10.3f %8.2f %9.2f\n", (std::to_string(bytes / kMiB) + " MiB").c_str(),
+                "memcpy", "-", static_cast<int>(2 * paths.size()) * reps, ref * 1e3, bytes / ref / 1e9, 1.0);
     for (const auto& l : lines) std::printf("%s", l.c_str());
     rlwb::core::shm_trim();  // release this size's segments before the next
   }

@@ -8,9 +8,7 @@
 namespace rlwb::sandbox {
 namespace {
 
-bool contains(const std::string& s, const char* needle) {
-  return s.find(needle) != std::string::npos;
-}
+bool contains(const std::string& s, const char* needle) { return s.find(needle) != std::string::npos; }
 
 std::string signal_text(int sig) {
   const char* name = sigabbrev_np(sig);
@@ -46,8 +44,8 @@ Verdict classify_run(ExecResult& r, const Limits& lim) {
       return v;
     case StopReason::memory:
       v.outcome = Outcome::memory_limit;
-      v.detail = "resident memory of the program's processes exceeded " +
-                 std::to_string(lim.memory_mb) + " MiB";
+      v.detail =
+          "resident memory of the program's processes exceeded " + std::to_string(lim.memory_mb) + " MiB";
       return v;
     case StopReason::none:
       break;
@@ -60,16 +58,15 @@ Verdict classify_run(ExecResult& r, const Limits& lim) {
     v.outcome = Outcome::timeout;
     v.detail = "CPU time limit of " + std::to_string(lim.cpu_ms) + " ms exceeded (SIGXCPU)";
   } else if (std::max(r.max_rss_kb, r.tree_peak_kb) > limit_kb ||
-             (failed && (contains(r.stderr_data, "MemoryError") ||
-                         contains(r.stderr_data, "std::bad_alloc") ||
-                         contains(r.stderr_data, "Cannot allocate memory") ||
-                         contains(r.stderr_data, "memory exhausted")))) {
+             (failed &&
+              (contains(r.stderr_data, "MemoryError") || contains(r.stderr_data, "std::bad_alloc") ||
+               contains(r.stderr_data, "Cannot allocate memory") ||
+               contains(r.stderr_data, "memory exhausted")))) {
     v.outcome = Outcome::memory_limit;
     v.detail =
         std::max(r.max_rss_kb, r.tree_peak_kb) > limit_kb
             ? "peak resident memory over the limit of " + std::to_string(lim.memory_mb) + " MiB"
-            : "an allocation was refused by the memory limit of " + std::to_string(lim.memory_mb) +
-                  " MiB";
+            : "an allocation was refused by the memory limit of " + std::to_string(lim.memory_mb) + " MiB";
   } else if (r.signal == SIGXFSZ || (failed && contains(r.stderr_data, "File too large"))) {
     v.outcome = Outcome::output_limit;
     v.detail = "file size limit of " + std::to_string(lim.file_size_mb) + " MiB exceeded";
@@ -104,10 +101,10 @@ Verdict classify(ExecResult&& r, const Limits& lim, Phase phase) {
       v.outcome = Outcome::sandbox_error;
       v.detail = "the compiler was " + v.detail;
     } else {
-      v.detail = "compiler: " + (v.outcome == Outcome::runtime_error && r.signal == 0
-                                     ? std::string("rejected the program (exit code ") +
-                                           std::to_string(r.exit_code) + ")"
-                                     : v.detail);
+      v.detail = "compiler: " +
+                 (v.outcome == Outcome::runtime_error && r.signal == 0
+                      ? std::string("rejected the program (exit code ") + std::to_string(r.exit_code) + ")"
+                      : v.detail);
       v.outcome = Outcome::compile_error;
     }
   }

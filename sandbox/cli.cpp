@@ -55,8 +55,7 @@ int run_command(const RunArgs& a, std::ostream& out) {
   Verdict v;
   if (!a.endpoint.empty()) {
     // Bound the wait: the run's own limits plus room for queueing.
-    int fallback =
-        req.limits.wall_ms + (is_compiled(req.language) ? req.compile_limits.wall_ms : 0) + 60000;
+    int fallback = req.limits.wall_ms + (is_compiled(req.language) ? req.compile_limits.wall_ms : 0) + 60000;
     ClientOptions co;
     co.timeout = std::chrono::milliseconds(a.timeout_ms.value_or(fallback));
     v = SandboxClient(a.endpoint, co).run(req);
@@ -74,17 +73,13 @@ int run_command(const RunArgs& a, std::ostream& out) {
 
 }  // namespace
 
-std::vector<core::Subcommand> add_sandbox_commands(CLI::App& parent, std::ostream& out,
-                                                   std::ostream& log) {
+std::vector<core::Subcommand> add_sandbox_commands(CLI::App& parent, std::ostream& out, std::ostream& log) {
   auto run_args = std::make_shared<RunArgs>();
-  CLI::App* run =
-      parent.add_subcommand("run", "run FILE once in a fresh sandbox and print the verdict");
+  CLI::App* run = parent.add_subcommand("run", "run FILE once in a fresh sandbox and print the verdict");
   run->footer(
       "Exit status 0 whatever the verdict, 1 if the sandbox itself failed, 2 for bad usage. "
       "In-process unless --endpoint names a service.");
-  run->add_option("--lang", run_args->lang, "the program's language")
-      ->required()
-      ->check(kLanguageName);
+  run->add_option("--lang", run_args->lang, "the program's language")->required()->check(kLanguageName);
   run->add_option("FILE", run_args->file, "the program")->required();
   run->add_option("--stdin", run_args->stdin_file, "a file for the program's standard input");
   run->add_flag("--json", run_args->json, "print the verdict as one JSON object");
@@ -101,13 +96,11 @@ std::vector<core::Subcommand> add_sandbox_commands(CLI::App& parent, std::ostrea
   CLI::App* serve =
       parent.add_subcommand("serve", "serve run/judge requests over ZeroMQ until SIGINT/SIGTERM");
   serve->add_option("--endpoint", serve_args->endpoint, "where to listen")->capture_default_str();
-  serve
-      ->add_option("--executors", serve_args->pool.executors, "executor processes (0: one per CPU)")
+  serve->add_option("--executors", serve_args->pool.executors, "executor processes (0: one per CPU)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   serve
-      ->add_option("--max-queued", serve_args->max_queued,
-                   "requests that may wait; more are answered 'busy'")
+      ->add_option("--max-queued", serve_args->max_queued, "requests that may wait; more are answered 'busy'")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 

@@ -21,7 +21,6 @@ namespace rlwb::sandbox {
 // Adds `run` and `serve` to `parent` (rlwb-sandbox's top level, or the
 // `sandbox` subcommand of rlwb). Verdicts go to `out`, the service's log to
 // `log`.
-std::vector<core::Subcommand> add_sandbox_commands(CLI::App& parent, std::ostream& out,
-                                                   std::ostream& log);
+std::vector<core::Subcommand> add_sandbox_commands(CLI::App& parent, std::ostream& out, std::ostream& log);
 
 }  // namespace rlwb::sandbox

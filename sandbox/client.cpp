@@ -53,13 +53,12 @@ struct SandboxClient::Impl {
   }
 
   std::string no_reply(std::chrono::milliseconds waited) const {
-    return "no reply from the sandbox service at " + endpoint + " within " +
-           std::to_string(waited.count()) + " ms (is `rlwb sandbox serve` running there?)";
+    return "no reply from the sandbox service at " + endpoint + " within " + std::to_string(waited.count()) +
+           " ms (is `rlwb sandbox serve` running there?)";
   }
 
   // Sends every request, then waits for their replies (any order) until the deadline.
-  std::vector<std::optional<Reply>> call(std::vector<Outgoing>& reqs,
-                                         std::chrono::milliseconds timeout) {
+  std::vector<std::optional<Reply>> call(std::vector<Outgoing>& reqs, std::chrono::milliseconds timeout) {
     std::lock_guard lock(mu);
     std::map<std::string, size_t> index;
     for (size_t i = 0; i < reqs.size(); ++i) {
@@ -69,12 +68,11 @@ struct SandboxClient::Impl {
       reqs[i].head["id"] = id;
       std::string body = reqs[i].head.dump();
       if (bytes + body.size() > opt.max_request_bytes)
-        throw SandboxError(
-            "sandbox request " + std::to_string(i) + " is " + std::to_string(bytes + body.size()) +
-            " bytes; the service accepts at most " + std::to_string(opt.max_request_bytes));
+        throw SandboxError("sandbox request " + std::to_string(i) + " is " +
+                           std::to_string(bytes + body.size()) + " bytes; the service accepts at most " +
+                           std::to_string(opt.max_request_bytes));
       index[id] = i;
-      sock.send(zmq::buffer(body),
-                reqs[i].frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+      sock.send(zmq::buffer(body), reqs[i].frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
       for (size_t k = 0; k < reqs[i].frames.size(); ++k)
         sock.send(zmq::buffer(reqs[i].frames[k]),
                   k + 1 < reqs[i].frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
@@ -138,8 +136,8 @@ std::vector<Verdict> SandboxClient::run_all(const std::vector<RunRequest>& reque
     if (!replies[i]) {
       v.detail = impl_->no_reply(impl_->opt.timeout);
     } else if (!replies[i]->head.value("ok", false)) {
-      v.detail = "sandbox service: " +
-                 replies[i]->head.value("error", std::string("error without a message"));
+      v.detail =
+          "sandbox service: " + replies[i]->head.value("error", std::string("error without a message"));
     } else {
       try {
         v = verdict_from_json(replies[i]->head.at("verdict"));
@@ -172,8 +170,8 @@ std::vector<JudgeResult> SandboxClient::judge_all(const std::vector<JudgeRequest
     if (!replies[i]) {
       r.detail = impl_->no_reply(impl_->opt.timeout);
     } else if (!replies[i]->head.value("ok", false)) {
-      r.detail = "sandbox service: " +
-                 replies[i]->head.value("error", std::string("error without a message"));
+      r.detail =
+          "sandbox service: " + replies[i]->head.value("error", std::string("error without a message"));
     } else {
       try {
         r = protocol::judge_result_from_json(replies[i]->head.at("result"));

@@ -39,8 +39,8 @@ using detail::UniqueFd;
 namespace {
 
 constexpr uint64_t kMaxMessageBytes = uint64_t(1) << 31;
-constexpr int kSandboxFlags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS |
-                              CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+constexpr int kSandboxFlags =
+    CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
 const char* const kNamespaceNames[] = {"user", "pid", "net", "mount", "ipc", "uts", "cgroup"};
 
 std::string errno_text(const std::string& what) { return what + ": " + std::strerror(errno); }
@@ -54,10 +54,10 @@ std::string cgroup_fallback() {
     std::ifstream in("/sys/fs/cgroup/cgroup.controllers");
     std::getline(in, controllers);
   }
-  std::string why = !v2 ? "cgroup v2 is not mounted at /sys/fs/cgroup"
-                        : "cgroup v2 limits are not used by this build";
-  if (v2 && (controllers.find("memory") == std::string::npos ||
-             controllers.find("pids") == std::string::npos))
+  std::string why =
+      !v2 ? "cgroup v2 is not mounted at /sys/fs/cgroup" : "cgroup v2 limits are not used by this build";
+  if (v2 &&
+      (controllers.find("memory") == std::string::npos || controllers.find("pids") == std::string::npos))
     why = "cgroup v2 has no memory/pids controllers here";
   return "no cgroup (" + why +
          "): memory is limited by RLIMIT_AS per process and a 10 ms watchdog on the resident "
@@ -89,15 +89,13 @@ class ExecutorProcess {
     } catch (const std::exception& e) {
       error = e.what();
     }
-    if (error.empty() && !prepare(spare_, error, false))
-      error = "cannot create a sandbox: " + error;
+    if (error.empty() && !prepare(spare_, error, false)) error = "cannot create a sandbox: " + error;
     nlohmann::json hello = {{"ok", error.empty()}, {"error", error}};
     if (error.empty()) {
       hello["namespaces"] = kNamespaceNames;
       hello["fallbacks"] = {fallback_};
     }
-    if (detail::send_message(owner_, hello, {}, Clock::now() + std::chrono::seconds(10)) !=
-            IoStatus::ok ||
+    if (detail::send_message(owner_, hello, {}, Clock::now() + std::chrono::seconds(10)) != IoStatus::ok ||
         !error.empty())
       ::_exit(1);
 
@@ -115,8 +113,7 @@ class ExecutorProcess {
           r.sandbox_error = "cannot create a sandbox: " + err;
         else
           r = run(spare_, job);
-        if (warm &&
-            !r.sandbox_error.empty()) {  // the pre-started interpreter failed: once more, cold
+        if (warm && !r.sandbox_error.empty()) {  // the pre-started interpreter failed: once more, cold
           discard(spare_);
           if (prepare(spare_, err, false)) r = run(spare_, job);
         }
@@ -135,8 +132,8 @@ class ExecutorProcess {
       std::string err;
       prepare(spare_, err, python_next_);  // the next job will retry and report if this failed
       // Tell the owner a prepared sandbox is waiting (it prefers executors that are ready).
-      if (detail::send_message(owner_, {{"ready", true}}, {},
-                               Clock::now() + std::chrono::seconds(30)) != IoStatus::ok)
+      if (detail::send_message(owner_, {{"ready", true}}, {}, Clock::now() + std::chrono::seconds(30)) !=
+          IoStatus::ok)
         shutdown();
     }
   }
@@ -175,8 +172,7 @@ class ExecutorProcess {
     }
     UniqueFd err_r(err[0]), err_w(err[1]);
     detail::InitArgs args{ctl_child.get(), out_w.get(), err_w.get(), &seccomp_};
-    pid_t pid = ::clone(detail::init_main, init_stack_ + sizeof init_stack_,
-                        kSandboxFlags | SIGCHLD, &args);
+    pid_t pid = ::clone(detail::init_main, init_stack_ + sizeof init_stack_, kSandboxFlags | SIGCHLD, &args);
     if (pid < 0) {
       error = errno_text("clone with new user, pid, net, mount, ipc, uts and cgroup namespaces");
       error += probe_namespaces();
@@ -238,8 +234,7 @@ class ExecutorProcess {
     if (!fd) throw SandboxError(errno_text("memfd_create"));
     if (!detail::write_all(fd.get(), data)) throw SandboxError(errno_text("write memfd"));
     ::lseek(fd.get(), 0, SEEK_SET);
-    if (seal)
-      ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    if (seal) ::fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
     return fd;
   }
 
@@ -312,10 +307,8 @@ class ExecutorProcess {
       int n = ::poll(p, 4, detail::poll_timeout_ms(next));
       if (n < 0 && errno != EINTR) break;
       if (p[3].revents) shutdown();  // the owner is gone (it never writes during a job)
-      if (p[1].revents)
-        drain(s.out_r.get(), r.stdout_data, job.limits.stdout_bytes, out_open, true);
-      if (p[2].revents)
-        drain(s.err_r.get(), r.stderr_data, job.limits.stderr_bytes, err_open, false);
+      if (p[1].revents) drain(s.out_r.get(), r.stdout_data, job.limits.stdout_bytes, out_open, true);
+      if (p[2].revents) drain(s.err_r.get(), r.stderr_data, job.limits.stderr_bytes, err_open, false);
       if (p[0].revents) {
         std::string msg;
         IoStatus st = detail::recv_packet(s.ctl.get(), msg, &res_fds, Clock::now());
@@ -349,8 +342,8 @@ class ExecutorProcess {
       }
       if (res.value("artifact", false) && !res_fds.empty()) {
         ::lseek(res_fds[0].get(), 0, SEEK_SET);
-        r.has_artifact = detail::read_all_fd(res_fds[0].get(), r.artifact,
-                                             uint64_t(job.limits.file_size_mb) << 20);
+        r.has_artifact =
+            detail::read_all_fd(res_fds[0].get(), r.artifact, uint64_t(job.limits.file_size_mb) << 20);
       }
     } else if (r.stop != StopReason::none) {
       // init was killed after the grace period: what we know is why.
@@ -441,8 +434,7 @@ struct Executor::Impl {
   pid_t pid = -1;
   UniqueFd sock;
   KernelSupport support;
-  bool ready =
-      false;  // the executor said its next sandbox is prepared (and we have not sent a job since)
+  bool ready = false;  // the executor said its next sandbox is prepared (and we have not sent a job since)
 
   // Takes the executor's "ready" message if it is there within `wait`.
   // False on timeout; true when ready -- or broken (exec() then reports and restarts).
@@ -477,8 +469,8 @@ struct Executor::Impl {
         if (fd == 3 ? ::fcntl(3, F_SETFD, 0) == 0 : ::dup2(fd, 3) == 3) {
           std::string s = std::to_string(slot), b = std::to_string(cfg.host_id_base),
                       g = std::to_string(cfg.kill_grace_ms);
-          ::execl(program.c_str(), program.c_str(), "--executor", "3", s.c_str(), b.c_str(),
-                  g.c_str(), static_cast<char*>(nullptr));
+          ::execl(program.c_str(), program.c_str(), "--executor", "3", s.c_str(), b.c_str(), g.c_str(),
+                  static_cast<char*>(nullptr));
         }
         ::_exit(127);  // the owner sees the executor die at start and says so
       }
@@ -491,8 +483,7 @@ struct Executor::Impl {
     IoStatus s = detail::recv_message(
         sock.get(), hello, Clock::now() + std::chrono::milliseconds(cfg.start_timeout_ms), 1 << 20);
     if (s != IoStatus::ok || !hello.header.value("ok", false)) {
-      std::string why = s == IoStatus::ok
-                            ? hello.header.value("error", std::string("unknown error"))
+      std::string why = s == IoStatus::ok ? hello.header.value("error", std::string("unknown error"))
                         : s == IoStatus::timeout
                             ? "no answer within " + std::to_string(cfg.start_timeout_ms) + " ms"
                             : "the executor process died at start";
@@ -568,9 +559,8 @@ ExecResult Executor::exec(const ExecJob& job) {
   Message m;
   IoStatus s = detail::recv_message(impl_->sock.get(), m, Clock::now() + bound, kMaxMessageBytes);
   if (s != IoStatus::ok)
-    return impl_->fail(
-        "executor " + std::to_string(impl_->slot) +
-        (s == IoStatus::timeout ? " did not answer in time" : " died during the job"));
+    return impl_->fail("executor " + std::to_string(impl_->slot) +
+                       (s == IoStatus::timeout ? " did not answer in time" : " died during the job"));
   return detail::result_from_message(std::move(m));
 }
 
@@ -579,8 +569,6 @@ bool Executor::wait_ready(std::chrono::milliseconds timeout) { return impl_->tak
 const KernelSupport& Executor::kernel_support() const { return impl_->support; }
 pid_t Executor::pid() const { return impl_->pid; }
 int Executor::slot() const { return impl_->slot; }
-uint32_t Executor::host_uid() const {
-  return impl_->cfg.host_id_base + static_cast<uint32_t>(impl_->slot);
-}
+uint32_t Executor::host_uid() const { return impl_->cfg.host_id_base + static_cast<uint32_t>(impl_->slot); }
 
 }  // namespace rlwb::sandbox

@@ -57,8 +57,8 @@ ExecResult ExecutorPool::exec(const ExecJob& job) {
   Lease lease = acquire(options_.acquire_timeout);
   if (!lease) {
     ExecResult r;
-    r.sandbox_error = "no sandbox executor became free within " +
-                      std::to_string(options_.acquire_timeout.count()) + " ms";
+    r.sandbox_error =
+        "no sandbox executor became free within " + std::to_string(options_.acquire_timeout.count()) + " ms";
     return r;
   }
   return lease.get()->exec(job);

@@ -20,8 +20,7 @@ void UniqueFd::reset(int fd) {
 
 int poll_timeout_ms(Clock::time_point deadline) {
   if (deadline == kNoDeadline) return -1;
-  auto left =
-      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   if (left <= 0) return 0;
   return static_cast<int>(std::min<int64_t>(left + 1, INT_MAX));
 }
@@ -81,8 +80,8 @@ IoStatus read_fully(int fd, char* p, size_t n, Clock::time_point deadline) {
 }  // namespace
 
 // Frame: u32 header length, u32 blob count, u64 blob lengths..., header, blobs.
-IoStatus send_message(int fd, const nlohmann::json& header,
-                      const std::vector<std::string_view>& blobs, Clock::time_point deadline) {
+IoStatus send_message(int fd, const nlohmann::json& header, const std::vector<std::string_view>& blobs,
+                      Clock::time_point deadline) {
   std::string h = header.dump();
   std::string prefix(8 + 8 * blobs.size(), '\0');
   uint32_t hl = static_cast<uint32_t>(h.size()), bc = static_cast<uint32_t>(blobs.size());
@@ -150,8 +149,7 @@ bool send_packet(int fd, std::string_view data, const std::vector<int>& fds) {
   }
 }
 
-IoStatus recv_packet(int fd, std::string& data, std::vector<UniqueFd>* fds,
-                     Clock::time_point deadline) {
+IoStatus recv_packet(int fd, std::string& data, std::vector<UniqueFd>* fds, Clock::time_point deadline) {
   IoStatus s = wait_fd(fd, POLLIN, deadline);
   if (s != IoStatus::ok) return s;
   // Into an uninitialised stack buffer, not a zero-filled 64 KiB string: in

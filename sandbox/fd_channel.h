@@ -56,15 +56,14 @@ enum class IoStatus { ok, closed, timeout, error };
 
 // Framed stream messages. The sender blocks (bounded by `deadline`) while
 // the peer is slow to read.
-IoStatus send_message(int fd, const nlohmann::json& header,
-                      const std::vector<std::string_view>& blobs, Clock::time_point deadline);
+IoStatus send_message(int fd, const nlohmann::json& header, const std::vector<std::string_view>& blobs,
+                      Clock::time_point deadline);
 IoStatus recv_message(int fd, Message& out, Clock::time_point deadline, uint64_t max_bytes);
 
 // SEQPACKET datagrams with descriptors (at most 64 per datagram).
 bool send_packet(int fd, std::string_view data, const std::vector<int>& fds = {});
 // Returns closed / timeout / ok; received descriptors are close-on-exec.
-IoStatus recv_packet(int fd, std::string& data, std::vector<UniqueFd>* fds,
-                     Clock::time_point deadline);
+IoStatus recv_packet(int fd, std::string& data, std::vector<UniqueFd>* fds, Clock::time_point deadline);
 
 // Whole-file helpers on descriptors (memfds): write all / read all (bounded).
 bool write_all(int fd, std::string_view data);

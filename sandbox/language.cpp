@@ -29,19 +29,16 @@ const char* language_name(Language lang) {
 const LanguageSpec& language_spec(Language lang) {
   // -E -s: ignore PYTHON* variables and the user site directory, as a
   // system service should; the script's directory is sys.path[0] as usual.
-  static const LanguageSpec python3{
-      "main.py", {}, "", {"/usr/bin/python3", "-E", "-s", "/tmp/main.py"}};
+  static const LanguageSpec python3{"main.py", {}, "", {"/usr/bin/python3", "-E", "-s", "/tmp/main.py"}};
   static const LanguageSpec bash{"main.sh", {}, "", {"/bin/bash", "/tmp/main.sh"}};
-  static const LanguageSpec c{
-      "main.c",
-      {"/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c", "-lm"},
-      "main",
-      {"/tmp/main"}};
-  static const LanguageSpec cpp{
-      "main.cpp",
-      {"/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp"},
-      "main",
-      {"/tmp/main"}};
+  static const LanguageSpec c{"main.c",
+                              {"/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c", "-lm"},
+                              "main",
+                              {"/tmp/main"}};
+  static const LanguageSpec cpp{"main.cpp",
+                                {"/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp"},
+                                "main",
+                                {"/tmp/main"}};
   switch (lang) {
     case Language::python3:
       return python3;

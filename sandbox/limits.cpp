@@ -57,9 +57,8 @@ void validate_limits(const Limits& limits, const char* what) {
   for (const Field& f : kFields) {
     int64_t v = get(limits, f);
     if (v < f.lo || v > f.hi)
-      throw SandboxError(std::string(what) + "." + f.name + " = " + std::to_string(v) +
-                         ": must be between " + std::to_string(f.lo) + " and " +
-                         std::to_string(f.hi));
+      throw SandboxError(std::string(what) + "." + f.name + " = " + std::to_string(v) + ": must be between " +
+                         std::to_string(f.lo) + " and " + std::to_string(f.hi));
   }
 }
 
@@ -79,8 +78,7 @@ Limits limits_from_json(const nlohmann::json& j, const Limits& base, const char*
     if (!field) {
       std::string known;
       for (const Field& f : kFields) known += std::string(known.empty() ? "" : ", ") + f.name;
-      throw SandboxError(std::string(what) + ": unknown key '" + it.key() + "' (known: " + known +
-                         ")");
+      throw SandboxError(std::string(what) + ": unknown key '" + it.key() + "' (known: " + known + ")");
     }
     if (!it.value().is_number_integer())
       throw SandboxError(std::string(what) + "." + it.key() + " must be an integer");

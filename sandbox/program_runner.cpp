@@ -22,8 +22,7 @@ struct Built {
   bool ok = true;
 };
 
-Built build(const ExecFn& exec, Language lang, const std::string& source,
-            const Limits& compile_limits) {
+Built build(const ExecFn& exec, Language lang, const std::string& source, const Limits& compile_limits) {
   const LanguageSpec& spec = language_spec(lang);
   Built b;
   if (!is_compiled(lang)) {
@@ -53,8 +52,7 @@ Built build(const ExecFn& exec, Language lang, const std::string& source,
   return b;
 }
 
-Verdict run_built(const ExecFn& exec, const Built& b, const std::string& stdin_data,
-                  const Limits& limits) {
+Verdict run_built(const ExecFn& exec, const Built& b, const std::string& stdin_data, const Limits& limits) {
   ExecJob job;
   job.argv = b.argv;
   job.files = b.files;
@@ -82,16 +80,16 @@ std::string assert_harness(Language lang, const std::string& program, const std:
                            const std::string& marker) {
   switch (lang) {
     case Language::python3:
-      return program + "\n\n" + test + "\n\nimport sys as _rlwb_sys\n_rlwb_sys.stdout.write('\\n" +
-             marker + "\\n')\n_rlwb_sys.stdout.flush()\n";
+      return program + "\n\n" + test + "\n\nimport sys as _rlwb_sys\n_rlwb_sys.stdout.write('\\n" + marker +
+             "\\n')\n_rlwb_sys.stdout.flush()\n";
     case Language::bash:
       return program + "\n" + test + "\nprintf '\\n%s\\n' '" + marker + "'\n";
     case Language::c:
     case Language::cpp:
       return "#include <stdio.h>\n#include <assert.h>\n#line 1 \"main\"\n" + program +
              "\n#line 1 \"test\"\nstatic void rlwb_run_tests(void) {\n" + test +
-             "\n}\nint main(void) {\n  rlwb_run_tests();\n  fflush(stdout);\n  fputs(\"\\n" +
-             marker + "\\n\", stdout);\n  fflush(stdout);\n  return 0;\n}\n";
+             "\n}\nint main(void) {\n  rlwb_run_tests();\n  fflush(stdout);\n  fputs(\"\\n" + marker +
+             "\\n\", stdout);\n  fflush(stdout);\n  return 0;\n}\n";
   }
   return program;
 }
@@ -154,15 +152,14 @@ std::string excerpt(std::string_view s) {
 
 }  // namespace
 
-bool outputs_match(std::string_view actual, std::string_view expected, Comparison how,
-                   std::string* why) {
+bool outputs_match(std::string_view actual, std::string_view expected, Comparison how, std::string* why) {
   if (how == Comparison::exact) {
     if (actual == expected) return true;
     if (why) {
       size_t i = 0;
       while (i < actual.size() && i < expected.size() && actual[i] == expected[i]) ++i;
-      *why = "outputs differ at byte " + std::to_string(i) + " (expected " +
-             std::to_string(expected.size()) + " bytes, got " + std::to_string(actual.size()) + ")";
+      *why = "outputs differ at byte " + std::to_string(i) + " (expected " + std::to_string(expected.size()) +
+             " bytes, got " + std::to_string(actual.size()) + ")";
     }
     return false;
   }
@@ -173,14 +170,13 @@ bool outputs_match(std::string_view actual, std::string_view expected, Compariso
   for (size_t i = 0; i < std::min(a.size(), e.size()); ++i)
     if (a[i] != e[i]) {
       if (why)
-        *why = std::string(unit) + " " + std::to_string(i + 1) + ": expected " + excerpt(e[i]) +
-               ", got " + excerpt(a[i]);
+        *why = std::string(unit) + " " + std::to_string(i + 1) + ": expected " + excerpt(e[i]) + ", got " +
+               excerpt(a[i]);
       return false;
     }
   if (a.size() != e.size()) {
     if (why)
-      *why = "expected " + std::to_string(e.size()) + " " + unit + "s, got " +
-             std::to_string(a.size());
+      *why = "expected " + std::to_string(e.size()) + " " + unit + "s, got " + std::to_string(a.size());
     return false;
   }
   return true;
@@ -197,8 +193,7 @@ void validate(const JudgeRequest& r) {
   if (r.program.size() > kMaxProgramBytes) throw SandboxError("program is larger than 16 MiB");
   if (r.tests.empty()) throw SandboxError("no test cases: a judge request needs at least one");
   for (size_t i = 0; i < r.tests.size(); ++i)
-    if (r.tests[i].stdin_data.size() > kMaxStdinBytes ||
-        r.tests[i].assert_code.size() > kMaxProgramBytes)
+    if (r.tests[i].stdin_data.size() > kMaxStdinBytes || r.tests[i].assert_code.size() > kMaxProgramBytes)
       throw SandboxError("test " + std::to_string(i) + " is too large");
   validate_limits(r.options.limits, "options.limits");
   validate_limits(r.options.compile_limits, "options.compile_limits");
@@ -214,8 +209,7 @@ Verdict run_with(const ExecFn& exec, const RunRequest& request) {
 JudgeResult judge_with(const ExecFn& exec, const JudgeRequest& request) {
   validate(request);
   const JudgeOptions& opt = request.options;
-  const bool stop_early =
-      opt.stop_at_first_failure.value_or(opt.scoring == Scoring::all_or_nothing);
+  const bool stop_early = opt.stop_at_first_failure.value_or(opt.scoring == Scoring::all_or_nothing);
   JudgeResult res;
   res.total = static_cast<int>(request.tests.size());
   std::optional<Built> io_program;  // compiled once for every I/O test
@@ -226,9 +220,9 @@ JudgeResult judge_with(const ExecFn& exec, const JudgeRequest& request) {
     bool compile_failed = false;
     if (t.is_assert()) {
       const std::string marker = random_marker();
-      Built b = build(exec, request.language,
-                      assert_harness(request.language, request.program, t.assert_code, marker),
-                      opt.compile_limits);
+      Built b =
+          build(exec, request.language,
+                assert_harness(request.language, request.program, t.assert_code, marker), opt.compile_limits);
       if (!b.ok) {
         v = std::move(*b.compile);
         compile_failed = true;
@@ -294,9 +288,7 @@ Comparison parse_comparison(const std::string& name) {
   throw SandboxError("unknown comparison '" + name + "': use exact, lines or tokens");
 }
 
-const char* scoring_name(Scoring s) {
-  return s == Scoring::pass_rate ? "pass_rate" : "all_or_nothing";
-}
+const char* scoring_name(Scoring s) { return s == Scoring::pass_rate ? "pass_rate" : "all_or_nothing"; }
 
 Scoring parse_scoring(const std::string& name) {
   for (Scoring s : {Scoring::pass_rate, Scoring::all_or_nothing})

@@ -11,9 +11,8 @@ nlohmann::json bytes(const std::string& s, std::vector<std::string>& frames) {
   return {{"frame", frames.size()}};  // frame 0 is the JSON itself
 }
 
-std::string get_bytes(const nlohmann::json& j, const char* key,
-                      const std::vector<std::string>& frames, const std::string& where,
-                      bool required = false) {
+std::string get_bytes(const nlohmann::json& j, const char* key, const std::vector<std::string>& frames,
+                      const std::string& where, bool required = false) {
   if (!j.contains(key)) {
     if (required) throw SandboxError(where + ": missing '" + key + "'");
     return {};
@@ -24,8 +23,7 @@ std::string get_bytes(const nlohmann::json& j, const char* key,
     size_t k = v["frame"].get<size_t>();
     if (k >= 1 && k <= frames.size()) return frames[k - 1];
     throw SandboxError(where + "." + key + " refers to frame " + std::to_string(k) +
-                       ", but the request has " + std::to_string(frames.size()) +
-                       " extra frame(s)");
+                       ", but the request has " + std::to_string(frames.size()) + " extra frame(s)");
   }
   throw SandboxError(where + "." + key + " must be a string or {\"frame\": k}");
 }
@@ -36,8 +34,7 @@ Language get_language(const nlohmann::json& j) {
   return parse_language(j["lang"].get<std::string>());
 }
 
-void check_keys(const nlohmann::json& j, std::initializer_list<const char*> known,
-                const std::string& where) {
+void check_keys(const nlohmann::json& j, std::initializer_list<const char*> known, const std::string& where) {
   if (!j.is_object()) throw SandboxError(where + " must be a JSON object");
   for (auto it = j.begin(); it != j.end(); ++it) {
     bool ok = false;
@@ -84,17 +81,14 @@ nlohmann::json run_to_json(const RunRequest& r, std::vector<std::string>& frames
 }
 
 RunRequest run_from_json(const nlohmann::json& j, const std::vector<std::string>& frames) {
-  check_keys(j, {"id", "kind", "lang", "program", "stdin", "limits", "compile_limits"},
-             "run request");
+  check_keys(j, {"id", "kind", "lang", "program", "stdin", "limits", "compile_limits"}, "run request");
   RunRequest r;
   r.language = get_language(j);
   r.program = get_bytes(j, "program", frames, "run request", true);
   r.stdin_data = get_bytes(j, "stdin", frames, "run request");
-  if (j.contains("limits"))
-    r.limits = limits_from_json(j["limits"], default_run_limits(), "limits");
+  if (j.contains("limits")) r.limits = limits_from_json(j["limits"], default_run_limits(), "limits");
   if (j.contains("compile_limits"))
-    r.compile_limits =
-        limits_from_json(j["compile_limits"], default_compile_limits(), "compile_limits");
+    r.compile_limits = limits_from_json(j["compile_limits"], default_compile_limits(), "compile_limits");
   return r;
 }
 
@@ -111,8 +105,7 @@ nlohmann::json judge_to_json(const JudgeRequest& r, std::vector<std::string>& fr
                             {"scoring", scoring_name(r.options.scoring)},
                             {"limits", limits_to_json(r.options.limits)},
                             {"compile_limits", limits_to_json(r.options.compile_limits)}};
-  if (r.options.stop_at_first_failure)
-    options["stop_at_first_failure"] = *r.options.stop_at_first_failure;
+  if (r.options.stop_at_first_failure) options["stop_at_first_failure"] = *r.options.stop_at_first_failure;
   return {{"kind", "judge"},
           {"lang", language_name(r.language)},
           {"program", bytes(r.program, frames)},
@@ -138,14 +131,13 @@ JudgeRequest judge_from_json(const nlohmann::json& j, const std::vector<std::str
       r.tests.push_back(TestCase::assertion(get_bytes(t, "assert", frames, where, true)));
       if (r.tests.back().assert_code.empty()) throw SandboxError(where + ": empty assert code");
     } else {
-      r.tests.push_back(TestCase::io(get_bytes(t, "stdin", frames, where),
-                                     get_bytes(t, "expected", frames, where, true)));
+      r.tests.push_back(
+          TestCase::io(get_bytes(t, "stdin", frames, where), get_bytes(t, "expected", frames, where, true)));
     }
   }
   if (j.contains("options")) {
     const auto& o = j["options"];
-    check_keys(o, {"comparison", "scoring", "stop_at_first_failure", "limits", "compile_limits"},
-               "options");
+    check_keys(o, {"comparison", "scoring", "stop_at_first_failure", "limits", "compile_limits"}, "options");
     try {
       if (o.contains("comparison"))
         r.options.comparison = parse_comparison(o["comparison"].get<std::string>());
@@ -153,8 +145,7 @@ JudgeRequest judge_from_json(const nlohmann::json& j, const std::vector<std::str
       if (o.contains("stop_at_first_failure"))
         r.options.stop_at_first_failure = o["stop_at_first_failure"].get<bool>();
     } catch (const nlohmann::json::exception&) {
-      throw SandboxError(
-          "options: comparison and scoring must be strings, stop_at_first_failure a boolean");
+      throw SandboxError("options: comparison and scoring must be strings, stop_at_first_failure a boolean");
     }
     if (o.contains("limits"))
       r.options.limits = limits_from_json(o["limits"], default_run_limits(), "options.limits");
@@ -189,8 +180,7 @@ JudgeResult judge_result_from_json(const nlohmann::json& j) {
     r.outcome = *o;
     r.detail = j.value("detail", "");
     r.first_failure = j.value("first_failure", -1);
-    if (j.contains("compile") && !j["compile"].is_null())
-      r.compile = verdict_from_json(j["compile"]);
+    if (j.contains("compile") && !j["compile"].is_null()) r.compile = verdict_from_json(j["compile"]);
     for (const auto& t : j.at("tests")) r.tests.push_back(verdict_from_json(t));
     return r;
   } catch (const nlohmann::json::exception& e) {

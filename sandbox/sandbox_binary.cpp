@@ -18,8 +18,7 @@ std::string find_sandbox_binary() {
         "unreadable; set RLWB_SANDBOX");
   auto dir = self.parent_path();
   for (auto candidate : {dir / "rlwb-sandbox", dir / ".." / "sandbox" / "rlwb-sandbox"})
-    if (::access(candidate.c_str(), X_OK) == 0)
-      return std::filesystem::canonical(candidate).string();
+    if (::access(candidate.c_str(), X_OK) == 0) return std::filesystem::canonical(candidate).string();
   throw SandboxError("cannot find rlwb-sandbox next to " + self.string() +
                      " or in ../sandbox; set RLWB_SANDBOX=/path/to/rlwb-sandbox");
 }

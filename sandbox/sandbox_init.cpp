@@ -52,8 +52,7 @@ void close_fds_except(std::initializer_list<int> keep) {
   unsigned lo = 3;
   for (int fd : k) {
     if (fd < 3) continue;
-    if (static_cast<unsigned>(fd) > lo)
-      ::syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
+    if (static_cast<unsigned>(fd) > lo) ::syscall(SYS_close_range, lo, static_cast<unsigned>(fd) - 1, 0);
     lo = static_cast<unsigned>(fd) + 1;
   }
   ::syscall(SYS_close_range, lo, ~0U, 0);
@@ -106,14 +105,12 @@ double mono_ms() {
 }
 
 double cpu_ms_of(const rusage& ru) {
-  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 [[noreturn]] void report_error(int ctl, const std::string& what) {
   nlohmann::json r = {
-      {"sandbox_error",
-       "sandbox init: " + what + (errno ? std::string(": ") + std::strerror(errno) : "")}};
+      {"sandbox_error", "sandbox init: " + what + (errno ? std::string(": ") + std::strerror(errno) : "")}};
   send_packet(ctl, r.dump());
   ::_exit(1);
 }
@@ -152,8 +149,7 @@ double cpu_ms_of(const rusage& ru) {
   // ---- under the sandbox policy from here on ----
   std::string msg;
   std::vector<UniqueFd> fds;
-  if (recv_packet(sock, msg, &fds, kNoDeadline) != IoStatus::ok || fds.empty() || fds.size() > 2)
-    ::_exit(0);
+  if (recv_packet(sock, msg, &fds, kNoDeadline) != IoStatus::ok || fds.empty() || fds.size() > 2) ::_exit(0);
   nlohmann::json job = nlohmann::json::parse(msg, nullptr, false);
   if (!job.is_object()) {
     errno = EINVAL;
@@ -163,8 +159,7 @@ double cpu_ms_of(const rusage& ru) {
   std::vector<std::string> env_s = job["env"].get<std::vector<std::string>>();
   for (const auto& l : job["rlimits"]) {
     rlimit r{l[1].get<rlim_t>(), l[2].get<rlim_t>()};
-    if (::setrlimit(static_cast<__rlimit_resource>(l[0].get<int>()), &r) != 0)
-      stage_fail(sock, "setrlimit");
+    if (::setrlimit(static_cast<__rlimit_resource>(l[0].get<int>()), &r) != 0) stage_fail(sock, "setrlimit");
   }
   // Descriptor numbers may collide (the socket or stdin may be fd 3): move with care.
   const int in = fds[0].release(), go = fds.size() == 2 ? fds[1].release() : -1;
@@ -237,8 +232,8 @@ TreeSample sample_tree(int proc_fd, long page_kb, double ms_per_tick) {
         const char* p = std::strrchr(buf, ')');  // the command name may contain anything
         unsigned long ut = 0, st = 0;
         long cut = 0, cst = 0;
-        if (p && std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld",
-                             &ut, &st, &cut, &cst) == 4)
+        if (p && std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu %ld %ld", &ut, &st,
+                             &cut, &cst) == 4)
           s.cpu_ms += (ut + st + cut + cst) * ms_per_tick;
       }
     }
@@ -269,17 +264,13 @@ int init_main(void* raw) {
   if (::sethostname("sandbox", 7) != 0) report_error(ctl, "sethostname");
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) report_error(ctl, "PR_SET_DUMPABLE");
   for (int cap = 0; cap <= 63; ++cap)
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL)
-      report_error(ctl, "PR_CAPBSET_DROP");
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) report_error(ctl, "PR_CAPBSET_DROP");
   // The work tmpfs and the files in it belong to the sandbox user (a new
   // tmpfs's root takes the mounter's fsuid/fsgid). Its size is set per job.
   ::setfsuid(kInsideId);
   int mounted_mb = Limits{}.work_dir_mb;
-  auto tmpfs_opts = [](int mb) {
-    return "size=" + std::to_string(mb) + "m,nr_inodes=4096,mode=0755";
-  };
-  if (::mount("rlwb-work", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(mounted_mb).c_str()) !=
-      0)
+  auto tmpfs_opts = [](int mb) { return "size=" + std::to_string(mb) + "m,nr_inodes=4096,mode=0755"; };
+  if (::mount("rlwb-work", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts(mounted_mb).c_str()) != 0)
     report_error(ctl, "mount the work tmpfs");
   sigset_t chld;
   sigemptyset(&chld);
@@ -294,8 +285,7 @@ int init_main(void* raw) {
   if (proc_fd < 0) report_error(ctl, "open /proc");
 
   int sp[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0)
-    report_error(ctl, "socketpair");
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) report_error(ctl, "socketpair");
   const pid_t main_pid = ::fork();
   if (main_pid < 0) report_error(ctl, "fork the program's process");
   if (main_pid == 0) {
@@ -318,16 +308,14 @@ int init_main(void* raw) {
     nlohmann::json start = {
         {"argv", {"/usr/bin/python3", "-E", "-s", "-c", kPythonLoader}},
         {"env", kEnv},
-        {"rlimits", nlohmann::json::array(
-                        {{RLIMIT_CORE, 0, 0}, {RLIMIT_MEMLOCK, 0, 0}, {RLIMIT_MSGQUEUE, 0, 0}})}};
+        {"rlimits",
+         nlohmann::json::array({{RLIMIT_CORE, 0, 0}, {RLIMIT_MEMLOCK, 0, 0}, {RLIMIT_MSGQUEUE, 0, 0}})}};
     py_stdin = ::memfd_create("stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     int go[2];
     if (py_stdin < 0 || ::pipe2(go, O_CLOEXEC) != 0) report_error(ctl, "prepare python3's stdin");
     py_go = go[1];
-    int reader =
-        ::open(("/proc/self/fd/" + std::to_string(py_stdin)).c_str(), O_RDONLY | O_CLOEXEC);
-    if (reader < 0 || !send_packet(stage, start.dump(), {reader, go[0]}))
-      report_error(ctl, "start python3");
+    int reader = ::open(("/proc/self/fd/" + std::to_string(py_stdin)).c_str(), O_RDONLY | O_CLOEXEC);
+    if (reader < 0 || !send_packet(stage, start.dump(), {reader, go[0]})) report_error(ctl, "start python3");
     ::close(reader);
     ::close(go[0]);
   }
@@ -337,8 +325,8 @@ int init_main(void* raw) {
   std::vector<UniqueFd> fds;
   if (recv_packet(ctl, msg, &fds, kNoDeadline) != IoStatus::ok || msg == "Q") ::_exit(0);
   nlohmann::json job = nlohmann::json::parse(msg, nullptr, false);
-  if (job.is_discarded() || !job.contains("argv") || !job["argv"].is_array() ||
-      job["argv"].empty() || fds.size() != job["files"].size() + 1) {
+  if (job.is_discarded() || !job.contains("argv") || !job["argv"].is_array() || job["argv"].empty() ||
+      fds.size() != job["files"].size() + 1) {
     errno = EINVAL;
     report_error(ctl, "malformed job");
   }
@@ -349,9 +337,8 @@ int init_main(void* raw) {
     errno = EINVAL;
     report_error(ctl, "malformed limits");
   }
-  if (limits.work_dir_mb != mounted_mb &&
-      ::mount(nullptr, "/tmp", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV,
-              tmpfs_opts(limits.work_dir_mb).c_str()) != 0)
+  if (limits.work_dir_mb != mounted_mb && ::mount(nullptr, "/tmp", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+                                                  tmpfs_opts(limits.work_dir_mb).c_str()) != 0)
     report_error(ctl, "resize the work tmpfs");
   for (size_t i = 0; i < job["files"].size(); ++i) {
     const auto& f = job["files"][i];
@@ -487,8 +474,7 @@ int init_main(void* raw) {
   // Did the stage fail before exec? (after a successful exec its socket is closed)
   if (recv_packet(stage, msg, nullptr, Clock::now()) == IoStatus::ok && !msg.empty()) {
     if (msg[0] == 'X') {
-      result["exec_errno"] =
-          std::atoi(msg.c_str() + 1);  // the program's file: not the sandbox's fault
+      result["exec_errno"] = std::atoi(msg.c_str() + 1);  // the program's file: not the sandbox's fault
       result["started"] = false;
     } else if (msg[0] == 'E') {
       errno = 0;

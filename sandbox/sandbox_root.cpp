@@ -20,9 +20,8 @@ namespace {
 const char* kNewRoot = "/tmp";  // a mount point that exists on every Linux host
 
 [[noreturn]] void fail(const std::string& step) {
-  throw SandboxError(
-      "sandbox root: " + step + ": " + std::strerror(errno) +
-      (errno == EPERM ? " (the sandbox needs root: CAP_SYS_ADMIN and CAP_SETUID)" : ""));
+  throw SandboxError("sandbox root: " + step + ": " + std::strerror(errno) +
+                     (errno == EPERM ? " (the sandbox needs root: CAP_SYS_ADMIN and CAP_SETUID)" : ""));
 }
 
 void do_mount(const char* src, const std::string& dst, const char* type, unsigned long flags,
@@ -62,8 +61,7 @@ void mirror(const std::string& src, bool read_only, unsigned long extra_flags) {
   else
     make_file(dst, "");
   do_mount(src.c_str(), dst, nullptr, MS_BIND);
-  unsigned long flags =
-      MS_BIND | MS_REMOUNT | MS_NOSUID | extra_flags | (read_only ? MS_RDONLY : 0);
+  unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOSUID | extra_flags | (read_only ? MS_RDONLY : 0);
   do_mount(nullptr, dst, nullptr, flags);
 }
 
@@ -81,8 +79,8 @@ void enter_sandbox_root(unsigned uid) {
     mirror(top, true, MS_NODEV);
 
   make_dir(R + "/etc");
-  for (const char* e : {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-                        "/etc/alternatives", "/etc/localtime", "/etc/bash.bashrc"})
+  for (const char* e : {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                        "/etc/localtime", "/etc/bash.bashrc"})
     mirror(e, true, MS_NODEV | MS_NOEXEC);
   glob_t g{};
   if (::glob("/etc/python3*", 0, nullptr, &g) == 0)
@@ -105,8 +103,7 @@ void enter_sandbox_root(unsigned uid) {
                               {"stdout", "/proc/self/fd/1"},
                               {"stderr", "/proc/self/fd/2"},
                               {"shm", "/tmp"}})
-    if (::symlink(target, (R + "/dev/" + name).c_str()) != 0)
-      fail(std::string("symlink /dev/") + name);
+    if (::symlink(target, (R + "/dev/" + name).c_str()) != 0) fail(std::string("symlink /dev/") + name);
 
   make_dir(R + "/proc");
   make_dir(R + "/tmp");

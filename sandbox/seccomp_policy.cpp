@@ -289,8 +289,8 @@ const ErrnoRule kErrno[] = {
 // Namespace flags a plain clone() may not carry (CLONE_NEWTIME shares its
 // bit with the exit signal byte of clone(), so it cannot be tested here; it
 // is only accepted by clone3 and unshare, which are refused).
-constexpr uint64_t kNamespaceFlags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC |
-                                     CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
+constexpr uint64_t kNamespaceFlags =
+    CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
 
 struct Ctx {
   scmp_filter_ctx ctx;

@@ -68,8 +68,7 @@ struct SandboxService::Impl {
   std::deque<std::vector<zmq::message_t>> pending;  // replies the client's pipe could not take yet
   uint64_t pending_bytes = 0;
 
-  explicit Impl(ServiceOptions o)
-      : opt(std::move(o)), pool(std::make_unique<ExecutorPool>(opt.pool)) {
+  explicit Impl(ServiceOptions o) : opt(std::move(o)), pool(std::make_unique<ExecutorPool>(opt.pool)) {
     router.set(zmq::sockopt::router_mandatory, 1);
     router.set(zmq::sockopt::linger, 0);
     router.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(opt.max_request_bytes + 4096));
@@ -130,16 +129,15 @@ struct SandboxService::Impl {
           reply["verdict"] = verdict_to_json(v, false);
           frames = {std::move(v.stdout_data), std::move(v.stderr_data)};
         } else {
-          reply["result"] = protocol::judge_result_to_json(
-              judge_with(exec, std::get<JudgeRequest>(task.request)));
+          reply["result"] =
+              protocol::judge_result_to_json(judge_with(exec, std::get<JudgeRequest>(task.request)));
         }
       } catch (const std::exception& e) {
         reply = {{"id", task.id}, {"ok", false}, {"error", e.what()}};
         frames.clear();
       }
       push.send(zmq::buffer(task.identity), zmq::send_flags::sndmore);
-      push.send(zmq::buffer(dump(reply)),
-                frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+      push.send(zmq::buffer(dump(reply)), frames.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
       for (size_t i = 0; i < frames.size(); ++i)
         push.send(zmq::buffer(frames[i]),
                   i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
@@ -168,8 +166,7 @@ struct SandboxService::Impl {
     while (!pending.empty()) {
       auto& msg = pending.front();
       try {
-        if (!router.send(msg[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait))
-          return;                      // pipe full
+        if (!router.send(msg[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait)) return;  // pipe full
       } catch (const zmq::error_t&) {  // EHOSTUNREACH: the client is gone
         drop_front();
         continue;
@@ -198,15 +195,13 @@ struct SandboxService::Impl {
   void handle_request(std::vector<zmq::message_t>& frames) {
     ++received;
     std::string identity = frames[0].to_string();
-    if (frames.size() < 2)
-      return reject(identity, nullptr, "empty request: send a JSON object in frame 0");
+    if (frames.size() < 2) return reject(identity, nullptr, "empty request: send a JSON object in frame 0");
     nlohmann::json j = nlohmann::json::parse(frames[1].to_string_view(), nullptr, false);
     if (j.is_discarded() || !j.is_object())
       return reject(identity, nullptr,
                     "the request is not a JSON object (see docs/sandbox.md for the protocol)");
     nlohmann::json id = j.contains("id") ? j["id"] : nlohmann::json();
-    std::string kind =
-        j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
+    std::string kind = j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : "";
     if (kind == "ping")
       return reply_json(identity, {{"id", id},
                                    {"ok", true},
@@ -217,8 +212,7 @@ struct SandboxService::Impl {
     if (kind == "stats")
       return reply_json(identity, {{"id", id}, {"ok", true}, {"stats", stats().to_json()}});
     if (kind != "run" && kind != "judge")
-      return reject(identity, id,
-                    "unknown request kind '" + kind + "': use run, judge, ping or stats");
+      return reject(identity, id, "unknown request kind '" + kind + "': use run, judge, ping or stats");
     uint64_t bytes = 0;
     for (auto& f : frames) bytes += f.size();
     std::vector<std::string> extra;
@@ -239,9 +233,8 @@ struct SandboxService::Impl {
     if (queue.size() >= opt.max_queued || queued_bytes + bytes > opt.max_queued_bytes) {
       size_t n = queue.size();
       lock.unlock();
-      return reject(
-          identity, id,
-          "service overloaded: " + std::to_string(n) + " requests are waiting; retry later");
+      return reject(identity, id,
+                    "service overloaded: " + std::to_string(n) + " requests are waiting; retry later");
     }
     queued_bytes += bytes;
     queue.push_back(std::move(task));
@@ -270,8 +263,7 @@ struct SandboxService::Impl {
   void serve(const std::atomic<bool>& stop) {
     std::vector<zmq::message_t> frames;
     while (!stop.load()) {
-      zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0},
-                                 {results.handle(), 0, ZMQ_POLLIN, 0}};
+      zmq::pollitem_t items[] = {{router.handle(), 0, ZMQ_POLLIN, 0}, {results.handle(), 0, ZMQ_POLLIN, 0}};
       try {
         zmq::poll(items, 2, std::chrono::milliseconds(pending.empty() ? 100 : 5));
       } catch (const zmq::error_t& e) {
@@ -316,15 +308,12 @@ struct SandboxService::Impl {
   }
 };
 
-SandboxService::SandboxService(ServiceOptions options)
-    : impl_(std::make_unique<Impl>(std::move(options))) {}
+SandboxService::SandboxService(ServiceOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 SandboxService::~SandboxService() = default;
 const std::string& SandboxService::endpoint() const { return impl_->endpoint; }
 void SandboxService::serve(const std::atomic<bool>& stop) { impl_->serve(stop); }
 ServiceStats SandboxService::stats() const { return impl_->stats(); }
-const KernelSupport& SandboxService::kernel_support() const {
-  return impl_->pool->kernel_support();
-}
+const KernelSupport& SandboxService::kernel_support() const { return impl_->pool->kernel_support(); }
 
 namespace {
 std::atomic<bool> g_stop{false};
@@ -341,8 +330,8 @@ int serve_until_signal(const ServiceOptions& options, std::ostream& log) {
   try {
     SandboxService service(options);
     const KernelSupport& k = service.kernel_support();
-    log << "rlwb-sandbox: serving on " << service.endpoint() << " with "
-        << service.stats().executors << " executors\nrlwb-sandbox: fresh namespaces per execution:";
+    log << "rlwb-sandbox: serving on " << service.endpoint() << " with " << service.stats().executors
+        << " executors\nrlwb-sandbox: fresh namespaces per execution:";
     for (const auto& n : k.namespaces) log << " " << n;
     log << "; rlimits, no_new_privs, seccomp allowlist\n";
     for (const auto& f : k.fallbacks) log << "rlwb-sandbox: fallback: " << f << "\n";

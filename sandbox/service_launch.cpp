@@ -5,8 +5,7 @@
 
 namespace rlwb::sandbox {
 
-std::vector<std::string> service_argv(const std::string& binary, const std::string& endpoint,
-                                      int executors) {
+std::vector<std::string> service_argv(const std::string& binary, const std::string& endpoint, int executors) {
   std::vector<std::string> argv = {binary, "serve", "--endpoint", endpoint};
   if (executors > 0) {
     argv.push_back("--executors");

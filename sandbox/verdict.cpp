@@ -9,9 +9,9 @@
 namespace rlwb::sandbox {
 namespace {
 
-constexpr const char* kNames[] = {
-    "ok",           "wrong_answer",     "runtime_error", "timeout",      "memory_limit",
-    "output_limit", "policy_violation", "compile_error", "sandbox_error"};
+constexpr const char* kNames[] = {"ok",           "wrong_answer", "runtime_error",    "timeout",
+                                  "memory_limit", "output_limit", "policy_violation", "compile_error",
+                                  "sandbox_error"};
 
 // JSON strings must be UTF-8; program output need not be.
 nlohmann::json text(const std::string& s) {
@@ -77,18 +77,15 @@ std::string describe(const Verdict& v) {
   std::string out = std::string("verdict: ") + outcome_name(v.outcome);
   if (!v.detail.empty()) out += " (" + v.detail + ")";
   out += "\n";
-  std::snprintf(
-      line, sizeof line,
-      "exit code: %d  signal: %d%s%s  wall: %.1f ms  cpu: %.1f ms  peak memory: %.1f MiB\n",
-      v.exit_code, v.signal, v.signal ? " " : "", v.signal ? strsignal(v.signal) : "", v.wall_ms,
-      v.cpu_ms, v.peak_memory_kb / 1024.0);
+  std::snprintf(line, sizeof line,
+                "exit code: %d  signal: %d%s%s  wall: %.1f ms  cpu: %.1f ms  peak memory: %.1f MiB\n",
+                v.exit_code, v.signal, v.signal ? " " : "", v.signal ? strsignal(v.signal) : "", v.wall_ms,
+                v.cpu_ms, v.peak_memory_kb / 1024.0);
   out += line;
   for (const auto& f : v.fallbacks) out += "fallback: " + f + "\n";
-  out += "--- stdout" + std::string(v.stdout_truncated ? " (truncated)" : "") + " ---\n" +
-         v.stdout_data;
+  out += "--- stdout" + std::string(v.stdout_truncated ? " (truncated)" : "") + " ---\n" + v.stdout_data;
   if (!v.stdout_data.empty() && v.stdout_data.back() != '\n') out += "\n";
-  out += "--- stderr" + std::string(v.stderr_truncated ? " (truncated)" : "") + " ---\n" +
-         v.stderr_data;
+  out += "--- stderr" + std::string(v.stderr_truncated ? " (truncated)" : "") + " ---\n" + v.stderr_data;
   if (!v.stderr_data.empty() && v.stderr_data.back() != '\n') out += "\n";
   return out;
 }

@@ -38,9 +38,9 @@ struct Verdict {
   std::string stderr_data;  // capped at Limits::stderr_bytes
   bool stdout_truncated = false;
   bool stderr_truncated = false;
-  double wall_ms = 0;          // from start to the end of the main process
-  double cpu_ms = 0;           // user + system time of all the program's processes
-  int64_t peak_memory_kb = 0;  // largest resident set seen (one process, or the sum sampled)
+  double wall_ms = 0;                  // from start to the end of the main process
+  double cpu_ms = 0;                   // user + system time of all the program's processes
+  int64_t peak_memory_kb = 0;          // largest resident set seen (one process, or the sum sampled)
   std::vector<std::string> fallbacks;  // isolation features substituted on this kernel
 
   bool ok() const { return outcome == Outcome::ok; }

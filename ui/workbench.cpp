@@ -13,8 +13,7 @@
 namespace rlwb::ui {
 namespace {
 
-const Screen kScreens[] = {Screen::editor, Screen::runs, Screen::dashboard, Screen::compare,
-                           Screen::launch};
+const Screen kScreens[] = {Screen::editor, Screen::runs, Screen::dashboard, Screen::compare, Screen::launch};
 
 const char* tab_label(Screen s) {
   switch (s) {
@@ -148,13 +147,11 @@ void draw_workbench(AppState& app) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                    ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBackground);
-  if (!app.message.empty())
-    ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", app.message.c_str());
+  if (!app.message.empty()) ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "%s", app.message.c_str());
   ViewRequests requests;
   if (ImGui::BeginTabBar("screens")) {
     for (Screen s : kScreens) {
-      ImGuiTabItemFlags flags =
-          app.switch_screen && app.screen == s ? ImGuiTabItemFlags_SetSelected : 0;
+      ImGuiTabItemFlags flags = app.switch_screen && app.screen == s ? ImGuiTabItemFlags_SetSelected : 0;
       bool open = ImGui::BeginTabItem(tab_label(s), nullptr, flags);
       items().record_last_item(std::string("tab/") + tab_label(s));
       if (!open) continue;
@@ -205,8 +202,7 @@ nlohmann::json dump_state(AppState& app) {
     json nodes = json::array();
     for (const auto& n : doc->experiment().nodes) {
       Vec2 p = doc->position(n.id);
-      nodes.push_back(
-          {{"id", n.id}, {"call", n.call}, {"in", n.in}, {"out", n.out}, {"x", p.x}, {"y", p.y}});
+      nodes.push_back({{"id", n.id}, {"call", n.call}, {"in", n.in}, {"out", n.out}, {"x", p.x}, {"y", p.y}});
     }
     editor["nodes"] = nodes;
     json issues = json::array();
@@ -226,14 +222,12 @@ nlohmann::json dump_state(AppState& app) {
   editor["zoom"] = app.editor.view.zoom;
   out["editor"] = editor;
 
-  out["runs"] = {{"db", app.store.db_path()},   {"error", app.store.error()},
-                 {"visible", app.runs.visible}, {"selected", app.runs.selected},
-                 {"status", app.runs.status},   {"all", app.store.run_ids()}};
+  out["runs"] = {{"db", app.store.db_path()},     {"error", app.store.error()}, {"visible", app.runs.visible},
+                 {"selected", app.runs.selected}, {"status", app.runs.status},  {"all", app.store.run_ids()}};
   json names = json::object();
   for (int64_t id : app.store.run_ids())
     if (const RunData* r = app.store.run(id))
-      names[std::to_string(id)] = {
-          {"name", r->info.name}, {"status", r->info.status}, {"tags", r->tags}};
+      names[std::to_string(id)] = {{"name", r->info.name}, {"status", r->info.status}, {"tags", r->tags}};
   out["runs"]["info"] = names;
 
   json dash = {{"run", app.dashboard.run}};
@@ -247,11 +241,8 @@ nlohmann::json dump_state(AppState& app) {
   }
   json views = json::object();
   for (const auto& [key, view] : app.dashboard.plots)
-    views[key] = {{"x0", view.x0},
-                  {"x1", view.x1},
-                  {"y0", view.y0},
-                  {"y1", view.y1},
-                  {"auto_fit", view.auto_fit}};
+    views[key] = {
+        {"x0", view.x0}, {"x1", view.x1}, {"y0", view.y0}, {"y1", view.y1}, {"auto_fit", view.auto_fit}};
   dash["views"] = views;
   out["dashboard"] = dash;
 
@@ -268,10 +259,8 @@ nlohmann::json dump_state(AppState& app) {
                        {"count", s.count},
                        {"last", s.last_step ? json(s.last) : json()},
                        {"best", s.best_step ? json(s.best) : json()}});
-  out["compare"] = {{"runs", app.compare.runs},
-                    {"diff", diff},
-                    {"summary", summary},
-                    {"group_by", app.compare.group_by}};
+  out["compare"] = {
+      {"runs", app.compare.runs}, {"diff", diff}, {"summary", summary}, {"group_by", app.compare.group_by}};
 
   json launch = {
       {"status", app.launch.status}, {"run_id", app.launch.run_id}, {"argv", app.launch.last_argv}};

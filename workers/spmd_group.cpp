@@ -36,12 +36,12 @@ SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(options.store_host, store_options);
     auto gloo_options = c10d::ProcessGroupGloo::Options::create_default(options.timeout);
-    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world,
-                                                              gloo_options);
+    impl_->gloo =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world, gloo_options);
   } catch (const std::exception& e) {
-    throw std::runtime_error("spmd: rank " + std::to_string(options.rank) + "/" + std::to_string(options.world) +
-                             " could not join the process group at " + options.store_host + ":" +
-                             std::to_string(options.store_port) + ": " + e.what());
+    throw std::runtime_error("spmd: rank " + std::to_string(options.rank) + "/" +
+                             std::to_string(options.world) + " could not join the process group at " +
+                             options.store_host + ":" + std::to_string(options.store_port) + ": " + e.what());
   }
 }
 
@@ -70,8 +70,6 @@ std::vector<torch::Tensor> SpmdGroup::all_gather(const torch::Tensor& tensor) {
   return outputs[0];
 }
 
-void SpmdGroup::barrier() {
-  impl_->gloo->barrier()->wait(impl_->options.timeout);
-}
+void SpmdGroup::barrier() { impl_->gloo->barrier()->wait(impl_->options.timeout); }
 
 }  // namespace rlwb::workers

@@ -16,7 +16,7 @@ namespace rlwb::workers {
 
 struct SpmdOptions {
   std::string store_host = "127.0.0.1";
-  int store_port = 0;        // chosen by the launcher; rank 0 serves it
+  int store_port = 0;  // chosen by the launcher; rank 0 serves it
   int rank = 0, world = 1;
   std::chrono::milliseconds timeout{60000};  // every collective is bounded
 };

@@ -50,8 +50,7 @@ int main(int argc, char** argv) {
       "rlwb-worker: one process of a resource pool, started by a launcher "
       "(core/launch), not by hand",
       "rlwb-worker"};
-  app.add_option("--controller", options.controller, "the controller's address to dial")
-      ->required();
+  app.add_option("--controller", options.controller, "the controller's address to dial")->required();
   app.add_option("--group", options.group, "the resource pool")->capture_default_str();
   app.add_option("--rank", options.rank, "this process's rank in the pool")
       ->check(CLI::NonNegativeNumber)

@@ -80,7 +80,8 @@ Incoming read_incoming(Frames& frames) {
 
 class Worker {
  public:
-  Worker(const WorkerOptions& options, const RoleRegistry& registry) : options_(options), registry_(registry) {
+  Worker(const WorkerOptions& options, const RoleRegistry& registry)
+      : options_(options), registry_(registry) {
     env_.group = options.group;
     env_.rank = options.rank;
     env_.world = options.world;
@@ -148,7 +149,8 @@ class Worker {
     last_heard_ = Clock::now();
     Incoming in = read_incoming(frames);
     if (in.kind == core::wire_kind::kShutdown) return false;
-    if (in.kind != core::wire_kind::kHeartbeat && in.kind != core::wire_kind::kWelcome) calls_.push_back(std::move(in));
+    if (in.kind != core::wire_kind::kHeartbeat && in.kind != core::wire_kind::kWelcome)
+      calls_.push_back(std::move(in));
     return true;
   }
 
@@ -214,12 +216,13 @@ class Worker {
     }
   }
 
-  Frames error_reply(uint64_t id, const std::string& model, const std::string& method, const std::string& message) {
+  Frames error_reply(uint64_t id, const std::string& model, const std::string& method,
+                     const std::string& message) {
     core::RemoteErrorInfo info{options_.group, env_.host, model, method, message, options_.rank, env_.pid};
     Frames frames;
-    core::encode_message(Json{{"kind", core::wire_kind::kReply}, {"id", id}, {"status", "error"},
-                              {"error", info.to_json()}},
-                         core::Batch{}, frames);
+    core::encode_message(
+        Json{{"kind", core::wire_kind::kReply}, {"id", id}, {"status", "error"}, {"error", info.to_json()}},
+        core::Batch{}, frames);
     return frames;
   }
 
@@ -231,8 +234,8 @@ class Worker {
     try {
       core::Batch out = dispatch(call.model, call.method, call.message);
       Frames reply;
-      core::encode_message(Json{{"kind", core::wire_kind::kReply}, {"id", call.id}, {"status", "ok"}}, out, reply,
-                           options_.wire);
+      core::encode_message(Json{{"kind", core::wire_kind::kReply}, {"id", call.id}, {"status", "ok"}}, out,
+                           reply, options_.wire);
       return reply;
     } catch (const std::exception& e) {
       return error_reply(call.id, call.model, call.method, e.what());

@@ -20,11 +20,11 @@
 namespace rlwb::workers {
 
 struct WorkerOptions {
-  std::string controller;        // address to dial
+  std::string controller;  // address to dial
   std::string group = "main";
   int rank = 0, world = 1;
   std::string device = "cpu";
-  SpmdOptions spmd;              // store address for the pool's process group
+  SpmdOptions spmd;  // store address for the pool's process group
   core::WireOptions wire;
   std::chrono::milliseconds heartbeat_interval{200};
   std::chrono::milliseconds controller_timeout{10000};

@@ -8,13 +8,12 @@
 namespace rlwb::core::algorithms {
 namespace {
 
-
-const torch::Tensor& require(AdvantageEstimator estimator, std::string_view input,
-                             const torch::Tensor& t, std::string_view what) {
+const torch::Tensor& require(AdvantageEstimator estimator, std::string_view input, const torch::Tensor& t,
+                             std::string_view what) {
   if (!t.defined()) {
     detail::fail("compute_advantages", "advantage estimator '" + std::string(to_string(estimator)) +
-                                           "' needs '" + std::string(input) + "' (" +
-                                           std::string(what) + "); provide it");
+                                           "' needs '" + std::string(input) + "' (" + std::string(what) +
+                                           "); provide it");
   }
   return t;
 }
@@ -65,9 +64,8 @@ AdvantageResult compute_advantages(AdvantageEstimator estimator, const Advantage
   };
   switch (estimator) {
     case AdvantageEstimator::kGae:
-      return gae_advantage(
-          rewards, require(estimator, "values", in.values, "the critic's values"), mask,
-          {.gamma = options.gamma, .lambda = options.lambda, .whiten = options.whiten_gae});
+      return gae_advantage(rewards, require(estimator, "values", in.values, "the critic's values"), mask,
+                           {.gamma = options.gamma, .lambda = options.lambda, .whiten = options.whiten_gae});
     case AdvantageEstimator::kGrpo:
       return grpo_advantage(rewards, mask, group_index(), {.epsilon = options.grpo_epsilon});
     case AdvantageEstimator::kDrGrpo:
@@ -76,8 +74,7 @@ AdvantageResult compute_advantages(AdvantageEstimator estimator, const Advantage
       return rloo_advantage(rewards, mask, group_index());
     case AdvantageEstimator::kRemax:
       return remax_advantage(
-          rewards,
-          require(estimator, "baseline_scores", in.baseline_scores, "the greedy response's reward"),
+          rewards, require(estimator, "baseline_scores", in.baseline_scores, "the greedy response's reward"),
           mask);
     case AdvantageEstimator::kReinforcePlusPlus:
       return reinforce_pp_advantage(rewards, mask, options.gamma);

@@ -14,7 +14,6 @@
 
 namespace rlwb::core::algorithms {
 
-
 // verl's names as listed above; throws AlgorithmError listing them otherwise.
 AdvantageEstimator parse_advantage_estimator(std::string_view name);
 std::string_view to_string(AdvantageEstimator estimator);

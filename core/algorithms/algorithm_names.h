@@ -41,8 +41,8 @@ enum class KlEstimator { kK1, kK2, kK3, kAbs };
 // Each estimator's canonical name first, then verl's aliases.
 inline const NameTable<KlEstimator>& kl_estimator_names() {
   static const NameTable<KlEstimator> names = {
-      {"k1", KlEstimator::kK1},  {"kl", KlEstimator::kK1},         {"k2", KlEstimator::kK2},
-      {"mse", KlEstimator::kK2}, {"k3", KlEstimator::kK3},         {"low_var_kl", KlEstimator::kK3},
+      {"k1", KlEstimator::kK1},   {"kl", KlEstimator::kK1}, {"k2", KlEstimator::kK2},
+      {"mse", KlEstimator::kK2},  {"k3", KlEstimator::kK3}, {"low_var_kl", KlEstimator::kK3},
       {"abs", KlEstimator::kAbs},
   };
   return names;

@@ -9,8 +9,7 @@ namespace {
 torch::Tensor returns_of(std::string_view fn, const torch::Tensor& token_level_rewards,
                          const torch::Tensor& response_mask, double gamma) {
   detail::check_dim(fn, "token_level_rewards", token_level_rewards, 2);
-  torch::Tensor m =
-      detail::bool_mask(fn, response_mask, token_level_rewards, "token_level_rewards");
+  torch::Tensor m = detail::bool_mask(fn, response_mask, token_level_rewards, "token_level_rewards");
   if (!(gamma >= 0 && gamma <= 1)) {
     detail::fail(fn, "gamma must be in [0, 1], got " + std::to_string(gamma));
   }
@@ -29,21 +28,19 @@ torch::Tensor returns_of(std::string_view fn, const torch::Tensor& token_level_r
 
 }  // namespace
 
-torch::Tensor discounted_returns(const torch::Tensor& token_level_rewards,
-                                 const torch::Tensor& response_mask, double gamma) {
+torch::Tensor discounted_returns(const torch::Tensor& token_level_rewards, const torch::Tensor& response_mask,
+                                 double gamma) {
   return returns_of("discounted_returns", token_level_rewards, response_mask, gamma);
 }
 
 AdvantageResult reinforce_pp_advantage(const torch::Tensor& token_level_rewards,
                                        const torch::Tensor& response_mask, double gamma) {
-  torch::Tensor returns =
-      returns_of("reinforce_pp_advantage", token_level_rewards, response_mask, gamma);
+  torch::Tensor returns = returns_of("reinforce_pp_advantage", token_level_rewards, response_mask, gamma);
   return {masked_whiten(returns, response_mask), returns};
 }
 
 AdvantageResult remax_advantage(const torch::Tensor& token_level_rewards,
-                                const torch::Tensor& baseline_scores,
-                                const torch::Tensor& response_mask) {
+                                const torch::Tensor& baseline_scores, const torch::Tensor& response_mask) {
   constexpr const char* fn = "remax_advantage";
   torch::Tensor returns = returns_of(fn, token_level_rewards, response_mask, 1.0);
   detail::check_rows(fn, "baseline_scores", baseline_scores, returns.size(0));

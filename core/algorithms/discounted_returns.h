@@ -15,8 +15,8 @@ namespace rlwb::core::algorithms {
 
 // G as above. token_level_rewards, response_mask: [batch, response_len];
 // gamma in [0, 1].
-torch::Tensor discounted_returns(const torch::Tensor& token_level_rewards,
-                                 const torch::Tensor& response_mask, double gamma);
+torch::Tensor discounted_returns(const torch::Tensor& token_level_rewards, const torch::Tensor& response_mask,
+                                 double gamma);
 
 // REINFORCE++: advantages = masked_whiten(G) over all valid tokens of the
 // batch; returns = G (unwhitened).
@@ -27,7 +27,6 @@ AdvantageResult reinforce_pp_advantage(const torch::Tensor& token_level_rewards,
 // valid tokens; returns = G. baseline_scores: [batch], the reward of the
 // greedy response to the same prompt.
 AdvantageResult remax_advantage(const torch::Tensor& token_level_rewards,
-                                const torch::Tensor& baseline_scores,
-                                const torch::Tensor& response_mask);
+                                const torch::Tensor& baseline_scores, const torch::Tensor& response_mask);
 
 }  // namespace rlwb::core::algorithms

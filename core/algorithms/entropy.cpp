@@ -11,8 +11,7 @@ torch::Tensor entropy_from_logits(const torch::Tensor& logits) {
   torch::Tensor log_p = torch::log_softmax(detail::floating(logits), -1);
   // Where p = 0, log p = -inf and p log p must be 0; replacing log p before
   // the product also keeps the gradient finite there.
-  torch::Tensor finite_log_p =
-      torch::where(torch::isfinite(log_p), log_p, torch::zeros({}, log_p.options()));
+  torch::Tensor finite_log_p = torch::where(torch::isfinite(log_p), log_p, torch::zeros({}, log_p.options()));
   return -(log_p.exp() * finite_log_p).sum(-1);
 }
 

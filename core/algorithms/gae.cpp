@@ -9,14 +9,11 @@ AdvantageResult gae_advantage(const torch::Tensor& token_level_rewards, const to
                               const torch::Tensor& response_mask, const GaeOptions& options) {
   constexpr const char* fn = "gae_advantage";
   detail::check_dim(fn, "token_level_rewards", token_level_rewards, 2);
-  torch::Tensor m =
-      detail::bool_mask(fn, response_mask, token_level_rewards, "token_level_rewards");
+  torch::Tensor m = detail::bool_mask(fn, response_mask, token_level_rewards, "token_level_rewards");
   detail::check_same_shape(fn, "values", values, "token_level_rewards", token_level_rewards);
-  if (!(options.gamma >= 0 && options.gamma <= 1) ||
-      !(options.lambda >= 0 && options.lambda <= 1)) {
-    detail::fail(fn,
-                 "gamma and lambda must be in [0, 1], got gamma=" + std::to_string(options.gamma) +
-                     " lambda=" + std::to_string(options.lambda));
+  if (!(options.gamma >= 0 && options.gamma <= 1) || !(options.lambda >= 0 && options.lambda <= 1)) {
+    detail::fail(fn, "gamma and lambda must be in [0, 1], got gamma=" + std::to_string(options.gamma) +
+                         " lambda=" + std::to_string(options.lambda));
   }
   at::NoGradGuard no_grad;  // advantages are targets, never differentiated
   torch::Tensor r = detail::zero_padding(token_level_rewards, m);

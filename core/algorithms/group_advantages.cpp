@@ -24,8 +24,7 @@ GroupView group_view(std::string_view fn, const torch::Tensor& token_level_rewar
   GroupView g;
   g.mask = detail::bool_mask(fn, response_mask, token_level_rewards, "token_level_rewards");
   detail::check_rows(fn, "group_index", group_index, token_level_rewards.size(0));
-  if (torch::isFloatingType(group_index.scalar_type()) ||
-      group_index.scalar_type() == torch::kBool) {
+  if (torch::isFloatingType(group_index.scalar_type()) || group_index.scalar_type() == torch::kBool) {
     detail::fail(fn, "group_index must be an integer tensor (one group id per row), got " +
                          std::string(c10::toString(group_index.scalar_type())));
   }
@@ -42,8 +41,7 @@ GroupView group_view(std::string_view fn, const torch::Tensor& token_level_rewar
   torch::Tensor sum = torch::zeros({groups.size(0)}, r.options()).index_add_(0, inverse, g.score);
   torch::Tensor mean = sum / count.clamp_min(1);
   torch::Tensor dev = torch::where(g.is_sample, g.score - mean.index_select(0, inverse), zero);
-  torch::Tensor squares =
-      torch::zeros({groups.size(0)}, r.options()).index_add_(0, inverse, dev * dev);
+  torch::Tensor squares = torch::zeros({groups.size(0)}, r.options()).index_add_(0, inverse, dev * dev);
   torch::Tensor var = torch::where(count > 1, squares / (count - 1).clamp_min(1), zero);
 
   g.count = count.index_select(0, inverse);
@@ -64,9 +62,8 @@ AdvantageResult same_as_returns(torch::Tensor advantages) { return {advantages, 
 
 }  // namespace
 
-AdvantageResult grpo_advantage(const torch::Tensor& token_level_rewards,
-                               const torch::Tensor& response_mask, const torch::Tensor& group_index,
-                               const GrpoOptions& options) {
+AdvantageResult grpo_advantage(const torch::Tensor& token_level_rewards, const torch::Tensor& response_mask,
+                               const torch::Tensor& group_index, const GrpoOptions& options) {
   constexpr const char* fn = "grpo_advantage";
   if (!(options.epsilon >= 0)) {
     detail::fail(fn, "epsilon must be >= 0, got " + std::to_string(options.epsilon));
@@ -84,14 +81,12 @@ AdvantageResult grpo_advantage(const torch::Tensor& token_level_rewards,
 }
 
 AdvantageResult dr_grpo_advantage(const torch::Tensor& token_level_rewards,
-                                  const torch::Tensor& response_mask,
-                                  const torch::Tensor& group_index) {
+                                  const torch::Tensor& response_mask, const torch::Tensor& group_index) {
   return grpo_advantage(token_level_rewards, response_mask, group_index,
                         {.epsilon = 0.0, .normalize_by_std = false});
 }
 
-AdvantageResult rloo_advantage(const torch::Tensor& token_level_rewards,
-                               const torch::Tensor& response_mask,
+AdvantageResult rloo_advantage(const torch::Tensor& token_level_rewards, const torch::Tensor& response_mask,
                                const torch::Tensor& group_index) {
   at::NoGradGuard no_grad;
   GroupView g = group_view("rloo_advantage", token_level_rewards, response_mask, group_index);
@@ -104,8 +99,8 @@ AdvantageResult reinforce_pp_baseline_advantage(const torch::Tensor& token_level
                                                 const torch::Tensor& response_mask,
                                                 const torch::Tensor& group_index) {
   at::NoGradGuard no_grad;
-  GroupView g = group_view("reinforce_pp_baseline_advantage", token_level_rewards, response_mask,
-                           group_index);
+  GroupView g =
+      group_view("reinforce_pp_baseline_advantage", token_level_rewards, response_mask, group_index);
   torch::Tensor a = torch::where(g.count > 1, g.score - g.mean, g.score);
   return same_as_returns(masked_whiten(to_tokens(g, a), g.mask));
 }

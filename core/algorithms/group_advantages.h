@@ -32,21 +32,18 @@ struct GrpoOptions {
 // GRPO: a_b = (s_b - mean_g) / (std_g + epsilon), std the unbiased (n - 1)
 // standard deviation of the group's scores (as torch.std). With
 // normalize_by_std = false: a_b = s_b - mean_g.
-AdvantageResult grpo_advantage(const torch::Tensor& token_level_rewards,
-                               const torch::Tensor& response_mask, const torch::Tensor& group_index,
-                               const GrpoOptions& options = {});
+AdvantageResult grpo_advantage(const torch::Tensor& token_level_rewards, const torch::Tensor& response_mask,
+                               const torch::Tensor& group_index, const GrpoOptions& options = {});
 
 // Dr.GRPO's advantage: grpo_advantage without std normalisation,
 // a_b = s_b - mean_g. (Its other half, no per-sequence length
 // normalisation, is LossAggMode::kSeqMeanTokenSumNorm.)
 AdvantageResult dr_grpo_advantage(const torch::Tensor& token_level_rewards,
-                                  const torch::Tensor& response_mask,
-                                  const torch::Tensor& group_index);
+                                  const torch::Tensor& response_mask, const torch::Tensor& group_index);
 
 // RLOO: a_b = s_b - (sum_{j in g, j != b} s_j) / (n_g - 1), the
 // leave-one-out mean of the other samples in the group.
-AdvantageResult rloo_advantage(const torch::Tensor& token_level_rewards,
-                               const torch::Tensor& response_mask,
+AdvantageResult rloo_advantage(const torch::Tensor& token_level_rewards, const torch::Tensor& response_mask,
                                const torch::Tensor& group_index);
 
 // REINFORCE++-baseline: a_b = s_b - mean_g broadcast to valid tokens, then

@@ -28,8 +28,8 @@ torch::Tensor bool_mask(std::string_view fn, const torch::Tensor& mask, const to
   check_defined(fn, "mask", mask);
   check_defined(fn, like_name, like);
   if (mask.sizes() != like.sizes()) {
-    fail(fn, "mask has shape " + shape_of(mask) + " but '" + std::string(like_name) +
-                 "' has shape " + shape_of(like) + "; they must be equal ([batch, response_len])");
+    fail(fn, "mask has shape " + shape_of(mask) + " but '" + std::string(like_name) + "' has shape " +
+                 shape_of(like) + "; they must be equal ([batch, response_len])");
   }
   return mask.scalar_type() == torch::kBool ? mask : mask.ne(0);
 }
@@ -37,8 +37,8 @@ torch::Tensor bool_mask(std::string_view fn, const torch::Tensor& mask, const to
 void check_dim(std::string_view fn, std::string_view name, const torch::Tensor& t, int64_t dim) {
   check_defined(fn, name, t);
   if (t.dim() != dim) {
-    fail(fn, "'" + std::string(name) + "' has shape " + shape_of(t) + "; expected " +
-                 std::to_string(dim) + " dimension" + (dim == 1 ? "" : "s") +
+    fail(fn, "'" + std::string(name) + "' has shape " + shape_of(t) + "; expected " + std::to_string(dim) +
+                 " dimension" + (dim == 1 ? "" : "s") +
                  (dim == 2   ? " ([batch, response_len])"
                   : dim == 1 ? " ([batch])"
                              : ""));
@@ -50,16 +50,16 @@ void check_same_shape(std::string_view fn, std::string_view a_name, const torch:
   check_defined(fn, a_name, a);
   check_defined(fn, b_name, b);
   if (a.sizes() != b.sizes()) {
-    fail(fn, "'" + std::string(a_name) + "' has shape " + shape_of(a) + " but '" +
-                 std::string(b_name) + "' has shape " + shape_of(b) + "; they must be equal");
+    fail(fn, "'" + std::string(a_name) + "' has shape " + shape_of(a) + " but '" + std::string(b_name) +
+                 "' has shape " + shape_of(b) + "; they must be equal");
   }
 }
 
 void check_rows(std::string_view fn, std::string_view name, const torch::Tensor& t, int64_t rows) {
   check_dim(fn, name, t, 1);
   if (t.size(0) != rows) {
-    fail(fn, "'" + std::string(name) + "' has " + std::to_string(t.size(0)) +
-                 " entries but the batch has " + std::to_string(rows) + " rows; give one per row");
+    fail(fn, "'" + std::string(name) + "' has " + std::to_string(t.size(0)) + " entries but the batch has " +
+                 std::to_string(rows) + " rows; give one per row");
   }
 }
 

@@ -6,7 +6,6 @@
 namespace rlwb::core::algorithms {
 namespace {
 
-
 void check_coef(std::string_view fn, double kl_coef) {
   if (!(kl_coef >= 0)) detail::fail(fn, "kl_coef must be >= 0, got " + std::to_string(kl_coef));
 }
@@ -32,8 +31,7 @@ torch::Tensor kl_penalty(const torch::Tensor& log_prob, const torch::Tensor& ref
   detail::check_dim(fn, "log_prob", log_prob, 2);
   torch::Tensor m = detail::bool_mask(fn, response_mask, log_prob, "log_prob");
   detail::check_same_shape(fn, "ref_log_prob", ref_log_prob, "log_prob", log_prob);
-  torch::Tensor log_r =
-      detail::zero_padding(log_prob, m) - detail::zero_padding(ref_log_prob, m).detach();
+  torch::Tensor log_r = detail::zero_padding(log_prob, m) - detail::zero_padding(ref_log_prob, m).detach();
   torch::Tensor kl;
   switch (estimator) {
     case KlEstimator::kK1:
@@ -58,10 +56,9 @@ Metrics KlInReward::metrics() const {
   return {{"actor/reward_kl_penalty", current_kl}, {"actor/reward_kl_penalty_coeff", kl_coef}};
 }
 
-KlInReward apply_kl_in_reward(const torch::Tensor& token_level_scores,
-                              const torch::Tensor& log_prob, const torch::Tensor& ref_log_prob,
-                              const torch::Tensor& response_mask, double kl_coef,
-                              KlEstimator estimator) {
+KlInReward apply_kl_in_reward(const torch::Tensor& token_level_scores, const torch::Tensor& log_prob,
+                              const torch::Tensor& ref_log_prob, const torch::Tensor& response_mask,
+                              double kl_coef, KlEstimator estimator) {
   constexpr const char* fn = "apply_kl_in_reward";
   check_coef(fn, kl_coef);
   detail::check_same_shape(fn, "token_level_scores", token_level_scores, "log_prob", log_prob);
@@ -70,25 +67,22 @@ KlInReward apply_kl_in_reward(const torch::Tensor& token_level_scores,
   out.kl = kl_penalty(log_prob, ref_log_prob, response_mask, estimator);
   torch::Tensor m = detail::bool_mask(fn, response_mask, log_prob, "log_prob");
   torch::Tensor scores = detail::zero_padding(token_level_scores, m).to(out.kl.scalar_type());
-  out.token_level_rewards =
-      torch::where(m, scores - kl_coef * out.kl, torch::zeros({}, scores.options()));
+  out.token_level_rewards = torch::where(m, scores - kl_coef * out.kl, torch::zeros({}, scores.options()));
   torch::Tensor per_row = masked_mean(out.kl, m, 1);
   out.current_kl = masked_mean(per_row, m.any(1)).item<double>();
   out.kl_coef = kl_coef;
   return out;
 }
 
-Metrics KlLoss::metrics() const {
-  return {{"actor/kl_loss", kl.item<double>()}, {"actor/kl_coef", kl_coef}};
-}
+Metrics KlLoss::metrics() const { return {{"actor/kl_loss", kl.item<double>()}, {"actor/kl_coef", kl_coef}}; }
 
 KlLoss kl_loss(const torch::Tensor& log_prob, const torch::Tensor& ref_log_prob,
                const torch::Tensor& response_mask, double kl_coef, KlEstimator estimator,
                const LossAggregation& aggregation) {
   check_coef("kl_loss", kl_coef);
   KlLoss out;
-  out.kl = aggregate_loss(kl_penalty(log_prob, ref_log_prob, response_mask, estimator),
-                          response_mask, aggregation);
+  out.kl = aggregate_loss(kl_penalty(log_prob, ref_log_prob, response_mask, estimator), response_mask,
+                          aggregation);
   out.loss = kl_coef * out.kl;
   out.kl_coef = kl_coef;
   return out;

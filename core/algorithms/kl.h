@@ -24,7 +24,6 @@
 
 namespace rlwb::core::algorithms {
 
-
 // "k1" or "kl"; "k2" or "mse"; "k3" or "low_var_kl"; "abs". Throws
 // AlgorithmError listing them for anything else.
 KlEstimator parse_kl_estimator(std::string_view name);
@@ -49,10 +48,9 @@ struct KlInReward {
   // actor/reward_kl_penalty_coeff = kl_coef.
   Metrics metrics() const;
 };
-KlInReward apply_kl_in_reward(const torch::Tensor& token_level_scores,
-                              const torch::Tensor& log_prob, const torch::Tensor& ref_log_prob,
-                              const torch::Tensor& response_mask, double kl_coef,
-                              KlEstimator estimator = KlEstimator::kK1);
+KlInReward apply_kl_in_reward(const torch::Tensor& token_level_scores, const torch::Tensor& log_prob,
+                              const torch::Tensor& ref_log_prob, const torch::Tensor& response_mask,
+                              double kl_coef, KlEstimator estimator = KlEstimator::kK1);
 
 // KL as a loss term: kl = aggregate_loss(kl_penalty(...), mask, aggregation)
 // and loss = kl_coef * kl, to be added to the actor loss.
@@ -63,7 +61,7 @@ struct KlLoss {
   Metrics metrics() const;  // actor/kl_loss = kl, actor/kl_coef = kl_coef
 };
 KlLoss kl_loss(const torch::Tensor& log_prob, const torch::Tensor& ref_log_prob,
-               const torch::Tensor& response_mask, double kl_coef,
-               KlEstimator estimator = KlEstimator::kK3, const LossAggregation& aggregation = {});
+               const torch::Tensor& response_mask, double kl_coef, KlEstimator estimator = KlEstimator::kK3,
+               const LossAggregation& aggregation = {});
 
 }  // namespace rlwb::core::algorithms

@@ -17,7 +17,6 @@
 
 namespace rlwb::core::algorithms {
 
-
 // "fixed" or "adaptive"; throws AlgorithmError otherwise.
 KlControlType parse_kl_control_type(std::string_view name);
 

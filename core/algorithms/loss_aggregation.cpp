@@ -8,7 +8,6 @@ namespace {
 
 constexpr const char* kFn = "aggregate_loss";
 
-
 // sum / (normalizer or own count); own count 0 means the sum is 0 too.
 torch::Tensor divide(const torch::Tensor& sum, const torch::Tensor& own_count,
                      const std::optional<double>& normalizer) {
@@ -21,10 +20,9 @@ torch::Tensor divide(const torch::Tensor& sum, const torch::Tensor& own_count,
 LossAggMode parse_loss_agg_mode(std::string_view name) {
   for (const auto& [known, mode] : loss_agg_mode_names())
     if (known == name) return mode;
-  detail::fail("parse_loss_agg_mode",
-               "unknown loss aggregation '" + std::string(name) +
-                   "'; use token-mean, seq-mean-token-sum, seq-mean-token-mean or "
-                   "seq-mean-token-sum-norm");
+  detail::fail("parse_loss_agg_mode", "unknown loss aggregation '" + std::string(name) +
+                                          "'; use token-mean, seq-mean-token-sum, seq-mean-token-mean or "
+                                          "seq-mean-token-sum-norm");
 }
 
 std::string_view to_string(LossAggMode mode) {
@@ -38,8 +36,8 @@ torch::Tensor aggregate_loss(const torch::Tensor& loss, const torch::Tensor& mas
   detail::check_dim(kFn, "loss", loss, 2);
   torch::Tensor m = detail::bool_mask(kFn, mask, loss, "loss");
   if (how.normalizer && !(*how.normalizer > 0)) {
-    detail::fail(kFn, "normalizer must be > 0 (the token or sequence count), got " +
-                          std::to_string(*how.normalizer));
+    detail::fail(
+        kFn, "normalizer must be > 0 (the token or sequence count), got " + std::to_string(*how.normalizer));
   }
   torch::Tensor x = detail::zero_padding(loss, m);
   torch::Tensor row_tokens = m.sum(1).to(x.scalar_type());
@@ -54,8 +52,8 @@ torch::Tensor aggregate_loss(const torch::Tensor& loss, const torch::Tensor& mas
     case LossAggMode::kSeqMeanTokenSumNorm: {
       double length = how.norm_length.value_or(static_cast<double>(loss.size(1)));
       if (!(length > 0)) {
-        detail::fail(kFn, "norm_length must be > 0 for seq-mean-token-sum-norm, got " +
-                              std::to_string(length));
+        detail::fail(kFn,
+                     "norm_length must be > 0 for seq-mean-token-sum-norm, got " + std::to_string(length));
       }
       return divide(x.sum(1).sum() / length, sequences, how.normalizer);
     }

@@ -25,7 +25,6 @@
 
 namespace rlwb::core::algorithms {
 
-
 // "token-mean", "seq-mean-token-sum", "seq-mean-token-mean",
 // "seq-mean-token-sum-norm" (verl's names); throws AlgorithmError listing
 // them for anything else.
@@ -36,8 +35,7 @@ struct LossAggregation {
   // Implicit, so that a mode alone converts:
   // aggregate_loss(loss, mask, LossAggMode::kSeqMeanTokenSum).
   // NOLINTNEXTLINE(google-explicit-constructor)
-  LossAggregation(LossAggMode mode = LossAggMode::kTokenMean,
-                  std::optional<double> normalizer = std::nullopt,
+  LossAggregation(LossAggMode mode = LossAggMode::kTokenMean, std::optional<double> normalizer = std::nullopt,
                   std::optional<double> norm_length = std::nullopt)
       : mode(mode), normalizer(normalizer), norm_length(norm_length) {}
 

@@ -11,8 +11,7 @@ torch::Tensor reduce_sum(const torch::Tensor& x, std::optional<int64_t> dim) {
 
 }  // namespace
 
-torch::Tensor masked_sum(const torch::Tensor& values, const torch::Tensor& mask,
-                         std::optional<int64_t> dim) {
+torch::Tensor masked_sum(const torch::Tensor& values, const torch::Tensor& mask, std::optional<int64_t> dim) {
   torch::Tensor m = detail::bool_mask("masked_sum", mask, values, "values");
   return reduce_sum(detail::zero_padding(values, m), dim);
 }
@@ -25,8 +24,8 @@ torch::Tensor masked_mean(const torch::Tensor& values, const torch::Tensor& mask
   return reduce_sum(x, dim) / n.clamp_min(1);
 }
 
-torch::Tensor masked_var(const torch::Tensor& values, const torch::Tensor& mask,
-                         std::optional<int64_t> dim, bool unbiased) {
+torch::Tensor masked_var(const torch::Tensor& values, const torch::Tensor& mask, std::optional<int64_t> dim,
+                         bool unbiased) {
   torch::Tensor m = detail::bool_mask("masked_var", mask, values, "values");
   torch::Tensor x = detail::zero_padding(values, m);
   torch::Tensor n = reduce_sum(m.to(x.scalar_type()), dim);
@@ -53,15 +52,13 @@ torch::Tensor last_valid_index(const torch::Tensor& response_mask) {
   detail::check_dim("last_valid_index", "response_mask", response_mask, 2);
   torch::Tensor m = detail::bool_mask("last_valid_index", response_mask, response_mask, "mask");
   torch::Tensor positions =
-      torch::arange(m.size(1), torch::TensorOptions().dtype(torch::kInt64).device(m.device()))
-          .expand_as(m);
+      torch::arange(m.size(1), torch::TensorOptions().dtype(torch::kInt64).device(m.device())).expand_as(m);
   torch::Tensor none = torch::full({}, -1, positions.options());
   if (m.size(1) == 0) return torch::full({m.size(0)}, -1, positions.options());
   return torch::where(m, positions, none).amax(1);
 }
 
-torch::Tensor place_score_at_last_token(const torch::Tensor& scores,
-                                        const torch::Tensor& response_mask) {
+torch::Tensor place_score_at_last_token(const torch::Tensor& scores, const torch::Tensor& response_mask) {
   constexpr const char* fn = "place_score_at_last_token";
   detail::check_dim(fn, "response_mask", response_mask, 2);
   detail::check_rows(fn, "scores", scores, response_mask.size(0));

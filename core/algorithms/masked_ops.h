@@ -34,8 +34,8 @@ torch::Tensor masked_var(const torch::Tensor& values, const torch::Tensor& mask,
 // (x - mean) / sqrt(var + eps) over all valid entries together (mean and
 // unbiased var from masked_mean/masked_var over the whole tensor), 0 under
 // the mask. shift_mean = false adds the mean back (scales only).
-torch::Tensor masked_whiten(const torch::Tensor& values, const torch::Tensor& mask,
-                            bool shift_mean = true, double eps = 1e-8);
+torch::Tensor masked_whiten(const torch::Tensor& values, const torch::Tensor& mask, bool shift_mean = true,
+                            double eps = 1e-8);
 
 // For each row of a [batch, response_len] mask: the index of its last valid
 // position, or -1 for a row without one. int64 [batch].
@@ -45,7 +45,6 @@ torch::Tensor last_valid_index(const torch::Tensor& response_mask);
 // out[b, t] = scores[b] if t = last_valid_index(mask)[b], else 0.
 // scores: [batch]; response_mask: [batch, response_len]. A row with an
 // empty mask gets all zeros (its score is dropped).
-torch::Tensor place_score_at_last_token(const torch::Tensor& scores,
-                                        const torch::Tensor& response_mask);
+torch::Tensor place_score_at_last_token(const torch::Tensor& scores, const torch::Tensor& response_mask);
 
 }  // namespace rlwb::core::algorithms

@@ -21,9 +21,9 @@ PolicyLoss policy_loss(const torch::Tensor& old_log_prob, const torch::Tensor& l
   detail::check_same_shape(fn, "old_log_prob", old_log_prob, "log_prob", log_prob);
   detail::check_same_shape(fn, "advantages", advantages, "log_prob", log_prob);
   if (!(options.clip_low >= 0 && options.clip_low < 1) || !(options.clip_high >= 0)) {
-    detail::fail(fn, "need 0 <= clip_low < 1 and clip_high >= 0, got clip_low=" +
-                         std::to_string(options.clip_low) +
-                         " clip_high=" + std::to_string(options.clip_high));
+    detail::fail(
+        fn, "need 0 <= clip_low < 1 and clip_high >= 0, got clip_low=" + std::to_string(options.clip_low) +
+                " clip_high=" + std::to_string(options.clip_high));
   }
   if (options.clip_ratio_c && !(*options.clip_ratio_c > 1)) {
     detail::fail(fn, "clip_ratio_c must be > 1 (or unset to turn dual clip off), got " +

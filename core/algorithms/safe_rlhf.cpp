@@ -14,8 +14,8 @@ LagrangeMultiplier::LagrangeMultiplier(const LagrangeOptions& options)
   if (!std::isfinite(options.lambda_init) ||
       (log_step ? !(options.lambda_init > 0) : !(options.lambda_init >= 0))) {
     detail::fail(fn, std::string("lambda_init must be ") +
-                         (log_step ? "> 0 with the log-lambda step (log 0 is -inf)" : ">= 0") +
-                         ", got " + std::to_string(options.lambda_init));
+                         (log_step ? "> 0 with the log-lambda step (log 0 is -inf)" : ">= 0") + ", got " +
+                         std::to_string(options.lambda_init));
   }
   if (!(options.lr > 0) || !std::isfinite(options.lr)) {
     detail::fail(fn, "lr must be > 0, got " + std::to_string(options.lr));
@@ -24,8 +24,7 @@ LagrangeMultiplier::LagrangeMultiplier(const LagrangeOptions& options)
     detail::fail(fn, "cost_threshold must be finite");
   }
   if (options.lambda_max && !(*options.lambda_max > 0)) {
-    detail::fail(fn,
-                 "lambda_max must be > 0 (or unset), got " + std::to_string(*options.lambda_max));
+    detail::fail(fn, "lambda_max must be > 0 (or unset), got " + std::to_string(*options.lambda_max));
   }
   if (options.lambda_max) lambda_ = std::min(lambda_, *options.lambda_max);
   log_lambda_ = log_step ? std::log(lambda_) : 0.0;
@@ -33,8 +32,7 @@ LagrangeMultiplier::LagrangeMultiplier(const LagrangeOptions& options)
 
 double LagrangeMultiplier::update(double mean_cost) {
   if (!std::isfinite(mean_cost)) {
-    detail::fail("LagrangeMultiplier::update", "mean_cost is not finite (" +
-                                                   std::to_string(mean_cost) +
+    detail::fail("LagrangeMultiplier::update", "mean_cost is not finite (" + std::to_string(mean_cost) +
                                                    "); check the cost model's scores");
   }
   double violation = mean_cost - options_.cost_threshold;
@@ -57,13 +55,12 @@ Metrics LagrangeMultiplier::metrics() const {
 }
 
 torch::Tensor safe_rlhf_advantage(const torch::Tensor& reward_advantages,
-                                  const torch::Tensor& cost_advantages,
-                                  const torch::Tensor& response_mask, double lambda) {
+                                  const torch::Tensor& cost_advantages, const torch::Tensor& response_mask,
+                                  double lambda) {
   constexpr const char* fn = "safe_rlhf_advantage";
   detail::check_dim(fn, "reward_advantages", reward_advantages, 2);
   torch::Tensor m = detail::bool_mask(fn, response_mask, reward_advantages, "reward_advantages");
-  detail::check_same_shape(fn, "cost_advantages", cost_advantages, "reward_advantages",
-                           reward_advantages);
+  detail::check_same_shape(fn, "cost_advantages", cost_advantages, "reward_advantages", reward_advantages);
   if (!(lambda >= 0) || !std::isfinite(lambda)) {
     detail::fail(fn, "lambda must be finite and >= 0, got " + std::to_string(lambda));
   }

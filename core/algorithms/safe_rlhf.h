@@ -62,7 +62,7 @@ class LagrangeMultiplier {
 // reward_advantages, cost_advantages, response_mask: [batch, response_len];
 // lambda >= 0.
 torch::Tensor safe_rlhf_advantage(const torch::Tensor& reward_advantages,
-                                  const torch::Tensor& cost_advantages,
-                                  const torch::Tensor& response_mask, double lambda);
+                                  const torch::Tensor& cost_advantages, const torch::Tensor& response_mask,
+                                  double lambda);
 
 }  // namespace rlwb::core::algorithms

@@ -43,8 +43,8 @@ int64_t Batch::rows() const {
 
 void Batch::check_rows(const std::string& name, int64_t n) const {
   auto mismatch = [&](const std::string& other, int64_t other_rows) {
-    throw BatchError("Batch: column '" + name + "' has " + std::to_string(n) +
-                     " rows but column '" + other + "' has " + std::to_string(other_rows) +
+    throw BatchError("Batch: column '" + name + "' has " + std::to_string(n) + " rows but column '" + other +
+                     "' has " + std::to_string(other_rows) +
                      "; every column of a batch needs one entry per row");
   };
   for (const auto& [other, t] : tensors_) {
@@ -158,8 +158,8 @@ std::vector<Batch> Batch::chunk(int64_t n, bool pad, int64_t* padded_rows) const
   const int64_t added = part_rows * n - total;
   if (added > 0 && !pad) {
     fail("chunk", std::to_string(total) + " rows do not split into " + std::to_string(n) +
-                      " equal parts; pass pad=true to repeat rows up to " +
-                      std::to_string(part_rows * n) + ", or choose n dividing the rows");
+                      " equal parts; pass pad=true to repeat rows up to " + std::to_string(part_rows * n) +
+                      ", or choose n dividing the rows");
   }
   if (padded_rows != nullptr) *padded_rows = added;
 
@@ -181,10 +181,9 @@ Batch Batch::concat(const std::vector<Batch>& parts) {
   const std::vector<std::string> names = first.column_names();
   for (size_t i = 1; i < parts.size(); ++i) {
     if (parts[i].column_names() != names) {
-      fail("concat", "part " + std::to_string(i) + " has columns (" + names_of(parts[i].tensors_) +
-                         "; " + names_of(parts[i].objects_) + ") but part 0 has (" +
-                         names_of(first.tensors_) + "; " + names_of(first.objects_) +
-                         "); all parts need the same columns");
+      fail("concat", "part " + std::to_string(i) + " has columns (" + names_of(parts[i].tensors_) + "; " +
+                         names_of(parts[i].objects_) + ") but part 0 has (" + names_of(first.tensors_) +
+                         "; " + names_of(first.objects_) + "); all parts need the same columns");
     }
   }
   Batch out;
@@ -194,8 +193,8 @@ Batch Batch::concat(const std::vector<Batch>& parts) {
     pieces.reserve(parts.size());
     for (size_t i = 0; i < parts.size(); ++i) {
       if (!parts[i].has_tensor(name)) {
-        fail("concat", "column '" + name + "' is a tensor in part 0 but objects in part " +
-                           std::to_string(i));
+        fail("concat",
+             "column '" + name + "' is a tensor in part 0 but objects in part " + std::to_string(i));
       }
       const torch::Tensor& t = parts[i].tensors_.at(name);
       const std::string where = "column '" + name + "' in part " + std::to_string(i);
@@ -204,12 +203,12 @@ Batch Batch::concat(const std::vector<Batch>& parts) {
                            c10::toString(t0.scalar_type()));
       }
       if (t.sizes().slice(1) != t0.sizes().slice(1)) {
-        fail("concat", where + " has rows of shape " + per_row_shape(t) + " but part 0 has " +
-                           per_row_shape(t0));
+        fail("concat",
+             where + " has rows of shape " + per_row_shape(t) + " but part 0 has " + per_row_shape(t0));
       }
       if (t.device() != t0.device()) {
-        fail("concat", where + " is on " + t.device().str() + " but part 0 is on " +
-                           t0.device().str() + "; move the parts with to() first");
+        fail("concat", where + " is on " + t.device().str() + " but part 0 is on " + t0.device().str() +
+                           "; move the parts with to() first");
       }
       pieces.push_back(t);
     }
@@ -219,8 +218,8 @@ Batch Batch::concat(const std::vector<Batch>& parts) {
     std::vector<Json> values;
     for (size_t i = 0; i < parts.size(); ++i) {
       if (!parts[i].has_objects(name)) {
-        fail("concat", "column '" + name + "' is objects in part 0 but a tensor in part " +
-                           std::to_string(i));
+        fail("concat",
+             "column '" + name + "' is objects in part 0 but a tensor in part " + std::to_string(i));
       }
       const auto& v = parts[i].objects_.at(name);
       values.insert(values.end(), v.begin(), v.end());
@@ -236,8 +235,8 @@ void Batch::union_with(const Batch& other) {
   }
   // Check everything first so that a failed union leaves this batch as it was.
   if (!other.empty() && !empty() && other.rows() != rows()) {
-    fail("union_with", "the other batch has " + std::to_string(other.rows()) +
-                           " rows but this one has " + std::to_string(rows()));
+    fail("union_with", "the other batch has " + std::to_string(other.rows()) + " rows but this one has " +
+                           std::to_string(rows()));
   }
   for (const auto& [name, t] : other.tensors_) {
     if (objects_.count(name)) {
@@ -249,8 +248,7 @@ void Batch::union_with(const Batch& other) {
     if (m.scalar_type() != t.scalar_type() || m.sizes() != t.sizes()) {
       fail("union_with", "column '" + name + "' differs: " + c10::toString(m.scalar_type()) +
                              shape_text(m.sizes()) + " here, " + c10::toString(t.scalar_type()) +
-                             shape_text(t.sizes()) +
-                             " in the other batch; rename or erase one of them");
+                             shape_text(t.sizes()) + " in the other batch; rename or erase one of them");
     }
     if (!same_bits(m, t)) {
       fail("union_with", "column '" + name +
@@ -272,8 +270,8 @@ void Batch::union_with(const Batch& other) {
   for (const auto& [key, value] : other.meta_.items()) {
     auto mine = meta_.find(key);
     if (mine != meta_.end() && *mine != value) {
-      fail("union_with", "meta key '" + key + "' is " + mine->dump() + " here but " + value.dump() +
-                             " in the other batch");
+      fail("union_with",
+           "meta key '" + key + "' is " + mine->dump() + " here but " + value.dump() + " in the other batch");
     }
   }
   for (const auto& [name, t] : other.tensors_) tensors_.emplace(name, t);
@@ -282,8 +280,7 @@ void Batch::union_with(const Batch& other) {
 }
 
 Batch Batch::repeat(int64_t n, bool interleave) const {
-  if (n < 1)
-    fail("repeat", "n is " + std::to_string(n) + "; each row must be repeated n >= 1 times");
+  if (n < 1) fail("repeat", "n is " + std::to_string(n) + "; each row must be repeated n >= 1 times");
   const int64_t total = rows();
   std::vector<int64_t> index;
   index.reserve(static_cast<size_t>(total * n));
@@ -326,8 +323,7 @@ Batch Batch::to(const torch::Device& device) const {
 }
 
 bool Batch::equals(const Batch& other) const {
-  if (column_names() != other.column_names() || objects_ != other.objects_ ||
-      meta_ != other.meta_) {
+  if (column_names() != other.column_names() || objects_ != other.objects_ || meta_ != other.meta_) {
     return false;
   }
   for (const auto& [name, t] : tensors_) {

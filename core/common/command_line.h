@@ -90,21 +90,18 @@ inline std::string subcommand_names(const CLI::App& app) {
 inline std::string usage_message(const CLI::App& at, const CLI::ParseError& e) {
   const std::vector<std::string> left = at.remaining();
   const bool has_subcommands = !at.get_subcommands([](const CLI::App*) { return true; }).empty();
-  const bool none_chosen =
-      at.get_subcommands([](const CLI::App* sub) { return sub->parsed(); }).empty();
+  const bool none_chosen = at.get_subcommands([](const CLI::App* sub) { return sub->parsed(); }).empty();
   if (has_subcommands && none_chosen) {
     // "rlwb reward maths": "unknown reward 'maths'"; at the top, "unknown command".
     const std::string noun = at.get_parent() == nullptr ? "command" : at.get_name();
     if (!left.empty() && left.front().rfind('-', 0) != 0)
-      return "unknown " + noun + " '" + left.front() + "' (choose from: " + subcommand_names(at) +
-             ")";
+      return "unknown " + noun + " '" + left.front() + "' (choose from: " + subcommand_names(at) + ")";
     if (at.get_require_subcommand_min() > 0 && dynamic_cast<const CLI::RequiredError*>(&e))
       return "which " + noun + "? choose from: " + subcommand_names(at);
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !left.empty()) {
     const std::string& first = left.front();
-    if (first.size() > 1 && first[0] == '-')
-      return "unknown option " + first.substr(0, first.find('='));
+    if (first.size() > 1 && first[0] == '-') return "unknown option " + first.substr(0, first.find('='));
     return "unexpected argument '" + first + "'";
   }
   return e.what();
@@ -116,8 +113,7 @@ inline std::string usage_message(const CLI::App& at, const CLI::ParseError& e) {
 // now: 0 after --help or --version (printed to `out`), kUsageExitCode after a
 // usage error (printed to `err`); nullopt when the program goes on.
 inline std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv,
-                                             std::ostream& out = std::cout,
-                                             std::ostream& err = std::cerr) {
+                                             std::ostream& out = std::cout, std::ostream& err = std::cerr) {
   try {
     app.parse(argc, argv);
     return std::nullopt;
@@ -128,8 +124,7 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, const char
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
-    return report_usage_error(deepest_chosen(app), detail::usage_message(deepest_chosen(app), e),
-                              err);
+    return report_usage_error(deepest_chosen(app), detail::usage_message(deepest_chosen(app), e), err);
   }
 }
 
@@ -154,8 +149,8 @@ inline int run_parsed_subcommand(const CLI::App& app, const std::vector<Subcomma
 }
 
 // parse_command_line, then run_parsed_subcommand.
-inline int run_chosen_subcommand(CLI::App& app, const std::vector<Subcommand>& subcommands,
-                                 int argc, const char* const* argv) {
+inline int run_chosen_subcommand(CLI::App& app, const std::vector<Subcommand>& subcommands, int argc,
+                                 const char* const* argv) {
   if (auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
   return run_parsed_subcommand(app, subcommands);
 }

@@ -64,8 +64,9 @@ void check_rows_divide(const Experiment& exp, const std::vector<NodeSpec>& nodes
   for (const auto& name : models_called(exp, nodes)) {
     const int dp = exp.models.at(name).parallel.dp;
     if (dp > 1 && rows % dp != 0)
-      ctx.add(rows_key, what + " " + std::to_string(rows) + " rows do not divide over model '" + name + "''s " +
-                            std::to_string(dp) + " data-parallel ranks",
+      ctx.add(rows_key,
+              what + " " + std::to_string(rows) + " rows do not divide over model '" + name + "''s " +
+                  std::to_string(dp) + " data-parallel ranks",
               "make the rows a multiple of " + std::to_string(dp) + " (models." + name + ".parallel.dp)");
   }
 }
@@ -82,21 +83,25 @@ void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseConte
     const ModelSections sections = model_sections_of(spec.role);
     if (!(sections.actor_ppo || sections.critic_ppo) || mini == 0) continue;
     if (mini > rows)
-      ctx.add(at, std::to_string(mini) + " rows is more than the step's batch of " + std::to_string(rows) +
-                      " (task.batch_size x task.samples_per_prompt)",
+      ctx.add(at,
+              std::to_string(mini) + " rows is more than the step's batch of " + std::to_string(rows) +
+                  " (task.batch_size x task.samples_per_prompt)",
               "lower it to " + std::to_string(rows) + " or less");
     else if (rows % mini != 0)
-      ctx.add(at, "the step's " + std::to_string(rows) + " rows do not divide into mini-batches of " +
-                      std::to_string(mini),
+      ctx.add(at,
+              "the step's " + std::to_string(rows) + " rows do not divide into mini-batches of " +
+                  std::to_string(mini),
               "pick a divisor of " + std::to_string(rows));
     if (spec.parallel.dp > 1 && mini % spec.parallel.dp != 0)
-      ctx.add(at, std::to_string(mini) + " rows do not divide over the " + std::to_string(spec.parallel.dp) +
-                      " data-parallel ranks",
+      ctx.add(at,
+              std::to_string(mini) + " rows do not divide over the " + std::to_string(spec.parallel.dp) +
+                  " data-parallel ranks",
               "make it a multiple of " + std::to_string(spec.parallel.dp));
   }
   const TrainerOptions& t = o.trainer;
   if (t.warm_start.enabled && exp.phase_nodes.count("warm_start"))
-    check_rows_divide(exp, exp.phase_nodes.at("warm_start"), t.warm_start.batch_size.value_or(task.batch_size),
+    check_rows_divide(exp, exp.phase_nodes.at("warm_start"),
+                      t.warm_start.batch_size.value_or(task.batch_size),
                       t.warm_start.batch_size ? "trainer.warm_start.batch_size" : "task.batch_size",
                       "a warm-start step's", ctx);
   if (t.eval.enabled && exp.phase_nodes.count("eval")) {
@@ -107,7 +112,8 @@ void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseConte
     const int64_t eval_rows = std::min(t.eval.batch_size.value_or(held_out), held_out);
     if (held_out > 0)
       check_rows_divide(exp, exp.phase_nodes.at("eval"), eval_rows,
-                        t.eval.batch_size ? "trainer.eval.batch_size" : "task.test_size", "the evaluation's", ctx);
+                        t.eval.batch_size ? "trainer.eval.batch_size" : "task.test_size", "the evaluation's",
+                        ctx);
   }
 }
 

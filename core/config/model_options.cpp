@@ -8,7 +8,8 @@ using nlohmann::json;
 namespace alg = algorithms;
 
 const EnumNames<Architecture>& architecture_names() {
-  static const EnumNames<Architecture> names = {{"llama", Architecture::kLlama}, {"qwen2", Architecture::kQwen2}};
+  static const EnumNames<Architecture> names = {{"llama", Architecture::kLlama},
+                                                {"qwen2", Architecture::kQwen2}};
   return names;
 }
 
@@ -36,32 +37,38 @@ void read_shape(Section&& s, ModelShapeOptions& m) {
   s.choice("architecture", m.architecture, architecture_names(), "the layer layout (qwen2 adds q/k/v biases)")
       .integer("vocab_size", m.vocab_size, "vocabulary size; default: the tokenizer's", above(0))
       .integer("hidden_size", m.hidden_size, "width of the residual stream", above(0))
-      .integer("intermediate_size", m.intermediate_size, "width of the MLP; default 4 x hidden_size", above(0))
+      .integer("intermediate_size", m.intermediate_size, "width of the MLP; default 4 x hidden_size",
+               above(0))
       .integer("num_layers", m.num_layers, "transformer blocks", above(0))
       .integer("num_heads", m.num_heads, "attention heads; must divide hidden_size", above(0))
-      .integer("num_kv_heads", m.num_kv_heads, "key/value heads (GQA); must divide num_heads; default num_heads",
+      .integer("num_kv_heads", m.num_kv_heads,
+               "key/value heads (GQA); must divide num_heads; default num_heads", above(0))
+      .integer("max_position_embeddings", m.max_position_embeddings, "longest prompt + response, in tokens",
                above(0))
-      .integer("max_position_embeddings", m.max_position_embeddings, "longest prompt + response, in tokens", above(0))
       .flag("tie_word_embeddings", m.tie_word_embeddings, "the LM head shares the embedding matrix")
       .number("rope_theta", m.rope_theta, "rotary embedding base", above(0));
   if (m.hidden_size % m.num_heads != 0)
-    s.fail("num_heads", "hidden_size " + std::to_string(m.hidden_size) + " does not divide by num_heads " +
-                            std::to_string(m.num_heads),
+    s.fail("num_heads",
+           "hidden_size " + std::to_string(m.hidden_size) + " does not divide by num_heads " +
+               std::to_string(m.num_heads),
            "pick num_heads that divides hidden_size, e.g. " + std::to_string(m.hidden_size / 16 > 0 ? 4 : 1));
   else if ((m.hidden_size / m.num_heads) % 2 != 0)
-    s.fail("num_heads", "the head size hidden_size/num_heads = " + std::to_string(m.hidden_size / m.num_heads) +
-                            " is odd; rotary embeddings need it even",
+    s.fail("num_heads",
+           "the head size hidden_size/num_heads = " + std::to_string(m.hidden_size / m.num_heads) +
+               " is odd; rotary embeddings need it even",
            "change hidden_size or num_heads");
   if (m.num_heads % m.resolved_kv_heads() != 0)
-    s.fail("num_kv_heads", "num_heads " + std::to_string(m.num_heads) + " does not divide by num_kv_heads " +
-                               std::to_string(m.resolved_kv_heads()),
+    s.fail("num_kv_heads",
+           "num_heads " + std::to_string(m.num_heads) + " does not divide by num_kv_heads " +
+               std::to_string(m.resolved_kv_heads()),
            "num_kv_heads must divide num_heads (grouped-query attention)");
 }
 
 void read_tokenizer(Section& s, TokenizerOptions& t) {
-  const json* v = s.raw("tokenizer", "char | {type: char, alphabet: text} | path",
-                        "'char' (one token per character), a char tokenizer with its own alphabet, or the path of "
-                        "a Hugging Face tokenizer.json (or its directory)");
+  const json* v =
+      s.raw("tokenizer", "char | {type: char, alphabet: text} | path",
+            "'char' (one token per character), a char tokenizer with its own alphabet, or the path of "
+            "a Hugging Face tokenizer.json (or its directory)");
   if (!v || v->is_null()) return;
   t.as_written = *v;
   if (v->is_string()) {
@@ -75,9 +82,11 @@ void read_tokenizer(Section& s, TokenizerOptions& t) {
     Section map(v, s.path("tokenizer"), s.context());
     std::string type = "char";
     std::string alphabet;
-    map.text("type", type, "tokenizer kind; only 'char' is a map").text("alphabet", alphabet,
-                                                                         "the characters, each one token");
-    if (type != "char") map.fail("type", "'" + type + "' is not a tokenizer type", "write type: char, or give the path of a tokenizer.json as the value of 'tokenizer'");
+    map.text("type", type, "tokenizer kind; only 'char' is a map")
+        .text("alphabet", alphabet, "the characters, each one token");
+    if (type != "char")
+      map.fail("type", "'" + type + "' is not a tokenizer type",
+               "write type: char, or give the path of a tokenizer.json as the value of 'tokenizer'");
     if (v->contains("alphabet")) t.alphabet = alphabet;
     return;
   }
@@ -91,7 +100,8 @@ void read_optim(Section&& s, OptimOptions& o) {
       .numbers("betas", o.betas, "AdamW's beta1, beta2", 2)
       .number("eps", o.eps, "AdamW's epsilon", above(0))
       .integer("warmup_steps", o.warmup_steps, "optimizer steps of linear warmup", at_least(0))
-      .integer("total_steps", o.total_steps, "steps of the cosine schedule; 0: constant after warmup", at_least(0))
+      .integer("total_steps", o.total_steps, "steps of the cosine schedule; 0: constant after warmup",
+               at_least(0))
       .number("min_lr_ratio", o.min_lr_ratio, "the cosine's floor as a fraction of lr", between(0, 1))
       .number("grad_clip", o.grad_clip, "global gradient norm clip; <= 0: none");
   for (double b : o.betas)
@@ -101,13 +111,17 @@ void read_optim(Section&& s, OptimOptions& o) {
 void read_ppo(Section&& s, PpoOptions& p, const ModelSections& sections) {
   s.integer("epochs", p.epochs, "passes over each batch", above(0))
       .integer("mini_batch_size", p.mini_batch_size,
-               "global rows per optimizer step (over all data-parallel ranks); 0: the whole batch", at_least(0))
-      .choice("loss_agg_mode", p.loss_agg_mode, alg::loss_agg_mode_names(), "how token losses become one loss");
+               "global rows per optimizer step (over all data-parallel ranks); 0: the whole batch",
+               at_least(0))
+      .choice("loss_agg_mode", p.loss_agg_mode, alg::loss_agg_mode_names(),
+              "how token losses become one loss");
   if (sections.actor_ppo) {
     s.number("clip_ratio", p.clip_ratio, "PPO's clip range epsilon", above(0))
         .number("clip_ratio_low", p.clip_ratio_low, "lower clip; default clip_ratio", above(0))
-        .number("clip_ratio_high", p.clip_ratio_high, "upper clip (DAPO's clip-higher); default clip_ratio", above(0))
-        .number("clip_ratio_c", p.clip_ratio_c, "dual-clip bound for negative advantages; null: off", above(1))
+        .number("clip_ratio_high", p.clip_ratio_high, "upper clip (DAPO's clip-higher); default clip_ratio",
+                above(0))
+        .number("clip_ratio_c", p.clip_ratio_c, "dual-clip bound for negative advantages; null: off",
+                above(1))
         .number("entropy_coeff", p.entropy_coeff, "weight of the entropy bonus", at_least(0))
         .flag("use_kl_loss", p.use_kl_loss, "add the KL to the reference as a loss term (GRPO)")
         .number("kl_loss_coef", p.kl_loss_coef, "weight of the KL loss", at_least(0))
@@ -144,7 +158,8 @@ ModelOptions parse_model_options(const std::string& role, const json& config, co
            "add e.g. model: {hidden_size: 64, num_layers: 2, num_heads: 4}");
   read_tokenizer(s, o.tokenizer);
   s.integer("seed", o.seed, "seed of the initial weights (every rank starts from rank 0's)")
-      .integer("micro_batch_size", o.micro_batch_size, "rows per forward/backward pass on one rank", above(0));
+      .integer("micro_batch_size", o.micro_batch_size, "rows per forward/backward pass on one rank",
+               above(0));
   if (sections.optim) read_optim(s.child("optim", "the RL optimizer"), o.optim);
   if (sections.sft) {
     Section sft = s.child("sft", "the warm start (supervised steps before RL)");
@@ -154,12 +169,14 @@ ModelOptions parse_model_options(const std::string& role, const json& config, co
   }
   if (sections.rollout) {
     Section r = s.child("rollout", "sampling of responses");
-    r.number("temperature", o.rollout.temperature, "softmax temperature of sampling and of log-probs", above(0))
+    r.number("temperature", o.rollout.temperature, "softmax temperature of sampling and of log-probs",
+             above(0))
         .integer("top_k", o.rollout.top_k, "sample among the k likeliest tokens; 0: off", at_least(0))
         .number("top_p", o.rollout.top_p, "nucleus sampling mass; 1: off", Range{0.0, 1.0, true})
         .integer("max_new_tokens", o.rollout.max_new_tokens, "longest response, in tokens", above(0));
   }
-  if (sections.actor_ppo || sections.critic_ppo) read_ppo(s.child("ppo", "the PPO-style update"), o.ppo, sections);
+  if (sections.actor_ppo || sections.critic_ppo)
+    read_ppo(s.child("ppo", "the PPO-style update"), o.ppo, sections);
   return o;
 }
 

@@ -118,9 +118,10 @@ ModelSections model_sections_of(const std::string& role);
 
 // Parses `config` (models.<model>.config) for `role`. Problems go to `ctx`
 // with paths under `path`; the result then has defaults where they were.
-ModelOptions parse_model_options(const std::string& role, const nlohmann::json& config, const std::string& path,
-                                 ParseContext& ctx);
+ModelOptions parse_model_options(const std::string& role, const nlohmann::json& config,
+                                 const std::string& path, ParseContext& ctx);
 // The same, throwing ConfigError with every problem (the worker's call).
-ModelOptions parse_model_options(const std::string& role, const nlohmann::json& config, const std::string& path);
+ModelOptions parse_model_options(const std::string& role, const nlohmann::json& config,
+                                 const std::string& path);
 
 }  // namespace rlwb::core::config

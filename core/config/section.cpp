@@ -51,8 +51,8 @@ std::string SettingsDoc::markdown() const {
       for (size_t i = 0; (i = text.find('|', i)) != std::string::npos; i += 2) text.replace(i, 1, "\\|");
       return text;
     };
-    out += "| `" + s.path + "` | " + cell(s.type) + " | " + (s.default_value.empty() ? "" : "`" + cell(s.default_value) + "`") +
-           " | " + cell(s.doc) + " |\n";
+    out += "| `" + s.path + "` | " + cell(s.type) + " | " +
+           (s.default_value.empty() ? "" : "`" + cell(s.default_value) + "`") + " | " + cell(s.doc) + " |\n";
   }
   return out;
 }
@@ -101,7 +101,8 @@ Section::Section(const json* value, std::string path, ParseContext& ctx)
     : value_(nullptr), path_(std::move(path)), ctx_(&ctx) {
   if (value == nullptr || value->is_null()) return;
   if (!value->is_object()) {
-    ctx.add(path_, "should be a map of settings, not " + show_value(*value), "write e.g. {key: value} or leave it out");
+    ctx.add(path_, "should be a map of settings, not " + show_value(*value),
+            "write e.g. {key: value} or leave it out");
     return;
   }
   value_ = value;
@@ -120,7 +121,9 @@ Section::~Section() { finish(); }
 
 std::string Section::path(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
 
-bool Section::has(const char* key) const { return value_ && value_->contains(key) && !(*value_)[key].is_null(); }
+bool Section::has(const char* key) const {
+  return value_ && value_->contains(key) && !(*value_)[key].is_null();
+}
 
 void Section::fail(const std::string& key, std::string message, std::string hint) {
   ctx_->add(key.empty() ? path_ : path(key), std::move(message), std::move(hint));
@@ -136,15 +139,18 @@ const json* Section::value_of(const char* key, std::string_view type, std::strin
   return &*it;
 }
 
-void Section::wrong_type(const char* key, const json& value, std::string_view wanted, const std::string& example) {
-  fail(key, show_value(value) + " is not " + std::string(wanted), "write " + std::string(wanted) + ", e.g. " + example);
+void Section::wrong_type(const char* key, const json& value, std::string_view wanted,
+                         const std::string& example) {
+  fail(key, show_value(value) + " is not " + std::string(wanted),
+       "write " + std::string(wanted) + ", e.g. " + example);
 }
 
 void Section::check_range(const char* key, double value, const Range& range) {
   bool ok = true;
   if (range.min) ok = ok && (range.min_exclusive ? value > *range.min : value >= *range.min);
   if (range.max) ok = ok && value <= *range.max;
-  if (!ok || !std::isfinite(value)) fail(key, format_number(value) + " is out of range", "it must be " + range.describe());
+  if (!ok || !std::isfinite(value))
+    fail(key, format_number(value) + " is out of range", "it must be " + range.describe());
 }
 
 namespace {
@@ -154,7 +160,8 @@ std::string type_with_range(std::string type, const Range& range) {
 }
 bool is_integral(const json& v) {
   if (v.is_number_integer()) return true;
-  return v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() && std::abs(v.get<double>()) < 9e15;
+  return v.is_number_float() && std::floor(v.get<double>()) == v.get<double>() &&
+         std::abs(v.get<double>()) < 9e15;
 }
 }  // namespace
 
@@ -176,7 +183,8 @@ Section& Section::integer(const char* key, int& field, std::string_view doc, Ran
 }
 
 Section& Section::integer(const char* key, std::optional<int64_t>& field, std::string_view doc, Range range) {
-  const json* v = value_of(key, type_with_range("integer", range) + " or null", doc, field ? std::to_string(*field) : "");
+  const json* v =
+      value_of(key, type_with_range("integer", range) + " or null", doc, field ? std::to_string(*field) : "");
   if (!v) return *this;
   if (v->is_null()) return field.reset(), *this;
   if (!is_integral(*v)) return wrong_type(key, *v, "an integer", field ? std::to_string(*field) : "8"), *this;
@@ -195,10 +203,12 @@ Section& Section::number(const char* key, double& field, std::string_view doc, R
 }
 
 Section& Section::number(const char* key, std::optional<double>& field, std::string_view doc, Range range) {
-  const json* v = value_of(key, type_with_range("number", range) + " or null", doc, field ? format_number(*field) : "null");
+  const json* v = value_of(key, type_with_range("number", range) + " or null", doc,
+                           field ? format_number(*field) : "null");
   if (!v) return *this;
   if (v->is_null()) return field.reset(), *this;
-  if (!v->is_number()) return wrong_type(key, *v, "a number or null", field ? format_number(*field) : "1.0"), *this;
+  if (!v->is_number())
+    return wrong_type(key, *v, "a number or null", field ? format_number(*field) : "1.0"), *this;
   field = v->get<double>();
   check_range(key, *field, range);
   return *this;
@@ -233,17 +243,21 @@ Section& Section::names(const char* key, std::vector<std::string>& field, std::s
   return *this;
 }
 
-Section& Section::numbers(const char* key, std::vector<double>& field, std::string_view doc, size_t exact_size) {
+Section& Section::numbers(const char* key, std::vector<double>& field, std::string_view doc,
+                          size_t exact_size) {
   std::string current = "[";
   for (double n : field) current += (current.size() > 1 ? ", " : "") + format_number(n);
   current += "]";
-  const json* v = value_of(key, exact_size ? "list of " + std::to_string(exact_size) + " numbers" : "list of numbers",
-                           doc, current);
+  const json* v =
+      value_of(key, exact_size ? "list of " + std::to_string(exact_size) + " numbers" : "list of numbers",
+               doc, current);
   if (!v) return *this;
   bool ok = v->is_array() && std::all_of(v->begin(), v->end(), [](const json& x) { return x.is_number(); });
   if (!ok || (exact_size && v->size() != exact_size))
-    return wrong_type(key, *v, exact_size ? "a list of " + std::to_string(exact_size) + " numbers" : "a list of numbers",
-                      current),
+    return wrong_type(
+               key, *v,
+               exact_size ? "a list of " + std::to_string(exact_size) + " numbers" : "a list of numbers",
+               current),
            *this;
   field = v->get<std::vector<double>>();
   return *this;
@@ -270,7 +284,8 @@ void Section::finish() {
     if (std::find(known.begin(), known.end(), key) != known.end()) continue;
     auto close = graph_detail::similar_names(key, known);
     std::string hint = close.empty() ? "" : "did you mean '" + close.front() + "'? ";
-    hint += "the keys of " + (path_.empty() ? std::string("the file") : path_) + " are: " + graph_detail::list_names(known);
+    hint += "the keys of " + (path_.empty() ? std::string("the file") : path_) +
+            " are: " + graph_detail::list_names(known);
     fail(key, "unknown key '" + key + "'", hint);
   }
 }

@@ -138,7 +138,8 @@ class Section {
  private:
   const nlohmann::json* value_of(const char* key, std::string_view type, std::string_view doc,
                                  const std::string& default_value);
-  void wrong_type(const char* key, const nlohmann::json& value, std::string_view wanted, const std::string& example);
+  void wrong_type(const char* key, const nlohmann::json& value, std::string_view wanted,
+                  const std::string& example);
   void check_range(const char* key, double value, const Range& range);
 
   const nlohmann::json* value_;  // null when absent or not a map
@@ -163,7 +164,8 @@ Section& Section::choice(const char* key, E& field, const EnumNames<E>& names, s
   }
   std::vector<std::string> candidates;
   for (const auto& [name, value] : names) candidates.push_back(name);
-  fail(key, show_value(*v) + " is not a known name", "write one of: " + allowed + did_you_mean_hint(*v, candidates));
+  fail(key, show_value(*v) + " is not a known name",
+       "write one of: " + allowed + did_you_mean_hint(*v, candidates));
   return *this;
 }
 

@@ -28,8 +28,8 @@ TaskOptions parse_task_options(const nlohmann::json& task, ParseContext& ctx) {
   Section s(&task, "task", ctx);
   s.text("name", o.name, "the task source: " + listed(task_names()));
   s.integer("batch_size", o.batch_size, "distinct prompts per RL step", above(0))
-      .integer("samples_per_prompt", o.samples_per_prompt, "responses per prompt (the group size of GRPO/RLOO)",
-               above(0));
+      .integer("samples_per_prompt", o.samples_per_prompt,
+               "responses per prompt (the group size of GRPO/RLOO)", above(0));
   const auto& names = task_names();
   // An unknown task name is the validator's catalog check (it lists the
   // tasks); here every task's keys are then accepted, so one typo in the
@@ -39,27 +39,30 @@ TaskOptions parse_task_options(const nlohmann::json& task, ParseContext& ctx) {
     auto& a = o.arithmetic;
     s.integer("max_operand", a.max_operand, "arithmetic: operands are 0..max_operand", above(0))
         .names("ops", a.ops, "arithmetic: operators, any of +, -, *")
-        .integer("test_size", a.test_size, "held-out prompts (never trained on); print_program's default is 20",
-                 at_least(0))
+        .integer("test_size", a.test_size,
+                 "held-out prompts (never trained on); print_program's default is 20", at_least(0))
         .number("teacher_carry_error", a.teacher_carry_error,
                 "arithmetic: chance that a demonstration forgets to carry the one", between(0, 1));
     for (const auto& op : a.ops)
-      if (op != "+" && op != "-" && op != "*") s.fail("ops", "'" + op + "' is not an operator", "use any of +, -, *");
+      if (op != "+" && op != "-" && op != "*")
+        s.fail("ops", "'" + op + "' is not an operator", "use any of +, -, *");
     const int64_t space = (a.max_operand + 1) * (a.max_operand + 1) * static_cast<int64_t>(a.ops.size());
     if (!any && a.test_size > space / 2)
-      s.fail("test_size", "is " + std::to_string(a.test_size) + ", more than half of the " + std::to_string(space) +
-                              " possible problems",
+      s.fail("test_size",
+             "is " + std::to_string(a.test_size) + ", more than half of the " + std::to_string(space) +
+                 " possible problems",
              "lower test_size or raise max_operand");
   }
   if (o.name == "print_program" || any) {
     auto& p = o.print_program;
     s.integer("max_target", p.max_target, "print_program: targets are 0..max_target", above(0))
-        .number("teacher_error", p.teacher_error, "print_program: chance that a demonstration prints a wrong number",
-                between(0, 1));
+        .number("teacher_error", p.teacher_error,
+                "print_program: chance that a demonstration prints a wrong number", between(0, 1));
     if (!any) s.integer("test_size", p.test_size, "held-out targets", at_least(0));
     if (!any && p.test_size > (p.max_target + 1) / 2)
-      s.fail("test_size", "is " + std::to_string(p.test_size) + ", more than half of the " +
-                              std::to_string(p.max_target + 1) + " targets (0..max_target)",
+      s.fail("test_size",
+             "is " + std::to_string(p.test_size) + ", more than half of the " +
+                 std::to_string(p.max_target + 1) + " targets (0..max_target)",
              "lower test_size or raise max_target");
   }
   return o;

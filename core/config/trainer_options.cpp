@@ -37,10 +37,11 @@ TrainerOptions parse_trainer_options(const nlohmann::json& trainer, ParseContext
   read_algorithm(s.child("algorithm", "the RL algorithm's settings"), o.algorithm);
   {
     o.warm_start.enabled = s.has("warm_start");
-    Section w = s.child("warm_start", "supervised steps before RL (SFT), then weights copied to other models");
+    Section w =
+        s.child("warm_start", "supervised steps before RL (SFT), then weights copied to other models");
     w.integer("steps", o.warm_start.steps, "warm-start steps", at_least(0))
-        .integer("batch_size", o.warm_start.batch_size, "prompts per warm-start step; default task.batch_size",
-                 above(0));
+        .integer("batch_size", o.warm_start.batch_size,
+                 "prompts per warm-start step; default task.batch_size", above(0));
     w.raw("nodes", "list of nodes", "the warm start's graph, run once per warm-start step");
     Section sync = w.child("sync", "after the warm start, copy one model's weights into others");
     sync.text("from", o.warm_start.sync_from, "the model whose weights are copied")

@@ -49,8 +49,8 @@ struct WarmStartOptions {
 };
 
 struct EvalOptions {
-  bool enabled = false;  // the section is present
-  int64_t every = 0;     // 0: only before the first RL step
+  bool enabled = false;               // the section is present
+  int64_t every = 0;                  // 0: only before the first RL step
   std::optional<int64_t> batch_size;  // default: the task's test split
   std::string score;                  // the score column the eval nodes write
 };
@@ -68,7 +68,7 @@ struct TrainerOptions {
   WarmStartOptions warm_start;
   EvalOptions eval;
   SamplesOptions samples;
-  std::vector<std::string> save;                                        // models saved at the end
+  std::vector<std::string> save;                                            // models saved at the end
   std::vector<std::string> token_masks = {"prompt_mask", "response_mask"};  // perf/throughput counts these
 };
 

@@ -23,7 +23,8 @@ Batch add_columns(const Batch& input, BuiltinContext& ctx) {
 Batch column_means(const Batch& input, BuiltinContext& ctx) {
   Batch out;
   nlohmann::json metrics = nlohmann::json::object();
-  for (auto& name : ctx.in) metrics[name + "/mean"] = input.tensor(name).to(torch::kFloat64).mean().item<double>();
+  for (auto& name : ctx.in)
+    metrics[name + "/mean"] = input.tensor(name).to(torch::kFloat64).mean().item<double>();
   out.meta()["metrics"] = metrics;
   return out;
 }

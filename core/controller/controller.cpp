@@ -75,7 +75,8 @@ class ProgressLine {
     const int width = 20;
     int filled = steps_ > 0 ? static_cast<int>(width * r.step / steps_) : width;
     std::string bar = std::string(filled, '#') + std::string(width - filled, '.');
-    std::string line = "[rlwb] step " + std::to_string(r.step) + "/" + std::to_string(steps_) + " [" + bar + "]";
+    std::string line =
+        "[rlwb] step " + std::to_string(r.step) + "/" + std::to_string(steps_) + " [" + bar + "]";
     auto add = [&](const char* label, const char* key, const char* fmt) {
       auto it = r.metrics.find(key);
       if (it == r.metrics.end()) return;
@@ -91,7 +92,7 @@ class ProgressLine {
     }
     // The KL to the reference: as a loss term, or inside the reward.
     add("kl",
-        r.metrics.count("actor/kl_loss")               ? "actor/kl_loss"
+        r.metrics.count("actor/kl_loss")             ? "actor/kl_loss"
         : r.metrics.count("actor/reward_kl_penalty") ? "actor/reward_kl_penalty"
                                                      : "actor/ppo_kl",
         "%.4f");
@@ -120,9 +121,9 @@ struct Controller::Impl {
 
   std::unique_ptr<LocalLauncher> launcher;
   std::unique_ptr<RpcServer> rpc;
-  std::map<std::string, std::unique_ptr<WorkerGroup>> groups;  // by model name
+  std::map<std::string, std::unique_ptr<WorkerGroup>> groups;           // by model name
   std::map<std::string, std::unique_ptr<RewardModule>> reward_modules;  // by reward name
-  std::map<std::string, nlohmann::json> node_state;  // builtin state kept across steps, by node id
+  std::map<std::string, nlohmann::json> node_state;    // builtin state kept across steps, by node id
   std::vector<NodeSpec> warm_start_nodes, eval_nodes;  // from trainer.warm_start / trainer.eval
   std::string ipc_path;
   std::string run_folder;  // under options.checkpoint_dir, made on first use
@@ -143,9 +144,11 @@ struct Controller::Impl {
     if (options.transport == "tcp") {
       address = "tcp://127.0.0.1:0";
     } else {
-      ipc_path = "/tmp/rlwb-" + std::to_string(getpid()) + "-" + std::to_string(reinterpret_cast<uintptr_t>(this) & 0xffffff) + ".sock";
+      ipc_path = "/tmp/rlwb-" + std::to_string(getpid()) + "-" +
+                 std::to_string(reinterpret_cast<uintptr_t>(this) & 0xffffff) + ".sock";
       address = "ipc://" + ipc_path;
-      options.rpc.wire.shm_threshold_bytes = options.rpc.wire.shm_threshold_bytes ? options.rpc.wire.shm_threshold_bytes : (1u << 20);
+      options.rpc.wire.shm_threshold_bytes =
+          options.rpc.wire.shm_threshold_bytes ? options.rpc.wire.shm_threshold_bytes : (1u << 20);
     }
     rpc = std::make_unique<RpcServer>(address, options.rpc);
     std::string log_dir = options.log_dir;
@@ -158,10 +161,21 @@ struct Controller::Impl {
       for (int r = 0; r < pool.workers; ++r) {
         ProcessSpec spec;
         spec.name = worker_id(name, r);
-        spec.argv = {options.worker_binary, "--controller", rpc->address(), "--group", name,
-                     "--rank", std::to_string(r), "--world", std::to_string(pool.workers),
-                     "--device", pool.device, "--store", "127.0.0.1:" + std::to_string(port),
-                     "--shm-threshold", std::to_string(options.rpc.wire.shm_threshold_bytes)};
+        spec.argv = {options.worker_binary,
+                     "--controller",
+                     rpc->address(),
+                     "--group",
+                     name,
+                     "--rank",
+                     std::to_string(r),
+                     "--world",
+                     std::to_string(pool.workers),
+                     "--device",
+                     pool.device,
+                     "--store",
+                     "127.0.0.1:" + std::to_string(port),
+                     "--shm-threshold",
+                     std::to_string(options.rpc.wire.shm_threshold_bytes)};
         // Each worker gets one thread per core share, so a pool of N on a
         // small machine doesn't oversubscribe it N times.
         spec.env["OMP_NUM_THREADS"] = "1";
@@ -184,7 +198,8 @@ struct Controller::Impl {
       std::lock_guard<std::mutex> lock(exits_mu);
       if (exits.empty()) return "";
       auto& e = exits.front();
-      return "worker " + e.name + " " + e.describe() + " during start-up; its log:\n" + launcher->log_tail(e.name, 2000);
+      return "worker " + e.name + " " + e.describe() + " during start-up; its log:\n" +
+             launcher->log_tail(e.name, 2000);
     });
     event("info", "started " + std::to_string(ids.size()) + " worker processes; logs in " + log_dir);
   }
@@ -195,7 +210,8 @@ struct Controller::Impl {
       Mesh mesh{model.parallel.dp, model.parallel.pp, model.parallel.tp};
       if (mesh.world() != pool.workers)
         throw std::runtime_error("model '" + name + "': dp*pp*tp = " + std::to_string(mesh.world()) +
-                                 " but pool '" + pool.name + "' has " + std::to_string(pool.workers) + " workers");
+                                 " but pool '" + pool.name + "' has " + std::to_string(pool.workers) +
+                                 " workers");
       auto group = std::make_unique<WorkerGroup>(*rpc, name, model.role, model.pool, mesh);
       group->init(model.config);
       groups[name] = std::move(group);
@@ -242,24 +258,28 @@ struct Controller::Impl {
       if (fn_it == builtin_nodes().end()) throw std::runtime_error("unknown builtin '" + node.method + "'");
       BuiltinFn fn = fn_it->second;
       nlohmann::json& state = node_state[node.id];  // a node runs at most once at a time
-      return std::async(std::launch::async, [this, fn, input = std::move(input), &node, &state, step, &finished, index]() {
-        PostWhenDone done{&finished, index};
-        BuiltinContext ctx{step, settings.trainer, node.in, node.out, state, node.args};
-        return fn(input, ctx);
-      });
+      return std::async(std::launch::async,
+                        [this, fn, input = std::move(input), &node, &state, step, &finished, index]() {
+                          PostWhenDone done{&finished, index};
+                          BuiltinContext ctx{step, settings.trainer, node.in, node.out, state, node.args};
+                          return fn(input, ctx);
+                        });
     }
     if (auto r = reward_modules.find(node.target); r != reward_modules.end()) {
       RewardModule* module = r->second.get();
-      return std::async(std::launch::async, [module, input = std::move(input), &node, step, &finished, index]() {
-        PostWhenDone done{&finished, index};
-        RewardCallContext ctx{step, node.id, node.in, node.out};
-        return module->call(node.method, input, ctx);
-      });
+      return std::async(std::launch::async,
+                        [module, input = std::move(input), &node, step, &finished, index]() {
+                          PostWhenDone done{&finished, index};
+                          RewardCallContext ctx{step, node.id, node.in, node.out};
+                          return module->call(node.method, input, ctx);
+                        });
     }
     auto g = groups.find(node.target);
-    if (g == groups.end()) throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
+    if (g == groups.end())
+      throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
     // The node's column names travel with the call so a method can serve any names.
-    nlohmann::json context = {{"run", run_id}, {"step", step}, {"node", node.id}, {"in", node.in}, {"out", node.out}};
+    nlohmann::json context = {
+        {"run", run_id}, {"step", step}, {"node", node.id}, {"in", node.in}, {"out", node.out}};
     auto group_future = g->second->call(node.method, input, context, node.args);
     return std::async(std::launch::async, [f = std::move(group_future), &finished, index]() mutable {
       PostWhenDone done{&finished, index};
@@ -285,8 +305,7 @@ struct Controller::Impl {
     // masks (trainer.token_masks; by default prompt + response).
     double tokens = 0;
     for (const auto& col : settings.trainer.token_masks)
-      if (report.batch.has_tensor(col))
-        tokens += report.batch.tensor(col).sum().item<double>();
+      if (report.batch.has_tensor(col)) tokens += report.batch.tensor(col).sum().item<double>();
     if (tokens > 0) report.metrics["perf/throughput"] = tokens / report.seconds;
     return report;
   }
@@ -331,8 +350,8 @@ struct Controller::Impl {
           try {
             out = f.get();
           } catch (...) {
-            throw std::runtime_error("node '" + node.id + "' (" + node.call + ") failed: " +
-                                     describe_exception(std::current_exception()));
+            throw std::runtime_error("node '" + node.id + "' (" + node.call +
+                                     ") failed: " + describe_exception(std::current_exception()));
           }
           double end = since_start();
           report.spans.push_back({node.id, it->second.start, end});
@@ -345,8 +364,9 @@ struct Controller::Impl {
               if (v.is_number()) report.metrics[k] = v.get<double>();
           for (auto& col : node.out)
             if (!out.has(col))
-              throw std::runtime_error("node '" + node.id + "' (" + node.call + ") did not return its output column '" +
-                                       col + "'; it returned: " + join(out.column_names()));
+              throw std::runtime_error("node '" + node.id + "' (" + node.call +
+                                       ") did not return its output column '" + col +
+                                       "'; it returned: " + join(out.column_names()));
           Batch produced = out.select(node.out);
           produced.meta() = nlohmann::json::object();
           state.union_with(produced);
@@ -362,7 +382,8 @@ struct Controller::Impl {
 
   WorkerGroup& group_named(const std::string& model, const std::string& where) {
     auto g = groups.find(model);
-    if (g == groups.end()) throw std::runtime_error(where + " names model '" + model + "', which the graph does not have");
+    if (g == groups.end())
+      throw std::runtime_error(where + " names model '" + model + "', which the graph does not have");
     return *g->second;
   }
 
@@ -379,7 +400,8 @@ struct Controller::Impl {
     return dir.lexically_normal().string();
   }
 
-  void log_metrics(const std::map<std::string, double>& metrics, int64_t step, const std::string& prefix = "") {
+  void log_metrics(const std::map<std::string, double>& metrics, int64_t step,
+                   const std::string& prefix = "") {
     if (!tracking) return;
     for (auto& [k, v] : metrics) tracking->log_metric(run_id, prefix + k, step, v);
   }
@@ -394,11 +416,13 @@ struct Controller::Impl {
     auto t_start = Clock::now();
     for (int64_t s = 1; s <= steps; ++s) {
       // Warm start and evaluation take one sample per prompt.
-      StepReport r = run_graph(warm_start_nodes, task_batch({s, false, ws.batch_size.value_or(settings.task.batch_size), 1}), s);
+      StepReport r = run_graph(
+          warm_start_nodes, task_batch({s, false, ws.batch_size.value_or(settings.task.batch_size), 1}), s);
       log_metrics(r.metrics, s, "warm_start/");
       if (options.print_progress && (s == steps || s % std::max<int64_t>(1, steps / 10) == 0)) {
         double elapsed = std::chrono::duration<double>(Clock::now() - t_start).count();
-        std::fprintf(stderr, "[rlwb] warm start %lld/%lld", static_cast<long long>(s), static_cast<long long>(steps));
+        std::fprintf(stderr, "[rlwb] warm start %lld/%lld", static_cast<long long>(s),
+                     static_cast<long long>(steps));
         for (auto& [k, v] : r.metrics)
           if (k.rfind("timing_s/", 0) != 0) std::fprintf(stderr, "  %s=%.4g", k.c_str(), v);
         std::fprintf(stderr, "  (%.0f s)\n", elapsed);
@@ -407,10 +431,14 @@ struct Controller::Impl {
     if (ws.sync_from.empty()) return;
     const std::string& from = ws.sync_from;
     std::string dir = checkpoint_path(from + "-warm-start");
-    group_named(from, "trainer.warm_start.sync.from").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+    group_named(from, "trainer.warm_start.sync.from")
+        .call("save_checkpoint", Batch{}, {}, {{"dir", dir}})
+        .get();
     if (tracking) tracking->log_artifact(run_id, "checkpoint", dir);
     for (auto& to : ws.sync_to)
-      group_named(to, "trainer.warm_start.sync.to").call("load_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+      group_named(to, "trainer.warm_start.sync.to")
+          .call("load_checkpoint", Batch{}, {}, {{"dir", dir}})
+          .get();
     event("info", "warm start done after " + std::to_string(steps) + " steps; " + from + " saved to " + dir);
   }
 
@@ -419,10 +447,12 @@ struct Controller::Impl {
   std::optional<EvalReport> evaluate(int64_t step) {
     if (eval_nodes.empty()) return std::nullopt;
     const auto& ev = settings.trainer.eval;
-    StepReport r = run_graph(eval_nodes, task_batch({step, true, ev.batch_size.value_or(settings.task.test_size()), 1}), step);
+    StepReport r = run_graph(
+        eval_nodes, task_batch({step, true, ev.batch_size.value_or(settings.task.test_size()), 1}), step);
     const std::string& col = ev.score;
     if (!r.batch.has_tensor(col))
-      throw std::runtime_error("trainer.eval.score names column '" + col + "', which the eval nodes do not produce");
+      throw std::runtime_error("trainer.eval.score names column '" + col +
+                               "', which the eval nodes do not produce");
     torch::Tensor scores = r.batch.tensor(col).to(torch::kFloat64);
     if (scores.dim() == 2) scores = scores.sum(1);
     EvalReport report{step, scores.mean().item<double>(), scores.size(0)};
@@ -517,7 +547,8 @@ RunResult Controller::run() {
   result.run_id = m.run_id;
   try {
     // The loader read them and the validator checked them.
-    if (auto p = m.exp.phase_nodes.find("warm_start"); p != m.exp.phase_nodes.end()) m.warm_start_nodes = p->second;
+    if (auto p = m.exp.phase_nodes.find("warm_start"); p != m.exp.phase_nodes.end())
+      m.warm_start_nodes = p->second;
     if (auto p = m.exp.phase_nodes.find("eval"); p != m.exp.phase_nodes.end()) m.eval_nodes = p->second;
     m.settings = config::parse_experiment_options(m.exp);  // throws before any worker starts
     m.start_workers();
@@ -533,7 +564,8 @@ RunResult Controller::run() {
       m.log_samples(report);
       if (eval_every > 0 && (step % eval_every == 0 || step == steps))
         if (auto e = m.evaluate(step)) result.evals.push_back(*e);
-      progress.print(report, result.evals.empty() ? std::nullopt : std::optional<double>(result.evals.back().score));
+      progress.print(report,
+                     result.evals.empty() ? std::nullopt : std::optional<double>(result.evals.back().score));
       if (on_step) on_step(report);
       result.steps.push_back(std::move(report));
     }

@@ -24,13 +24,13 @@
 namespace rlwb::core {
 
 struct ControllerOptions {
-  std::string worker_binary;       // path of rlwb-worker
-  std::string run_name;            // default: experiment name
-  std::string log_dir;             // worker logs; default: runs/logs/<run id>
-  std::string transport = "ipc";   // "ipc" (one host) or "tcp"
+  std::string worker_binary;      // path of rlwb-worker
+  std::string run_name;           // default: experiment name
+  std::string log_dir;            // worker logs; default: runs/logs/<run id>
+  std::string transport = "ipc";  // "ipc" (one host) or "tcp"
   RpcOptions rpc;
   std::chrono::milliseconds startup_timeout{60000};
-  bool print_progress = true;      // one line per step on stderr
+  bool print_progress = true;  // one line per step on stderr
   // The reward module types the graph's `rewards:` may use (rewards/);
   // null: none (a graph with rewards then fails to start).
   const RewardTypes* reward_types = nullptr;
@@ -64,7 +64,7 @@ struct RunResult {
   int64_t run_id = 0;
   std::vector<EvalReport> evals;
   std::map<std::string, std::string> checkpoints;  // model -> directory saved at the end
-  std::string status;  // finished, failed, interrupted
+  std::string status;                              // finished, failed, interrupted
   std::string error;
   std::vector<StepReport> steps;
 };

@@ -31,9 +31,9 @@ namespace rlwb::core {
 
 struct RewardCallContext {
   int64_t step = 0;
-  const std::string& node;            // graph node id
-  const std::vector<std::string>& in;  // the node's input column names, in order
-  const std::vector<std::string>& out; // the node's output column names, in order
+  const std::string& node;              // graph node id
+  const std::vector<std::string>& in;   // the node's input column names, in order
+  const std::vector<std::string>& out;  // the node's output column names, in order
 };
 
 class RewardModule {

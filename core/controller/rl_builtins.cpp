@@ -10,11 +10,10 @@ namespace alg = algorithms;
 namespace {
 
 // A column the builtin reads by its default name, unless the node's args rename it.
-std::string column(const BuiltinContext& ctx, const std::string& name) {
-  return ctx.args.value(name, name);
-}
+std::string column(const BuiltinContext& ctx, const std::string& name) { return ctx.args.value(name, name); }
 
-torch::Tensor need(const Batch& in, const std::string& name, const std::string& node, const std::string& why) {
+torch::Tensor need(const Batch& in, const std::string& name, const std::string& node,
+                   const std::string& why) {
   if (!in.has_tensor(name))
     throw std::runtime_error("builtin." + node + " needs the tensor column '" + name + "' (" + why +
                              "); add it to the node's in: list");
@@ -41,7 +40,8 @@ torch::Tensor masked_values(const torch::Tensor& x, const torch::Tensor& mask) {
 
 Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   const auto& settings = ctx.trainer.algorithm;
-  auto scores = need(in, column(ctx, "token_level_scores"), "compute_advantage", "the rewards").to(torch::kFloat32);
+  auto scores =
+      need(in, column(ctx, "token_level_scores"), "compute_advantage", "the rewards").to(torch::kFloat32);
   auto mask = need(in, column(ctx, "response_mask"), "compute_advantage", "which tokens are real");
   auto maskf = mask.to(torch::kFloat32);
   nlohmann::json metrics = nlohmann::json::object();
@@ -60,8 +60,7 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
     double coef = ctx.state.is_object() ? ctx.state.value("kl_coef", ko.kl_coef) : ko.kl_coef;
     ko.kl_coef = coef;
     alg::KlController controller(ko);
-    auto kl = alg::apply_kl_in_reward(scores, lp, ref, maskf, controller.value(),
-                                      settings.kl_penalty);
+    auto kl = alg::apply_kl_in_reward(scores, lp, ref, maskf, controller.value(), settings.kl_penalty);
     rewards = kl.token_level_rewards;
     for (auto& [k, v] : kl.metrics()) metrics[k] = v;
     controller.update(kl.current_kl, scores.size(0));
@@ -74,7 +73,8 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   inputs.response_mask = maskf;
   inputs.values = optional(in, column(ctx, "values"));
   inputs.group_index = optional(in, column(ctx, "group_index"));
-  if (auto b = optional(in, column(ctx, "baseline_scores")); b.defined()) inputs.baseline_scores = b.dim() == 2 ? b.sum(1) : b;
+  if (auto b = optional(in, column(ctx, "baseline_scores")); b.defined())
+    inputs.baseline_scores = b.dim() == 2 ? b.sum(1) : b;
   alg::AdvantageOptions options;
   options.gamma = settings.gamma;
   options.lambda = settings.lam;
@@ -89,11 +89,13 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   put_stats(metrics, p + "/rewards", rewards.sum(1));
   put_stats(metrics, p + "/advantages", masked_values(result.advantages, mask));
   put_stats(metrics, p + "/returns", masked_values(result.returns, mask));
-  if (inputs.values.defined()) metrics[p + "/values/mean"] = masked_values(inputs.values, mask).mean().item<double>();
+  if (inputs.values.defined())
+    metrics[p + "/values/mean"] = masked_values(inputs.values, mask).mean().item<double>();
   put_stats(metrics, "response_length", lengths);
   metrics["response_length/clip_ratio"] = (lengths >= mask.size(1)).to(torch::kFloat64).mean().item<double>();
 
-  if (ctx.out.size() < 1) throw std::runtime_error("builtin.compute_advantage needs out: [advantages, returns]");
+  if (ctx.out.size() < 1)
+    throw std::runtime_error("builtin.compute_advantage needs out: [advantages, returns]");
   Batch out;
   out.set_tensor(ctx.out[0], result.advantages);
   if (ctx.out.size() > 1) out.set_tensor(ctx.out[1], result.returns);
@@ -103,13 +105,16 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
 
 Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
   const auto& settings = ctx.trainer.algorithm.safe_rlhf;
-  auto reward_adv = need(in, column(ctx, "reward_advantages"), "safe_rlhf_advantage", "advantages from the reward");
+  auto reward_adv =
+      need(in, column(ctx, "reward_advantages"), "safe_rlhf_advantage", "advantages from the reward");
   auto cost_adv = need(in, column(ctx, "cost_advantages"), "safe_rlhf_advantage", "advantages from the cost");
   auto cost = need(in, column(ctx, "cost_scores"), "safe_rlhf_advantage", "the episode costs");
-  auto mask = need(in, column(ctx, "response_mask"), "safe_rlhf_advantage", "which tokens are real").to(torch::kFloat32);
+  auto mask = need(in, column(ctx, "response_mask"), "safe_rlhf_advantage", "which tokens are real")
+                  .to(torch::kFloat32);
   alg::LagrangeOptions lo;
   lo.cost_threshold = settings.cost_threshold;
-  lo.lambda_init = ctx.state.is_object() ? ctx.state.value("lambda", settings.lambda_init) : settings.lambda_init;
+  lo.lambda_init =
+      ctx.state.is_object() ? ctx.state.value("lambda", settings.lambda_init) : settings.lambda_init;
   lo.lr = settings.lambda_lr;
   lo.lambda_max = settings.lambda_max;
   alg::LagrangeMultiplier lambda(lo);

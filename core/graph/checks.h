@@ -45,10 +45,10 @@ class IssueList {
   // the node's own line when `lines` does not match the nodes any more.
   KeyLine node_line(std::size_t index, const std::string& field = "") const;
 
-  void add(const KeyLine& line, const std::string& node, const std::string& message,
-           const std::string& hint, Severity severity = Severity::error) {
-    issues_.push_back({line.file.empty() ? exp_.file : line.file, line.line, node, where_ + message,
-                       hint, severity});
+  void add(const KeyLine& line, const std::string& node, const std::string& message, const std::string& hint,
+           Severity severity = Severity::error) {
+    issues_.push_back(
+        {line.file.empty() ? exp_.file : line.file, line.line, node, where_ + message, hint, severity});
   }
 
  private:

@@ -35,8 +35,7 @@ Columns collect_writers(IssueList& out, const MethodCatalog& catalog) {
         const int first = writers.front();
         if (first == kTask)
           out.add(out.node_line(i, "out"), node.id,
-                  "writes column '" + column + "' that the task '" + columns.task_name +
-                      "' already provides",
+                  "writes column '" + column + "' that the task '" + columns.task_name + "' already provides",
                   "read it from the task, or give the output another name");
         else if (first == static_cast<int>(i))
           out.add(out.node_line(i, "out"), node.id, "lists column '" + column + "' twice in out",
@@ -54,8 +53,7 @@ Columns collect_writers(IssueList& out, const MethodCatalog& catalog) {
 }
 
 std::string writer_name(const std::vector<NodeSpec>& nodes, const Columns& columns, int writer) {
-  return writer == kTask ? "the task '" + columns.task_name + "'"
-                         : "node '" + nodes[writer].id + "'";
+  return writer == kTask ? "the task '" + columns.task_name + "'" : "node '" + nodes[writer].id + "'";
 }
 
 void check_inputs(IssueList& out, const Columns& columns) {
@@ -68,23 +66,21 @@ void check_inputs(IssueList& out, const Columns& columns) {
       if (columns.writers.count(column)) continue;
       std::string hint;
       for (const auto& similar : similar_names(column, written))
-        hint += std::string(hint.empty() ? "did you mean " : ", or ") + "'" + similar +
-                "' (written by " + writer_name(nodes, columns, columns.writers.at(similar).front()) +
-                ")";
+        hint += std::string(hint.empty() ? "did you mean " : ", or ") + "'" + similar + "' (written by " +
+                writer_name(nodes, columns, columns.writers.at(similar).front()) + ")";
       if (hint.empty()) {
         hint = "add a node that writes it";
         if (!columns.task_name.empty()) {
           std::vector<std::string> from_task;
           for (const auto& [name, writers] : columns.writers)
             if (writers.front() == kTask) from_task.push_back(name);
-          hint += ", or read a column the task '" + columns.task_name +
-                  "' provides: " + list_names(from_task);
+          hint +=
+              ", or read a column the task '" + columns.task_name + "' provides: " + list_names(from_task);
         }
       } else {
         hint += "?";
       }
-      out.add(out.node_line(i, "in"), node.id, "reads column '" + column + "' that no node writes",
-              hint);
+      out.add(out.node_line(i, "in"), node.id, "reads column '" + column + "' that no node writes", hint);
     }
   }
 }
@@ -161,8 +157,7 @@ std::vector<std::pair<int, Edge>> shortest_cycle(const std::vector<std::vector<E
         if (!std::binary_search(component.begin(), component.end(), e.to)) continue;
         if (e.to == start) {
           std::vector<std::pair<int, Edge>> cycle{{v, e}};
-          for (int at = v; at != start; at = came_from.at(at).first)
-            cycle.push_back(came_from.at(at));
+          for (int at = v; at != start; at = came_from.at(at).first) cycle.push_back(came_from.at(at));
           std::reverse(cycle.begin(), cycle.end());
           return cycle;
         }
@@ -189,9 +184,8 @@ void check_cycles(IssueList& out, const Columns& columns) {
       path += " -> '" + nodes[edge.to].id + "'";
       through += (through.empty() ? "" : ", ") + std::string("'") + edge.column + "'";
     }
-    std::string message = cycle.size() == 1
-                              ? "reads column " + through + " that it writes itself"
-                              : "is in a cycle " + path + " (through columns " + through + ")";
+    std::string message = cycle.size() == 1 ? "reads column " + through + " that it writes itself"
+                                            : "is in a cycle " + path + " (through columns " + through + ")";
     out.add(out.node_line(start), nodes[start].id, message,
             "a node runs once all its inputs exist, so these nodes wait on each other forever; "
             "remove one of these inputs, or give the value a step earlier a different column name");

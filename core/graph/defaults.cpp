@@ -38,8 +38,7 @@ class Merger {
       : lines_(lines), over_lines_(over_lines), issues_(issues) {}
 
   // `into` and `over` are maps at `into_at` and `over_at` in their documents.
-  void merge_map(json& into, const std::string& into_at, const json& over,
-                 const std::string& over_at) {
+  void merge_map(json& into, const std::string& into_at, const json& over, const std::string& over_at) {
     for (const auto& [key, value] : over.items()) {
       const std::string to = join_path(into_at, key), from = join_path(over_at, key);
       const bool has = into.contains(key);
@@ -78,8 +77,7 @@ class Merger {
       const std::string item_to = join_path(to, std::to_string(index));
       if (edit.is_null()) {
         if (found == ids.end()) {
-          problem(edit_from,
-                  "'" + edit_from + "' removes node '" + id + "', which the base does not have",
+          problem(edit_from, "'" + edit_from + "' removes node '" + id + "', which the base does not have",
                   "the base's nodes here: " + list_names(ids) + "." + did_you_mean(id, ids));
           continue;
         }
@@ -177,20 +175,19 @@ class BaseLoader {
     return ec ? fs::path(file).lexically_normal().string() : canonical.string();
   }
 
-  void merge_bases(const json& defaults, const std::string& file, const LineMap& lines,
-                   json& merged, LineMap& merged_lines) {
+  void merge_bases(const json& defaults, const std::string& file, const LineMap& lines, json& merged,
+                   LineMap& merged_lines) {
     auto origin = [&](const std::string& path) {
       auto it = lines.find(path);
       if (it == lines.end()) it = lines.find("defaults");
       return it == lines.end() ? KeyOrigin{0, file} : it->second;
     };
     const std::string folder = fs::path(file).parent_path().string();
-    const std::string relative_hint =
-        "paths in defaults: are relative to the file that names them (here " +
-        (folder.empty() ? std::string("the working directory") : folder + "/") + ")";
+    const std::string relative_hint = "paths in defaults: are relative to the file that names them (here " +
+                                      (folder.empty() ? std::string("the working directory") : folder + "/") +
+                                      ")";
     if (!defaults.is_array()) {
-      add(origin("defaults"), "'defaults' should be a list of base files, not " +
-                                  describe_value(defaults),
+      add(origin("defaults"), "'defaults' should be a list of base files, not " + describe_value(defaults),
           "write e.g. defaults: [grpo.yaml]; " + relative_hint);
       return;
     }
@@ -216,8 +213,7 @@ class BaseLoader {
       }
       std::string text;
       if (!read_text(base, text) || fs::is_directory(base)) {
-        add(where, "defaults: cannot read the base file '" + base + "'",
-            "check the name; " + relative_hint);
+        add(where, "defaults: cannot read the base file '" + base + "'", "check the name; " + relative_hint);
         continue;
       }
       LineMap base_lines;
@@ -225,14 +221,13 @@ class BaseLoader {
       json base_doc = load(text, base, base_lines);
       if (base_doc.is_null() && issues_.size() > issues_before) continue;  // its syntax error
       if (!base_doc.is_object() && !base_doc.is_null()) {
-        add(where, "the base file '" + base + "' should be a map of sections, not " +
-                       describe_value(base_doc),
+        add(where,
+            "the base file '" + base + "' should be a map of sections, not " + describe_value(base_doc),
             "a base holds sections like any graph file: name:, models:, trainer:, nodes:, ...");
         continue;
       }
       bases_.push_back(base);
-      if (base_doc.is_object())
-        Merger(merged_lines, base_lines, issues_).merge_map(merged, "", base_doc, "");
+      if (base_doc.is_object()) Merger(merged_lines, base_lines, issues_).merge_map(merged, "", base_doc, "");
     }
   }
 

@@ -32,7 +32,6 @@ namespace rlwb::core::graph_detail {
 // result has no `defaults` key. `bases` gets every base file loaded, in the
 // order merged. Returns null when `text` has a YAML syntax error.
 nlohmann::json parse_with_defaults(const std::string& text, const std::string& file, LineMap& lines,
-                                   std::vector<std::string>& bases,
-                                   std::vector<GraphIssue>& issues);
+                                   std::vector<std::string>& bases, std::vector<GraphIssue>& issues);
 
 }  // namespace rlwb::core::graph_detail

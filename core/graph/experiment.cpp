@@ -40,15 +40,15 @@ const std::vector<std::string>& trainer_phases() {
 
 bool same_content(const Experiment& a, const Experiment& b) {
   auto same_node = [](const NodeSpec& x, const NodeSpec& y) {
-    return x.id == y.id && x.call == y.call && x.target == y.target && x.method == y.method &&
-           x.in == y.in && x.out == y.out;
+    return x.id == y.id && x.call == y.call && x.target == y.target && x.method == y.method && x.in == y.in &&
+           x.out == y.out;
   };
   if (a.nodes.size() != b.nodes.size()) return false;
   for (std::size_t i = 0; i < a.nodes.size(); ++i)
     if (!same_node(a.nodes[i], b.nodes[i])) return false;
   return a.name == b.name && a.algorithm == b.algorithm && a.seed == b.seed && a.pools == b.pools &&
-         a.models == b.models && a.rewards == b.rewards && a.task == b.task &&
-         a.trainer == b.trainer && a.layout == b.layout && a.raw == b.raw;
+         a.models == b.models && a.rewards == b.rewards && a.task == b.task && a.trainer == b.trainer &&
+         a.layout == b.layout && a.raw == b.raw;
 }
 
 }  // namespace rlwb::core

@@ -191,8 +191,7 @@ struct MethodCatalog {
 // `defaults:`) otherwise.
 Experiment load_experiment_text(const std::string& text, const std::string& file,
                                 const std::vector<std::string>& overrides = {});
-Experiment load_experiment_file(const std::string& path,
-                                const std::vector<std::string>& overrides = {});
+Experiment load_experiment_file(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // Every problem in the experiment, in file order (issues without a line
 // last); no errors (has_errors() false) when it can run.

@@ -1,6 +1,6 @@
 // Loads a graph file: YAML -> document (with key lines) merged over its
-// `defaults:` bases (defaults.h) -> overrides -> typed structs. Every wrong type is reported with its line and a hint;
-// what the values mean is the validator's job.
+// `defaults:` bases (defaults.h) -> overrides -> typed structs. Every wrong type is reported with its line
+// and a hint; what the values mean is the validator's job.
 #include <climits>
 #include <fstream>
 #include <sstream>
@@ -42,40 +42,34 @@ class StructReader {
       else
         wrong("seed", doc["seed"], "a whole number", "write e.g. seed: 1");
     }
-    for_each_entry(doc, "pools",
-                   [&](const std::string& name, const json& v, const std::string& at) {
-                     PoolSpec pool;
-                     pool.name = name;
-                     get_int(v, "workers", at, pool.workers, "workers: 2");
-                     get_text(v, "device", at, pool.device);
-                     exp_.pools[name] = pool;
-                   });
-    for_each_entry(doc, "models",
-                   [&](const std::string& name, const json& v, const std::string& at) {
-                     ModelSpec model;
-                     model.name = name;
-                     get_text(v, "role", at, model.role);
-                     get_text(v, "pool", at, model.pool);
-                     if (const json* parallel =
-                             get_map(v, "parallel", at, "parallel: {dp: 2, tp: 1, pp: 1}")) {
-                       const std::string parallel_at = join_path(at, "parallel");
-                       get_int(*parallel, "dp", parallel_at, model.parallel.dp, "dp: 2");
-                       get_int(*parallel, "tp", parallel_at, model.parallel.tp, "tp: 1");
-                       get_int(*parallel, "pp", parallel_at, model.parallel.pp, "pp: 1");
-                     }
-                     if (const json* config = get_map(v, "config", at, "config: {lr: 1.0e-6}"))
-                       model.config = *config;
-                     exp_.models[name] = model;
-                   });
-    for_each_entry(doc, "rewards",
-                   [&](const std::string& name, const json& v, const std::string& at) {
-                     RewardSpec reward;
-                     reward.name = name;
-                     get_text(v, "type", at, reward.type);
-                     if (const json* config = get_map(v, "config", at, "config: {}"))
-                       reward.config = *config;
-                     exp_.rewards[name] = reward;
-                   });
+    for_each_entry(doc, "pools", [&](const std::string& name, const json& v, const std::string& at) {
+      PoolSpec pool;
+      pool.name = name;
+      get_int(v, "workers", at, pool.workers, "workers: 2");
+      get_text(v, "device", at, pool.device);
+      exp_.pools[name] = pool;
+    });
+    for_each_entry(doc, "models", [&](const std::string& name, const json& v, const std::string& at) {
+      ModelSpec model;
+      model.name = name;
+      get_text(v, "role", at, model.role);
+      get_text(v, "pool", at, model.pool);
+      if (const json* parallel = get_map(v, "parallel", at, "parallel: {dp: 2, tp: 1, pp: 1}")) {
+        const std::string parallel_at = join_path(at, "parallel");
+        get_int(*parallel, "dp", parallel_at, model.parallel.dp, "dp: 2");
+        get_int(*parallel, "tp", parallel_at, model.parallel.tp, "tp: 1");
+        get_int(*parallel, "pp", parallel_at, model.parallel.pp, "pp: 1");
+      }
+      if (const json* config = get_map(v, "config", at, "config: {lr: 1.0e-6}")) model.config = *config;
+      exp_.models[name] = model;
+    });
+    for_each_entry(doc, "rewards", [&](const std::string& name, const json& v, const std::string& at) {
+      RewardSpec reward;
+      reward.name = name;
+      get_text(v, "type", at, reward.type);
+      if (const json* config = get_map(v, "config", at, "config: {}")) reward.config = *config;
+      exp_.rewards[name] = reward;
+    });
     if (const json* task = get_map(doc, "task", "", "task: {name: arithmetic}")) {
       exp_.task = *task;
       std::string ignored;
@@ -97,7 +91,8 @@ class StructReader {
     if (!doc.contains("trainer") || !doc["trainer"].is_object()) return;
     for (const auto& phase : trainer_phases()) {
       const json& trainer = doc["trainer"];
-      if (!trainer.contains(phase) || !trainer[phase].is_object() || !trainer[phase].contains("nodes")) continue;
+      if (!trainer.contains(phase) || !trainer[phase].is_object() || !trainer[phase].contains("nodes"))
+        continue;
       read_node_list(trainer[phase]["nodes"], join_path(join_path("trainer", phase), "nodes"),
                      exp_.phase_nodes[phase]);
     }
@@ -114,8 +109,7 @@ class StructReader {
       const std::string at = join_path(path, std::to_string(i));
       const json& item = nodes[i];
       if (!item.is_object()) {
-        wrong(at, item, "a map",
-              "write a node as {id: ..., call: <model>.<method>, in: [...], out: [...]}");
+        wrong(at, item, "a map", "write a node as {id: ..., call: <model>.<method>, in: [...], out: [...]}");
         continue;
       }
       NodeSpec node;
@@ -175,8 +169,7 @@ class StructReader {
                const std::string& example) {
     if (!map.contains(key)) return;
     const json& value = map[key];
-    if (value.is_number_integer() && value.get<int64_t>() >= INT_MIN &&
-        value.get<int64_t>() <= INT_MAX)
+    if (value.is_number_integer() && value.get<int64_t>() >= INT_MIN && value.get<int64_t>() <= INT_MAX)
       out = value.get<int>();
     else
       wrong(join_path(at, key), value, "a whole number", "write e.g. " + example);
@@ -234,8 +227,7 @@ Experiment load_experiment_text(const std::string& text, const std::string& file
   return exp;
 }
 
-Experiment load_experiment_file(const std::string& path,
-                                const std::vector<std::string>& overrides) {
+Experiment load_experiment_file(const std::string& path, const std::vector<std::string>& overrides) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw GraphError({{path, 0, "", "cannot read the experiment file",

@@ -50,8 +50,7 @@ json document_of(const Experiment& exp) {
     json m = entry_of(exp.raw, "models", name);
     put(m, "role", model.role, "");
     put(m, "pool", model.pool, "");
-    json parallel =
-        m.contains("parallel") && m["parallel"].is_object() ? m["parallel"] : json::object();
+    json parallel = m.contains("parallel") && m["parallel"].is_object() ? m["parallel"] : json::object();
     put(parallel, "dp", model.parallel.dp, 1);
     put(parallel, "tp", model.parallel.tp, 1);
     put(parallel, "pp", model.parallel.pp, 1);
@@ -101,8 +100,8 @@ graph_detail::YamlShape shape_of(const std::vector<std::string>& path) {
     return true;
   };
   if (path.empty())
-    return {{"name", "algorithm", "seed", "pools", "models", "rewards", "task", "trainer", "nodes",
-             "layout"}};
+    return {
+        {"name", "algorithm", "seed", "pools", "models", "rewards", "task", "trainer", "nodes", "layout"}};
   if (is({"pools", "*"})) return {{"workers", "device"}};
   if (is({"models", "*"})) return {{"role", "pool", "parallel", "config"}};
   if (is({"models", "*", "parallel"})) return {{"dp", "tp", "pp"}, true};

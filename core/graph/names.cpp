@@ -39,8 +39,7 @@ std::string list_names(const std::vector<std::string>& names) {
   return text;
 }
 
-std::vector<std::string> similar_names(const std::string& name,
-                                       const std::vector<std::string>& candidates) {
+std::vector<std::string> similar_names(const std::string& name, const std::vector<std::string>& candidates) {
   const std::string wanted = lower(name);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const auto& candidate : candidates) {
@@ -49,8 +48,8 @@ std::vector<std::string> similar_names(const std::string& name,
     std::size_t distance = edit_distance(wanted, other);
     std::size_t shorter = std::min(wanted.size(), other.size());
     bool close = distance <= std::max<std::size_t>(1, shorter / 3);
-    bool contains = shorter >= 3 && (wanted.find(other) != std::string::npos ||
-                                     other.find(wanted) != std::string::npos);
+    bool contains =
+        shorter >= 3 && (wanted.find(other) != std::string::npos || other.find(wanted) != std::string::npos);
     if (close || contains) scored.emplace_back(distance, candidate);
   }
   std::stable_sort(scored.begin(), scored.end(),

@@ -9,9 +9,7 @@
 namespace rlwb::core::graph_detail {
 namespace {
 
-std::vector<std::string> sorted(const std::set<std::string>& names) {
-  return {names.begin(), names.end()};
-}
+std::vector<std::string> sorted(const std::set<std::string>& names) { return {names.begin(), names.end()}; }
 
 // The methods `target` offers, or nothing when it (or its role/type) is
 // unknown; `owner` describes it for messages.
@@ -22,8 +20,7 @@ struct Target {
   std::string owner;
 };
 
-Target resolve_target(const Experiment& exp, const MethodCatalog& catalog,
-                      const std::string& name) {
+Target resolve_target(const Experiment& exp, const MethodCatalog& catalog, const std::string& name) {
   Target t;
   if (name == "builtin") {
     t = {true, true, &catalog.builtins, "builtin"};
@@ -64,8 +61,7 @@ void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index)
     std::vector<std::string> names = models;
     names.insert(names.end(), rewards.begin(), rewards.end());
     names.push_back("builtin");
-    out.add(line, node.id,
-            "calls '" + node.target + "', which is not a model, a reward or 'builtin'",
+    out.add(line, node.id, "calls '" + node.target + "', which is not a model, a reward or 'builtin'",
             hint + did_you_mean(node.target, names));
     return;
   }
@@ -94,8 +90,7 @@ void check_node_calls(IssueList& out, const MethodCatalog& catalog) {
               "add id: <short name>; other nodes' layout and messages refer to it");
     } else if (auto [first, inserted] = first_with_id.emplace(node.id, i); !inserted) {
       out.add(out.node_line(i, "id"), node.id,
-              "the id is used twice (first on line " +
-                  std::to_string(out.node_line(first->second)) + ")",
+              "the id is used twice (first on line " + std::to_string(out.node_line(first->second)) + ")",
               "give each node its own id");
     }
     check_call(out, catalog, i);

@@ -123,11 +123,11 @@ void apply(json& doc, LineMap& lines, const Override& o) {
     if (parent->is_object()) {
       if (!parent->contains(segment)) {
         if (!may_add)
-          throw OverrideProblem{
-              "'" + written + "' does not exist",
-              (parent_path.empty() ? std::string("the file") : "'" + parent_path + "'") + " has: " +
-                  list_names(keys_of(*parent)) + "." + did_you_mean(segment, keys_of(*parent)) +
-                  (o.op == Op::set ? " To add it write +" + o.text : "")};
+          throw OverrideProblem{"'" + written + "' does not exist",
+                                (parent_path.empty() ? std::string("the file") : "'" + parent_path + "'") +
+                                    " has: " + list_names(keys_of(*parent)) + "." +
+                                    did_you_mean(segment, keys_of(*parent)) +
+                                    (o.op == Op::set ? " To add it write +" + o.text : "")};
         (*parent)[segment] = json::object();
       }
       parent = &(*parent)[segment];
@@ -135,9 +135,9 @@ void apply(json& doc, LineMap& lines, const Override& o) {
     } else if (parent->is_array()) {
       auto index = list_index(*parent, segment);
       if (!index || *index >= parent->size())
-        throw OverrideProblem{"'" + written + "' is not an item of the list (" +
-                                  std::to_string(parent->size()) + " items)",
-                              "use an index from 0 or an item id: " + list_names(ids_of(*parent))};
+        throw OverrideProblem{
+            "'" + written + "' is not an item of the list (" + std::to_string(parent->size()) + " items)",
+            "use an index from 0 or an item id: " + list_names(ids_of(*parent))};
       parent = &(*parent)[*index];
       parent_path = join_path(parent_path, std::to_string(*index));
     } else {
@@ -153,12 +153,11 @@ void apply(json& doc, LineMap& lines, const Override& o) {
     const std::string path = join_path(parent_path, last);
     const bool exists = parent->contains(last);
     if (o.op == Op::add && exists)
-      throw OverrideProblem{"'" + written + "' exists already",
-                            "to replace it write " + o.text.substr(1)};
+      throw OverrideProblem{"'" + written + "' exists already", "to replace it write " + o.text.substr(1)};
     if ((o.op == Op::set || o.op == Op::remove) && !exists) {
       std::string owner = parent_path.empty() ? std::string("the file") : "'" + parent_path + "'";
-      std::string hint = owner + " has: " + list_names(keys_of(*parent)) + "." +
-                         did_you_mean(last, keys_of(*parent));
+      std::string hint =
+          owner + " has: " + list_names(keys_of(*parent)) + "." + did_you_mean(last, keys_of(*parent));
       if (o.op == Op::set) hint += " To add a new key write +" + o.text;
       throw OverrideProblem{"'" + written + "' does not exist", hint};
     }
@@ -176,11 +175,10 @@ void apply(json& doc, LineMap& lines, const Override& o) {
     if (!index || (*index >= size && !appends))
       throw OverrideProblem{
           "'" + written + "' is not an item of the list (" + std::to_string(size) + " items)",
-          "use an index from 0 or an item id (" + list_names(ids_of(*parent)) +
-              "); to append write +" + join_path(parent_path, std::to_string(size)) + "=..."};
+          "use an index from 0 or an item id (" + list_names(ids_of(*parent)) + "); to append write +" +
+              join_path(parent_path, std::to_string(size)) + "=..."};
     if (o.op == Op::add && !appends)
-      throw OverrideProblem{"'" + written + "' exists already",
-                            "to replace it write " + o.text.substr(1)};
+      throw OverrideProblem{"'" + written + "' exists already", "to replace it write " + o.text.substr(1)};
     const std::string path = join_path(parent_path, std::to_string(*index));
     if (o.op == Op::remove) {
       parent->erase(*index);
@@ -193,9 +191,8 @@ void apply(json& doc, LineMap& lines, const Override& o) {
       erase_lines_below(lines, path, false);
     }
   } else {
-    throw OverrideProblem{
-        "'" + parent_written + "' is " + type_name(*parent) + ", not a map or list",
-        "override '" + parent_written + "' as a whole"};
+    throw OverrideProblem{"'" + parent_written + "' is " + type_name(*parent) + ", not a map or list",
+                          "override '" + parent_written + "' as a whole"};
   }
 }
 

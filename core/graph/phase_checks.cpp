@@ -81,7 +81,8 @@ void check_phases(std::vector<GraphIssue>& issues, const Experiment& exp, const 
       out.add(out.line("trainer.eval"), "", "trainer.eval has no score column",
               "name the eval nodes' output to average as val/score/mean, e.g. score: " +
                   (produced.empty() ? std::string("eval_scores") : produced.back()));
-    } else if (std::find(produced.begin(), produced.end(), ev["score"].get<std::string>()) == produced.end()) {
+    } else if (std::find(produced.begin(), produced.end(), ev["score"].get<std::string>()) ==
+               produced.end()) {
       const std::string score = ev["score"].get<std::string>();
       out.add(out.line("trainer.eval.score"), "",
               "trainer.eval.score names column '" + score + "', which no eval node writes",

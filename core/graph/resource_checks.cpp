@@ -71,10 +71,9 @@ void check_parallel(IssueList& out, const ModelSpec& model) {
     hint += "set dp: " + std::to_string(workers / (p.tp * p.pp)) + ", or ";
   hint += "set pool '" + model.pool + "' workers: " + std::to_string(p.world());
   out.add(out.line(at), "",
-          "model '" + model.name + "' has dp*tp*pp = " + std::to_string(p.dp) + "*" +
-              std::to_string(p.tp) + "*" + std::to_string(p.pp) + " = " +
-              std::to_string(p.world()) + " ranks but pool '" + model.pool + "' has " +
-              std::to_string(workers) + " workers",
+          "model '" + model.name + "' has dp*tp*pp = " + std::to_string(p.dp) + "*" + std::to_string(p.tp) +
+              "*" + std::to_string(p.pp) + " = " + std::to_string(p.world()) + " ranks but pool '" +
+              model.pool + "' has " + std::to_string(workers) + " workers",
           hint);
 }
 
@@ -84,8 +83,7 @@ void check_models(IssueList& out, const MethodCatalog& catalog) {
   for (const auto& [name, model] : out.exp().models) {
     const std::string at = "models." + name;
     if (name == "builtin")
-      out.add(out.line(at), "",
-              "a model is named 'builtin', the prefix of the controller's builtins",
+      out.add(out.line(at), "", "a model is named 'builtin', the prefix of the controller's builtins",
               "rename the model");
     if (model.role.empty())
       out.add(out.line(at), "", "model '" + name + "' has no role",
@@ -117,18 +115,16 @@ void check_rewards(IssueList& out, const MethodCatalog& catalog) {
       out.add(out.line(at), "", "reward '" + name + "' has no type",
               "add type: <one of " + list_names(types) + ">");
     else if (!catalog.reward_methods.count(reward.type))
-      out.add(
-          out.line(at + ".type"), "",
-          "reward '" + name + "' has type '" + reward.type + "' that no reward module implements",
-          "types: " + list_names(types) + "." + did_you_mean(reward.type, types));
+      out.add(out.line(at + ".type"), "",
+              "reward '" + name + "' has type '" + reward.type + "' that no reward module implements",
+              "types: " + list_names(types) + "." + did_you_mean(reward.type, types));
   }
 }
 
 void check_task_and_trainer(IssueList& out, const MethodCatalog& catalog) {
   const Experiment& exp = out.exp();
   const auto tasks = keys_of(catalog.task_columns);
-  const nlohmann::json& task_name =
-      exp.task.contains("name") ? exp.task["name"] : nlohmann::json("");
+  const nlohmann::json& task_name = exp.task.contains("name") ? exp.task["name"] : nlohmann::json("");
   const std::string name = task_name.is_string() ? task_name.get<std::string>() : "";
   if (!task_name.is_string())
     out.add(out.line("task.name"), "", "task.name should be text, not " + task_name.dump(),
@@ -150,8 +146,7 @@ void check_layout(IssueList& out) {
   for (const auto& [id, _] : out.exp().layout.items()) {
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
     out.add(out.line("layout." + id), id, "has a layout position but no node has this id",
-            "remove it from layout:, or rename it to a node id." + did_you_mean(id, ids),
-            Severity::warning);
+            "remove it from layout:, or rename it to a node id." + did_you_mean(id, ids), Severity::warning);
   }
 }
 

@@ -26,7 +26,8 @@ std::pair<std::string, std::string> node_of_path(const Experiment& exp, const st
   auto index_after = [&](const std::string& prefix, size_t count) -> std::optional<size_t> {
     if (path.rfind(prefix, 0) != 0) return std::nullopt;
     const size_t end = path.find('.', prefix.size());
-    const std::string index = path.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
+    const std::string index =
+        path.substr(prefix.size(), end == std::string::npos ? std::string::npos : end - prefix.size());
     if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
     const size_t i = std::stoul(index);
     return i < count ? std::optional<size_t>(i) : std::nullopt;

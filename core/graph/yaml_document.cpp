@@ -46,8 +46,8 @@ struct Reader {
         for (auto it = node.begin(); it != node.end(); ++it) {
           int line = line_of_mark(it->first.Mark());
           if (!it->first.IsScalar()) {
-            issues.push_back({file, line, "", "a key that is not plain text",
-                              "keys must be names, like 'workers:'"});
+            issues.push_back(
+                {file, line, "", "a key that is not plain text", "keys must be names, like 'workers:'"});
             continue;
           }
           const std::string key = it->first.Scalar();
@@ -83,8 +83,7 @@ json parse_integer(std::string digits, int base) {
     return std::strtod((negative ? "-" + digits : digits).c_str(), nullptr);  // too big: float
   }
   constexpr uint64_t max_int = std::numeric_limits<int64_t>::max();
-  if (!negative)
-    return magnitude <= max_int ? json(static_cast<int64_t>(magnitude)) : json(magnitude);
+  if (!negative) return magnitude <= max_int ? json(static_cast<int64_t>(magnitude)) : json(magnitude);
   if (magnitude <= max_int + 1) return static_cast<int64_t>(0 - magnitude);
   return -static_cast<double>(magnitude);
 }
@@ -210,8 +209,7 @@ json resolve_plain_scalar(const std::string& text) {
   std::string sign, rest = text;
   if (rest[0] == '-' || rest[0] == '+') sign = rest.substr(0, 1), rest.erase(0, 1);
   if (is_one_of(rest, {".inf", ".Inf", ".INF"}))
-    return sign == "-" ? -std::numeric_limits<double>::infinity()
-                       : std::numeric_limits<double>::infinity();
+    return sign == "-" ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
   if (sign.empty() && is_one_of(rest, {".nan", ".NaN", ".NAN"}))
     return std::numeric_limits<double>::quiet_NaN();
   return text;

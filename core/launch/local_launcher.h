@@ -21,16 +21,16 @@
 namespace rlwb::core {
 
 struct ProcessSpec {
-  std::string name;                 // e.g. "main/0": used in messages and log file name
-  std::vector<std::string> argv;    // argv[0] is the program path
+  std::string name;                        // e.g. "main/0": used in messages and log file name
+  std::vector<std::string> argv;           // argv[0] is the program path
   std::map<std::string, std::string> env;  // added to the launcher's environment
 };
 
 struct ProcessExit {
   std::string name;
   pid_t pid = 0;
-  int exit_code = -1;   // when exited normally
-  int signal = 0;       // when killed by a signal
+  int exit_code = -1;            // when exited normally
+  int signal = 0;                // when killed by a signal
   std::string describe() const;  // "exited with code 3" / "killed by signal 9 (Killed)"
 };
 

@@ -6,11 +6,16 @@ namespace rlwb::core {
 
 std::string dispatch_mode_name(DispatchMode mode) {
   switch (mode) {
-    case DispatchMode::broadcast: return "broadcast";
-    case DispatchMode::rank0: return "rank0";
-    case DispatchMode::split_dp: return "split_dp";
-    case DispatchMode::split_dp_mesh: return "split_dp_mesh";
-    case DispatchMode::all_to_all: return "all_to_all";
+    case DispatchMode::broadcast:
+      return "broadcast";
+    case DispatchMode::rank0:
+      return "rank0";
+    case DispatchMode::split_dp:
+      return "split_dp";
+    case DispatchMode::split_dp_mesh:
+      return "split_dp_mesh";
+    case DispatchMode::all_to_all:
+      return "all_to_all";
   }
   return "?";
 }
@@ -82,8 +87,8 @@ Batch collect_replies(DispatchMode mode, const Mesh& mesh, const DispatchPlan& p
     int64_t padded_total = plan.input_rows + plan.padded_rows;
     int64_t out_rows = merged.rows();
     if (out_rows % padded_total != 0)
-      throw std::runtime_error("dispatch: ranks returned " + std::to_string(out_rows) +
-                               " rows for " + std::to_string(padded_total) +
+      throw std::runtime_error("dispatch: ranks returned " + std::to_string(out_rows) + " rows for " +
+                               std::to_string(padded_total) +
                                " padded input rows; a split method must return a whole number of rows per "
                                "input row so the padding can be removed");
     int64_t per_row = out_rows / padded_total;

@@ -3,7 +3,7 @@
 namespace rlwb::core {
 
 nlohmann::json RemoteErrorInfo::to_json() const {
-  return {{"group", group}, {"rank", rank}, {"host", host}, {"pid", pid},
+  return {{"group", group}, {"rank", rank},     {"host", host},      {"pid", pid},
           {"model", model}, {"method", method}, {"message", message}};
 }
 
@@ -27,11 +27,8 @@ static std::string describe(const RemoteErrorInfo& i) {
   return where + ", method '" + what + "': " + i.message;
 }
 
-RemoteError::RemoteError(RemoteErrorInfo info)
-    : std::runtime_error(describe(info)), info_(std::move(info)) {}
+RemoteError::RemoteError(RemoteErrorInfo info) : std::runtime_error(describe(info)), info_(std::move(info)) {}
 
-std::string worker_id(const std::string& group, int rank) {
-  return group + "/" + std::to_string(rank);
-}
+std::string worker_id(const std::string& group, int rank) { return group + "/" + std::to_string(rank); }
 
 }  // namespace rlwb::core

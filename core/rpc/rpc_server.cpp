@@ -78,9 +78,9 @@ struct Endpoint {
   std::map<uint64_t, PendingCall> pending;
   std::map<std::string, WorkerState> workers;
   std::condition_variable registered_cv;
-  std::condition_variable reply_cv;  // a reply arrived, or the reader left
-  bool reader_waiting = false;       // a caller is reading the socket for its reply
-  std::thread::id reader;            // which one
+  std::condition_variable reply_cv;             // a reply arrived, or the reader left
+  bool reader_waiting = false;                  // a caller is reading the socket for its reply
+  std::thread::id reader;                       // which one
   std::atomic<Clock::rep> last_caller_send{0};  // when a caller last sent (steady clock ticks)
   std::atomic<uint64_t> next_id{1};
 
@@ -419,8 +419,8 @@ void RpcServer::wait_for_workers(const std::vector<std::string>& ids, std::chron
       std::string names;
       for (auto& m : missing) names += (names.empty() ? "" : ", ") + m;
       throw std::runtime_error("workers did not register within " +
-                               std::to_string(timeout.count() / 1000.0).substr(0, 4) +
-                               " s: " + names + " (see their logs)");
+                               std::to_string(timeout.count() / 1000.0).substr(0, 4) + " s: " + names +
+                               " (see their logs)");
     }
     impl_->registered_cv.wait_for(lock, std::chrono::milliseconds(50));
   }

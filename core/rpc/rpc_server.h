@@ -89,11 +89,10 @@ class RpcServer {
                         const std::function<std::string()>& abort_check = {});
 
   // Sends one call; the future holds the reply Batch or a RemoteError.
-  ReplyFuture call(const std::string& worker, const std::string& model,
-                          const std::string& method, Batch input,
-                          nlohmann::json args = nlohmann::json::object(),
-                          nlohmann::json context = nlohmann::json::object(),
-                          std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+  ReplyFuture call(const std::string& worker, const std::string& model, const std::string& method,
+                   Batch input, nlohmann::json args = nlohmann::json::object(),
+                   nlohmann::json context = nlohmann::json::object(),
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
   // Marks a worker dead (e.g. the launcher saw its process exit) and fails
   // its pending calls with `reason`.

@@ -13,7 +13,8 @@ std::vector<std::string> WorkerGroup::worker_ids() const {
 
 DispatchMode WorkerGroup::dispatch_mode(const std::string& method) const {
   auto info = rpc_.worker(worker_id(pool_, 0));
-  if (!info) throw std::runtime_error("model '" + model_ + "': worker " + worker_id(pool_, 0) + " is not registered");
+  if (!info)
+    throw std::runtime_error("model '" + model_ + "': worker " + worker_id(pool_, 0) + " is not registered");
   const auto& roles = info->roles;
   if (!roles.contains(role_))
     throw std::runtime_error("model '" + model_ + "': the workers have no role '" + role_ + "'");
@@ -27,12 +28,13 @@ DispatchMode WorkerGroup::dispatch_mode(const std::string& method) const {
   return dispatch_mode_from_name(methods[method].get<std::string>());
 }
 
-std::future<GroupResult> WorkerGroup::call(const std::string& method, const Batch& input, nlohmann::json context,
-                                          const nlohmann::json& args) {
+std::future<GroupResult> WorkerGroup::call(const std::string& method, const Batch& input,
+                                           nlohmann::json context, const nlohmann::json& args) {
   return run(dispatch_mode(method), method, input, {}, args, context);
 }
 
-std::future<GroupResult> WorkerGroup::call_per_rank(const std::string& method, const std::vector<Batch>& inputs,
+std::future<GroupResult> WorkerGroup::call_per_rank(const std::string& method,
+                                                    const std::vector<Batch>& inputs,
                                                     nlohmann::json context) {
   return run(DispatchMode::all_to_all, method, Batch{}, inputs, nlohmann::json::object(), context);
 }

@@ -16,8 +16,8 @@
 namespace rlwb::core {
 
 struct GroupResult {
-  Batch merged;                  // the node's output
-  std::vector<Batch> per_rank;   // every rank's reply (empty for ranks not called)
+  Batch merged;                 // the node's output
+  std::vector<Batch> per_rank;  // every rank's reply (empty for ranks not called)
 };
 
 class WorkerGroup {

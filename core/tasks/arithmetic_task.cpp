@@ -19,9 +19,12 @@ struct Problem {
   std::string prompt() const { return std::to_string(a) + op + std::to_string(b) + "="; }
   std::string answer() const {
     switch (op) {
-      case '-': return std::to_string(a - b);
-      case '*': return std::to_string(a * b);
-      default: return std::to_string(a + b);
+      case '-':
+        return std::to_string(a - b);
+      case '*':
+        return std::to_string(a * b);
+      default:
+        return std::to_string(a + b);
     }
   }
   bool operator<(const Problem& o) const { return std::tie(a, b, op) < std::tie(o.a, o.b, o.op); }

@@ -42,7 +42,8 @@ std::string teacher_program(int64_t target, double error, std::mt19937_64& rng) 
     std::string p = program_printing(target, rng);
     return p.substr(0, p.size() - 1);  // SyntaxError
   }
-  return program_printing(target == 0 || std::bernoulli_distribution(0.5)(rng) ? target + 1 : target - 1, rng);
+  return program_printing(target == 0 || std::bernoulli_distribution(0.5)(rng) ? target + 1 : target - 1,
+                          rng);
 }
 
 }  // namespace
@@ -50,7 +51,9 @@ std::string teacher_program(int64_t target, double error, std::mt19937_64& rng) 
 Batch print_program_task(const config::TaskOptions& task, const TaskDraw& spec, int64_t seed) {
   const Settings& s = task.print_program;
   ItemTask<int64_t> items;
-  items.sample = [&s](std::mt19937_64& rng) { return std::uniform_int_distribution<int64_t>(0, s.max_target)(rng); };
+  items.sample = [&s](std::mt19937_64& rng) {
+    return std::uniform_int_distribution<int64_t>(0, s.max_target)(rng);
+  };
   // The held-out targets: a fixed pseudo-random subset, the same for every seed.
   items.held_out = [&] { return distinct_items<int64_t>(s.test_size, 20261130, items.sample); };
   items.rows = [&s](const std::vector<int64_t>& targets, bool test, std::mt19937_64& teacher) {

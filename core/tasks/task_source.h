@@ -47,7 +47,8 @@ struct ItemTask {
 
 // `count` distinct items from `sample` with a fixed generator: a held-out set.
 template <typename Item>
-std::vector<Item> distinct_items(int64_t count, uint64_t rng_seed, const std::function<Item(std::mt19937_64&)>& sample) {
+std::vector<Item> distinct_items(int64_t count, uint64_t rng_seed,
+                                 const std::function<Item(std::mt19937_64&)>& sample) {
   std::mt19937_64 rng(rng_seed);
   std::set<Item> seen;
   std::vector<Item> out;
@@ -73,7 +74,8 @@ Batch draw(const ItemTask<Item>& task, const TaskDraw& d, int64_t seed) {
       if (!excluded.count(item)) items.push_back(item);
     }
   }
-  std::mt19937_64 teacher(static_cast<uint64_t>(seed) * 7919ULL + static_cast<uint64_t>(d.step) * 104729ULL + 1);
+  std::mt19937_64 teacher(static_cast<uint64_t>(seed) * 7919ULL + static_cast<uint64_t>(d.step) * 104729ULL +
+                          1);
   Batch b = task.rows(items, d.test, teacher);
   b.set_tensor("group_index", torch::arange(static_cast<int64_t>(items.size()), torch::kInt64));
   const int64_t n = d.test ? 1 : d.samples_per_prompt;

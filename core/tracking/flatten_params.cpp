@@ -9,9 +9,7 @@ namespace {
 
 void flatten_into(const nlohmann::json& value, const std::string& key,
                   std::vector<std::pair<std::string, std::string>>& rows) {
-  const auto child_key = [&key](const std::string& child) {
-    return key.empty() ? child : key + "." + child;
-  };
+  const auto child_key = [&key](const std::string& child) { return key.empty() ? child : key + "." + child; };
   if (value.is_object() && !value.empty()) {
     for (const auto& [child, child_value] : value.items()) {
       flatten_into(child_value, child_key(child), rows);

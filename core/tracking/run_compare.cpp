@@ -67,14 +67,13 @@ std::vector<ConfigDiffRow> config_diff(const std::vector<ParamList>& params, boo
 }
 
 BestIs best_direction(const std::string& metric) {
-  if (contains_word(
-          metric, {"loss", "kl", "timing", "time_s", "error", "clipfrac", "perplexity", "latency"}))
+  if (contains_word(metric, {"loss", "kl", "timing", "time_s", "error", "clipfrac", "perplexity", "latency"}))
     return BestIs::lower;
   return BestIs::higher;
 }
 
-MetricRunSummary summarize_series(std::span<const double> steps, std::span<const double> values,
-                                  BestIs best, std::optional<int64_t> at) {
+MetricRunSummary summarize_series(std::span<const double> steps, std::span<const double> values, BestIs best,
+                                  std::optional<int64_t> at) {
   MetricRunSummary s;
   for (size_t i = 0; i < steps.size() && i < values.size(); ++i) {
     double v = values[i];
@@ -107,8 +106,7 @@ RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& i
   c.param_keys = keys.size();
   c.all_keys = all_keys;
   c.diff = config_diff(params, all_keys);
-  c.metrics =
-      metrics.empty() ? std::vector<std::string>(all_metrics.begin(), all_metrics.end()) : metrics;
+  c.metrics = metrics.empty() ? std::vector<std::string>(all_metrics.begin(), all_metrics.end()) : metrics;
   for (const std::string& metric : metrics)
     if (!all_metrics.count(metric)) {
       std::string known;
@@ -126,8 +124,7 @@ RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& i
       // Points come in rowid order; a summary wants steps ascending.
       std::vector<size_t> order(steps.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t a, size_t b) { return steps[a] < steps[b]; });
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return steps[a] < steps[b]; });
       std::vector<double> s2, v2;
       for (size_t i : order) s2.push_back(steps[i]), v2.push_back(values[i]);
       MetricRunSummary row = summarize_series(s2, v2, best_direction(metric), at_step);
@@ -150,8 +147,8 @@ std::string format_comparison(const RunComparison& c) {
 
   size_t differing = 0;
   for (const ConfigDiffRow& row : c.diff) differing += row.differs;
-  out += "\nconfig: " + std::to_string(differing) + " of " + std::to_string(c.param_keys) +
-         " keys differ" + (c.all_keys ? " (all keys shown)" : "") + "\n";
+  out += "\nconfig: " + std::to_string(differing) + " of " + std::to_string(c.param_keys) + " keys differ" +
+         (c.all_keys ? " (all keys shown)" : "") + "\n";
   if (c.diff.empty()) {
     out += "  (no differences)\n";
   } else {
@@ -188,9 +185,7 @@ std::string format_comparison(const RunComparison& c) {
 
 std::string summary_csv(const std::vector<MetricRunSummary>& summary) {
   std::string out = "run_id,run_name,metric,count,last_step,last,best_step,best,at_step,at_value\n";
-  auto opt_step = [](const std::optional<int64_t>& s) {
-    return s ? std::to_string(*s) : std::string();
-  };
+  auto opt_step = [](const std::optional<int64_t>& s) { return s ? std::to_string(*s) : std::string(); };
   for (const MetricRunSummary& s : summary) {
     out += std::to_string(s.run) + "," + csv_cell(s.run_name) + "," + csv_cell(s.metric) + "," +
            std::to_string(s.count) + "," + opt_step(s.last_step) + "," +
@@ -201,24 +196,21 @@ std::string summary_csv(const std::vector<MetricRunSummary>& summary) {
   return out;
 }
 
-void export_run_metrics(TrackingReader& reader, int64_t run, const std::string& format,
-                        std::ostream& out) {
+void export_run_metrics(TrackingReader& reader, int64_t run, const std::string& format, std::ostream& out) {
   if (format != "csv" && format != "jsonl")
     throw TrackingError("unknown export format '" + format + "' (use csv or jsonl)");
-  if (!reader.run(run))
-    throw TrackingError("no run " + std::to_string(run) + " in " + reader.path());
+  if (!reader.run(run)) throw TrackingError("no run " + std::to_string(run) + " in " + reader.path());
   if (format == "csv") out << "run_id,key,step,value,wall_time\n";
   for (const MetricPoint& p : reader.metrics(run)) {
     if (format == "csv") {
-      out << run << "," << csv_cell(p.key) << "," << p.step << "," << format_metric_value(p.value)
-          << "," << format_metric_value(p.wall_time) << "\n";
+      out << run << "," << csv_cell(p.key) << "," << p.step << "," << format_metric_value(p.value) << ","
+          << format_metric_value(p.wall_time) << "\n";
     } else {
       nlohmann::ordered_json line = {
           {"run_id", run},
           {"key", p.key},
           {"step", p.step},
-          {"value",
-           std::isfinite(p.value) ? nlohmann::ordered_json(p.value) : nlohmann::ordered_json()},
+          {"value", std::isfinite(p.value) ? nlohmann::ordered_json(p.value) : nlohmann::ordered_json()},
           {"wall_time", p.wall_time}};
       out << line.dump() << "\n";
     }

@@ -50,8 +50,8 @@ struct MetricRunSummary {
 
 // Summary of one series (steps ascending). NaN values are skipped. `at`:
 // the value at the highest step <= at (none when no step is that low).
-MetricRunSummary summarize_series(std::span<const double> steps, std::span<const double> values,
-                                  BestIs best, std::optional<int64_t> at = std::nullopt);
+MetricRunSummary summarize_series(std::span<const double> steps, std::span<const double> values, BestIs best,
+                                  std::optional<int64_t> at = std::nullopt);
 
 struct RunComparison {
   std::vector<RunInfo> runs;
@@ -80,8 +80,7 @@ std::string summary_csv(const std::vector<MetricRunSummary>& summary);
 // Every metric point of a run, in rowid order: "csv" writes
 // run_id,key,step,value,wall_time; "jsonl" one JSON object a line with the
 // same fields (NaN as null). Throws TrackingError for an unknown run or format.
-void export_run_metrics(TrackingReader& reader, int64_t run, const std::string& format,
-                        std::ostream& out);
+void export_run_metrics(TrackingReader& reader, int64_t run, const std::string& format, std::ostream& out);
 
 // A number as the reports print it: shortest text that reads back exactly; "nan".
 std::string format_metric_value(double value);

@@ -14,10 +14,10 @@ void require_end_status(const std::string& status) {
   }
 }
 
-void insert_event(SQLite::Database& db, int64_t run, const std::string& level,
-                  const std::string& source, const std::string& text) {
-  SQLite::Statement insert(
-      db, "INSERT INTO events (run_id, time, level, source, text) VALUES (?, ?, ?, ?, ?)");
+void insert_event(SQLite::Database& db, int64_t run, const std::string& level, const std::string& source,
+                  const std::string& text) {
+  SQLite::Statement insert(db,
+                           "INSERT INTO events (run_id, time, level, source, text) VALUES (?, ?, ?, ?, ?)");
   insert.bind(1, run);
   insert.bind(2, unix_time_now());
   insert.bind(3, level);
@@ -26,8 +26,8 @@ void insert_event(SQLite::Database& db, int64_t run, const std::string& level,
   insert.exec();
 }
 
-void record_run_end(SQLite::Database& db, int64_t run, const std::string& status,
-                    const std::string& error, const std::string& source) {
+void record_run_end(SQLite::Database& db, int64_t run, const std::string& status, const std::string& error,
+                    const std::string& source) {
   SQLite::Statement update(db, "UPDATE runs SET status = ?, end_time = ? WHERE id = ?");
   update.bind(1, status);
   update.bind(2, unix_time_now());

@@ -15,10 +15,10 @@ void require_end_status(const std::string& status);
 
 // Inside the caller's transaction: sets status and end time, and adds
 // `error` (if not empty) as an "error" event from `source`.
-void record_run_end(SQLite::Database& db, int64_t run, const std::string& status,
-                    const std::string& error, const std::string& source);
+void record_run_end(SQLite::Database& db, int64_t run, const std::string& status, const std::string& error,
+                    const std::string& source);
 
-void insert_event(SQLite::Database& db, int64_t run, const std::string& level,
-                  const std::string& source, const std::string& text);
+void insert_event(SQLite::Database& db, int64_t run, const std::string& level, const std::string& source,
+                  const std::string& text);
 
 }  // namespace rlwb::core

@@ -54,9 +54,7 @@ double run_duration(const RunInfo& run) {
   return (run.end_time > 0 ? run.end_time : unix_time_now()) - run.start_time;
 }
 
-std::string format_step(int64_t last_step) {
-  return last_step < 0 ? "-" : std::to_string(last_step);
-}
+std::string format_step(int64_t last_step) { return last_step < 0 ? "-" : std::to_string(last_step); }
 
 bool is_timing(const std::string& key) { return key.rfind(kTimingPrefix, 0) == 0; }
 
@@ -64,8 +62,7 @@ std::string section(const std::string& title, const std::string& body) {
   return "\n" + title + "\n" + (body.empty() ? "  (none)\n" : body);
 }
 
-std::string run_fields(const RunInfo& run,
-                       const std::vector<std::pair<std::string, std::string>>& tags) {
+std::string run_fields(const RunInfo& run, const std::vector<std::pair<std::string, std::string>>& tags) {
   std::vector<std::vector<std::string>> rows = {
       {"status", run.status},
       {"algorithm", run.algorithm},
@@ -123,8 +120,7 @@ std::string events_section(const std::vector<EventRecord>& events) {
   std::vector<std::vector<std::string>> rows;
   rows.reserve(events.size());
   for (const EventRecord& event : events) {
-    rows.push_back(
-        {format_local_time(event.time, kTimestamp), event.level, event.source, event.text});
+    rows.push_back({format_local_time(event.time, kTimestamp), event.level, event.source, event.text});
   }
   return render_text_table(rows, "  ");
 }
@@ -133,14 +129,13 @@ std::string events_section(const std::vector<EventRecord>& events) {
 
 std::string format_runs_table(const std::vector<RunInfo>& runs) {
   if (runs.empty()) return "no runs recorded yet\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"ID", "NAME", "ALGORITHM", "STATUS", "STEP", std::string("SCORE (") + kRunScoreMetric + ")",
-       "STARTED", "DURATION"}};
+  std::vector<std::vector<std::string>> rows = {{"ID", "NAME", "ALGORITHM", "STATUS", "STEP",
+                                                 std::string("SCORE (") + kRunScoreMetric + ")", "STARTED",
+                                                 "DURATION"}};
   for (const RunInfo& run : runs) {
-    rows.push_back(
-        {std::to_string(run.id), run.name, run.algorithm, run.status, format_step(run.last_step),
-         run.last_score ? format_number(*run.last_score) : "-",
-         format_local_time(run.start_time, "%Y-%m-%d %H:%M"), format_duration(run_duration(run))});
+    rows.push_back({std::to_string(run.id), run.name, run.algorithm, run.status, format_step(run.last_step),
+                    run.last_score ? format_number(*run.last_score) : "-",
+                    format_local_time(run.start_time, "%Y-%m-%d %H:%M"), format_duration(run_duration(run))});
   }
   return render_text_table(rows);
 }

@@ -144,8 +144,7 @@ void refuse_newer(int version, const std::string& path) {
   }
   if (code == SQLITE_BUSY) {
     throw TrackingError(path + ": database stayed locked for " +
-                        std::to_string(kTrackingBusyTimeoutMs / 1000) +
-                        " s by another process: " + e.what());
+                        std::to_string(kTrackingBusyTimeoutMs / 1000) + " s by another process: " + e.what());
   }
   throw TrackingError(path + ": cannot open tracking database: " + e.what());
 }
@@ -168,8 +167,7 @@ void configure_writer_connection(SQLite::Database& db, const std::string& path) 
     throw TrackingError(path +
                         ": the file system does not support SQLite's WAL mode (journal "
                         "mode stayed '" +
-                        wal.getColumn(0).getString() +
-                        "'); put the tracking database on a local disk.");
+                        wal.getColumn(0).getString() + "'); put the tracking database on a local disk.");
   }
   // FULL: each commit is fsynced, so a batch survives a power loss too; with
   // batched commits that is a few fsyncs a second.
@@ -206,8 +204,7 @@ SQLite::Database open_tracking_db_for_writing(const std::string& path) {
     if (!dir.empty()) {
       fs::create_directories(dir, ec);
       if (ec) {
-        throw TrackingError(path + ": cannot create the directory " + dir.string() + ": " +
-                            ec.message());
+        throw TrackingError(path + ": cannot create the directory " + dir.string() + ": " + ec.message());
       }
     }
   }

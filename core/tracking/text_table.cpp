@@ -14,8 +14,7 @@ size_t display_width(const std::string& text) {
 
 }  // namespace
 
-std::string render_text_table(const std::vector<std::vector<std::string>>& rows,
-                              const std::string& indent) {
+std::string render_text_table(const std::vector<std::vector<std::string>>& rows, const std::string& indent) {
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
@@ -28,8 +27,7 @@ std::string render_text_table(const std::vector<std::vector<std::string>>& rows,
     std::string line = indent;
     for (size_t column = 0; column < row.size(); ++column) {
       line += row[column];
-      if (column + 1 < row.size())
-        line.append(widths[column] - display_width(row[column]) + 2, ' ');
+      if (column + 1 < row.size()) line.append(widths[column] - display_width(row[column]) + 2, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     text += line + "\n";

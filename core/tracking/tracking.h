@@ -123,8 +123,7 @@ class TrackingWriter {
                     const nlohmann::json& params /* flattened on write */);
   void log_metric(int64_t run, const std::string& key, int64_t step, double value);
   // level: "debug", "info", "warning" or "error".
-  void log_event(int64_t run, const std::string& level, const std::string& source,
-                 const std::string& text);
+  void log_event(int64_t run, const std::string& level, const std::string& source, const std::string& text);
   void log_sample(int64_t run, int64_t step, const std::string& prompt, const std::string& response,
                   double reward, const nlohmann::json& details);
   void log_artifact(int64_t run, const std::string& kind, const std::string& path);
@@ -154,8 +153,7 @@ class TrackingReader {
   std::vector<std::string> metric_keys(int64_t run);
   // Points with rowid > after_rowid (for polling), optionally one key, in
   // rowid order. Rowids only grow, so the last rowid seen is the next cursor.
-  std::vector<MetricPoint> metrics(int64_t run, int64_t after_rowid = 0,
-                                   const std::string& key = "");
+  std::vector<MetricPoint> metrics(int64_t run, int64_t after_rowid = 0, const std::string& key = "");
   std::vector<MetricSummary> metric_summaries(int64_t run);  // by key
   std::vector<EventRecord> events(int64_t run, int64_t after_rowid = 0);
   std::vector<EventRecord> last_events(int64_t run, int count);  // oldest first

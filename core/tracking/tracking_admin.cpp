@@ -28,8 +28,7 @@ struct TrackingAdmin::Impl {
   std::mutex mutex;
   SQLite::Database db;
 
-  explicit Impl(const std::string& db_path)
-      : path(db_path), db(open_tracking_db_for_writing(db_path)) {}
+  explicit Impl(const std::string& db_path) : path(db_path), db(open_tracking_db_for_writing(db_path)) {}
 
   // Runs `change` in one transaction; SQLite errors become TrackingErrors.
   template <class Change>
@@ -51,8 +50,8 @@ struct TrackingAdmin::Impl {
     if (!query.executeStep()) {
       throw TrackingError(path + ": there is no run " + std::to_string(run));
     }
-    return {query.getColumn(0).getString(), query.getColumn(1).getString(),
-            query.getColumn(2).getInt64(), query.getColumn(3).getString()};
+    return {query.getColumn(0).getString(), query.getColumn(1).getString(), query.getColumn(2).getInt64(),
+            query.getColumn(3).getString()};
   }
 };
 
@@ -101,15 +100,13 @@ void TrackingAdmin::delete_run(int64_t run) {
     if (owner.status == "running") {
       const bool ours_to_check = owner.host == current_process_identity().host;
       if (!ours_to_check || process_is_running(owner.pid, owner.process_start)) {
-        throw TrackingError(impl_->path + ": run " + std::to_string(run) +
-                            " is still running (pid " + std::to_string(owner.pid) + " on " +
-                            owner.host + "); stop it, or mark it ended, before deleting it");
+        throw TrackingError(impl_->path + ": run " + std::to_string(run) + " is still running (pid " +
+                            std::to_string(owner.pid) + " on " + owner.host +
+                            "); stop it, or mark it ended, before deleting it");
       }
     }
-    for (const char* table :
-         {"params", "metrics", "events", "artifacts", "samples", "profiles", "tags"}) {
-      SQLite::Statement remove(impl_->db,
-                               std::string("DELETE FROM ") + table + " WHERE run_id = ?");
+    for (const char* table : {"params", "metrics", "events", "artifacts", "samples", "profiles", "tags"}) {
+      SQLite::Statement remove(impl_->db, std::string("DELETE FROM ") + table + " WHERE run_id = ?");
       remove.bind(1, run);
       remove.exec();
     }
@@ -119,8 +116,7 @@ void TrackingAdmin::delete_run(int64_t run) {
   });
 }
 
-void TrackingAdmin::mark_run_ended(int64_t run, const std::string& status,
-                                   const std::string& error) {
+void TrackingAdmin::mark_run_ended(int64_t run, const std::string& status, const std::string& error) {
   require_end_status(status);
   impl_->in_transaction("ending run " + std::to_string(run), [&] {
     const RunOwner owner = impl_->owner_of(run);
@@ -154,8 +150,8 @@ std::vector<int64_t> TrackingAdmin::mark_stale_runs(const std::string& status) {
     query.reset();
     for (size_t i = 0; i < stale.size(); ++i) {
       record_run_end(impl_->db, stale[i], status,
-                     "the controller process (pid " + std::to_string(stale_pids[i]) + " on " +
-                         self.host + ") exited without ending this run: it crashed or was killed",
+                     "the controller process (pid " + std::to_string(stale_pids[i]) + " on " + self.host +
+                         ") exited without ending this run: it crashed or was killed",
                      "tracking");
     }
     return stale;

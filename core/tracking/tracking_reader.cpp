@@ -16,9 +16,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // SQLite stores NaN as NULL.
-double real_or_nan(const SQLite::Column& column) {
-  return column.isNull() ? kNaN : column.getDouble();
-}
+double real_or_nan(const SQLite::Column& column) { return column.isNull() ? kNaN : column.getDouble(); }
 
 // "SELECT <the columns read_run reads> FROM runs".
 std::string select_runs() {
@@ -78,8 +76,7 @@ struct TrackingReader::Impl {
   std::mutex mutex;  // SQLite statements are not shared across threads
   SQLite::Database db;
 
-  explicit Impl(const std::string& db_path)
-      : path(db_path), db(open_tracking_db_for_reading(db_path)) {}
+  explicit Impl(const std::string& db_path) : path(db_path), db(open_tracking_db_for_reading(db_path)) {}
 
   // Runs one query under the lock; SQLite errors become TrackingErrors.
   template <class Query>
@@ -93,8 +90,7 @@ struct TrackingReader::Impl {
   }
 };
 
-TrackingReader::TrackingReader(const std::string& db_path)
-    : impl_(std::make_unique<Impl>(db_path)) {}
+TrackingReader::TrackingReader(const std::string& db_path) : impl_(std::make_unique<Impl>(db_path)) {}
 
 TrackingReader::~TrackingReader() = default;
 
@@ -102,8 +98,7 @@ const std::string& TrackingReader::path() const { return impl_->path; }
 
 std::vector<RunInfo> TrackingReader::list_runs() {
   return impl_->read("runs", [](SQLite::Database& db) {
-    SQLite::Statement query(db,
-                            select_runs() + " ORDER BY id DESC");
+    SQLite::Statement query(db, select_runs() + " ORDER BY id DESC");
     std::vector<RunInfo> runs;
     while (query.executeStep()) runs.push_back(read_run(query));
     return runs;
@@ -139,14 +134,13 @@ std::vector<std::string> TrackingReader::metric_keys(int64_t run) {
   return impl_->read("metric keys", [run](SQLite::Database& db) {
     // Hops from key to next key through the (run_id, key, step) index: cost
     // grows with the number of keys, not of points (DISTINCT reads them all).
-    SQLite::Statement query(
-        db,
-        "WITH RECURSIVE keys(key) AS ("
-        "  SELECT min(key) FROM metrics WHERE run_id = ?1"
-        "  UNION ALL"
-        "  SELECT (SELECT min(key) FROM metrics WHERE run_id = ?1 AND key > keys.key)"
-        "  FROM keys WHERE keys.key IS NOT NULL) "
-        "SELECT key FROM keys WHERE key IS NOT NULL");
+    SQLite::Statement query(db,
+                            "WITH RECURSIVE keys(key) AS ("
+                            "  SELECT min(key) FROM metrics WHERE run_id = ?1"
+                            "  UNION ALL"
+                            "  SELECT (SELECT min(key) FROM metrics WHERE run_id = ?1 AND key > keys.key)"
+                            "  FROM keys WHERE keys.key IS NOT NULL) "
+                            "SELECT key FROM keys WHERE key IS NOT NULL");
     query.bind(1, run);
     std::vector<std::string> keys;
     while (query.executeStep()) keys.push_back(query.getColumn(0).getString());
@@ -154,14 +148,12 @@ std::vector<std::string> TrackingReader::metric_keys(int64_t run) {
   });
 }
 
-std::vector<MetricPoint> TrackingReader::metrics(int64_t run, int64_t after_rowid,
-                                                 const std::string& key) {
+std::vector<MetricPoint> TrackingReader::metrics(int64_t run, int64_t after_rowid, const std::string& key) {
   return impl_->read("metrics", [&](SQLite::Database& db) {
-    SQLite::Statement query(db, key.empty()
-                                    ? "SELECT rowid, key, step, value, wall_time FROM metrics "
-                                      "WHERE run_id = ? AND rowid > ? ORDER BY rowid"
-                                    : "SELECT rowid, key, step, value, wall_time FROM metrics "
-                                      "WHERE run_id = ? AND rowid > ? AND key = ? ORDER BY rowid");
+    SQLite::Statement query(db, key.empty() ? "SELECT rowid, key, step, value, wall_time FROM metrics "
+                                              "WHERE run_id = ? AND rowid > ? ORDER BY rowid"
+                                            : "SELECT rowid, key, step, value, wall_time FROM metrics "
+                                              "WHERE run_id = ? AND rowid > ? AND key = ? ORDER BY rowid");
     query.bind(1, run);
     query.bind(2, after_rowid);
     if (!key.empty()) query.bind(3, key);
@@ -177,15 +169,14 @@ std::vector<MetricPoint> TrackingReader::metrics(int64_t run, int64_t after_rowi
 
 std::vector<MetricSummary> TrackingReader::metric_summaries(int64_t run) {
   return impl_->read("metric summaries", [run](SQLite::Database& db) {
-    SQLite::Statement query(
-        db,
-        "SELECT s.key, s.n, s.mean, s.lo, s.hi, s.total, s.last_step,"
-        " (SELECT value FROM metrics m WHERE m.run_id = ?1 AND m.key = s.key"
-        "  AND m.step = s.last_step ORDER BY m.rowid DESC LIMIT 1) "
-        "FROM (SELECT key, count(value) AS n, avg(value) AS mean, min(value) AS lo,"
-        "  max(value) AS hi, total(value) AS total, max(step) AS last_step"
-        "  FROM metrics WHERE run_id = ?1 GROUP BY key) AS s "
-        "ORDER BY s.key");
+    SQLite::Statement query(db,
+                            "SELECT s.key, s.n, s.mean, s.lo, s.hi, s.total, s.last_step,"
+                            " (SELECT value FROM metrics m WHERE m.run_id = ?1 AND m.key = s.key"
+                            "  AND m.step = s.last_step ORDER BY m.rowid DESC LIMIT 1) "
+                            "FROM (SELECT key, count(value) AS n, avg(value) AS mean, min(value) AS lo,"
+                            "  max(value) AS hi, total(value) AS total, max(step) AS last_step"
+                            "  FROM metrics WHERE run_id = ?1 GROUP BY key) AS s "
+                            "ORDER BY s.key");
     query.bind(1, run);
     std::vector<MetricSummary> summaries;
     while (query.executeStep()) {

@@ -68,8 +68,7 @@ struct PendingRows {
   // Puts rows whose commit failed back in front of the newer ones.
   void put_back_before(PendingRows&& newer) {
     const auto append = [](auto& into, auto& from) {
-      into.insert(into.end(), std::make_move_iterator(from.begin()),
-                  std::make_move_iterator(from.end()));
+      into.insert(into.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
     };
     append(metrics, newer.metrics);
     append(events, newer.events);
@@ -110,8 +109,8 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
     }
   }
   if (!rows.events.empty()) {
-    SQLite::Statement insert(
-        db, "INSERT INTO events (run_id, time, level, source, text) VALUES (?, ?, ?, ?, ?)");
+    SQLite::Statement insert(db,
+                             "INSERT INTO events (run_id, time, level, source, text) VALUES (?, ?, ?, ?, ?)");
     for (const EventRow& row : rows.events) {
       insert.bind(1, row.run);
       insert.bind(2, row.time);
@@ -123,10 +122,9 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
     }
   }
   if (!rows.samples.empty()) {
-    SQLite::Statement insert(
-        db,
-        "INSERT INTO samples (run_id, step, prompt, response, reward, details) "
-        "VALUES (?, ?, ?, ?, ?, ?)");
+    SQLite::Statement insert(db,
+                             "INSERT INTO samples (run_id, step, prompt, response, reward, details) "
+                             "VALUES (?, ?, ?, ?, ?, ?)");
     for (const SampleRow& row : rows.samples) {
       insert.bind(1, row.run);
       insert.bind(2, row.step);
@@ -143,8 +141,7 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
     }
   }
   if (!rows.artifacts.empty()) {
-    SQLite::Statement insert(
-        db, "INSERT INTO artifacts (run_id, kind, path, time) VALUES (?, ?, ?, ?)");
+    SQLite::Statement insert(db, "INSERT INTO artifacts (run_id, kind, path, time) VALUES (?, ?, ?, ?)");
     for (const ArtifactRow& row : rows.artifacts) {
       insert.bind(1, row.run);
       insert.bindNoCopy(2, row.kind);
@@ -155,8 +152,8 @@ void commit_rows(SQLite::Database& db, const PendingRows& rows) {
     }
   }
   if (!rows.profiles.empty()) {
-    SQLite::Statement insert(
-        db, "INSERT INTO profiles (run_id, step, node, kind, data) VALUES (?, ?, ?, ?, ?)");
+    SQLite::Statement insert(db,
+                             "INSERT INTO profiles (run_id, step, node, kind, data) VALUES (?, ?, ?, ?, ?)");
     for (const ProfileRow& row : rows.profiles) {
       insert.bind(1, row.run);
       insert.bind(2, row.step);
@@ -238,8 +235,7 @@ struct TrackingWriter::Impl {
   void flusher_loop() {
     std::unique_lock lock(queue_mutex);
     while (!stopping) {
-      wake_flusher.wait_for(lock, interval,
-                            [this] { return stopping || pending.size() >= kBatchRows; });
+      wake_flusher.wait_for(lock, interval, [this] { return stopping || pending.size() >= kBatchRows; });
       if (stopping) break;
       lock.unlock();
       bool failed = false;
@@ -317,8 +313,8 @@ struct TrackingWriter::Impl {
 
 TrackingWriter::TrackingWriter(const std::string& db_path, int flush_interval_ms) {
   if (flush_interval_ms <= 0) {
-    throw TrackingError("tracking flush interval must be positive, got " +
-                        std::to_string(flush_interval_ms) + " ms");
+    throw TrackingError("tracking flush interval must be positive, got " + std::to_string(flush_interval_ms) +
+                        " ms");
   }
   impl_ = std::make_unique<Impl>(db_path, flush_interval_ms);
 }
@@ -352,8 +348,7 @@ int64_t TrackingWriter::start_run(const std::string& name, const std::string& ex
       insert.bind(9, owner.start);
       insert.exec();
       run = impl_->db.getLastInsertRowid();
-      SQLite::Statement insert_param(impl_->db,
-                                     "INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)");
+      SQLite::Statement insert_param(impl_->db, "INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)");
       for (const auto& [key, value] : flat_params) {
         insert_param.bind(1, run);
         insert_param.bindNoCopy(2, key);
@@ -378,9 +373,7 @@ void TrackingWriter::log_metric(int64_t run, const std::string& key, int64_t ste
   }
   impl_->require_run(run);
   const double wall_time = unix_time_now();
-  impl_->enqueue([&](PendingRows& rows) {
-    rows.metrics.push_back({run, step, key, value, wall_time});
-  });
+  impl_->enqueue([&](PendingRows& rows) { rows.metrics.push_back({run, step, key, value, wall_time}); });
 }
 
 void TrackingWriter::log_event(int64_t run, const std::string& level, const std::string& source,
@@ -388,18 +381,14 @@ void TrackingWriter::log_event(int64_t run, const std::string& level, const std:
   require_event_level(level);
   impl_->require_run(run);
   const double time = unix_time_now();
-  impl_->enqueue([&](PendingRows& rows) {
-    rows.events.push_back({run, time, level, source, text});
-  });
+  impl_->enqueue([&](PendingRows& rows) { rows.events.push_back({run, time, level, source, text}); });
 }
 
 void TrackingWriter::log_sample(int64_t run, int64_t step, const std::string& prompt,
-                                const std::string& response, double reward,
-                                const nlohmann::json& details) {
+                                const std::string& response, double reward, const nlohmann::json& details) {
   impl_->require_run(run);
   std::string details_text =
-      details.is_null() ? "{}"
-                        : details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      details.is_null() ? "{}" : details.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   impl_->enqueue([&](PendingRows& rows) {
     rows.samples.push_back({run, step, prompt, response, reward, std::move(details_text)});
   });
@@ -412,12 +401,10 @@ void TrackingWriter::log_artifact(int64_t run, const std::string& kind, const st
   impl_->flush();  // a checkpoint on disk must not outlive its record
 }
 
-void TrackingWriter::log_profile(int64_t run, int64_t step, const std::string& node,
-                                 const std::string& kind, const std::string& data) {
+void TrackingWriter::log_profile(int64_t run, int64_t step, const std::string& node, const std::string& kind,
+                                 const std::string& data) {
   impl_->require_run(run);
-  impl_->enqueue([&](PendingRows& rows) {
-    rows.profiles.push_back({run, step, node, kind, data});
-  });
+  impl_->enqueue([&](PendingRows& rows) { rows.profiles.push_back({run, step, node, kind, data}); });
 }
 
 void TrackingWriter::end_run(int64_t run, const std::string& status, const std::string& error) {

@@ -47,9 +47,7 @@ struct Word {
   uint32_t pid;
   State state;
 };
-uint64_t pack(Word w) {
-  return (uint64_t{w.generation} << 32) | (uint64_t{w.pid} << 2) | uint64_t{w.state};
-}
+uint64_t pack(Word w) { return (uint64_t{w.generation} << 32) | (uint64_t{w.pid} << 2) | uint64_t{w.state}; }
 Word unpack(uint64_t v) {
   return {static_cast<uint32_t>(v >> 32), static_cast<uint32_t>((v & 0xffffffffu) >> 2),
           static_cast<State>(v & 3u)};
@@ -66,9 +64,7 @@ struct ControlBlock {
 static_assert(sizeof(ControlBlock) <= kDataOffset);
 
 std::atomic_ref<uint64_t> state(ControlBlock* cb) { return std::atomic_ref<uint64_t>(cb->word); }
-std::atomic_ref<uint32_t> dropped(ControlBlock* cb) {
-  return std::atomic_ref<uint32_t>(cb->dropped);
-}
+std::atomic_ref<uint32_t> dropped(ControlBlock* cb) { return std::atomic_ref<uint32_t>(cb->dropped); }
 
 const char* state_name(State s) {
   switch (s) {
@@ -190,8 +186,7 @@ class SenderPool {
     }
     if (seg->prepared < bytes) {
       try {
-        prepare_pages(seg->fd, seg->base, kDataOffset + seg->prepared, kDataOffset + bytes,
-                      seg->name);
+        prepare_pages(seg->fd, seg->base, kDataOffset + seg->prepared, kDataOffset + bytes, seg->name);
       } catch (...) {
         abandon(seg);
         throw;
@@ -351,8 +346,7 @@ class SenderPool {
       size_t oldest = segments_.size();
       for (size_t i = 0; i < segments_.size(); ++i) {
         if (unpack(state(segments_[i]->cb).load()).state != kFree) continue;
-        if (oldest == segments_.size() ||
-            segments_[i]->last_change < segments_[oldest]->last_change) {
+        if (oldest == segments_.size() || segments_[i]->last_change < segments_[oldest]->last_change) {
           oldest = i;
         }
       }
@@ -411,9 +405,8 @@ class ReceiverCache {
       sweep_locked();
       m = find_or_map_locked(d);
       if (bytes > m->cb->capacity) {
-        throw WireError("shared memory: segment '" + d.name + "' holds " +
-                        std::to_string(m->cb->capacity) + " bytes but the header claims " +
-                        std::to_string(bytes));
+        throw WireError("shared memory: segment '" + d.name + "' holds " + std::to_string(m->cb->capacity) +
+                        " bytes but the header claims " + std::to_string(bytes));
       }
       if (m->populated < bytes) {
         prepare_pages(-1, m->base, kDataOffset + m->populated, kDataOffset + bytes, d.name);
@@ -428,9 +421,9 @@ class ReceiverCache {
                           "' was reclaimed by its sender because the message was not received "
                           "within the unclaimed timeout (ShmSettings::unclaimed_timeout)");
         }
-        throw WireError("shared memory: segment '" + d.name + "' generation " +
-                        std::to_string(d.generation) + " is no longer waiting (now generation " +
-                        std::to_string(now.generation) + ", " + state_name(now.state) +
+        throw WireError("shared memory: segment '" + d.name + "' generation " + std::to_string(d.generation) +
+                        " is no longer waiting (now generation " + std::to_string(now.generation) + ", " +
+                        state_name(now.state) +
                         "): a message carrying shared memory can be decoded only once");
       }
       ++m->refs;
@@ -443,8 +436,7 @@ class ReceiverCache {
 
   void release(const std::shared_ptr<Mapping>& m, uint32_t generation) {
     uint64_t expected = pack({generation, static_cast<uint32_t>(owner), kClaimed});
-    state(m->cb).compare_exchange_strong(expected, pack({generation, 0, kFree}),
-                                         std::memory_order_acq_rel);
+    state(m->cb).compare_exchange_strong(expected, pack({generation, 0, kFree}), std::memory_order_acq_rel);
     std::lock_guard lock(mu_);
     --m->refs;
     m->last_used = Clock::now();
@@ -514,8 +506,8 @@ class ReceiverCache {
     if (magic != kMagic) {
       bad = "has no RLWB control block";
     } else if (m->cb->id != d.id) {
-      bad = "has id " + std::to_string(m->cb->id) + ", the message expects " +
-            std::to_string(d.id) + " (a stale message)";
+      bad = "has id " + std::to_string(m->cb->id) + ", the message expects " + std::to_string(d.id) +
+            " (a stale message)";
     } else if (kDataOffset + m->cb->capacity > length) {
       bad = "is shorter than its control block says";
     }
@@ -539,8 +531,8 @@ class ReceiverCache {
     size_t idle = 0;
     for (auto it = cache_.begin(); it != cache_.end();) {
       Mapping& m = *it->second;
-      if (m.refs == 0 && (dropped(m.cb).load(std::memory_order_acquire) != 0 ||
-                          !process_alive(m.cb->creator_pid))) {
+      if (m.refs == 0 &&
+          (dropped(m.cb).load(std::memory_order_acquire) != 0 || !process_alive(m.cb->creator_pid))) {
         unmap(m);
         it = cache_.erase(it);
         continue;
@@ -575,9 +567,8 @@ ReceiverCache& receiver_cache() { return per_process(g_receiver_cache); }
 bool valid_segment_name(const std::string& name) {
   const std::string prefix = "/rlwb-";
   if (name.size() <= prefix.size() || name.size() > 100 || name.rfind(prefix, 0) != 0) return false;
-  return std::all_of(name.begin() + 1, name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
-  });
+  return std::all_of(name.begin() + 1, name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-'; });
 }
 
 }  // namespace
@@ -609,8 +600,7 @@ ShmDescriptor shm_publish(const torch::Tensor& t) {
       std::memcpy(dst, t.data_ptr(), bytes);
     } else {  // one strided (or device-to-host) copy straight into the segment
       torch::Tensor bits = bits_view(t);
-      torch::from_blob(dst, t.sizes(), torch::TensorOptions().dtype(bits.scalar_type()))
-          .copy_(bits);
+      torch::from_blob(dst, t.sizes(), torch::TensorOptions().dtype(bits.scalar_type())).copy_(bits);
     }
   } catch (...) {
     pool.abandon(seg);
@@ -621,8 +611,8 @@ ShmDescriptor shm_publish(const torch::Tensor& t) {
 
 void shm_withdraw(const ShmDescriptor& descriptor) { sender_pool().withdraw(descriptor); }
 
-torch::Tensor shm_claim(const ShmDescriptor& descriptor, torch::IntArrayRef sizes,
-                        torch::ScalarType dtype, size_t bytes) {
+torch::Tensor shm_claim(const ShmDescriptor& descriptor, torch::IntArrayRef sizes, torch::ScalarType dtype,
+                        size_t bytes) {
   if (!valid_segment_name(descriptor.name)) {
     throw WireError("shared memory: '" + descriptor.name.substr(0, 120) +
                     "' is not an RLWB segment name (expected /rlwb-<pid>-...)");

@@ -87,8 +87,8 @@ void shm_withdraw(const ShmDescriptor& descriptor);
 // segment to the sender. `bytes` must equal numel * element size. Throws
 // WireError for a bad name, a missing/reclaimed/already claimed segment,
 // or a segment smaller than `bytes`.
-torch::Tensor shm_claim(const ShmDescriptor& descriptor, torch::IntArrayRef sizes,
-                        torch::ScalarType dtype, size_t bytes);
+torch::Tensor shm_claim(const ShmDescriptor& descriptor, torch::IntArrayRef sizes, torch::ScalarType dtype,
+                        size_t bytes);
 
 struct ShmStats {
   size_t sender_segments = 0;    // in this process's pool, any state

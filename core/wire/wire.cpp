@@ -98,8 +98,7 @@ std::string dump_or_explain(const Json& header, const Batch& batch) {
       try {
         (void)Json(values).dump();
       } catch (const Json::exception&) {
-        throw WireError("encode: object column '" + name + "' cannot be written as JSON (" +
-                        e.what() +
+        throw WireError("encode: object column '" + name + "' cannot be written as JSON (" + e.what() +
                         "); strings must be valid UTF-8 (keep raw bytes in a uint8 tensor)");
       }
     }
@@ -160,8 +159,7 @@ ColumnSpec parse_column(const Json& entry, size_t index) {
     }
   }
   uint64_t expect = 0;
-  if (__builtin_mul_overflow(numel, c10::elementSize(c.dtype), &expect) ||
-      expect > uint64_t(INT64_MAX)) {
+  if (__builtin_mul_overflow(numel, c10::elementSize(c.dtype), &expect) || expect > uint64_t(INT64_MAX)) {
     bad(where + ": shape " + shape.dump() + " of " + dtype.get<std::string>() +
         " is larger than any tensor can be");
   }
@@ -192,8 +190,8 @@ ShmDescriptor parse_descriptor(const zmq::message_t& frame, const std::string& c
   auto name = d.find("name");
   auto id = d.find("id");
   auto gen = d.find("gen");
-  if (name == d.end() || !name->is_string() || id == d.end() || !id->is_number_unsigned() ||
-      gen == d.end() || !gen->is_number_unsigned() || gen->get<uint64_t>() > UINT32_MAX) {
+  if (name == d.end() || !name->is_string() || id == d.end() || !id->is_number_unsigned() || gen == d.end() ||
+      !gen->is_number_unsigned() || gen->get<uint64_t>() > UINT32_MAX) {
     bad(where + " needs {\"name\": string, \"id\": unsigned, \"gen\": unsigned 32-bit}");
   }
   return {name->get<std::string>(), id->get<uint64_t>(), gen->get<uint32_t>()};
@@ -235,13 +233,12 @@ torch::ScalarType dtype_from_name(const std::string& name) {
                   "' in a message (a peer built with another LibTorch?)");
 }
 
-void encode_message(const nlohmann::json& header, const Batch& batch,
-                    std::vector<zmq::message_t>& out, const WireOptions& options) {
+void encode_message(const nlohmann::json& header, const Batch& batch, std::vector<zmq::message_t>& out,
+                    const WireOptions& options) {
   if (!header.is_object()) throw WireError("encode: the header must be a JSON object");
   for (const char* key : kReservedKeys) {
     if (header.contains(key)) {
-      throw WireError(std::string("encode: header key '") + key +
-                      "' is reserved for the codec; rename it");
+      throw WireError(std::string("encode: header key '") + key + "' is reserved for the codec; rename it");
     }
   }
   Json h = header;
@@ -275,8 +272,7 @@ void encode_message(const nlohmann::json& header, const Batch& batch,
       if (via_shm[i++]) {
         published.push_back(shm_publish(t));
         const ShmDescriptor& d = published.back();
-        const std::string frame =
-            Json{{"name", d.name}, {"id", d.id}, {"gen", d.generation}}.dump();
+        const std::string frame = Json{{"name", d.name}, {"id", d.id}, {"gen", d.generation}}.dump();
         frames.emplace_back(frame.data(), frame.size());
       } else {
         frames.push_back(inline_frame(t, tensor_bytes(t)));

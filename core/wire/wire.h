@@ -63,8 +63,8 @@ struct Message {
 // Header keys "columns", "objects" and "meta" are reserved for the codec.
 // Throws WireError for a reserved key, a quantized dtype, a string that is
 // not UTF-8, or shared memory that cannot be had.
-void encode_message(const nlohmann::json& header, const Batch& batch,
-                    std::vector<zmq::message_t>& out, const WireOptions& options = {});
+void encode_message(const nlohmann::json& header, const Batch& batch, std::vector<zmq::message_t>& out,
+                    const WireOptions& options = {});
 
 // Decodes frames[first..] (consumed: tensors keep the frames alive).
 // Throws WireError naming what is wrong: bad JSON, missing or extra frames,

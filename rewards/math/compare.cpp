@@ -56,8 +56,7 @@ std::string short_number(double v) {
 
 std::string short_number(std::complex<double> v) {
   if (std::abs(v.imag()) < 1e-12 * std::max(1.0, std::abs(v.real()))) return short_number(v.real());
-  return short_number(v.real()) + (v.imag() < 0 ? "-" : "+") + short_number(std::abs(v.imag())) +
-         "i";
+  return short_number(v.real()) + (v.imag() < 0 ? "-" : "+") + short_number(std::abs(v.imag())) + "i";
 }
 
 const char* shape_name(VK k) {
@@ -103,8 +102,8 @@ bool integer_number(const Expr& e) {
 }
 
 bool power_of_ten(const Expr& e) {
-  return e.kind == EK::kPower && e.args[0].kind == EK::kNumber &&
-         e.args[0].number == Rational::integer(10) && integer_number(e.args[1]);
+  return e.kind == EK::kPower && e.args[0].kind == EK::kNumber && e.args[0].number == Rational::integer(10) &&
+         integer_number(e.args[1]);
 }
 
 // A number as a final answer is written: 12, -0.5, \frac{3}{4}, 1.2 \times 10^{5},
@@ -371,9 +370,8 @@ std::optional<RealSet> relation_set(const MathValue& v) {
     } else if (lone_symbol(v.items[1], &set.variable)) {
       var_at = 1;
       // c < x is x > c
-      static const Relation kFlip[] = {Relation::kEqual,   Relation::kNotEqual,
-                                       Relation::kGreater, Relation::kGreaterEqual,
-                                       Relation::kLess,    Relation::kLessEqual};
+      static const Relation kFlip[] = {Relation::kEqual,        Relation::kNotEqual, Relation::kGreater,
+                                       Relation::kGreaterEqual, Relation::kLess,     Relation::kLessEqual};
       op = kFlip[static_cast<int>(op)];
     } else {
       return std::nullopt;
@@ -410,9 +408,7 @@ std::optional<RealSet> relation_set(const MathValue& v) {
   }
   if (v.items.size() == 3 && lone_symbol(v.items[1], &set.variable)) {
     auto is_less = [](Relation r) { return r == Relation::kLess || r == Relation::kLessEqual; };
-    auto is_greater = [](Relation r) {
-      return r == Relation::kGreater || r == Relation::kGreaterEqual;
-    };
+    auto is_greater = [](Relation r) { return r == Relation::kGreater || r == Relation::kGreaterEqual; };
     bool ascending = is_less(v.relations[0]) && is_less(v.relations[1]);
     bool descending = is_greater(v.relations[0]) && is_greater(v.relations[1]);
     if (!ascending && !descending) return std::nullopt;
@@ -451,8 +447,7 @@ std::optional<RealSet> real_set(const MathValue& v, bool tuple_is_interval) {
       return set;
     }
     case VK::kReals:
-      set.pieces.push_back(
-          unbounded_below(nullptr, std::numeric_limits<double>::infinity(), false));
+      set.pieces.push_back(unbounded_below(nullptr, std::numeric_limits<double>::infinity(), false));
       return set;
     case VK::kEmptySet:
       return set;
@@ -573,12 +568,10 @@ class Comparer {
         break;
       case VK::kSet:
         if (p.kind == VK::kList || p.kind == VK::kSet) return unordered(p.items, r.items);
-        if (p.kind == VK::kEmptySet && r.items.empty())
-          return yes(MatchMethod::kSameText, "both empty");
+        if (p.kind == VK::kEmptySet && r.items.empty()) return yes(MatchMethod::kSameText, "both empty");
         break;
       case VK::kTuple:
-        if (p.kind == VK::kTuple || p.kind == VK::kList)
-          return ordered(p.items, r.items, "elements");
+        if (p.kind == VK::kTuple || p.kind == VK::kList) return ordered(p.items, r.items, "elements");
         if (is_vector(p)) return ordered(p.items, r.items, "entries");
         break;
       case VK::kMatrix:
@@ -606,8 +599,8 @@ class Comparer {
     if (r.kind == VK::kRelation && p.kind == VK::kRelation) {
       // Against a condition solved for one variable, the prediction must be solved too.
       if (o_.require_final_form && rs_solved(r) && !real_set(p, true))
-        return no("the prediction " + to_infix(p) +
-                  " is not solved for the variable; the reference is " + to_infix(r));
+        return no("the prediction " + to_infix(p) + " is not solved for the variable; the reference is " +
+                  to_infix(r));
       return relations(p, r);
     }
     if (r.kind == p.kind && (r.kind == VK::kUnion)) return unordered(p.items, r.items);
@@ -652,24 +645,21 @@ class Comparer {
 
   Comparison choice_letters_or_exprs(const Expr& p, const Expr& r) {
     // (C) and c name the same choice.
-    if (p.kind == EK::kSymbol && r.kind == EK::kSymbol && p.name.size() == 1 &&
-        r.name.size() == 1 &&
+    if (p.kind == EK::kSymbol && r.kind == EK::kSymbol && p.name.size() == 1 && r.name.size() == 1 &&
         std::toupper(static_cast<unsigned char>(p.name[0])) ==
             std::toupper(static_cast<unsigned char>(r.name[0])))
       return yes(MatchMethod::kText, "the same letter");
     return exprs(p, r);
   }
 
-  Comparison ordered(const std::vector<MathValue>& p, const std::vector<MathValue>& r,
-                     const char* what) {
+  Comparison ordered(const std::vector<MathValue>& p, const std::vector<MathValue>& r, const char* what) {
     if (p.size() != r.size())
-      return no("different numbers of " + std::string(what) + ": " + std::to_string(p.size()) +
-                " vs " + std::to_string(r.size()));
+      return no("different numbers of " + std::string(what) + ": " + std::to_string(p.size()) + " vs " +
+                std::to_string(r.size()));
     MatchMethod method = MatchMethod::kSameText;
     for (size_t i = 0; i < r.size(); ++i) {
       Comparison c = values(p[i], r[i]);
-      if (!c.equal)
-        return no(std::string(what) + " " + std::to_string(i + 1) + " differ: " + c.reason);
+      if (!c.equal) return no(std::string(what) + " " + std::to_string(i + 1) + " differ: " + c.reason);
       method = weaker(method, c.method);
     }
     return yes(method, std::string("the same ") + what + " in the same order");
@@ -722,8 +712,7 @@ class Comparer {
 
   Comparison relations(const MathValue& p_in, const MathValue& r_in) {
     MathValue p = oriented(p_in), r = oriented(r_in);
-    if (p.relations != r.relations || p.items.size() != r.items.size())
-      return no("different relations");
+    if (p.relations != r.relations || p.items.size() != r.items.size()) return no("different relations");
     for (const MathValue& side : p.items)
       if (side.kind != VK::kExpr) return no("a relation between non-values");
     for (const MathValue& side : r.items)
@@ -734,8 +723,7 @@ class Comparer {
     // The same relation up to a factor: a - b = k (c - d).
     Expr dp = Expr::make(EK::kSum, {p.items[0].expr, Expr::make(EK::kNegate, {p.items[1].expr})});
     Expr dr = Expr::make(EK::kSum, {r.items[0].expr, Expr::make(EK::kNegate, {r.items[1].expr})});
-    bool need_positive =
-        r.relations[0] != Relation::kEqual && r.relations[0] != Relation::kNotEqual;
+    bool need_positive = r.relations[0] != Relation::kEqual && r.relations[0] != Relation::kNotEqual;
     return proportional(dp, dr, need_positive);
   }
 
@@ -762,8 +750,7 @@ class Comparer {
       return yes(MatchMethod::kSymbolic, "GiNaC: the same relation scaled by " + s.detail);
     if (s.outcome == SymbolicResult::Outcome::kYes)
       return no("the inequality is reversed (scaled by " + s.detail + ")");
-    if (s.outcome == SymbolicResult::Outcome::kTimedOut)
-      return no(s.detail + "; counted as not equal");
+    if (s.outcome == SymbolicResult::Outcome::kTimedOut) return no(s.detail + "; counted as not equal");
     return no("different relations (GiNaC: the ratio of the sides is " + s.detail + ")");
   }
 
@@ -776,8 +763,7 @@ class Comparer {
     }
     if (o_.require_final_form && is_numeral(r) && !is_numeral(p))
       return no("the prediction " + to_infix(p) +
-                " is not a number but an expression to evaluate; the reference is the number " +
-                to_infix(r));
+                " is not a number but an expression to evaluate; the reference is the number " + to_infix(r));
     bool percent = contains_kind(p, EK::kPercent) || contains_kind(r, EK::kPercent);
     if (!percent) return exprs_read_as(p, r, PercentReading::kNumber);
     if (o_.percent == PercentRule::kDropSign) return exprs_read_as(p, r, PercentReading::kNumber);
@@ -799,11 +785,9 @@ class Comparer {
   Comparison exprs_read_as(const Expr& p, const Expr& r, PercentReading reading) {
     auto ep = exact_value(p, reading), er = exact_value(r, reading);
     if (ep && er) {
-      if (*ep == *er)
-        return yes(MatchMethod::kExactRational, "equal as exact rationals: " + er->to_string());
+      if (*ep == *er) return yes(MatchMethod::kExactRational, "equal as exact rationals: " + er->to_string());
       if (rounded_decimal_match(p, er->to_double()))
-        return yes(MatchMethod::kNumeric,
-                   "the reference " + er->to_string() + " rounds to the prediction");
+        return yes(MatchMethod::kNumeric, "the reference " + er->to_string() + " rounds to the prediction");
       return no("different numbers: " + ep->to_string() + " vs " + er->to_string());
     }
     std::set<std::string> symbols;
@@ -848,8 +832,7 @@ class Comparer {
         std::string where;
         for (auto& [name, value] : at)
           where += (where.empty() ? "" : ", ") + name + "=" + short_number(value);
-        return no("different at " + where + ": " + short_number(vp.value) + " vs " +
-                  short_number(vr.value));
+        return no("different at " + where + ": " + short_number(vp.value) + " vs " + short_number(vr.value));
       }
       ++agreeing;
     }
@@ -864,8 +847,7 @@ class Comparer {
       return yes(MatchMethod::kSymbolic, "GiNaC: the difference simplifies to 0");
     if (s.outcome == Outcome::kTimedOut) return no(s.detail + "; counted as not equal");
     bool transcendental = contains_function(p) || contains_function(r);
-    if (agreeing >= 3 && o_.accept_numeric_identity &&
-        (transcendental || s.outcome == Outcome::kUnreadable))
+    if (agreeing >= 3 && o_.accept_numeric_identity && (transcendental || s.outcome == Outcome::kUnreadable))
       return yes(MatchMethod::kNumericIdentity,
                  "equal at " + std::to_string(agreeing) +
                      " sample points; GiNaC could not reduce the difference (" + s.detail + ")");

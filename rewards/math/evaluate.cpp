@@ -182,8 +182,7 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
       NumericValue b = numeric_value(e.args[1], symbols, percent);
       if (std::abs(b.value) == 0) return nan_value();
       // The relative error of b adds to that of the quotient.
-      double relative =
-          a.magnitude / std::max(std::abs(a.value), 1e-300) + b.magnitude / std::abs(b.value);
+      double relative = a.magnitude / std::max(std::abs(a.value), 1e-300) + b.magnitude / std::abs(b.value);
       Complex q = a.value / b.value;
       return {q, std::abs(q) * std::min(relative, 1e300)};
     }
@@ -212,8 +211,7 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
       } else if (base.value.imag() == 0 && base.value.real() < 0 && exponent.value.imag() == 0) {
         // real odd roots of negative numbers: (-8)^(1/3) = -2, as a student means it
         double inv = 1.0 / ex;
-        if (std::abs(inv - std::round(inv)) < 1e-9 &&
-            static_cast<long long>(std::round(inv)) % 2 != 0)
+        if (std::abs(inv - std::round(inv)) < 1e-9 && static_cast<long long>(std::round(inv)) % 2 != 0)
           result = Complex(-std::pow(-base.value.real(), ex), 0);
         else
           result = std::pow(base.value, exponent.value);
@@ -260,9 +258,9 @@ bool contains_function(const Expr& e) {
   if (e.kind == EK::kFunction || e.kind == EK::kConstant) return true;
   if (e.kind == EK::kPower) {
     const Expr& ex = e.args[1];
-    bool integer = (ex.kind == EK::kNumber && ex.number.is_integer()) ||
-                   (ex.kind == EK::kNegate && ex.args[0].kind == EK::kNumber &&
-                    ex.args[0].number.is_integer());
+    bool integer =
+        (ex.kind == EK::kNumber && ex.number.is_integer()) ||
+        (ex.kind == EK::kNegate && ex.args[0].kind == EK::kNumber && ex.args[0].number.is_integer());
     if (!integer) return true;
   }
   for (const Expr& a : e.args)

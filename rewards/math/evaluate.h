@@ -36,8 +36,7 @@ NumericValue numeric_value(const Expr& e, const SymbolValues& symbols, PercentRe
 
 void collect_symbols(const Expr& e, std::set<std::string>* names);
 bool contains_kind(const Expr& e, Expr::Kind kind);
-bool contains_function(
-    const Expr& e);  // any function or non-integer power (not a rational function)
+bool contains_function(const Expr& e);  // any function or non-integer power (not a rational function)
 size_t node_count(const Expr& e);
 
 // +1 for \infty, -1 for -\infty, 0 for anything else.

@@ -81,17 +81,15 @@ std::string clean_answer_line(std::string_view line) {
     size_t inner = open + 1;
     if (inner < v.size() && v[inner] == '$') ++inner;  // $$...$$
     size_t close = v.find('$', inner);
-    if (close != std::string_view::npos && close > inner)
-      return std::string(v.substr(inner, close - inner));
+    if (close != std::string_view::npos && close > inner) return std::string(v.substr(inner, close - inner));
   }
   return std::string(v);
 }
 
 bool is_math_word(std::string_view w) {
   static constexpr std::string_view kWords[] = {
-      "sin",   "cos",      "tan",    "sec",    "csc",  "cot",  "log",  "exp",
-      "sqrt",  "arcsin",   "arccos", "arctan", "sinh", "cosh", "tanh", "inf",
-      "infty", "infinity", "and",    "or",     "cm",   "mm",   "km",   "deg"};
+      "sin",  "cos",  "tan",  "sec", "csc",   "cot",      "log", "exp", "sqrt", "arcsin", "arccos", "arctan",
+      "sinh", "cosh", "tanh", "inf", "infty", "infinity", "and", "or",  "cm",   "mm",     "km",     "deg"};
   return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
 }
 
@@ -120,11 +118,9 @@ bool reads_as_formula(std::string_view text) {
       size_t j = i;
       while (j < text.size() && is_alpha(text[j])) ++j;
       std::string word = lower(text.substr(i, j - i));
-      bool standalone =
-          (i == 0 || is_space(text[i - 1])) && (j == text.size() || is_space(text[j]));
+      bool standalone = (i == 0 || is_space(text[i - 1])) && (j == text.size() || is_space(text[j]));
       // "so", "is", "it" standing alone are prose; "xy" inside 2xy is a product
-      if ((word.size() >= 3 || (word.size() == 2 && standalone)) && !is_math_word(word))
-        return false;
+      if ((word.size() >= 3 || (word.size() == 2 && standalone)) && !is_math_word(word)) return false;
       i = j;
       continue;
     }

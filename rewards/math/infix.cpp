@@ -146,8 +146,7 @@ std::string to_infix(const MathValue& v, PercentReading percent) {
     case VK::kSet:
       return "{" + joined(v.items, percent) + "}";
     case VK::kInterval:
-      return std::string(v.left_closed ? "[" : "(") + joined(v.items, percent) +
-             (v.right_closed ? "]" : ")");
+      return std::string(v.left_closed ? "[" : "(") + joined(v.items, percent) + (v.right_closed ? "]" : ")");
     case VK::kUnion:
       return joined(v.items, percent, " U ");
     case VK::kMatrix: {

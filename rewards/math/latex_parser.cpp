@@ -48,8 +48,7 @@ bool is_greek(std::string_view n) {
 bool is_relation(const LatexToken& t) {
   if (t.kind == K::kPunct) return t.text == "=" || t.text == "<" || t.text == ">";
   if (t.kind == K::kCommand)
-    return t.text == "le" || t.text == "ge" || t.text == "ne" || t.text == "in" ||
-           t.text == "approx";
+    return t.text == "le" || t.text == "ge" || t.text == "ne" || t.text == "in" || t.text == "approx";
   return false;
 }
 
@@ -74,9 +73,7 @@ Expr product_of(Expr a, Expr b) {
   return Expr::make(EK::kProduct, {std::move(a), std::move(b)});
 }
 
-bool integer_literal(const Expr& e) {
-  return e.kind == EK::kNumber && !e.decimal && e.number.is_integer();
-}
+bool integer_literal(const Expr& e) { return e.kind == EK::kNumber && !e.decimal && e.number.is_integer(); }
 
 class Parser {
  public:
@@ -88,13 +85,11 @@ class Parser {
     if (auto parts = split(b, e, [](const LatexToken& t) { return t.is(K::kCommand, "cup"); });
         parts.size() > 1)
       return items_of(VK::kUnion, parts);
-    if (auto parts = split(b, e, [](const LatexToken& t) { return is_word(t, "or"); });
-        parts.size() > 1)
+    if (auto parts = split(b, e, [](const LatexToken& t) { return is_word(t, "or"); }); parts.size() > 1)
       return items_of(VK::kUnion, parts);
     if (auto parts = split(b, e,
                            [](const LatexToken& t) {
-                             return t.is(K::kPunct, ",") || t.is(K::kPunct, ";") ||
-                                    is_word(t, "and");
+                             return t.is(K::kPunct, ",") || t.is(K::kPunct, ";") || is_word(t, "and");
                            });
         parts.size() > 1) {
       // "1, 2, and 3": the empty part between ", and" is no item
@@ -105,11 +100,9 @@ class Parser {
     }
     if (auto parts = split(b, e, is_relation); parts.size() > 1) return relation(b, e, parts);
     // a ratio 3:4 is the number 3/4
-    if (auto parts = split(b, e, [](const LatexToken& t) { return t.is(K::kPunct, ":"); });
-        parts.size() == 2)
-      return MathValue::of(
-          Expr::make(EK::kQuotient, {expression(parts[0].first, parts[0].second),
-                                     expression(parts[1].first, parts[1].second)}));
+    if (auto parts = split(b, e, [](const LatexToken& t) { return t.is(K::kPunct, ":"); }); parts.size() == 2)
+      return MathValue::of(Expr::make(EK::kQuotient, {expression(parts[0].first, parts[0].second),
+                                                      expression(parts[1].first, parts[1].second)}));
 
     if (is_opener(t_[b]) && match(b, e) == e - 1) {
       if (auto v = bracketed(b, e)) return *v;
@@ -150,8 +143,8 @@ class Parser {
     return std::string::npos;
   }
 
-  std::vector<std::pair<size_t, size_t>> split(
-      size_t b, size_t e, const std::function<bool(const LatexToken&)>& at) const {
+  std::vector<std::pair<size_t, size_t>> split(size_t b, size_t e,
+                                               const std::function<bool(const LatexToken&)>& at) const {
     std::vector<std::pair<size_t, size_t>> parts;
     int depth = 0;
     bool in_env = false;
@@ -330,8 +323,7 @@ class Parser {
         ++pos_;
         acc = Expr::make(EK::kQuotient, {std::move(acc), unary()});
       } else if (t.is(K::kCommand, "frac") &&
-                 (integer_literal(acc) ||
-                  (acc.kind == EK::kNegate && integer_literal(acc.args[0])))) {
+                 (integer_literal(acc) || (acc.kind == EK::kNegate && integer_literal(acc.args[0])))) {
         // 2\frac{1}{4}: a mixed number when the fraction is of two integers
         size_t save = pos_;
         Expr f = power();
@@ -462,8 +454,7 @@ class Parser {
       if (peek_is(K::kPunct, "^")) {
         ++pos_;
         Expr p = exponent();
-        if (p.kind == EK::kNegate && integer_literal(p.args[0]) &&
-            p.args[0].number == Rational::integer(1)) {
+        if (p.kind == EK::kNegate && integer_literal(p.args[0]) && p.args[0].number == Rational::integer(1)) {
           inverse = true;  // \sin^{-1} x
         } else {
           power_of_result = std::move(p);
@@ -486,8 +477,7 @@ class Parser {
     } else {
       // \sin 2x: the argument runs over a product of numbers and letters.
       arg = power();
-      while (!at_end() &&
-             (peek().kind == K::kLetter || is_greek(peek().text) || peek_is(K::kCommand, "pi")))
+      while (!at_end() && (peek().kind == K::kLetter || is_greek(peek().text) || peek_is(K::kCommand, "pi")))
         arg = product_of(std::move(arg), power());
     }
     if (inverse) {
@@ -510,8 +500,7 @@ class Parser {
       call = Expr::make_function(name, {std::move(arg)});
     }
     if (has_base)
-      call = Expr::make(EK::kQuotient,
-                        {std::move(call), Expr::make_function("log", {std::move(base)})});
+      call = Expr::make(EK::kQuotient, {std::move(call), Expr::make_function("log", {std::move(base)})});
     if (has_power) call = Expr::make(EK::kPower, {std::move(call), std::move(power_of_result)});
     return call;
   }
@@ -572,10 +561,10 @@ class Parser {
             Expr index = expression(pos_ + 1, close);
             pos_ = close + 1;
             Expr radicand = argument();
-            return Expr::make(EK::kPower,
-                              {std::move(radicand),
-                               Expr::make(EK::kQuotient, {Expr::make_number(Rational::integer(1)),
-                                                          std::move(index)})});
+            return Expr::make(
+                EK::kPower,
+                {std::move(radicand),
+                 Expr::make(EK::kQuotient, {Expr::make_number(Rational::integer(1)), std::move(index)})});
           }
           return Expr::make_function("sqrt", {argument()});
         }
@@ -623,8 +612,7 @@ class Parser {
   static std::vector<Expr> expand_plus_minus(const Expr& x) {
     if (x.kind == EK::kPlusMinus) {
       std::vector<Expr> out;
-      std::vector<Expr> lefts =
-          x.args.size() == 2 ? expand_plus_minus(x.args[0]) : std::vector<Expr>{};
+      std::vector<Expr> lefts = x.args.size() == 2 ? expand_plus_minus(x.args[0]) : std::vector<Expr>{};
       for (const Expr& right : expand_plus_minus(x.args.back())) {
         if (x.args.size() == 1) {
           out.push_back(right);

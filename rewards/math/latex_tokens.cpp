@@ -11,16 +11,16 @@ bool is_alpha(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0;
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 bool is_function_word(std::string_view w) {
-  static constexpr std::string_view kWords[] = {
-      "sin",  "cos",  "tan", "sec", "csc", "cot",  "arcsin", "arccos", "arctan", "sinh",
-      "cosh", "tanh", "ln",  "log", "exp", "sqrt", "pi",     "infty",  "cdot",   "times"};
+  static constexpr std::string_view kWords[] = {"sin",    "cos",    "tan",  "sec",   "csc",  "cot",  "arcsin",
+                                                "arccos", "arctan", "sinh", "cosh",  "tanh", "ln",   "log",
+                                                "exp",    "sqrt",   "pi",   "infty", "cdot", "times"};
   return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
 }
 
 bool is_text_command(std::string_view name) {
-  return name == "text" || name == "textbf" || name == "textit" || name == "mbox" ||
-         name == "mathrm" || name == "textrm" || name == "mathit" || name == "textnormal" ||
-         name == "mathbf" || name == "boldsymbol" || name == "operatorname" || name == "textsf";
+  return name == "text" || name == "textbf" || name == "textit" || name == "mbox" || name == "mathrm" ||
+         name == "textrm" || name == "mathit" || name == "textnormal" || name == "mathbf" ||
+         name == "boldsymbol" || name == "operatorname" || name == "textsf";
 }
 
 // Index of the '}' closing the group that opens at open, or npos.
@@ -66,9 +66,8 @@ bool tokenize_latex(std::string_view s, std::vector<LatexToken>* tokens, std::st
       constexpr std::string_view kOverline = "\\overline{";
       if (s.substr(k, kOverline.size()) == kOverline) {
         size_t close = s.find('}', k + kOverline.size());
-        std::string_view repeat =
-            s.substr(k + kOverline.size(),
-                     close == std::string_view::npos ? 0 : close - k - kOverline.size());
+        std::string_view repeat = s.substr(
+            k + kOverline.size(), close == std::string_view::npos ? 0 : close - k - kOverline.size());
         if (!repeat.empty() && std::all_of(repeat.begin(), repeat.end(), is_digit)) {
           if (!point) number += '.';
           number += '|';
@@ -112,8 +111,7 @@ bool tokenize_latex(std::string_view s, std::vector<LatexToken>* tokens, std::st
       size_t k = j;
       while (k < s.size() && s[k] == ' ') ++k;
       bool braced = k < s.size() && s[k] == '{';
-      if ((is_text_command(name) || name == "begin" || name == "end" || name == "mathbb") &&
-          braced) {
+      if ((is_text_command(name) || name == "begin" || name == "end" || name == "mathbb") && braced) {
         size_t close = closing_brace(s, k);
         if (close == std::string_view::npos) {
           *error = "\\" + name + "{ is never closed";

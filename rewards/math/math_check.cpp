@@ -29,25 +29,23 @@ bool plain_number(const MathValue& v) {
   if (e->kind != Expr::Kind::kQuotient) return false;
   const Expr& n = e->args[0];
   const Expr& d = e->args[1];
-  if (n.kind != Expr::Kind::kNumber || d.kind != Expr::Kind::kNumber || n.decimal || d.decimal)
-    return false;
+  if (n.kind != Expr::Kind::kNumber || d.kind != Expr::Kind::kNumber || n.decimal || d.decimal) return false;
   auto reduced = divide(n.number, d.number);
   return reduced && reduced->num() == n.number.num() && reduced->den() == d.number.num();
 }
 
-bool restates_question(const std::string& prediction, const MathValue& parsed,
-                       const std::string& reference, std::string_view question) {
+bool restates_question(const std::string& prediction, const MathValue& parsed, const std::string& reference,
+                       std::string_view question) {
   std::string p = without_spaces(prediction);
   if (p.size() < 3 || p == without_spaces(reference) || plain_number(parsed)) return false;
   return without_spaces(normalize_answer(question)).find(p) != std::string::npos;
 }
 
-MathVerdict check(std::string_view response, std::string_view reference,
-                  const MathCheckOptions& options, std::string_view question) {
+MathVerdict check(std::string_view response, std::string_view reference, const MathCheckOptions& options,
+                  std::string_view question) {
   MathVerdict v;
   ExtractedAnswer ref = extract_answer(reference, {.whole_text_always = true});
-  ExtractedAnswer pred =
-      extract_answer(response, {.last_number_fallback = options.last_number_fallback});
+  ExtractedAnswer pred = extract_answer(response, {.last_number_fallback = options.last_number_fallback});
   v.extracted = pred.text;
   v.extracted_from = answer_source_name(pred.source);
   v.reference_answer = ref.text;
@@ -59,11 +57,10 @@ MathVerdict check(std::string_view response, std::string_view reference,
   ParsedAnswer r = parse_answer(v.normalized_reference);
   v.parsed_reference = to_infix(r.value);
   if (pred.source == AnswerSource::kNone) {
-    v.reason =
-        options.last_number_fallback
-            ? "no answer in the response: no \\boxed{}, '####', 'Answer:' or number"
-            : "no answer in the response: no \\boxed{}, '####' or 'Answer:' (the last-number "
-              "fallback is off)";
+    v.reason = options.last_number_fallback
+                   ? "no answer in the response: no \\boxed{}, '####', 'Answer:' or number"
+                   : "no answer in the response: no \\boxed{}, '####' or 'Answer:' (the last-number "
+                     "fallback is off)";
     return v;
   }
   v.normalized_prediction = normalize_answer(pred.text);

@@ -79,10 +79,10 @@ enum class MatchMethod {
 const char* match_method_name(MatchMethod method);  // "exact_rational", ...
 
 struct MathVerdict {
-  int score = 0;                 // 1 when equivalent, else 0
-  std::string extracted;         // answer taken from the response, as written ("" = none)
-  std::string extracted_from;    // where: boxed, hashes, answer_line, whole_text, last_number, none
-  std::string reference_answer;  // answer taken from the reference, as written
+  int score = 0;                      // 1 when equivalent, else 0
+  std::string extracted;              // answer taken from the response, as written ("" = none)
+  std::string extracted_from;         // where: boxed, hashes, answer_line, whole_text, last_number, none
+  std::string reference_answer;       // answer taken from the reference, as written
   std::string normalized_prediction;  // after normalisation (LaTeX)
   std::string normalized_reference;
   std::string parsed_prediction;  // the value as infix ("1/2", "{1, 2}", "text:...")

@@ -34,8 +34,8 @@ PercentRule parse_percent_rule(std::string_view name) {
   if (name == "drop_sign") return PercentRule::kDropSign;
   if (name == "fraction") return PercentRule::kFraction;
   if (name == "either") return PercentRule::kEither;
-  throw std::invalid_argument("percent must be drop_sign, fraction or either, not '" +
-                              std::string(name) + "'");
+  throw std::invalid_argument("percent must be drop_sign, fraction or either, not '" + std::string(name) +
+                              "'");
 }
 
 const char* percent_rule_name(PercentRule rule) {
@@ -91,32 +91,29 @@ MathCase parse_math_case(std::string_view text, size_t line, std::string_view so
   try {
     c.object = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw MathJsonlError(where(source, line) + "not valid JSON (" + e.what() + "); " + kLineShape +
-                             "." + progress(line),
-                         line);
+    throw MathJsonlError(
+        where(source, line) + "not valid JSON (" + e.what() + "); " + kLineShape + "." + progress(line),
+        line);
   }
   if (!c.object.is_object())
-    throw MathJsonlError(where(source, line) + "a JSON " + c.object.type_name() +
-                             ", not an object; " + kLineShape + "." + progress(line),
+    throw MathJsonlError(where(source, line) + "a JSON " + c.object.type_name() + ", not an object; " +
+                             kLineShape + "." + progress(line),
                          line);
   for (const char* key : {"response", "reference"}) {
     auto it = c.object.find(key);
     if (it == c.object.end())
       throw MathJsonlError(
-          where(source, line) + "no \"" + key + "\" field; " + kLineShape + "." + progress(line),
-          line);
+          where(source, line) + "no \"" + key + "\" field; " + kLineShape + "." + progress(line), line);
     if (!it->is_string())
       throw MathJsonlError(where(source, line) + "\"" + key + "\" must be a string, not a " +
-                               it->type_name() + " (quote numbers: \"" + key + "\": \"5\")." +
-                               progress(line),
+                               it->type_name() + " (quote numbers: \"" + key + "\": \"5\")." + progress(line),
                            line);
   }
   c.response = c.object["response"].get<std::string>();
   c.reference = c.object["reference"].get<std::string>();
   if (auto q = c.object.find("question"); q != c.object.end()) {
     if (!q->is_string())
-      throw MathJsonlError(where(source, line) + "\"question\" must be a string." + progress(line),
-                           line);
+      throw MathJsonlError(where(source, line) + "\"question\" must be a string." + progress(line), line);
     c.question = q->get<std::string>();
   }
   c.options = defaults;
@@ -161,9 +158,9 @@ MathJsonlSummary score_math_jsonl(std::istream& in, std::ostream& out, std::stri
     summary.correct += static_cast<size_t>(v.score);
   }
   if (in.bad())
-    throw MathJsonlError(where(source, line + 1) + "read error after line " + std::to_string(line) +
-                             "." + progress(line + 1),
-                         line + 1);
+    throw MathJsonlError(
+        where(source, line + 1) + "read error after line " + std::to_string(line) + "." + progress(line + 1),
+        line + 1);
   return summary;
 }
 

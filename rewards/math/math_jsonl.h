@@ -27,8 +27,7 @@ namespace rlwb::rewards {
 // A bad input line; what() names the source, the line and what to do.
 class MathJsonlError : public std::runtime_error {
  public:
-  MathJsonlError(const std::string& message, size_t line)
-      : std::runtime_error(message), line_(line) {}
+  MathJsonlError(const std::string& message, size_t line) : std::runtime_error(message), line_(line) {}
   size_t line() const { return line_; }
 
  private:
@@ -50,8 +49,7 @@ const char* percent_rule_name(PercentRule rule);
 
 // Options from a JSON object on top of base; std::invalid_argument on an
 // unknown key or a value of the wrong type (naming both).
-MathCheckOptions math_options_from_json(const nlohmann::ordered_json& object,
-                                        MathCheckOptions base);
+MathCheckOptions math_options_from_json(const nlohmann::ordered_json& object, MathCheckOptions base);
 
 // One line -> MathCase; MathJsonlError for invalid JSON, a non-object, a
 // missing or non-string "response"/"reference", or bad "options".

@@ -85,9 +85,8 @@ void replace_unicode(std::string& s) {
 }
 
 void strip_sizing(std::string& s) {
-  for (std::string_view cmd :
-       {"\\left", "\\right", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr", "\\biggl", "\\biggr",
-        "\\Biggl", "\\Biggr", "\\big", "\\Big", "\\bigg", "\\Bigg"}) {
+  for (std::string_view cmd : {"\\left", "\\right", "\\bigl", "\\bigr", "\\Bigl", "\\Bigr", "\\biggl",
+                               "\\biggr", "\\Biggl", "\\Biggr", "\\big", "\\Big", "\\bigg", "\\Bigg"}) {
     size_t pos = 0;
     while ((pos = s.find(cmd, pos)) != std::string::npos) {
       size_t end = pos + cmd.size();
@@ -175,8 +174,8 @@ void brace_single_token_arguments(std::string& s) {
 }
 
 void drop_degrees(std::string& s) {
-  for (std::string_view d : {"^{\\circ}", "^\\circ", "^{\\circ }", "^{ \\circ}", "\\circ",
-                             "^{\\degree}", "^\\degree", "\\degree"})
+  for (std::string_view d :
+       {"^{\\circ}", "^\\circ", "^{\\circ }", "^{ \\circ}", "\\circ", "^{\\degree}", "^\\degree", "\\degree"})
     replace_all(s, d, "");
 }
 
@@ -191,9 +190,9 @@ void mark_percent(std::string& s) {
 }
 
 bool is_text_command(std::string_view name) {
-  return name == "text" || name == "textbf" || name == "textit" || name == "mbox" ||
-         name == "mathrm" || name == "textrm" || name == "mathit" || name == "textnormal" ||
-         name == "mathbf" || name == "boldsymbol" || name == "operatorname";
+  return name == "text" || name == "textbf" || name == "textit" || name == "mbox" || name == "mathrm" ||
+         name == "textrm" || name == "mathit" || name == "textnormal" || name == "mathbf" ||
+         name == "boldsymbol" || name == "operatorname";
 }
 
 // If s is exactly one \text{...}-like group (possibly after trimming), its content.
@@ -201,8 +200,7 @@ bool unwrap_whole_text(std::string& s) {
   if (s.empty() || s[0] != '\\') return false;
   size_t j = 1;
   while (j < s.size() && is_alpha(s[j])) ++j;
-  if (!is_text_command(std::string_view(s).substr(1, j - 1)) || j >= s.size() || s[j] != '{')
-    return false;
+  if (!is_text_command(std::string_view(s).substr(1, j - 1)) || j >= s.size() || s[j] != '{') return false;
   size_t end = group_end(s, j);
   if (end != s.size()) return false;
   s = s.substr(j + 1, end - j - 2);
@@ -212,9 +210,8 @@ bool unwrap_whole_text(std::string& s) {
 
 bool is_math_word(std::string_view w) {
   static constexpr std::string_view kWords[] = {
-      "or",     "and",    "sin",  "cos",  "tan",  "sec",   "csc",      "cot",
-      "log",    "ln",     "exp",  "sqrt", "pi",   "infty", "infinity", "arcsin",
-      "arccos", "arctan", "sinh", "cosh", "tanh", "i",     "e"};
+      "or", "and",   "sin",      "cos",    "tan",    "sec",    "csc",  "cot",  "log",  "ln", "exp", "sqrt",
+      "pi", "infty", "infinity", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "i",  "e"};
   return std::find(std::begin(kWords), std::end(kWords), w) != std::end(kWords);
 }
 
@@ -232,8 +229,8 @@ bool is_unit_text(std::string_view content) {
   for (char c : content) {
     if (is_alpha(c)) {
       letter = true;
-    } else if (!(c == ' ' || c == '^' || c == '/' || c == '.' || c == '-' || is_digit(c) ||
-                 c == '{' || c == '}')) {
+    } else if (!(c == ' ' || c == '^' || c == '/' || c == '.' || c == '-' || is_digit(c) || c == '{' ||
+                 c == '}')) {
       return false;
     }
   }
@@ -328,8 +325,7 @@ void drop_thousands_commas(std::string& s) {
   bool any = false;
   char separator = i < s.size() && (s[i] == ',' || s[i] == ' ') ? s[i] : ',';
   while (i < s.size() && s[i] == separator) {
-    if (i + 3 >= s.size() || !is_digit(s[i + 1]) || !is_digit(s[i + 2]) || !is_digit(s[i + 3]))
-      return;
+    if (i + 3 >= s.size() || !is_digit(s[i + 1]) || !is_digit(s[i + 2]) || !is_digit(s[i + 3])) return;
     i += 4;
     any = true;
   }

@@ -108,8 +108,7 @@ std::optional<Rational> multiply(const Rational& a, const Rational& b) {
   if (g1 == 0) g1 = 1;
   if (g2 == 0) g2 = 1;
   Int n, d;
-  if (!mul_ok(a.num() / g1, b.num() / g2, &n) || !mul_ok(a.den() / g2, b.den() / g1, &d))
-    return std::nullopt;
+  if (!mul_ok(a.num() / g1, b.num() / g2, &n) || !mul_ok(a.den() / g2, b.den() / g1, &d)) return std::nullopt;
   return Rational::fraction(n, d);
 }
 

@@ -56,8 +56,7 @@ SymbolicResult answer(const Job& job) {
         return r;
       }
       GiNaC::ex q = (a / b).normal();
-      if (GiNaC::is_a<GiNaC::numeric>(q) && !q.is_zero() &&
-          GiNaC::ex_to<GiNaC::numeric>(q).is_real()) {
+      if (GiNaC::is_a<GiNaC::numeric>(q) && !q.is_zero() && GiNaC::ex_to<GiNaC::numeric>(q).is_real()) {
         r.outcome = Outcome::kYes;
         r.ratio_sign = GiNaC::ex_to<GiNaC::numeric>(q).csgn();
       } else {

@@ -36,13 +36,16 @@ struct CodeSettings {
 std::optional<std::string> extract_program(const std::string& text, Extract how) {
   if (how == Extract::raw) return text;
   std::vector<size_t> fences;
-  for (size_t at = text.find("```"); at != std::string::npos; at = text.find("```", at + 3)) fences.push_back(at);
+  for (size_t at = text.find("```"); at != std::string::npos; at = text.find("```", at + 3))
+    fences.push_back(at);
   if (fences.size() >= 2) {
     size_t pairs = fences.size() / 2;
     size_t open = fences[2 * pairs - 2] + 3, close = fences[2 * pairs - 1];
     size_t body = text.find('\n', open);
-    if (body == std::string::npos || body > close) body = close;  // ```code``` on one line: no info string
-    else ++body;
+    if (body == std::string::npos || body > close)
+      body = close;  // ```code``` on one line: no info string
+    else
+      ++body;
     return text.substr(body, close - body);
   }
   if (how == Extract::fenced) return std::nullopt;
@@ -95,7 +98,8 @@ std::vector<TestCase> parse_test_cases(const nlohmann::json& value) {
       }
     }
   } else {
-    throw std::invalid_argument("is neither a list of tests nor {inputs, outputs}: " + value.dump().substr(0, 200));
+    throw std::invalid_argument("is neither a list of tests nor {inputs, outputs}: " +
+                                value.dump().substr(0, 200));
   }
   if (tests.empty()) throw std::invalid_argument("has no test cases");
   return tests;
@@ -104,7 +108,8 @@ std::vector<TestCase> parse_test_cases(const nlohmann::json& value) {
 // Text from a program (stderr, the judge's detail) as valid UTF-8 for JSON.
 std::string printable(const std::string& bytes, size_t max = std::string::npos) {
   std::string head = bytes.substr(0, max);
-  return nlohmann::json::parse(nlohmann::json(head).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+  return nlohmann::json::parse(
+             nlohmann::json(head).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
       .get<std::string>();
 }
 
@@ -127,9 +132,12 @@ nlohmann::json row_details(const JudgeResult& r) {
 class CodeReward : public core::RewardModule {
  public:
   CodeReward(std::string name, CodeSettings settings)
-      : name_(std::move(name)), s_(std::move(settings)), sandbox_(s_.connection, "code reward '" + name_ + "'") {}
+      : name_(std::move(name)),
+        s_(std::move(settings)),
+        sandbox_(s_.connection, "code reward '" + name_ + "'") {}
 
-  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+  core::Batch call(const std::string& method, const core::Batch& input,
+                   const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "code");
     const std::string module = "code reward '" + name_ + "'";
     auto mask = response_mask_column(input, ctx, module);
@@ -156,8 +164,10 @@ class CodeReward : public core::RewardModule {
       }
       auto program = extract_program(responses[i], s_.extract);
       if (!program) {
-        details[i] = {{"verdict", "no_code"}, {"score", 0.0}, {"passed", 0}, {"total", req.tests.size()},
-                      {"failing_test", 0}, {"detail", "no ``` code block in the response"}, {"stderr", ""}};
+        details[i] = {{"verdict", "no_code"}, {"score", 0.0},
+                      {"passed", 0},          {"total", req.tests.size()},
+                      {"failing_test", 0},    {"detail", "no ``` code block in the response"},
+                      {"stderr", ""}};
         continue;
       }
       std::string key = *program + '\0' + test_values[i].dump();
@@ -209,9 +219,9 @@ class CodeReward : public core::RewardModule {
 };
 
 CodeSettings code_settings(const core::RewardSpec& spec) {
-  RewardConfig config(spec, {"language", "scoring", "comparison", "stop_at_first_failure", "extract", "limits",
-                             "compile_limits", "address", "sandbox_binary", "executors", "timeout_s",
-                             "startup_timeout_s"});
+  RewardConfig config(
+      spec, {"language", "scoring", "comparison", "stop_at_first_failure", "extract", "limits",
+             "compile_limits", "address", "sandbox_binary", "executors", "timeout_s", "startup_timeout_s"});
   CodeSettings s;
   try {
     s.language = sandbox::parse_language(config.text("language", "python3"));
@@ -222,31 +232,34 @@ CodeSettings code_settings(const core::RewardSpec& spec) {
       sandbox::parse_scoring(config.choice("scoring", "pass_rate", {"pass_rate", "all_or_nothing"}));
   s.judge.comparison =
       sandbox::parse_comparison(config.choice("comparison", "lines", {"lines", "tokens", "exact"}));
-  if (config.has("stop_at_first_failure")) s.judge.stop_at_first_failure = config.flag("stop_at_first_failure", false);
+  if (config.has("stop_at_first_failure"))
+    s.judge.stop_at_first_failure = config.flag("stop_at_first_failure", false);
   std::string extract = config.choice("extract", "auto", {"auto", "fenced", "raw"});
   s.extract = extract == "fenced" ? Extract::fenced : extract == "raw" ? Extract::raw : Extract::automatic;
-  for (auto [key, limits, base] : {std::tuple{"limits", &s.judge.limits, sandbox::default_run_limits()},
-                                   std::tuple{"compile_limits", &s.judge.compile_limits,
-                                              sandbox::default_compile_limits()}}) {
+  for (auto [key, limits, base] :
+       {std::tuple{"limits", &s.judge.limits, sandbox::default_run_limits()},
+        std::tuple{"compile_limits", &s.judge.compile_limits, sandbox::default_compile_limits()}}) {
     if (!config.has(key)) continue;
     std::string where = config.where(key);
     try {
       *limits = sandbox::limits_from_json(config.raw(key), base, where.c_str());
       sandbox::validate_limits(*limits, where.c_str());
     } catch (const sandbox::SandboxError& e) {
-      throw std::runtime_error(std::string(e.what()) + " (keys and ranges: sandbox/limits.h, docs/sandbox.md)");
+      throw std::runtime_error(std::string(e.what()) +
+                               " (keys and ranges: sandbox/limits.h, docs/sandbox.md)");
     }
   }
   s.connection.address = config.text("address", "");
   s.connection.binary = config.text("sandbox_binary", "");
   if (!s.connection.address.empty() && (config.has("sandbox_binary") || config.has("executors")))
-    config.fail("address", "connects to a running service, so sandbox_binary and executors (settings for a "
-                           "service the reward starts) do not apply; give one or the other");
+    config.fail("address",
+                "connects to a running service, so sandbox_binary and executors (settings for a "
+                "service the reward starts) do not apply; give one or the other");
   s.connection.executors = static_cast<int>(config.number_in("executors", 0, 0, 1024));
   s.connection.call_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(1000 * config.number_in("timeout_s", 300, 1, 86400)));
-  s.connection.startup_timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(1000 * config.number_in("startup_timeout_s", 30, 1, 600)));
+  s.connection.startup_timeout = std::chrono::milliseconds(
+      static_cast<int64_t>(1000 * config.number_in("startup_timeout_s", 30, 1, 600)));
   return s;
 }
 

@@ -18,7 +18,8 @@ class FormatReward : public core::RewardModule {
  public:
   FormatReward(std::string name, FormatSettings settings) : name_(std::move(name)), s_(std::move(settings)) {}
 
-  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+  core::Batch call(const std::string& method, const core::Batch& input,
+                   const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "format");
     const std::string module = "format reward '" + name_ + "'";
     auto mask = response_mask_column(input, ctx, module);
@@ -50,13 +51,15 @@ class FormatReward : public core::RewardModule {
 
 core::RewardType format_reward_type() {
   core::RewardType type;
-  type.description = "format: a regular expression over the response; one score on a match, another on a miss";
+  type.description =
+      "format: a regular expression over the response; one score on a match, another on a miss";
   type.methods = {"score"};
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     RewardConfig config(spec, {"pattern", "match", "ignore_case", "on_match", "on_miss"});
     if (!config.has("pattern"))
-      config.fail("pattern", "is missing; give the regular expression the response must match, e.g. "
-                             "pattern: 'Answer: -?[0-9]+'");
+      config.fail("pattern",
+                  "is missing; give the regular expression the response must match, e.g. "
+                  "pattern: 'Answer: -?[0-9]+'");
     FormatSettings s;
     std::string pattern = config.text("pattern", "");
     // The polynomial (non-backtracking) matcher: libstdc++'s default one

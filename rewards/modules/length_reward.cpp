@@ -19,21 +19,24 @@ struct LengthSettings {
 
 // Code points of UTF-8 text (continuation bytes 10xxxxxx are not counted).
 int64_t utf8_length(const std::string& text) {
-  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  return std::count_if(text.begin(), text.end(),
+                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
 }
 
 class LengthReward : public core::RewardModule {
  public:
   LengthReward(std::string name, LengthSettings settings) : name_(std::move(name)), s_(settings) {}
 
-  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+  core::Batch call(const std::string& method, const core::Batch& input,
+                   const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "length");
     const std::string module = "length reward '" + name_ + "'";
     auto mask = response_mask_column(input, ctx, module);
     std::vector<int64_t> lengths;
     if (s_.chars) {
       if (ctx.in.size() < 2)
-        throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): unit chars reads the response " +
+        throw std::runtime_error("reward node '" + ctx.node + "' (" + module +
+                                 "): unit chars reads the response " +
                                  "text: give the node in: [response_text, response_mask]");
       for (const auto& text : text_column(input, ctx, 0, module)) lengths.push_back(utf8_length(text));
     } else {
@@ -61,7 +64,8 @@ class LengthReward : public core::RewardModule {
 
 core::RewardType length_reward_type() {
   core::RewardType type;
-  type.description = "length: a penalty for responses longer (or shorter) than a target, in tokens or characters";
+  type.description =
+      "length: a penalty for responses longer (or shorter) than a target, in tokens or characters";
   type.methods = {"score"};
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     RewardConfig config(spec, {"unit", "target", "penalty", "max_length", "max_penalty", "below_penalty"});
@@ -70,8 +74,9 @@ core::RewardType length_reward_type() {
     s.target = config.number_in("target", 0, 0);
     s.below_penalty = config.number_in("below_penalty", 0, 0);
     if (config.has("penalty") && config.has("max_length"))
-      config.fail("max_length", "give either penalty (per unit over the target) or max_length (where the penalty "
-                                "reaches max_penalty), not both");
+      config.fail("max_length",
+                  "give either penalty (per unit over the target) or max_length (where the penalty "
+                  "reaches max_penalty), not both");
     if (config.has("max_length")) {
       double max_length = config.number_in("max_length", 0, 0);
       if (max_length <= s.target)
@@ -84,8 +89,9 @@ core::RewardType length_reward_type() {
       if (config.has("max_penalty")) s.max_penalty = config.number_in("max_penalty", 0, 0);
     }
     if (s.penalty == 0 && s.below_penalty == 0)
-      config.fail("penalty", "is missing or 0, so every score would be 0; give penalty (e.g. 0.01 per unit over "
-                             "target) or max_length (and max_penalty)");
+      config.fail("penalty",
+                  "is missing or 0, so every score would be 0; give penalty (e.g. 0.01 per unit over "
+                  "target) or max_length (and max_penalty)");
     return std::unique_ptr<core::RewardModule>(std::make_unique<LengthReward>(spec.name, s));
   };
   return type;

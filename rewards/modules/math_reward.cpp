@@ -16,7 +16,8 @@ class MathReward : public core::RewardModule {
  public:
   MathReward(std::string name, MathCheckOptions options) : name_(std::move(name)), options_(options) {}
 
-  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+  core::Batch call(const std::string& method, const core::Batch& input,
+                   const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "math");
     const std::string module = "math reward '" + name_ + "'";
     auto mask = response_mask_column(input, ctx, module);
@@ -27,7 +28,8 @@ class MathReward : public core::RewardModule {
     std::vector<nlohmann::json> details;
     for (const auto& v : verdicts) {
       scores.push_back(v.score);
-      details.push_back({{"extracted", v.extracted}, {"reference", v.reference_answer}, {"reason", v.reason}});
+      details.push_back(
+          {{"extracted", v.extracted}, {"reference", v.reference_answer}, {"reason", v.reason}});
     }
     return score_output(scores, std::move(details), mask, ctx);
   }

@@ -16,14 +16,17 @@ std::string joined(const std::set<std::string>& items) {
 RewardConfig::RewardConfig(const core::RewardSpec& spec, const std::set<std::string>& keys)
     : name_(spec.name), config_(spec.config.is_null() ? nlohmann::json::object() : spec.config) {
   if (!config_.is_object())
-    throw std::runtime_error("rewards." + name_ + ".config: must be a map of settings, got " + config_.dump());
+    throw std::runtime_error("rewards." + name_ + ".config: must be a map of settings, got " +
+                             config_.dump());
   for (const auto& [key, value] : config_.items())
     if (!keys.count(key))
       fail(key, "is not a setting of type '" + spec.type + "' (its settings: " + joined(keys) +
                     "; see docs/rewards.md)");
 }
 
-std::string RewardConfig::where(const std::string& key) const { return "rewards." + name_ + ".config." + key; }
+std::string RewardConfig::where(const std::string& key) const {
+  return "rewards." + name_ + ".config." + key;
+}
 
 void RewardConfig::fail(const std::string& key, const std::string& what) const {
   throw std::runtime_error(where(key) + ": " + what);
@@ -54,7 +57,8 @@ double RewardConfig::number(const std::string& key, double fallback) const {
   return number(key).value_or(fallback);
 }
 
-double RewardConfig::number_in(const std::string& key, double fallback, double min, std::optional<double> max) const {
+double RewardConfig::number_in(const std::string& key, double fallback, double min,
+                               std::optional<double> max) const {
   double v = number(key, fallback);
   if (v < min || (max && v > *max)) {
     std::string range = max ? "between " + nlohmann::json(min).dump() + " and " + nlohmann::json(*max).dump()

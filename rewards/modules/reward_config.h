@@ -31,7 +31,8 @@ class RewardConfig {
   double number_in(const std::string& key, double fallback, double min,
                    std::optional<double> max = std::nullopt) const;
   // One of `choices` (listed in the error message).
-  std::string choice(const std::string& key, const std::string& fallback, const std::set<std::string>& choices) const;
+  std::string choice(const std::string& key, const std::string& fallback,
+                     const std::set<std::string>& choices) const;
 
   // "rewards.<name>.config.<key>"
   std::string where(const std::string& key) const;

@@ -19,7 +19,8 @@ std::string sandbox_binary_path() {
   return sandbox::find_sandbox_binary();
 }
 
-SandboxConnection::SandboxConnection(SandboxConnectionOptions options, std::string owner) : owner_(std::move(owner)) {
+SandboxConnection::SandboxConnection(SandboxConnectionOptions options, std::string owner)
+    : owner_(std::move(owner)) {
   sandbox::ClientOptions client_options;
   client_options.timeout = options.call_timeout;
   if (!options.address.empty()) {
@@ -39,10 +40,12 @@ SandboxConnection::SandboxConnection(SandboxConnectionOptions options, std::stri
   try {
     binary = options.binary.empty() ? sandbox_binary_path() : options.binary;
   } catch (const sandbox::SandboxError& e) {
-    throw std::runtime_error(owner_ + ": " + e.what() + " (or set RLWB_SANDBOX_BIN, or the reward's sandbox_binary)");
+    throw std::runtime_error(owner_ + ": " + e.what() +
+                             " (or set RLWB_SANDBOX_BIN, or the reward's sandbox_binary)");
   }
   if (::access(binary.c_str(), X_OK) != 0)
-    throw std::runtime_error(owner_ + ": the sandbox program '" + binary + "' does not exist or is not executable; " +
+    throw std::runtime_error(owner_ + ": the sandbox program '" + binary +
+                             "' does not exist or is not executable; " +
                              "build rlwb-sandbox, or point sandbox_binary (or RLWB_SANDBOX_BIN) at it");
 
   static std::atomic<int> counter{0};
@@ -97,7 +100,8 @@ void SandboxConnection::check_alive(const std::string& when) {
   if (!death_.empty()) throw std::runtime_error(death_);
 }
 
-std::vector<sandbox::JudgeResult> SandboxConnection::judge_all(const std::vector<sandbox::JudgeRequest>& requests) {
+std::vector<sandbox::JudgeResult> SandboxConnection::judge_all(
+    const std::vector<sandbox::JudgeRequest>& requests) {
   check_alive("before this batch");
   auto results = client_->judge_all(requests);
   check_alive("while judging this batch");

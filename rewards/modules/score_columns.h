@@ -22,8 +22,8 @@ const std::vector<nlohmann::json>& object_column(const core::Batch& input, const
                                                  size_t index, const std::string& module);
 
 // The text of object column in[index] (strings; other JSON is dumped).
-std::vector<std::string> text_column(const core::Batch& input, const core::RewardCallContext& ctx, size_t index,
-                                     const std::string& module);
+std::vector<std::string> text_column(const core::Batch& input, const core::RewardCallContext& ctx,
+                                     size_t index, const std::string& module);
 
 // The response mask: the last tensor column of `in` ([B, R]).
 torch::Tensor response_mask_column(const core::Batch& input, const core::RewardCallContext& ctx,

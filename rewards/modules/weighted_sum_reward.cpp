@@ -20,9 +20,11 @@ struct Term {
 
 class WeightedSumReward : public core::RewardModule {
  public:
-  WeightedSumReward(std::string name, std::vector<Term> terms) : name_(std::move(name)), terms_(std::move(terms)) {}
+  WeightedSumReward(std::string name, std::vector<Term> terms)
+      : name_(std::move(name)), terms_(std::move(terms)) {}
 
-  core::Batch call(const std::string& method, const core::Batch& input, const core::RewardCallContext& ctx) override {
+  core::Batch call(const std::string& method, const core::Batch& input,
+                   const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "weighted_sum");
     const std::string module = "weighted_sum reward '" + name_ + "'";
     auto mask = response_mask_column(input, ctx, module);
@@ -30,8 +32,8 @@ class WeightedSumReward : public core::RewardModule {
       for (const auto& col : term.in)
         if (std::find(ctx.in.begin(), ctx.in.end(), col) == ctx.in.end())
           throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): term '" + term.name +
-                                   "' reads column '" + col + "', which is not among the node's inputs; add it " +
-                                   "to the node's `in`");
+                                   "' reads column '" + col +
+                                   "', which is not among the node's inputs; add it " + "to the node's `in`");
 
     // Each term writes its own scratch columns; its metrics go under
     // reward/<node>/<term>/ through the node name it is given.
@@ -41,7 +43,8 @@ class WeightedSumReward : public core::RewardModule {
     };
     std::vector<TermCall> calls;
     for (const auto& term : terms_)
-      calls.push_back({ctx.node + "/" + term.name, term.in.empty() ? ctx.in : term.in,
+      calls.push_back({ctx.node + "/" + term.name,
+                       term.in.empty() ? ctx.in : term.in,
                        {"__score_" + term.name, "__details_" + term.name}});
     std::vector<std::future<core::Batch>> running;
     for (size_t t = 0; t < terms_.size(); ++t)
@@ -72,13 +75,15 @@ class WeightedSumReward : public core::RewardModule {
       const auto* row_score = row_scores.data_ptr<double>();
       const auto& term_details = out.objects(calls[t].out[1]);
       for (int64_t i = 0; i < rows; ++i) {
-        nlohmann::json d = term_details[i].is_object() ? term_details[i] : nlohmann::json{{"value", term_details[i]}};
+        nlohmann::json d =
+            term_details[i].is_object() ? term_details[i] : nlohmann::json{{"value", term_details[i]}};
         d["score"] = row_score[i];
         details[i][terms_[t].name] = std::move(d);
       }
       if (out.meta().contains("metrics")) metrics.update(out.meta()["metrics"]);
     }
-    if (!failure.empty()) throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): " + failure);
+    if (!failure.empty())
+      throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): " + failure);
 
     auto row_totals = total.to(torch::kFloat64).sum(1).contiguous();
     std::vector<double> scores(row_totals.data_ptr<double>(), row_totals.data_ptr<double>() + rows);
@@ -104,8 +109,8 @@ void check_no_cycle(const std::string& start, const std::string& name, const cor
       if (term == start) {
         std::string chain;
         for (const auto& p : path) chain += p + " -> ";
-        throw std::runtime_error("rewards." + start + ".config.terms: the terms lead back to '" + start + "' (" +
-                                 chain + start + "); a weighted_sum cannot contain itself");
+        throw std::runtime_error("rewards." + start + ".config.terms: the terms lead back to '" + start +
+                                 "' (" + chain + start + "); a weighted_sum cannot contain itself");
       }
       if (std::find(path.begin(), path.end(), term) == path.end()) check_no_cycle(start, term, exp, path);
     }
@@ -117,12 +122,15 @@ void check_no_cycle(const std::string& start, const std::string& name, const cor
 
 core::RewardType weighted_sum_reward_type() {
   core::RewardType type;
-  type.description = "weighted_sum: the weighted sum of other rewards of the graph, with their details merged";
+  type.description =
+      "weighted_sum: the weighted sum of other rewards of the graph, with their details merged";
   type.methods = {"score"};
-  type.create = [](const core::RewardSpec& spec, const core::Experiment& exp, const core::RewardTypes& types) {
+  type.create = [](const core::RewardSpec& spec, const core::Experiment& exp,
+                   const core::RewardTypes& types) {
     RewardConfig config(spec, {"terms"});
     if (!config.has("terms") || !config.raw("terms").is_object() || config.raw("terms").empty())
-      config.fail("terms", "must be a map {reward_name: weight, ...} naming at least one other reward of this file");
+      config.fail("terms",
+                  "must be a map {reward_name: weight, ...} naming at least one other reward of this file");
     std::vector<std::string> path;
     check_no_cycle(spec.name, spec.name, exp, path);
     std::vector<Term> terms;
@@ -135,7 +143,8 @@ core::RewardType weighted_sum_reward_type() {
       } else if (value.is_object()) {
         for (const auto& [key, v] : value.items())
           if (key != "weight" && key != "in")
-            throw std::runtime_error(where + ": unknown key '" + key + "'; a term is a weight or {weight, in}");
+            throw std::runtime_error(where + ": unknown key '" + key +
+                                     "'; a term is a weight or {weight, in}");
         if (!value.contains("weight") || !value["weight"].is_number())
           throw std::runtime_error(where + ".weight: must be a number");
         term.weight = value["weight"].get<double>();
@@ -165,7 +174,8 @@ core::RewardType weighted_sum_reward_type() {
       term.module = type_it->second.create(it->second, exp, types);
       terms.push_back(std::move(term));
     }
-    return std::unique_ptr<core::RewardModule>(std::make_unique<WeightedSumReward>(spec.name, std::move(terms)));
+    return std::unique_ptr<core::RewardModule>(
+        std::make_unique<WeightedSumReward>(spec.name, std::move(terms)));
   };
   return type;
 }

@@ -36,11 +36,9 @@ TEST(AdvantageEstimator, EachNameRunsItsEstimatorWithTheOptions) {
   auto run = [&](std::string_view name) {
     return compute_advantages(parse_advantage_estimator(name), in, o);
   };
-  expect_same(
-      run("gae").advantages,
-      gae_advantage(r, in.values, m, {.gamma = 0.9, .lambda = 0.7, .whiten = false}).advantages);
-  expect_same(run("grpo").advantages,
-              grpo_advantage(r, m, in.group_index, {.epsilon = 0.5}).advantages);
+  expect_same(run("gae").advantages,
+              gae_advantage(r, in.values, m, {.gamma = 0.9, .lambda = 0.7, .whiten = false}).advantages);
+  expect_same(run("grpo").advantages, grpo_advantage(r, m, in.group_index, {.epsilon = 0.5}).advantages);
   expect_same(run("dr_grpo").advantages, dr_grpo_advantage(r, m, in.group_index).advantages);
   expect_same(run("rloo").advantages, rloo_advantage(r, m, in.group_index).advantages);
   expect_same(run("remax").advantages, remax_advantage(r, in.baseline_scores, m).advantages);
@@ -52,8 +50,8 @@ TEST(AdvantageEstimator, EachNameRunsItsEstimatorWithTheOptions) {
 }
 
 TEST(AdvantageEstimator, NamesRoundTripAndUnknownNamesListTheKnownOnes) {
-  for (std::string_view name : {"gae", "grpo", "dr_grpo", "rloo", "remax", "reinforce_plus_plus",
-                                "reinforce_plus_plus_baseline"}) {
+  for (std::string_view name :
+       {"gae", "grpo", "dr_grpo", "rloo", "remax", "reinforce_plus_plus", "reinforce_plus_plus_baseline"}) {
     EXPECT_EQ(to_string(parse_advantage_estimator(name)), name);
   }
   try {
@@ -80,8 +78,7 @@ TEST(AdvantageEstimator, RequiredInputsAreListedAndMissingOnesNamed) {
   for (const Case& c :
        {Case{AdvantageEstimator::kGae, &AdvantageInputs::values, "'values'"},
         Case{AdvantageEstimator::kGrpo, &AdvantageInputs::group_index, "'group_index'"},
-        Case{AdvantageEstimator::kReinforcePlusPlusBaseline, &AdvantageInputs::group_index,
-             "'group_index'"},
+        Case{AdvantageEstimator::kReinforcePlusPlusBaseline, &AdvantageInputs::group_index, "'group_index'"},
         Case{AdvantageEstimator::kRemax, &AdvantageInputs::baseline_scores, "'baseline_scores'"}}) {
     AdvantageInputs in = inputs();
     in.*c.field = torch::Tensor();

@@ -26,13 +26,10 @@ inline torch::Tensor mat(std::initializer_list<std::initializer_list<double>> ro
     EXPECT_EQ(static_cast<int64_t>(r.size()), cols) << "ragged literal";
     flat.insert(flat.end(), r.begin(), r.end());
   }
-  return torch::tensor(flat, torch::kFloat64)
-      .reshape({static_cast<int64_t>(rows.size()), cols})
-      .to(type);
+  return torch::tensor(flat, torch::kFloat64).reshape({static_cast<int64_t>(rows.size()), cols}).to(type);
 }
 
-inline torch::Tensor vec(std::initializer_list<double> v,
-                         torch::ScalarType type = torch::kFloat32) {
+inline torch::Tensor vec(std::initializer_list<double> v, torch::ScalarType type = torch::kFloat32) {
   return torch::tensor(std::vector<double>(v), torch::kFloat64).to(type);
 }
 
@@ -51,8 +48,7 @@ inline std::vector<double> values_of(const torch::Tensor& t) {
 }
 
 // Every element of `actual` within `tol` of `expected` (row-major), shapes equal.
-inline void expect_near(const torch::Tensor& actual, const torch::Tensor& expected,
-                        double tol = 1e-5) {
+inline void expect_near(const torch::Tensor& actual, const torch::Tensor& expected, double tol = 1e-5) {
   ASSERT_EQ(actual.sizes(), expected.sizes());
   std::vector<double> a = values_of(actual), e = values_of(expected);
   for (size_t i = 0; i < a.size(); ++i) {

@@ -29,8 +29,7 @@ TEST(EntropyFromLogits, GradientIsMinusPTimesLogPPlusH) {
 TEST(EntropyFromLogits, UniformIsLogVocabAndShiftInvariant) {
   expect_near(entropy_from_logits(torch::zeros({2, 3, 5})), torch::full({2, 3}, std::log(5.0)));
   // Logits that overflow a naive softmax in float32.
-  expect_near(entropy_from_logits(mat({{1000, 1000}, {-1000, -1000}})),
-              vec({std::log(2.0), std::log(2.0)}));
+  expect_near(entropy_from_logits(mat({{1000, 1000}, {-1000, -1000}})), vec({std::log(2.0), std::log(2.0)}));
   // One dominant logit: a point mass.
   expect_near(entropy_from_logits(mat({{0, 200}})), vec({0}));
 }

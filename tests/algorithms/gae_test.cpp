@@ -33,8 +33,8 @@ TEST(Gae, MatchesHandComputedAdvantagesAndReturns) {
 TEST(Gae, WhitensAdvantagesOverTheBatchButNotReturns) {
   AdvantageResult out = gae_advantage(rewards(), values(), valid(), {.gamma = 0.9, .lambda = 0.8});
   // reference_values.py
-  expect_near(out.advantages, mat({{-0.8353343, -0.787037739, -0.696732533, 0},
-                                   {-0.153831016, 0, 0.995653912, 1.47728168}}));
+  expect_near(out.advantages,
+              mat({{-0.8353343, -0.787037739, -0.696732533, 0}, {-0.153831016, 0, 0.995653912, 1.47728168}}));
   expect_near(out.returns, mat({{0.71712, 0.846, 1.0, 0}, {1.62464, 0, 1.512, 2.0}}));
 }
 
@@ -52,8 +52,8 @@ TEST(Gae, LambdaZeroIsOneStepTdError) {
 }
 
 TEST(Gae, PaddingNeverContributes) {
-  AdvantageResult a = gae_advantage(fill_padding(rewards(), valid(), 0),
-                                    fill_padding(values(), valid(), 0), valid(), kRaw);
+  AdvantageResult a =
+      gae_advantage(fill_padding(rewards(), valid(), 0), fill_padding(values(), valid(), 0), valid(), kRaw);
   AdvantageResult b = gae_advantage(fill_padding(rewards(), valid(), 1e6),
                                     fill_padding(values(), valid(), -kInf), valid(), kRaw);
   expect_same(a.advantages, b.advantages);

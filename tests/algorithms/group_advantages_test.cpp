@@ -20,9 +20,7 @@ using ::testing::HasSubstr;
 torch::Tensor rewards() {
   return mat({{0, 0, 1}, {0, 0, kNaN}, {0.2, 0.3, 9}, {2, kInf, 4}, {1, 1, 0}, {0, 0, 3}});
 }
-torch::Tensor valid() {
-  return mask({{1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {1, 0, 0}, {1, 1, 1}, {1, 1, 1}});
-}
+torch::Tensor valid() { return mask({{1, 1, 1}, {1, 1, 0}, {1, 1, 0}, {1, 0, 0}, {1, 1, 1}, {1, 1, 1}}); }
 torch::Tensor groups() { return ids({5, 5, 1, 1, 5, 8}); }
 
 // Row advantages broadcast over each row's valid tokens.
@@ -65,8 +63,8 @@ TEST(ReinforcePPBaseline, SubtractsGroupMeanThenWhitensOverTokens) {
   // Row advantages 0 -1 -0.75 0.75 1 3 on 3 2 2 1 3 3 tokens, whitened
   // together (reference_values.py).
   AdvantageResult out = reinforce_pp_baseline_advantage(rewards(), valid(), groups());
-  expect_near(out.advantages, on_tokens({-0.453649651, -1.14025453, -0.968603308, 0.0613040068,
-                                         0.232955226, 1.60616498}));
+  expect_near(out.advantages,
+              on_tokens({-0.453649651, -1.14025453, -0.968603308, 0.0613040068, 0.232955226, 1.60616498}));
 }
 
 TEST(GroupAdvantages, AllEqualScoresGiveZero) {

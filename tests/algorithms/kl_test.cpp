@@ -63,8 +63,7 @@ TEST(KlPenalty, PaddingNeverContributes) {
 TEST(KlInReward, SubtractsBetaTimesKlFromTokenScores) {
   // Scores 1 (row 0) and 0.5 (row 1) on the last valid token; beta 0.1, k1.
   torch::Tensor scores = place_score_at_last_token(vec({1, 0.5}), valid());
-  KlInReward out =
-      apply_kl_in_reward(scores, log_prob(), ref_log_prob(), valid(), 0.1, KlEstimator::kK1);
+  KlInReward out = apply_kl_in_reward(scores, log_prob(), ref_log_prob(), valid(), 0.1, KlEstimator::kK1);
   expect_near(out.token_level_rewards, mat({{-0.05, 0.1, 1}, {0.48, 0, 0}}));
   expect_near(out.kl, mat({{0.5, -1, 0}, {0.2, 0, 0}}));
   // mean over rows of the row means: (-0.5 / 3 + 0.2) / 2
@@ -76,10 +75,8 @@ TEST(KlInReward, SubtractsBetaTimesKlFromTokenScores) {
 
 TEST(KlInReward, K3MatchesReference) {
   torch::Tensor scores = place_score_at_last_token(vec({1, 0.5}), valid());
-  KlInReward out =
-      apply_kl_in_reward(scores, log_prob(), ref_log_prob(), valid(), 0.1, KlEstimator::kK3);
-  expect_near(out.token_level_rewards,
-              mat({{-0.010653066, -0.0718281828, 1}, {0.498126925, 0, 0}}));
+  KlInReward out = apply_kl_in_reward(scores, log_prob(), ref_log_prob(), valid(), 0.1, KlEstimator::kK3);
+  expect_near(out.token_level_rewards, mat({{-0.010653066, -0.0718281828, 1}, {0.498126925, 0, 0}}));
   EXPECT_NEAR(out.current_kl, 0.146834125, 1e-6);
 }
 
@@ -114,8 +111,8 @@ TEST(KlLoss, AggregatesTheEstimateAndScalesByCoefficient) {
 }
 
 TEST(KlLoss, SeqMeanAggregation) {
-  KlLoss out = kl_loss(log_prob(), ref_log_prob(), valid(), 1.0, KlEstimator::kK1,
-                       {LossAggMode::kSeqMeanTokenSum});
+  KlLoss out =
+      kl_loss(log_prob(), ref_log_prob(), valid(), 1.0, KlEstimator::kK1, {LossAggMode::kSeqMeanTokenSum});
   expect_near(out.kl, (-0.5 + 0.2) / 2);
 }
 

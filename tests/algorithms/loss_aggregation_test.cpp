@@ -55,8 +55,7 @@ TEST(LossAggregation, MicroBatchesWithGlobalNormalizerSumToTheBatchLoss) {
     double count = mode == LossAggMode::kTokenMean ? 4.0 : 2.0;
     double parts = 0;
     for (int64_t r = 0; r < 3; ++r) {
-      parts += aggregate_loss(loss.slice(0, r, r + 1), m.slice(0, r, r + 1), {mode, count})
-                   .item<double>();
+      parts += aggregate_loss(loss.slice(0, r, r + 1), m.slice(0, r, r + 1), {mode, count}).item<double>();
     }
     EXPECT_NEAR(parts, whole, 1e-6) << to_string(mode);
   }

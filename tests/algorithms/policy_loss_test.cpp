@@ -67,12 +67,12 @@ TEST(PolicyLoss, WithoutDualClipLargeRatiosAreUnbounded) {
 
 TEST(PolicyLoss, AsymmetricClipUsesEachBound) {
   // Symmetric 0.2: (0,0) is clipped at 1.2 instead of 1.28.
-  PolicyLoss sym = policy_loss(old_log_prob(), log_prob(), advantages(), valid(),
-                               {.clip_low = 0.2, .clip_high = 0.2});
+  PolicyLoss sym =
+      policy_loss(old_log_prob(), log_prob(), advantages(), valid(), {.clip_low = 0.2, .clip_high = 0.2});
   expect_near(sym.loss, (-1.2 - 0.5 + 1.1 + 0.8 + 3) / 5);
   // clip_low 0.4: (1,0) r 0.7 is now inside [0.6, 1.28] and unclipped.
-  PolicyLoss wide = policy_loss(old_log_prob(), log_prob(), advantages(), valid(),
-                                {.clip_low = 0.4, .clip_high = 0.28});
+  PolicyLoss wide =
+      policy_loss(old_log_prob(), log_prob(), advantages(), valid(), {.clip_low = 0.4, .clip_high = 0.28});
   expect_near(wide.loss, (-1.28 - 0.5 + 1.1 + 0.7 + 3) / 5);
   expect_near(wide.clipfrac, 1.0 / 5);
 }
@@ -111,8 +111,7 @@ TEST(PolicyLoss, PaddingNeverContributesToLossMetricsOrGradient) {
 
 TEST(PolicyLoss, EmptyMaskGivesZeroLossAndMetrics) {
   torch::Tensor lp = log_prob().requires_grad_();
-  PolicyLoss out =
-      policy_loss(old_log_prob(), lp, advantages(), mask({{0, 0, 0}, {0, 0, 0}}), kOptions);
+  PolicyLoss out = policy_loss(old_log_prob(), lp, advantages(), mask({{0, 0, 0}, {0, 0, 0}}), kOptions);
   out.loss.backward();
   EXPECT_EQ(out.loss.item<double>(), 0.0);
   EXPECT_EQ(out.clipfrac.item<double>(), 0.0);
@@ -132,8 +131,7 @@ TEST(PolicyLoss, RejectsBadOptionsAndShapes) {
   }
   EXPECT_THROW(run({.clip_low = 1.0}), AlgorithmError);
   EXPECT_THROW(run({.clip_high = -0.1}), AlgorithmError);
-  EXPECT_THROW(policy_loss(old_log_prob(), log_prob(), advantages().slice(1, 0, 2), valid()),
-               AlgorithmError);
+  EXPECT_THROW(policy_loss(old_log_prob(), log_prob(), advantages().slice(1, 0, 2), valid()), AlgorithmError);
 }
 
 }  // namespace

@@ -39,8 +39,7 @@ TEST(LagrangeMultiplier, LambdaMaxCapsBothSteps) {
   EXPECT_DOUBLE_EQ(log_step.update(0.6), 1.1);
   // The cap is a wall, not a memory: one step below moves lambda down at once.
   EXPECT_NEAR(log_step.update(-0.2), 1.1 * std::exp(-0.1), 1e-12);
-  LagrangeMultiplier plain(
-      {.lambda_init = 1.0, .lr = 0.5, .lambda_max = 1.1, .step = LagrangeStep::kLambda});
+  LagrangeMultiplier plain({.lambda_init = 1.0, .lr = 0.5, .lambda_max = 1.1, .step = LagrangeStep::kLambda});
   EXPECT_EQ(plain.update(10.0), 1.1);
 }
 
@@ -48,8 +47,7 @@ TEST(LagrangeMultiplier, SettlesWhereTheConstraintIsTight) {
   // A policy whose mean cost falls as lambda rises: J_c = 1 / (1 + lambda).
   // With threshold 0.25 the constraint is tight at lambda = 3.
   for (LagrangeStep step : {LagrangeStep::kLogLambda, LagrangeStep::kLambda}) {
-    LagrangeMultiplier lambda(
-        {.lambda_init = 0.5, .lr = 1.0, .cost_threshold = 0.25, .step = step});
+    LagrangeMultiplier lambda({.lambda_init = 0.5, .lr = 1.0, .cost_threshold = 0.25, .step = step});
     for (int i = 0; i < 2000; ++i) lambda.update(1.0 / (1.0 + lambda.value()));
     EXPECT_NEAR(lambda.value(), 3.0, 1e-3);
   }

@@ -39,8 +39,7 @@ TEST(ValueLoss, GradientStopsWhereTheClippedTermWins) {
 }
 
 TEST(ValueLoss, WithoutClippingIsHalfMeanSquaredError) {
-  ValueLoss out =
-      value_loss(values(), old_values(), returns(), valid(), {.clip_range_value = std::nullopt});
+  ValueLoss out = value_loss(values(), old_values(), returns(), valid(), {.clip_range_value = std::nullopt});
   expect_near(out.loss, 0.5 * (0.04 + 1 + 0.25 + 2.25) / 4);
   expect_near(out.clipfrac, 0.0);
 }
@@ -54,9 +53,8 @@ TEST(ValueLoss, AggregationModeIsApplied) {
 
 TEST(ValueLoss, PaddingNeverContributes) {
   ValueLoss dirty = value_loss(values(), old_values(), returns(), valid());
-  ValueLoss clean =
-      value_loss(fill_padding(values(), valid(), 0), fill_padding(old_values(), valid(), 0),
-                 fill_padding(returns(), valid(), 0), valid());
+  ValueLoss clean = value_loss(fill_padding(values(), valid(), 0), fill_padding(old_values(), valid(), 0),
+                               fill_padding(returns(), valid(), 0), valid());
   expect_same(dirty.loss, clean.loss);
   expect_same(dirty.clipfrac, clean.clipfrac);
   torch::Tensor v = values().requires_grad_();
@@ -67,8 +65,7 @@ TEST(ValueLoss, PaddingNeverContributes) {
 TEST(ValueLoss, RejectsBadInput) {
   EXPECT_THROW(value_loss(values(), old_values(), returns(), valid(), {.clip_range_value = -1}),
                AlgorithmError);
-  EXPECT_THROW(value_loss(values(), old_values().slice(0, 0, 1), returns(), valid()),
-               AlgorithmError);
+  EXPECT_THROW(value_loss(values(), old_values().slice(0, 0, 1), returns(), valid()), AlgorithmError);
 }
 
 TEST(ExplainedVariance, MatchesReferenceAndPerfectCritic) {

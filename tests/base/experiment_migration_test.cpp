@@ -23,8 +23,7 @@ TEST_P(ExperimentMigration, ResolvesToTheSameExperimentAsTheFileItReplaced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltOnGrpo, ExperimentMigration,
-                         ::testing::Values("rloo.yaml", "remax.yaml", "reinforce_pp.yaml",
-                                           "safe_rlhf.yaml"),
+                         ::testing::Values("rloo.yaml", "remax.yaml", "reinforce_pp.yaml", "safe_rlhf.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param.substr(0, info.param.find('.'));
                          });

@@ -97,8 +97,9 @@ trainer: {steps: 10}
   const ModelSpec& actor = exp.models.at("actor");
   EXPECT_EQ(actor.role, "actor");
   EXPECT_EQ(actor.parallel.dp, 2);
-  EXPECT_EQ(actor.config, nlohmann::json::parse(
-                              R"({"seed": 2, "micro_batch_size": 8, "model": {"num_layers": 2}, "tokenizer": "char"})"));
+  EXPECT_EQ(actor.config,
+            nlohmann::json::parse(
+                R"({"seed": 2, "micro_batch_size": 8, "model": {"num_layers": 2}, "tokenizer": "char"})"));
   EXPECT_EQ(exp.task, nlohmann::json::parse(R"({"name": "arithmetic", "batch_size": 16})"));
   EXPECT_EQ(exp.steps(), 10);
   EXPECT_EQ(exp.trainer["eval"]["score"], "eval_scores");  // kept from the base
@@ -238,7 +239,8 @@ TEST_F(GraphDefaults, OverridesApplyAfterTheMerge) {
 }
 
 TEST_F(GraphDefaults, RemovingANodeByOverrideKeepsTheLinesOfTheOthers) {
-  write("exp.yaml", "defaults: [base.yaml]\nnodes:\n  extra: {call: actor.generate, in: [prompts], out: [x]}\n");
+  write("exp.yaml",
+        "defaults: [base.yaml]\nnodes:\n  extra: {call: actor.generate, in: [prompts], out: [x]}\n");
   Experiment exp = load("exp.yaml", {"~nodes.logp"});
   EXPECT_EQ(node_ids(exp.nodes), (std::vector<std::string>{"gen", "update", "extra"}));
   EXPECT_EQ(exp.line_of("nodes.1"), 22);
@@ -265,8 +267,7 @@ TEST_F(GraphDefaults, AMissingBaseIsAnErrorAtItsEntry) {
   ASSERT_EQ(issues.size(), 1u);
   EXPECT_EQ(issues[0].file, path("exp.yaml"));
   EXPECT_EQ(issues[0].line, 4);
-  EXPECT_THAT(issues[0].message,
-              HasSubstr("cannot read the base file '" + path("nowhere.yaml") + "'"));
+  EXPECT_THAT(issues[0].message, HasSubstr("cannot read the base file '" + path("nowhere.yaml") + "'"));
   EXPECT_THAT(issues[0].hint, HasSubstr("relative to the file that names them"));
 }
 

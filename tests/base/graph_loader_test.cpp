@@ -144,8 +144,8 @@ TEST(GraphLoader, NodesThatAreNotAListAreAnIssueWithLine) {
 }
 
 TEST(GraphLoader, InputsThatAreNotAListSuggestTheListForm) {
-  auto issues = load_issues(
-      "nodes:\n  - id: gen\n    call: actor.generate\n    in: prompts\n    out: [responses]\n");
+  auto issues =
+      load_issues("nodes:\n  - id: gen\n    call: actor.generate\n    in: prompts\n    out: [responses]\n");
   GraphIssue issue = issue_with(issues, "'nodes.0.in' should be a list of column names");
   EXPECT_EQ(issue.line, 4);
   EXPECT_THAT(issue.message, HasSubstr("text 'prompts'"));
@@ -190,8 +190,7 @@ layout: []
       {"'layout' should be a map", 12},
   };
   EXPECT_EQ(issues.size(), expected.size());
-  for (const auto& [message, line] : expected)
-    EXPECT_EQ(issue_with(issues, message).line, line) << message;
+  for (const auto& [message, line] : expected) EXPECT_EQ(issue_with(issues, message).line, line) << message;
   EXPECT_THAT(issue_with(issues, "'nodes.0.id'").hint, HasSubstr("id: '3'"));
 }
 

@@ -18,9 +18,9 @@ Experiment load_good(const std::vector<std::string>& overrides) {
 }
 
 TEST(GraphOverrides, ValueIsReadAsYaml) {
-  Experiment exp = load_good(
-      {"trainer.steps=50", "trainer.kl_coef=0.1", "+models.actor.config.flag=true",
-       "task.name=gsm8k", "models.actor.config.layers=[a, b]", "models.actor.config.hidden='64'"});
+  Experiment exp =
+      load_good({"trainer.steps=50", "trainer.kl_coef=0.1", "+models.actor.config.flag=true",
+                 "task.name=gsm8k", "models.actor.config.layers=[a, b]", "models.actor.config.hidden='64'"});
   EXPECT_EQ(exp.steps(), 50);
   EXPECT_TRUE(exp.trainer["kl_coef"].is_number_float());
   EXPECT_EQ(exp.trainer["kl_coef"], 0.1);
@@ -52,8 +52,7 @@ TEST(GraphOverrides, ListItemsAreReachedByIndexOrById) {
 
 TEST(GraphOverrides, ReplacingAMissingKeyIsAnErrorThatSuggestsPlus) {
   auto issues = load_issues(read_fixture("grpo_good.yaml"), {"trainer.stesp=5"});
-  GraphIssue issue =
-      issue_with(issues, "override 'trainer.stesp=5': 'trainer.stesp' does not exist");
+  GraphIssue issue = issue_with(issues, "override 'trainer.stesp=5': 'trainer.stesp' does not exist");
   EXPECT_EQ(issue.file, "exp.yaml");
   EXPECT_THAT(issue.hint, HasSubstr("'trainer' has: kl_coef, steps"));
   EXPECT_THAT(issue.hint, HasSubstr("did you mean 'steps'?"));
@@ -66,9 +65,8 @@ TEST(GraphOverrides, MissingMapOnTheWayIsAnError) {
 }
 
 TEST(GraphOverrides, PlusAddsANewKeyCreatingMapsOnTheWay) {
-  Experiment exp =
-      load_good({"+trainer.lr=1e-5", "+models.critic.role=critic", "+models.critic.pool=main",
-                 "+nodes.6={id: extra, call: builtin.kl_penalty}"});
+  Experiment exp = load_good({"+trainer.lr=1e-5", "+models.critic.role=critic", "+models.critic.pool=main",
+                              "+nodes.6={id: extra, call: builtin.kl_penalty}"});
   EXPECT_DOUBLE_EQ(exp.trainer["lr"].get<double>(), 1e-5);
   EXPECT_EQ(exp.models.at("critic").role, "critic");
   EXPECT_EQ(exp.models.at("critic").pool, "main");
@@ -105,8 +103,7 @@ TEST(GraphOverrides, RemovingAListItemKeepsTheLaterItemsLines) {
 }
 
 TEST(GraphOverrides, LinesStillPointIntoTheFile) {
-  Experiment exp =
-      load_good({"trainer.steps=0", "nodes.1={id: ref2, call: ref.compute_ref_log_prob}"});
+  Experiment exp = load_good({"trainer.steps=0", "nodes.1={id: ref2, call: ref.compute_ref_log_prob}"});
   EXPECT_EQ(exp.line_of("trainer.steps"), 30);  // the key is still on line 30
   EXPECT_EQ(exp.line_of("nodes.1"), 37);
   EXPECT_EQ(exp.line_of("nodes.1.in"), 37);  // the old node's 'in' line is gone
@@ -141,9 +138,8 @@ TEST(GraphOverrides, ValueThatIsNotYamlIsAnError) {
 }
 
 TEST(GraphOverrides, EveryBadOverrideIsReportedTogether) {
-  auto issues =
-      load_issues(read_fixture("grpo_good.yaml"),
-                  {"nope", "trainer.missing=1", "nodes.9.id=x", "trainer.steps.deeper=1"});
+  auto issues = load_issues(read_fixture("grpo_good.yaml"),
+                            {"nope", "trainer.missing=1", "nodes.9.id=x", "trainer.steps.deeper=1"});
   EXPECT_EQ(issues.size(), 4u);
   issue_with(issues, "override 'nope'");
   issue_with(issues, "'trainer.missing' does not exist");

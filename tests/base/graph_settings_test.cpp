@@ -85,7 +85,8 @@ TEST(GraphSettings, AMisspeltAlgorithmKeySaysDidYouMean) {
 }
 
 TEST(GraphSettings, AMisspeltTaskOrEvalKeyIsAnError) {
-  auto task = issue_with(validate_with("test_size: 10}", "test_size: 10, max_operant: 9}"), "unknown key 'max_operant'");
+  auto task = issue_with(validate_with("test_size: 10}", "test_size: 10, max_operant: 9}"),
+                         "unknown key 'max_operant'");
   EXPECT_THAT(task.hint, HasSubstr("did you mean 'max_operand'?"));
   EXPECT_EQ(task.line, 16);
   auto eval = issue_with(validate_with("    every: 1", "    evrey: 1"), "trainer.eval.evrey: unknown key");
@@ -137,17 +138,19 @@ TEST(GraphSettings, AValueOutOfRangeSaysWhatIsAllowed) {
 }
 
 TEST(GraphSettings, HeadsMustDivideTheHiddenSizeAndKvHeadsTheHeads) {
-  auto heads = issue_with(validate_with("num_heads: 4, num_kv_heads: 2", "num_heads: 5, num_kv_heads: 1"),
-                          "models.actor.config.model.num_heads: hidden_size 32 does not divide by num_heads 5");
+  auto heads =
+      issue_with(validate_with("num_heads: 4, num_kv_heads: 2", "num_heads: 5, num_kv_heads: 1"),
+                 "models.actor.config.model.num_heads: hidden_size 32 does not divide by num_heads 5");
   EXPECT_EQ(heads.line, 10);
   issue_with(validate_with("num_heads: 4, num_kv_heads: 2", "num_heads: 4, num_kv_heads: 3"),
              "models.actor.config.model.num_kv_heads: num_heads 4 does not divide by num_kv_heads 3");
 }
 
 TEST(GraphSettings, AStepsRowsMustDivideOverTheDataParallelRanks) {
-  auto issue = issue_with(validate_with("batch_size: 8, samples_per_prompt: 4", "batch_size: 3, samples_per_prompt: 3"),
-                          "task.batch_size: a step's batch_size x samples_per_prompt = 9 rows do not divide over "
-                          "model 'actor''s 2 data-parallel ranks");
+  auto issue = issue_with(
+      validate_with("batch_size: 8, samples_per_prompt: 4", "batch_size: 3, samples_per_prompt: 3"),
+      "task.batch_size: a step's batch_size x samples_per_prompt = 9 rows do not divide over "
+      "model 'actor''s 2 data-parallel ranks");
   EXPECT_EQ(issue.line, 16);
 }
 
@@ -161,35 +164,42 @@ TEST(GraphSettings, TheMiniBatchMustFitTheBatchAndDivideItAndTheRanks) {
 }
 
 TEST(GraphSettings, AnEvaluationNeedsHeldOutRowsThatDivideOverTheRanks) {
-  issue_with(validate_with("test_size: 10}", "test_size: 0}"), "trainer.eval: task 'arithmetic' has no held-out rows");
-  issue_with(validate_with("test_size: 10}", "test_size: 9}"),
-             "task.test_size: the evaluation's 9 rows do not divide over model 'actor''s 2 data-parallel ranks");
+  issue_with(validate_with("test_size: 10}", "test_size: 0}"),
+             "trainer.eval: task 'arithmetic' has no held-out rows");
+  issue_with(
+      validate_with("test_size: 10}", "test_size: 9}"),
+      "task.test_size: the evaluation's 9 rows do not divide over model 'actor''s 2 data-parallel ranks");
 }
 
 TEST(GraphSettings, AModelNeedsAShapeOrACheckpointButNotBoth) {
   issue_with(validate_with("config: {model: {hidden_size: 32}}", "config: {seed: 3}"),
              "models.ref.config: needs 'model: {...}'");
-  issue_with(validate_with("config: {model: {hidden_size: 32}}", "config: {model: {hidden_size: 32}, checkpoint: d}"),
+  issue_with(validate_with("config: {model: {hidden_size: 32}}",
+                           "config: {model: {hidden_size: 32}, checkpoint: d}"),
              "models.ref.config.checkpoint: both 'model' and 'checkpoint' are set");
 }
 
 TEST(GraphSettings, ASectionTheRoleDoesNotReadIsAnUnknownKey) {
-  auto issue = issue_with(validate_with("config: {model: {hidden_size: 32}}", "config: {model: {hidden_size: 32}, ppo: {epochs: 2}}"),
+  auto issue = issue_with(validate_with("config: {model: {hidden_size: 32}}",
+                                        "config: {model: {hidden_size: 32}, ppo: {epochs: 2}}"),
                           "models.ref.config.ppo: unknown key 'ppo'");
   EXPECT_EQ(issue.line, 15);
 }
 
 TEST(GraphSettings, UnknownKeysOfPoolsModelsAndNodesAreErrors) {
-  issue_with(validate_with("main: {workers: 2}", "main: {workers: 2, gpus: 1}"), "pools.main.gpus: unknown key 'gpus'");
+  issue_with(validate_with("main: {workers: 2}", "main: {workers: 2, gpus: 1}"),
+             "pools.main.gpus: unknown key 'gpus'");
   issue_with(validate_with("parallel: {dp: 2}\n    config:", "parallel: {dp: 2, sp: 1}\n    config:"),
              "models.actor.parallel.sp: unknown key 'sp'");
-  auto node = issue_with(validate_with("in: [prompts], out: [responses]}", "ins: [prompts], out: [responses]}"),
-                         "nodes.0.ins: unknown key 'ins'");
+  auto node =
+      issue_with(validate_with("in: [prompts], out: [responses]}", "ins: [prompts], out: [responses]}"),
+                 "nodes.0.ins: unknown key 'ins'");
   EXPECT_THAT(node.hint, HasSubstr("did you mean 'in'?"));
 }
 
 TEST(GraphSettings, TheWorkersParseThrowsEveryProblemAtOnce) {
-  nlohmann::json config = {{"model", {{"hidden_size", 28}}}, {"rollout", {{"temperature", "hot"}}}, {"optimm", {}}};
+  nlohmann::json config = {
+      {"model", {{"hidden_size", 28}}}, {"rollout", {{"temperature", "hot"}}}, {"optimm", {}}};
   try {
     config::parse_model_options("actor", config, "models.actor.config");
     FAIL() << "expected a ConfigError";
@@ -211,7 +221,8 @@ TEST(GraphSettings, AnAbsentSettingHasItsOneDocumentedDefault) {
   EXPECT_DOUBLE_EQ(o.rollout.temperature, 1.0);
   EXPECT_EQ(o.model->resolved_kv_heads(), 4);
   EXPECT_FALSE(o.sft_optim);
-  auto off = config::parse_model_options("actor", {{"model", nlohmann::json::object()}, {"ppo", {{"clip_ratio_c", nullptr}}}}, "m");
+  auto off = config::parse_model_options(
+      "actor", {{"model", nlohmann::json::object()}, {"ppo", {{"clip_ratio_c", nullptr}}}}, "m");
   EXPECT_FALSE(off.ppo.clip_ratio_c) << "null turns the dual clip off";
 }
 
@@ -220,7 +231,8 @@ TEST(GraphSettings, TheSettingsReferenceInDocsIsTheGeneratedOne) {
   std::stringstream text;
   text << in.rdbuf();
   const std::string generated = config::settings_reference();
-  EXPECT_THAT(generated, HasSubstr("| `models.<name>.config.optim.lr` | number > 0 | `0.001` | peak learning rate |"));
+  EXPECT_THAT(generated,
+              HasSubstr("| `models.<name>.config.optim.lr` | number > 0 | `0.001` | peak learning rate |"));
   EXPECT_THAT(text.str(), HasSubstr(generated))
       << "docs/settings.md is out of date: regenerate it with `rlwb settings > docs/settings.md`";
 }

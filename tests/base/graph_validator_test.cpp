@@ -45,15 +45,13 @@ std::vector<GraphIssue> validate_small(const std::string& from, const std::strin
 
 TEST(GraphValidator, GoodGraphsHaveNoIssues) {
   EXPECT_TRUE(validate_text(kSmall).empty());
-  auto issues =
-      validate_experiment(load_experiment_file(fixture_path("grpo_valid.yaml")), test_catalog());
+  auto issues = validate_experiment(load_experiment_file(fixture_path("grpo_valid.yaml")), test_catalog());
   for (const auto& issue : issues) ADD_FAILURE() << issue.to_string();
 }
 
 TEST(GraphValidator, UnknownTargetListsModelsAndRewards) {
   auto issues = validate_small("call: math.score", "call: maths.score");
-  GraphIssue issue =
-      issue_with(issues, "calls 'maths', which is not a model, a reward or 'builtin'");
+  GraphIssue issue = issue_with(issues, "calls 'maths', which is not a model, a reward or 'builtin'");
   EXPECT_EQ(issue.file, "exp.yaml");
   EXPECT_EQ(issue.line, 14);
   EXPECT_EQ(issue.node, "score");
@@ -63,8 +61,7 @@ TEST(GraphValidator, UnknownTargetListsModelsAndRewards) {
 
 TEST(GraphValidator, UnknownBuiltinListsTheBuiltins) {
   auto issues = validate_small("call: math.score", "call: builtin.grpo_advantages");
-  GraphIssue issue =
-      issue_with(issues, "calls builtin 'grpo_advantages' that the controller does not have");
+  GraphIssue issue = issue_with(issues, "calls builtin 'grpo_advantages' that the controller does not have");
   EXPECT_EQ(issue.line, 14);
   EXPECT_THAT(issue.hint, HasSubstr("gae_advantage, grpo_advantage, kl_penalty"));
   EXPECT_THAT(issue.hint, HasSubstr("did you mean 'grpo_advantage'?"));
@@ -107,8 +104,8 @@ TEST(GraphValidator, ModelWithoutRoleIsAnIssue) {
 }
 
 TEST(GraphValidator, ModelInUnknownPoolListsThePools) {
-  auto issues = validate_small("pool: main, parallel: {dp: 2}}\n  ref",
-                               "pool: mian, parallel: {dp: 2}}\n  ref");
+  auto issues =
+      validate_small("pool: main, parallel: {dp: 2}}\n  ref", "pool: mian, parallel: {dp: 2}}\n  ref");
   GraphIssue issue = issue_with(issues, "model 'actor' is in pool 'mian' that is not defined");
   EXPECT_EQ(issue.line, 5);
   EXPECT_THAT(issue.hint, HasSubstr("pools: main. did you mean 'main'?"));
@@ -116,22 +113,20 @@ TEST(GraphValidator, ModelInUnknownPoolListsThePools) {
 
 TEST(GraphValidator, UnknownRewardTypeListsTheTypes) {
   auto issues = validate_small("{type: math}", "{type: mth}");
-  GraphIssue issue =
-      issue_with(issues, "reward 'math' has type 'mth' that no reward module implements");
+  GraphIssue issue = issue_with(issues, "reward 'math' has type 'mth' that no reward module implements");
   EXPECT_EQ(issue.line, 8);
   EXPECT_THAT(issue.hint, HasSubstr("code, math"));
 }
 
 TEST(GraphValidator, RewardNamedLikeAModelIsAnIssue) {
-  auto issues =
-      validate_small("  math: {type: math}", "  math: {type: math}\n  actor: {type: code}");
+  auto issues = validate_small("  math: {type: math}", "  math: {type: math}\n  actor: {type: code}");
   GraphIssue issue = issue_with(issues, "the name 'actor' is used by a model or builtins too");
   EXPECT_EQ(issue.line, 9);
 }
 
 TEST(GraphValidator, MissingInputColumnNamesTheNodeThatWritesASimilarName) {
-  auto issues = validate_small("in: [responses, ref_log_probs, scores]",
-                               "in: [responses, ref_logprobs, scores]");
+  auto issues =
+      validate_small("in: [responses, ref_log_probs, scores]", "in: [responses, ref_logprobs, scores]");
   ASSERT_EQ(issues.size(), 1u);
   GraphIssue issue = issue_with(issues, "reads column 'ref_logprobs' that no node writes");
   EXPECT_EQ(issue.line, 15);
@@ -150,18 +145,17 @@ TEST(GraphValidator, MissingInputColumnWithNothingSimilarSaysWhatTheTaskProvides
 }
 
 TEST(GraphValidator, ColumnWrittenByTwoNodesIsAnIssueAtTheSecond) {
-  auto issues = validate_text(
-      kSmall + "  - {id: score2, call: math.score, in: [responses], out: [scores]}\n");
-  GraphIssue issue =
-      issue_with(issues, "writes column 'scores' that node 'score' (line 14) writes too");
+  auto issues =
+      validate_text(kSmall + "  - {id: score2, call: math.score, in: [responses], out: [scores]}\n");
+  GraphIssue issue = issue_with(issues, "writes column 'scores' that node 'score' (line 14) writes too");
   EXPECT_EQ(issue.line, 16);
   EXPECT_EQ(issue.node, "score2");
   EXPECT_THAT(issue.hint, HasSubstr("one writer"));
 }
 
 TEST(GraphValidator, NodeWritingATaskColumnIsAnIssue) {
-  auto issues = validate_text(
-      kSmall + "  - {id: fmt, call: builtin.kl_penalty, in: [responses], out: [answers]}\n");
+  auto issues =
+      validate_text(kSmall + "  - {id: fmt, call: builtin.kl_penalty, in: [responses], out: [answers]}\n");
   GraphIssue issue =
       issue_with(issues, "writes column 'answers' that the task 'arithmetic' already provides");
   EXPECT_EQ(issue.line, 16);
@@ -182,8 +176,8 @@ TEST(GraphValidator, CycleNamesItsNodesAndColumns) {
 }
 
 TEST(GraphValidator, NodeReadingItsOwnOutputIsACycle) {
-  auto issues = validate_small("in: [responses, answers], out: [scores]",
-                               "in: [responses, scores], out: [scores]");
+  auto issues =
+      validate_small("in: [responses, answers], out: [scores]", "in: [responses, scores], out: [scores]");
   GraphIssue issue = issue_with(issues, "reads column 'scores' that it writes itself");
   EXPECT_EQ(issue.line, 14);
   EXPECT_EQ(issue.node, "score");
@@ -206,24 +200,21 @@ TEST(GraphValidator, CudaPoolsLargerThanTheMachineAreAnIssue) {
   auto issues = validate_small("  main: {workers: 2}\n",
                                "  main: {workers: 2}\n  gpus: {workers: 3, device: cuda}\n  more: "
                                "{workers: 1, device: cuda}\n");
-  GraphIssue issue = issue_with(
-      issues, "the cuda pools need 4 workers (gpus: 3, more: 1) but this machine has 2 GPUs");
+  GraphIssue issue =
+      issue_with(issues, "the cuda pools need 4 workers (gpus: 3, more: 1) but this machine has 2 GPUs");
   EXPECT_EQ(issue.line, 4);
   EXPECT_THAT(issue.hint, HasSubstr("lower workers"));
 }
 
 TEST(GraphValidator, CpuPoolsLargerThanTheMachineAreAnIssue) {
-  auto issues =
-      validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  big: {workers: 7}\n");
-  EXPECT_EQ(
-      issue_with(issues, "the cpu pools need 9 workers (big: 7, main: 2) but this machine has 8")
-          .line,
-      4);
+  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  big: {workers: 7}\n");
+  EXPECT_EQ(issue_with(issues, "the cpu pools need 9 workers (big: 7, main: 2) but this machine has 8").line,
+            4);
 }
 
 TEST(GraphValidator, PoolWithoutWorkersOrWithAnUnknownDeviceIsAnIssue) {
-  auto issues = validate_small("  main: {workers: 2}\n",
-                               "  main: {workers: 2}\n  odd: {workers: 0, device: gpu}\n");
+  auto issues =
+      validate_small("  main: {workers: 2}\n", "  main: {workers: 2}\n  odd: {workers: 0, device: gpu}\n");
   EXPECT_EQ(issue_with(issues, "pool 'odd' has 0 workers").line, 4);
   EXPECT_THAT(issue_with(issues, "pool 'odd' has device 'gpu'").hint, HasSubstr("device: cuda"));
 }
@@ -237,8 +228,8 @@ TEST(GraphValidator, ParallelSizeBelowOneIsAnIssue) {
 
 TEST(GraphValidator, ParallelSizesThatDoNotFillThePoolAreAnIssue) {
   auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {dp: 2, tp: 2}}\n  ref");
-  GraphIssue issue = issue_with(
-      issues, "model 'actor' has dp*tp*pp = 2*2*1 = 4 ranks but pool 'main' has 2 workers");
+  GraphIssue issue =
+      issue_with(issues, "model 'actor' has dp*tp*pp = 2*2*1 = 4 ranks but pool 'main' has 2 workers");
   EXPECT_EQ(issue.line, 5);
   EXPECT_THAT(issue.hint, HasSubstr("set dp: 1, or set pool 'main' workers: 4"));
 }
@@ -274,8 +265,7 @@ TEST(GraphValidator, LayoutForAnUnknownNodeIsOnlyAWarning) {
 }
 
 TEST(GraphValidator, KeysThatNothingReadsAreErrorsWithADidYouMean) {
-  auto issues =
-      validate_text(edit(kSmall, "out: [metrics]}", "out: [metrics], ins: [x]}") + "layuot: {}\n");
+  auto issues = validate_text(edit(kSmall, "out: [metrics]}", "out: [metrics], ins: [x]}") + "layuot: {}\n");
   ASSERT_EQ(issues.size(), 2u);
   EXPECT_EQ(issues[0].line, 15);
   EXPECT_EQ(issues[0].node, "update");
@@ -298,8 +288,8 @@ TEST(GraphValidator, ReportsEveryProblemInFileOrder) {
 }
 
 TEST(GraphValidator, IssuesOfAValueSetByAnOverridePointAtItsKey) {
-  auto issues = validate_experiment(load_experiment_text(kSmall, "exp.yaml", {"trainer.steps=0"}),
-                                    test_catalog());
+  auto issues =
+      validate_experiment(load_experiment_text(kSmall, "exp.yaml", {"trainer.steps=0"}), test_catalog());
   EXPECT_EQ(issue_with(issues, "trainer.steps: 0 is out of range").line, 10);
 }
 
@@ -376,7 +366,8 @@ TEST(GraphValidator, PhaseKeysMustNameModelsAndColumnsThatExist) {
   EXPECT_THAT(from.hint, HasSubstr("did you mean 'actor'"));
   issue_with(issues, "trainer.warm_start.sync.to names model 'critic'");
   issues = validate_phases("score: eval_scores", "score: eval_score");
-  GraphIssue score = issue_with(issues, "trainer.eval.score names column 'eval_score', which no eval node writes");
+  GraphIssue score =
+      issue_with(issues, "trainer.eval.score names column 'eval_score', which no eval node writes");
   EXPECT_EQ(score.line, 18);
   EXPECT_EQ(issue_phase(score), "");  // a trainer key, not a phase's node
   EXPECT_THAT(score.hint, HasSubstr("eval_responses, eval_scores"));

@@ -29,8 +29,8 @@ std::vector<std::size_t> positions(const std::string& text, const std::vector<st
 
 TEST(GraphWriter, WritesTopLevelKeysInTheCanonicalOrderThenOthers) {
   std::string yaml = experiment_to_yaml(load_experiment_file(fixture_path("shuffled.yaml")));
-  auto at = positions(yaml, {"name", "algorithm", "pools", "models", "task", "trainer", "nodes",
-                             "layout", "notes"});
+  auto at = positions(
+      yaml, {"name", "algorithm", "pools", "models", "task", "trainer", "nodes", "layout", "notes"});
   EXPECT_TRUE(std::is_sorted(at.begin(), at.end())) << yaml;
   EXPECT_EQ(yaml.rfind("name: shuffled\nalgorithm: ppo\npools:\n", 0), 0u) << yaml;
 }
@@ -48,8 +48,7 @@ TEST(GraphWriter, WritesEntityKeysInTheCanonicalOrder) {
 
 TEST(GraphWriter, WritesNodeColumnsAsFlowLists) {
   std::string yaml = experiment_to_yaml(load_experiment_file(fixture_path("grpo_good.yaml")));
-  EXPECT_THAT(
-      yaml, HasSubstr("    in: [prompts, responses, old_log_probs, ref_log_probs, advantages]\n"));
+  EXPECT_THAT(yaml, HasSubstr("    in: [prompts, responses, old_log_probs, ref_log_probs, advantages]\n"));
   EXPECT_THAT(yaml, HasSubstr("    out: [actor_metrics]\n"));
   std::string shuffled = experiment_to_yaml(load_experiment_file(fixture_path("shuffled.yaml")));
   EXPECT_THAT(shuffled, HasSubstr("    out: []\n"));

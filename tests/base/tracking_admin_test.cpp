@@ -113,8 +113,7 @@ TEST_F(TrackingTest, MarkRunEndedSetsTheStatusAndRecordsTheError) {
   EXPECT_EQ(events[0].text, "stopped by the user from the GUI");
   EXPECT_THAT(error_of([&] { admin.mark_run_ended(run, "failed", "again"); }),
               HasSubstr("already ended as 'interrupted'"));
-  EXPECT_THAT(error_of([&] { admin.mark_run_ended(run, "running", ""); }),
-              HasSubstr("not 'running'"));
+  EXPECT_THAT(error_of([&] { admin.mark_run_ended(run, "running", ""); }), HasSubstr("not 'running'"));
 }
 
 TEST_F(TrackingTest, MarkStaleRunsLeavesRunsOfLiveProcessesAlone) {
@@ -132,8 +131,7 @@ TEST_F(TrackingTest, MarkStaleRunsCatchesAReusedPid) {
   {
     // As if a process that has since died had our pid (a restarted container).
     SQLite::Database db(path(), SQLite::OPEN_READWRITE);
-    db.exec("UPDATE runs SET process_start = 'another-boot:12345' WHERE id = " +
-            std::to_string(run));
+    db.exec("UPDATE runs SET process_start = 'another-boot:12345' WHERE id = " + std::to_string(run));
   }
   TrackingAdmin admin(path());
   EXPECT_THAT(admin.mark_stale_runs("interrupted"), ElementsAre(run));

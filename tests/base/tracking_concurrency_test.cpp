@@ -96,9 +96,7 @@ TEST_F(TrackingTest, ReaderProcessPollingDuring10kMetricWritesSeesOrderedGrowthA
     if (read(run_pipe[0], &run, sizeof run) != sizeof run) _exit(3);
     const PollResult polled = poll_until(path(), run, kMetricCount);
     if (!polled.error.empty()) std::fprintf(stderr, "reader process: %s\n", polled.error.c_str());
-    _exit(polled.error.empty() && polled.rows == kMetricCount && polled.polls_with_new_rows > 1
-              ? 0
-              : 1);
+    _exit(polled.error.empty() && polled.rows == kMetricCount && polled.polls_with_new_rows > 1 ? 0 : 1);
   }
   close(run_pipe[0]);
   TrackingWriter writer(path(), 10);

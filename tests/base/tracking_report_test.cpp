@@ -21,9 +21,7 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-TEST(RunsTable, SaysSoWhenThereAreNoRuns) {
-  EXPECT_EQ(format_runs_table({}), "no runs recorded yet\n");
-}
+TEST(RunsTable, SaysSoWhenThereAreNoRuns) { EXPECT_EQ(format_runs_table({}), "no runs recorded yet\n"); }
 
 TEST(RunsTable, ShowsOneAlignedRowPerRun) {
   RunInfo finished;
@@ -80,17 +78,15 @@ TEST_F(TrackingTest, RunDetailsShowFieldsParamsLastMetricsTimingArtifactsAndEven
   EXPECT_EQ(text.rfind("Run " + std::to_string(run) + ": ppo-gsm8k\n", 0), 0u) << text;
   for (const char* expected :
        {"  status       failed\n", "  algorithm    ppo\n", "  experiment   experiments/ppo.yaml\n",
-        "  seed         7\n", "  last step    1\n", "  last score   0.75\n",
-        "  tag dataset  gsm8k\n", "\nParams\n  data.batch     64\n  trainer.steps  2\n",
-        "KEY                STEP  LAST  MIN  MAX", "critic/score/mean  1     0.75  0.5  0.75",
-        "KEY                    STEPS  MEAN  TOTAL  LAST",
-        "timing_s/gen           2      2.5   5      3",
-        "timing_s/update_actor  2      1     2      1", "checkpoint  runs/1/step_2",
-        "info   controller  step 1 done", "error  controller  reward worker crashed"}) {
+        "  seed         7\n", "  last step    1\n", "  last score   0.75\n", "  tag dataset  gsm8k\n",
+        "\nParams\n  data.batch     64\n  trainer.steps  2\n", "KEY                STEP  LAST  MIN  MAX",
+        "critic/score/mean  1     0.75  0.5  0.75", "KEY                    STEPS  MEAN  TOTAL  LAST",
+        "timing_s/gen           2      2.5   5      3", "timing_s/update_actor  2      1     2      1",
+        "checkpoint  runs/1/step_2", "info   controller  step 1 done",
+        "error  controller  reward worker crashed"}) {
     EXPECT_THAT(text, HasSubstr(expected));
   }
-  EXPECT_THAT(text, Not(HasSubstr("timing_s/gen           1")))
-      << "timing keys sit in their own section";
+  EXPECT_THAT(text, Not(HasSubstr("timing_s/gen           1"))) << "timing keys sit in their own section";
 }
 
 TEST_F(TrackingTest, RunDetailsOfAnUnknownRunSayWhereToFindIds) {

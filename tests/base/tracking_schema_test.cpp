@@ -20,8 +20,7 @@ using ::testing::HasSubstr;
 using namespace tracking_test;
 
 std::set<std::string> names_of(SQLite::Database& db, const std::string& type) {
-  SQLite::Statement query(
-      db, "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'");
+  SQLite::Statement query(db, "SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%'");
   query.bind(1, type);
   std::set<std::string> names;
   while (query.executeStep()) names.insert(query.getColumn(0).getString());
@@ -89,21 +88,20 @@ TEST_F(TrackingTest, NewDatabaseHasEveryTableIndexAndTheCurrentVersionInWalMode)
   { TrackingWriter writer(path()); }
   SQLite::Database db(path());
   EXPECT_EQ(names_of(db, "table"),
-            (std::set<std::string>{"schema_version", "runs", "params", "metrics", "events",
-                                   "artifacts", "samples", "profiles", "tags"}));
+            (std::set<std::string>{"schema_version", "runs", "params", "metrics", "events", "artifacts",
+                                   "samples", "profiles", "tags"}));
   EXPECT_EQ(names_of(db, "index"),
             (std::set<std::string>{"metrics_by_key_step", "metrics_by_run", "events_by_run",
                                    "artifacts_by_run", "samples_by_run", "profiles_by_run"}));
-  EXPECT_EQ(columns_of(db, "runs"),
-            (std::set<std::string>{"id", "name", "experiment_file", "experiment_text", "algorithm",
-                                   "status", "host", "seed", "start_time", "end_time", "last_step",
-                                   "pid", "process_start"}));
+  EXPECT_EQ(
+      columns_of(db, "runs"),
+      (std::set<std::string>{"id", "name", "experiment_file", "experiment_text", "algorithm", "status",
+                             "host", "seed", "start_time", "end_time", "last_step", "pid", "process_start"}));
   EXPECT_EQ(columns_of(db, "metrics"),
             (std::set<std::string>{"run_id", "key", "step", "value", "wall_time"}));
   EXPECT_EQ(columns_of(db, "samples"),
             (std::set<std::string>{"run_id", "step", "prompt", "response", "reward", "details"}));
-  EXPECT_EQ(columns_of(db, "profiles"),
-            (std::set<std::string>{"run_id", "step", "node", "kind", "data"}));
+  EXPECT_EQ(columns_of(db, "profiles"), (std::set<std::string>{"run_id", "step", "node", "kind", "data"}));
   EXPECT_EQ(tracking_schema_version(db), kTrackingSchemaVersion);
   SQLite::Statement mode(db, "PRAGMA journal_mode");
   ASSERT_TRUE(mode.executeStep());
@@ -147,10 +145,8 @@ TEST_F(TrackingTest, OpeningAVersion1DatabaseMigratesItAndKeepsItsRuns) {
   EXPECT_EQ(old_run->last_step, 2);
   EXPECT_DOUBLE_EQ(*old_run->last_score, 0.3);
   EXPECT_EQ(reader.metrics(1).size(), 3u);
-  EXPECT_EQ(reader.params(1),
-            (std::vector<std::pair<std::string, std::string>>{{"trainer.steps", "3"}}));
-  EXPECT_EQ(reader.tags(1),
-            (std::vector<std::pair<std::string, std::string>>{{"note", "from v1"}}));
+  EXPECT_EQ(reader.params(1), (std::vector<std::pair<std::string, std::string>>{{"trainer.steps", "3"}}));
+  EXPECT_EQ(reader.tags(1), (std::vector<std::pair<std::string, std::string>>{{"note", "from v1"}}));
 
   TrackingWriter writer(path());  // opening a current file again changes nothing
   EXPECT_EQ(writer.start_run("new-run", "", "", "grpo", 1, nullptr), 2);
@@ -169,9 +165,9 @@ TEST_F(TrackingTest, DatabaseFromANewerBuildIsRefusedAndLeftUnchanged) {
     db.exec("UPDATE schema_version SET version = 99");
   }
   const std::string before = read_bytes(path());
-  for (const auto& open : std::vector<std::function<void()>>{
-           [&] { TrackingWriter writer(path()); }, [&] { TrackingAdmin admin(path()); },
-           [&] { TrackingReader reader(path()); }}) {
+  for (const auto& open : std::vector<std::function<void()>>{[&] { TrackingWriter writer(path()); },
+                                                             [&] { TrackingAdmin admin(path()); },
+                                                             [&] { TrackingReader reader(path()); }}) {
     const std::string error = error_of(open);
     EXPECT_THAT(error, HasSubstr("schema version 99 is newer"));
     EXPECT_THAT(error, HasSubstr("upgrade RLWB"));
@@ -189,8 +185,7 @@ TEST_F(TrackingTest, NonSqliteFileIsRefusedAndLeftByteIdentical) {
     EXPECT_THAT(error_of(open), HasSubstr("not an SQLite database"));
   }
   EXPECT_EQ(read_bytes(path("results.csv")), bytes);
-  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_),
-                          std::filesystem::directory_iterator()),
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), std::filesystem::directory_iterator()),
             1)
       << "no -wal, -shm or -journal file may appear next to it";
 }
@@ -211,8 +206,7 @@ TEST_F(TrackingTest, SqliteDatabaseOfAnotherProgramIsRefusedAndLeftByteIdentical
 }
 
 TEST_F(TrackingTest, ReaderOfAMissingFileFailsWithoutCreatingIt) {
-  EXPECT_THAT(error_of([&] { TrackingReader reader(path()); }),
-              HasSubstr("no tracking database here"));
+  EXPECT_THAT(error_of([&] { TrackingReader reader(path()); }), HasSubstr("no tracking database here"));
   EXPECT_FALSE(std::filesystem::exists(path()));
 }
 

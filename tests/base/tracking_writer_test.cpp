@@ -27,13 +27,13 @@ TEST(FlattenParams, NestedObjectsAndListsBecomeDottedKeys) {
     "model": {"path": "Qwen/Qwen2.5-0.5B", "extra": {}, "tags": [], "dropout": null},
     "stages": [{"name": "gen"}, {"name": "train"}]
   })");
-  EXPECT_THAT(flatten_params(config),
-              ElementsAre(Pair("model.dropout", "null"), Pair("model.extra", "{}"),
-                          Pair("model.path", "Qwen/Qwen2.5-0.5B"), Pair("model.tags", "[]"),
-                          Pair("stages.0.name", "gen"), Pair("stages.1.name", "train"),
-                          Pair("trainer.gpus.0", "0"), Pair("trainer.gpus.1", "1"),
-                          Pair("trainer.lr", "0.001"), Pair("trainer.name", "ppo"),
-                          Pair("trainer.resume", "false"), Pair("trainer.steps", "3")));
+  EXPECT_THAT(
+      flatten_params(config),
+      ElementsAre(Pair("model.dropout", "null"), Pair("model.extra", "{}"),
+                  Pair("model.path", "Qwen/Qwen2.5-0.5B"), Pair("model.tags", "[]"),
+                  Pair("stages.0.name", "gen"), Pair("stages.1.name", "train"), Pair("trainer.gpus.0", "0"),
+                  Pair("trainer.gpus.1", "1"), Pair("trainer.lr", "0.001"), Pair("trainer.name", "ppo"),
+                  Pair("trainer.resume", "false"), Pair("trainer.steps", "3")));
 }
 
 TEST(FlattenParams, NullGivesNoRowsAndAScalarIsRefused) {
@@ -47,9 +47,8 @@ TEST(FlattenParams, KeysThatCollideOnceJoinedAreRefused) {
 
 TEST_F(TrackingTest, StartRunStoresTheRunAndItsFlattenedParamsAtOnce) {
   TrackingWriter writer(path(), kNeverFlushMs);
-  const int64_t run =
-      writer.start_run("ppo-gsm8k", "experiments/ppo.yaml", "trainer:\n  steps: 3\n", "ppo", 42,
-                       {{"trainer", {{"steps", 3}, {"gpus", {0, 1}}}}});
+  const int64_t run = writer.start_run("ppo-gsm8k", "experiments/ppo.yaml", "trainer:\n  steps: 3\n", "ppo",
+                                       42, {{"trainer", {{"steps", 3}, {"gpus", {0, 1}}}}});
   TrackingReader reader(path());  // no flush: start_run committed by itself
   const auto info = reader.run(run);
   ASSERT_TRUE(info);
@@ -65,9 +64,8 @@ TEST_F(TrackingTest, StartRunStoresTheRunAndItsFlattenedParamsAtOnce) {
   EXPECT_EQ(info->end_time, 0);
   EXPECT_EQ(info->last_step, -1);
   EXPECT_FALSE(info->last_score);
-  EXPECT_THAT(reader.params(run),
-              ElementsAre(Pair("trainer.gpus.0", "0"), Pair("trainer.gpus.1", "1"),
-                          Pair("trainer.steps", "3")));
+  EXPECT_THAT(reader.params(run), ElementsAre(Pair("trainer.gpus.0", "0"), Pair("trainer.gpus.1", "1"),
+                                              Pair("trainer.steps", "3")));
 }
 
 TEST_F(TrackingTest, QueuedMetricsAreCommittedTogetherOnFlushAndReadBackInOrder) {
@@ -223,14 +221,12 @@ TEST_F(TrackingTest, BadInputIsRefusedWithTheReason) {
   };
   EXPECT_THAT(error_of([&] { writer.end_run(run, "done"); }), HasSubstr("not 'done'"));
   EXPECT_THAT(error_of([&] { writer.end_run(run, "running"); }), HasSubstr("not 'running'"));
-  EXPECT_THAT(error_of([&] { writer.log_metric(run + 100, "a", 0, 1); }),
-              HasSubstr("there is no run"));
+  EXPECT_THAT(error_of([&] { writer.log_metric(run + 100, "a", 0, 1); }), HasSubstr("there is no run"));
   EXPECT_THAT(error_of([&] { writer.log_metric(run, "", 0, 1); }), HasSubstr("needs a key"));
   EXPECT_THAT(error_of([&] { writer.log_metric(run, "a", -1, 1); }), HasSubstr(">= 0"));
   EXPECT_THAT(error_of([&] { writer.log_event(run, "fatal", "x", "y"); }),
               HasSubstr("'fatal' is not one of"));
-  EXPECT_THAT(error_of([&] { writer.start_run("", "", "", "ppo", 0, nullptr); }),
-              HasSubstr("needs a name"));
+  EXPECT_THAT(error_of([&] { writer.start_run("", "", "", "ppo", 0, nullptr); }), HasSubstr("needs a name"));
   EXPECT_THAT(error_of([&] { TrackingWriter bad(path(), 0); }), HasSubstr("must be positive"));
 }
 

@@ -110,8 +110,7 @@ TEST(BatchColumns, UndefinedQuantizedAndSparseTensorsAreRejected) {
   EXPECT_THAT(error_of([&] { b.set_tensor("u", torch::Tensor()); }), HasSubstr("undefined"));
   torch::Tensor q = torch::quantize_per_tensor(torch::ones({2}), 0.1, 0, torch::kQInt8);
   EXPECT_THAT(error_of([&] { b.set_tensor("q", q); }), HasSubstr("quantized"));
-  EXPECT_THAT(error_of([&] { b.set_tensor("s", torch::eye(3).to_sparse()); }),
-              HasSubstr("to_dense"));
+  EXPECT_THAT(error_of([&] { b.set_tensor("s", torch::eye(3).to_sparse()); }), HasSubstr("to_dense"));
   EXPECT_THAT(error_of([&] { b.set_tensor("", torch::ones({1})); }), HasSubstr("non-empty name"));
 }
 
@@ -253,10 +252,7 @@ TEST(BatchConcat, MismatchesNameThePartAndColumn) {
   Batch a = make_batch(2);
   Batch missing = make_batch(2);
   missing.erase("text");
-  EXPECT_THAT(error_of([&] {
-                Batch::concat({a, missing});
-              }),
-              HasSubstr("part 1 has columns (ids, x; none)"));
+  EXPECT_THAT(error_of([&] { Batch::concat({a, missing}); }), HasSubstr("part 1 has columns (ids, x; none)"));
   Batch dtype = make_batch(2);
   dtype.set_tensor("x", dtype.tensor("x").to(torch::kFloat64));
   EXPECT_THAT(error_of([&] {
@@ -375,13 +371,11 @@ TEST(BatchTo, MovesTensorsAndKeepsObjects) {
 TEST(BatchDtypes, RowOperationsWorkForExoticDtypes) {
   for (torch::ScalarType type :
        {torch::kBool, torch::kBFloat16, torch::kHalf, torch::kComplexHalf, torch::kComplexDouble,
-        torch::kFloat8_e4m3fn, torch::kFloat8_e5m2, torch::kFloat8_e8m0fnu, torch::kUInt16,
-        torch::kUInt64, torch::kBits8, torch::kBits16, torch::kUInt4, torch::kInt3,
-        torch::kFloat4_e2m1fn_x2}) {
+        torch::kFloat8_e4m3fn, torch::kFloat8_e5m2, torch::kFloat8_e8m0fnu, torch::kUInt16, torch::kUInt64,
+        torch::kBits8, torch::kBits16, torch::kUInt4, torch::kInt3, torch::kFloat4_e2m1fn_x2}) {
     SCOPED_TRACE(c10::toString(type));
     const int64_t item = static_cast<int64_t>(c10::elementSize(type));
-    torch::Tensor bytes =
-        torch::arange(4 * 3 * item, torch::kInt64).remainder(251).to(torch::kUInt8);
+    torch::Tensor bytes = torch::arange(4 * 3 * item, torch::kInt64).remainder(251).to(torch::kUInt8);
     torch::Tensor t = bytes.view({4, 3 * item}).view(type);  // shape {4, 3}
     Batch b;
     b.set_tensor("t", t);

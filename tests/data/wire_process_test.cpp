@@ -283,8 +283,7 @@ TEST_F(WireShmAcrossProcesses, RoundTripsBothWaysReuseSegmentsAndLeaveNothingBeh
     b.set_objects("text", text);
     controller.send_to_worker({{"kind", "request"}}, b, shm);
     last = controller.receive_from_worker();
-    EXPECT_DOUBLE_EQ(last.batch.tensor("sum")[0].item<double>(),
-                     x.to(torch::kFloat64).sum().item<double>());
+    EXPECT_DOUBLE_EQ(last.batch.tensor("sum")[0].item<double>(), x.to(torch::kFloat64).sum().item<double>());
     EXPECT_TRUE(last.batch.tensor("doubled").equal(x * 2));
     EXPECT_EQ(last.batch.objects("text")[5], text[5]);
   }
@@ -309,7 +308,7 @@ TEST_F(WireShmAcrossProcesses, SegmentHeldByADeadReceiverIsReclaimed) {
     Message m = worker.next();  // holds the tensor (segment CLAIMED) ...
     worker.reply({{"kind", "got"}}, Batch());
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the reply out
-    _exit(0);  // ... and dies without releasing it
+    _exit(0);                                                     // ... and dies without releasing it
   });
   controller.await_hello();
   Batch b;

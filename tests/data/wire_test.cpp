@@ -37,16 +37,13 @@ torch::Tensor patterned(torch::ScalarType type, std::vector<int64_t> shape) {
   int64_t numel = 1;
   for (int64_t d : shape) numel *= d;
   const int64_t item = static_cast<int64_t>(c10::elementSize(type));
-  torch::Tensor bytes =
-      (torch::arange(numel * item, torch::kInt64) * 7).remainder(251).to(torch::kUInt8);
+  torch::Tensor bytes = (torch::arange(numel * item, torch::kInt64) * 7).remainder(251).to(torch::kUInt8);
   std::vector<int64_t> byte_shape = shape;
   byte_shape.back() *= item;
   return bytes.view(byte_shape).view(type);
 }
 
-Json header_of(const std::vector<zmq::message_t>& frames) {
-  return Json::parse(frames[0].to_string());
-}
+Json header_of(const std::vector<zmq::message_t>& frames) { return Json::parse(frames[0].to_string()); }
 
 void set_header(std::vector<zmq::message_t>& frames, const Json& h) {
   std::string text = h.dump();
@@ -206,7 +203,7 @@ TEST(WireHeader, DecodeSkipsLeadingRoutingFrames) {
 TEST(WireLayout, NonContiguousTensorsArriveWithTheirValues) {
   torch::Tensor base = patterned(torch::kFloat32, {4, 6});
   Batch b;
-  b.set_tensor("transposed", base.t());  // {6, 4}, strides swapped
+  b.set_tensor("transposed", base.t());                                           // {6, 4}, strides swapped
   b.set_tensor("strided", patterned(torch::kInt16, {12, 4}).slice(0, 0, 12, 2));  // every 2nd row
   b.set_tensor("expanded", torch::arange(6, torch::kInt32).view({6, 1}).expand({6, 3}));
   b.set_tensor("conj", torch::complex(torch::ones({6}), torch::arange(6.0f)).conj());
@@ -285,10 +282,10 @@ TEST(WireLayout, CudaTensorsArriveOnTheHost) {
 
 TEST(WireObjects, UnicodeStringsAndNestedValuesRoundTrip) {
   Batch b;
-  b.set_objects("prompt", {Json("Solve 2+2 🤖🧮"), Json("解方程：x² = 4"),
-                           Json("Ünïcödé ‮ RTL"), Json(std::string("nul\0inside", 10))});
-  b.set_objects("回答", {Json::array({1, "二", 3.5}), Json{{"emoji", "👍🏽"}}, Json(nullptr),
-                         Json(true)});
+  b.set_objects("prompt", {Json("Solve 2+2 🤖🧮"), Json("解方程：x² = 4"), Json("Ünïcödé ‮ RTL"),
+                           Json(std::string("nul\0inside", 10))});
+  b.set_objects("回答",
+                {Json::array({1, "二", 3.5}), Json{{"emoji", "👍🏽"}}, Json(nullptr), Json(true)});
   b.meta()["タグ"] = "メタ 🏷️";
   Message m = round_trip(b);
   EXPECT_TRUE(m.batch.equals(b));
@@ -400,19 +397,12 @@ TEST_F(WireMalformed, NegativeNonIntegerAndMissingDimensions) {
                  h["columns"][0]["shape"] = {-2, -3};
                }),
                "negative or out-of-range dimension");
-  expect_error(with_header([](Json& h) {
-                 h["columns"][0]["shape"] = {2, "3"};
-               }),
-               "holds a non-integer");
-  expect_error(with_header([](Json& h) {
-                 h["columns"][0]["shape"] = {2, 1.5};
-               }),
-               "holds a non-integer");
+  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = {2, "3"}; }), "holds a non-integer");
+  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = {2, 1.5}; }), "holds a non-integer");
   expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = Json::array(); }),
                "needs dim 0 for its rows");
-  expect_error(
-      with_header([](Json& h) { h["columns"][0]["shape"] = Json(std::vector<int>(65, 1)); }),
-      "65 dims");
+  expect_error(with_header([](Json& h) { h["columns"][0]["shape"] = Json(std::vector<int>(65, 1)); }),
+               "65 dims");
   expect_error(with_header([](Json& h) { h["columns"][0]["bytes"] = -24; }),
                "bytes is not a non-negative integer");
   expect_error(with_header([](Json& h) { h["columns"][0].erase("shape"); }), "has no 'shape'");
@@ -451,27 +441,21 @@ TEST_F(WireMalformed, UnknownTransportAndBadSharedMemoryDescriptors) {
   expect_error(with_header([](Json& h) { h["columns"][0]["transport"] = "rdma"; }),
                "unknown transport \"rdma\"");
   auto shm_frames = [&](const std::string& descriptor) {
-    std::vector<zmq::message_t> frames =
-        with_header([](Json& h) { h["columns"][0]["transport"] = "shm"; });
+    std::vector<zmq::message_t> frames = with_header([](Json& h) { h["columns"][0]["transport"] = "shm"; });
     frames[1] = zmq::message_t(descriptor);
     return frames;
   };
   expect_error(shm_frames("not json"), "is not a JSON object");
   expect_error(shm_frames(R"({"name": "/rlwb-1-2-3"})"), "needs {\"name\"");
-  expect_error(shm_frames(R"({"name": "/../../etc/passwd", "id": 1, "gen": 1})"),
-               "not an RLWB segment name");
-  expect_error(shm_frames(R"({"name": "/rlwb-999999999-0-0", "id": 1, "gen": 1})"),
-               "does not exist");
+  expect_error(shm_frames(R"({"name": "/../../etc/passwd", "id": 1, "gen": 1})"), "not an RLWB segment name");
+  expect_error(shm_frames(R"({"name": "/rlwb-999999999-0-0", "id": 1, "gen": 1})"), "does not exist");
   expect_error(shm_frames(std::string(2000, ' ')), "too big");
 }
 
 TEST_F(WireMalformed, ObjectColumnsThatDoNotFormABatch) {
   expect_error(with_header([](Json& h) { h["objects"]["text"] = "a"; }),
                "object column 'text' is not an array");
-  expect_error(with_header([](Json& h) {
-                 h["objects"]["text"] = {"a", "b", "c"};
-               }),
-               "do not form a batch");
+  expect_error(with_header([](Json& h) { h["objects"]["text"] = {"a", "b", "c"}; }), "do not form a batch");
   expect_error(with_header([](Json& h) { h["objects"]["x"] = {1, 2}; }), "do not form a batch");
 }
 
@@ -581,8 +565,7 @@ TEST_F(WireShm, ReceiverMappingOfAReclaimedSegmentGivesAClearError) {
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   shm_trim();  // the sender reclaims the unclaimed segment
   std::string msg = wire_error_of(lost);
-  EXPECT_TRUE(msg.find("reclaimed") != std::string::npos ||
-              msg.find("does not exist") != std::string::npos)
+  EXPECT_TRUE(msg.find("reclaimed") != std::string::npos || msg.find("does not exist") != std::string::npos)
       << msg;
 }
 

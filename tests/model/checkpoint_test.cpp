@@ -40,7 +40,8 @@ void expect_model_error(F&& f, const std::vector<std::string>& fragments) {
     FAIL() << "no ModelError";
   } catch (const ModelError& e) {
     const std::string what = e.what();
-    for (const auto& frag : fragments) EXPECT_NE(what.find(frag), std::string::npos) << "'" << frag << "' not in: " << what;
+    for (const auto& frag : fragments)
+      EXPECT_NE(what.find(frag), std::string::npos) << "'" << frag << "' not in: " << what;
   }
 }
 
@@ -100,7 +101,8 @@ TEST(Checkpoint, ShardedCheckpointLoadsThroughItsIndex) {
   fs::remove(dir.path() / "model.safetensors");
   write_safetensors(dir.path() / "model-00001-of-00002.safetensors", a);
   write_safetensors(dir.path() / "model-00002-of-00002.safetensors", b);
-  testing::write_file(dir.path() / "model.safetensors.index.json", nlohmann::json{{"weight_map", map}}.dump());
+  testing::write_file(dir.path() / "model.safetensors.index.json",
+                      nlohmann::json{{"weight_map", map}}.dump());
   Transformer loaded = load_hf_checkpoint(dir.path());
   EXPECT_TRUE(torch::equal(logits_of(model), logits_of(loaded)));
 }
@@ -113,11 +115,13 @@ TEST(Checkpoint, ValueHeadFromACausalLmKeepsTheBackbone) {
   Transformer critic = load_hf_checkpoint(dir.path(), as_critic);
   EXPECT_TRUE(critic->score);
   EXPECT_FALSE(critic->lm_head);
-  EXPECT_TRUE(torch::equal(critic->layers[1]->named_parameters()["wq.weight"], actor->layers[1]->named_parameters()["wq.weight"]));
+  EXPECT_TRUE(torch::equal(critic->layers[1]->named_parameters()["wq.weight"],
+                           actor->layers[1]->named_parameters()["wq.weight"]));
   // Saved as a sequence-classification model, it loads back with its head.
   ScratchDir out("ckpt");
   save_hf_checkpoint(critic, out.path());
-  EXPECT_NE(testing::read_file(out.path() / "config.json").find("LlamaForSequenceClassification"), std::string::npos);
+  EXPECT_NE(testing::read_file(out.path() / "config.json").find("LlamaForSequenceClassification"),
+            std::string::npos);
   Transformer back = load_hf_checkpoint(out.path());
   EXPECT_EQ(back->config().head, Head::kValue);
   EXPECT_TRUE(torch::equal(back->score->weight, critic->score->weight));
@@ -130,9 +134,12 @@ TEST(Checkpoint, ValueHeadFromACausalLmKeepsTheBackbone) {
 TEST(CheckpointErrors, MissingTensorNamesTheFileAndTheTensor) {
   ScratchDir dir("ckpt");
   saved_model(dir.path());
-  edit_tensors(dir.path(), [](const std::string& name, torch::Tensor&) { return name != "model.layers.1.mlp.up_proj.weight"; });
-  expect_model_error([&] { load_hf_checkpoint(dir.path()); },
-                     {(dir.path() / "model.safetensors").string(), "missing tensor 'model.layers.1.mlp.up_proj.weight'"});
+  edit_tensors(dir.path(), [](const std::string& name, torch::Tensor&) {
+    return name != "model.layers.1.mlp.up_proj.weight";
+  });
+  expect_model_error(
+      [&] { load_hf_checkpoint(dir.path()); },
+      {(dir.path() / "model.safetensors").string(), "missing tensor 'model.layers.1.mlp.up_proj.weight'"});
 }
 
 TEST(CheckpointErrors, WrongShapeNamesTheTensorAndBothShapes) {
@@ -143,7 +150,8 @@ TEST(CheckpointErrors, WrongShapeNamesTheTensorAndBothShapes) {
     return true;
   });
   expect_model_error([&] { load_hf_checkpoint(dir.path()); },
-                     {"model.safetensors", "'model.layers.0.self_attn.k_proj.weight'", "[8, 32]", "[16, 32]", "config.json"});
+                     {"model.safetensors", "'model.layers.0.self_attn.k_proj.weight'", "[8, 32]", "[16, 32]",
+                      "config.json"});
 }
 
 TEST(CheckpointErrors, TensorsOfLayersTheConfigDoesNotHaveAreRejected) {
@@ -158,15 +166,17 @@ TEST(CheckpointErrors, UnknownArchitectureNamesConfigAndArchitecture) {
   ScratchDir dir("ckpt");
   saved_model(dir.path());
   edit_config(dir.path(), [](nlohmann::json& j) { j["architectures"] = {"GPT2LMHeadModel"}; });
-  expect_model_error([&] { load_hf_checkpoint(dir.path()); },
-                     {(dir.path() / "config.json").string(), "architecture 'GPT2LMHeadModel' is not supported"});
+  expect_model_error(
+      [&] { load_hf_checkpoint(dir.path()); },
+      {(dir.path() / "config.json").string(), "architecture 'GPT2LMHeadModel' is not supported"});
 }
 
 TEST(CheckpointErrors, MissingOrMalformedSettingsNameTheSetting) {
   ScratchDir dir("ckpt");
   saved_model(dir.path());
   edit_config(dir.path(), [](nlohmann::json& j) { j.erase("hidden_size"); });
-  expect_model_error([&] { load_hf_checkpoint(dir.path()); }, {"config.json", "missing setting 'hidden_size'"});
+  expect_model_error([&] { load_hf_checkpoint(dir.path()); },
+                     {"config.json", "missing setting 'hidden_size'"});
   edit_config(dir.path(), [](nlohmann::json& j) {
     j["hidden_size"] = 32;
     j["num_key_value_heads"] = 3;
@@ -186,19 +196,22 @@ TEST(CheckpointErrors, MissingOrMalformedSettingsNameTheSetting) {
 
 TEST(CheckpointErrors, DirectoryWithoutWeightsOrConfigSaysWhatIsMissing) {
   ScratchDir dir("ckpt");
-  expect_model_error([&] { load_hf_checkpoint(dir.path()); }, {(dir.path() / "config.json").string(), "cannot open"});
+  expect_model_error([&] { load_hf_checkpoint(dir.path()); },
+                     {(dir.path() / "config.json").string(), "cannot open"});
   saved_model(dir.path());
   fs::remove(dir.path() / "model.safetensors");
   expect_model_error([&] { load_hf_checkpoint(dir.path()); }, {dir.path().string(), "no model.safetensors"});
-  expect_model_error([&] { load_hf_checkpoint(dir.path() / "nope"); }, {"nope", "not a checkpoint directory"});
+  expect_model_error([&] { load_hf_checkpoint(dir.path() / "nope"); },
+                     {"nope", "not a checkpoint directory"});
 }
 
 TEST(CheckpointErrors, TokenizerLargerThanTheVocabularyNamesBothFiles) {
   TransformerConfig c = testing::tiny_config();
   c.vocab_size = 12;
   CharTokenizer tokenizer;  // 18 ids
-  expect_model_error([&] { check_tokenizer_fits(tokenizer, "built-in char tokenizer", c, "ckpt/config.json"); },
-                     {"built-in char tokenizer", "18 token ids", "ckpt/config.json", "'vocab_size' = 12"});
+  expect_model_error(
+      [&] { check_tokenizer_fits(tokenizer, "built-in char tokenizer", c, "ckpt/config.json"); },
+      {"built-in char tokenizer", "18 token ids", "ckpt/config.json", "'vocab_size' = 12"});
   c.vocab_size = 18;
   EXPECT_NO_THROW(check_tokenizer_fits(tokenizer, "t", c, "c"));
 }

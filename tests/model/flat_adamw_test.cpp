@@ -23,8 +23,8 @@ void expect_same_parameters(Transformer& a, Transformer& b, double tol) {
   auto pa = a->parameters(), pb = b->parameters();
   ASSERT_EQ(pa.size(), pb.size());
   for (size_t i = 0; i < pa.size(); ++i)
-    EXPECT_TRUE(torch::allclose(pa[i], pb[i], 0, tol)) << "parameter " << i << " differs by "
-                                                       << (pa[i] - pb[i]).abs().max().item<double>();
+    EXPECT_TRUE(torch::allclose(pa[i], pb[i], 0, tol))
+        << "parameter " << i << " differs by " << (pa[i] - pb[i]).abs().max().item<double>();
 }
 
 TEST(FlatAdamW, FollowsTorchAdamWWithClippingAndWeightDecayStepByStep) {
@@ -40,12 +40,13 @@ TEST(FlatAdamW, FollowsTorchAdamWWithClippingAndWeightDecayStepByStep) {
     for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
   };
   FlatAdamW flat(mine->parameters(), AdamWSettings{0.9, 0.95, 1e-8, 0.1});
-  torch::optim::AdamW reference(theirs->parameters(),
-                                torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
+  torch::optim::AdamW reference(
+      theirs->parameters(), torch::optim::AdamWOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
   const double max_norm = 0.05;  // small enough that every step clips
   for (int step = 0; step < 4; ++step) {
     const double lr = 1e-2 * (step + 1);
-    for (auto& group : reference.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    for (auto& group : reference.param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
     start_theirs_from_mine();
     loss_of(mine, step).backward();
     loss_of(theirs, step).backward();

@@ -134,7 +134,8 @@ TEST(Generation, RowsEndAtTheirFirstStopTokenAndArePaddedAfter) {
     }
     EXPECT_EQ(r.response_lengths[row].item<int64_t>(), end) << "row " << row;
     EXPECT_TRUE(torch::equal(r.responses[row].narrow(0, 0, end), free.responses[row].narrow(0, 0, end)));
-    EXPECT_TRUE(torch::allclose(r.log_probs[row].narrow(0, 0, end), free.log_probs[row].narrow(0, 0, end), 0, 1e-5));
+    EXPECT_TRUE(
+        torch::allclose(r.log_probs[row].narrow(0, 0, end), free.log_probs[row].narrow(0, 0, end), 0, 1e-5));
     EXPECT_EQ(r.response_mask[row].sum().item<int64_t>(), end);
     if (end < 16) {
       EXPECT_TRUE((r.responses[row].narrow(0, end, 16 - end) == 63).all().item<bool>());
@@ -162,7 +163,8 @@ TEST(Generation, RolloutLogProbsEqualTrainingLogProbsAtTheSameTemperature) {
   o.seed = 5;
   GenerationResult r = generate(model, p.ids, p.mask, o);
   torch::NoGradGuard no_grad;
-  ResponseLogProbs scored = response_log_probs(model, join_prompt_response(p.ids, p.mask, r.responses, r.response_mask), 0.7);
+  ResponseLogProbs scored =
+      response_log_probs(model, join_prompt_response(p.ids, p.mask, r.responses, r.response_mask), 0.7);
   EXPECT_TRUE(torch::allclose(scored.log_probs, r.log_probs, 0, 1e-5)) << scored.log_probs - r.log_probs;
 }
 
@@ -199,7 +201,8 @@ TEST(Sampling, FrequenciesFollowTheFilteredDistribution) {
   freq = torch::bincount(top2.tokens, {}, 3).to(torch::kFloat32) / 6000;
   EXPECT_TRUE(torch::allclose(freq, torch::tensor({2 / 3.0f, 1 / 3.0f, 0.0f}), 0, 0.03)) << freq;
   // Log-probs are of the unfiltered (temperature-only) distribution.
-  EXPECT_NEAR(top2.log_probs[0].item<float>(), std::log(top2.tokens[0].item<int64_t>() == 0 ? 0.6f : 0.3f), 1e-5);
+  EXPECT_NEAR(top2.log_probs[0].item<float>(), std::log(top2.tokens[0].item<int64_t>() == 0 ? 0.6f : 0.3f),
+              1e-5);
 }
 
 TEST(SequenceScores, EntropyOfAUniformNextTokenIsLogVocab) {
@@ -232,7 +235,8 @@ TEST(SequenceScores, ValuesAreTheValueHeadOneStepBeforeEachResponseToken) {
   torch::NoGradGuard no_grad;
   SequenceBatch seq{torch::tensor({{0, 3, 4, 5, 6, 7}}), torch::tensor({{0, 1, 1, 1, 1, 1}}), 2};
   torch::Tensor values = response_values(critic, seq);
-  torch::Tensor hidden = critic->hidden_states(seq.input_ids, position_ids_from_mask(seq.attention_mask), seq.attention_mask);
+  torch::Tensor hidden =
+      critic->hidden_states(seq.input_ids, position_ids_from_mask(seq.attention_mask), seq.attention_mask);
   torch::Tensor all = critic->values(hidden);  // [1, 6]
   EXPECT_TRUE(torch::allclose(values, all.narrow(1, 3, 2), 0, 1e-6));
   EXPECT_THROW(critic->logits(hidden), ModelError);
@@ -247,8 +251,10 @@ TEST(SequenceScores, RewardScoreIsTheValueAtTheLastRealToken) {
   torch::Tensor ids = torch::tensor({{0, 3, 4, 5, 6, 0}, {0, 0, 9, 9, 0, 0}});
   torch::Tensor mask = torch::tensor({{0, 1, 1, 1, 1, 0}, {0, 0, 1, 1, 0, 0}});
   torch::Tensor scores = sequence_scores(reward_model, ids, mask);
-  torch::Tensor alone0 = sequence_scores(reward_model, torch::tensor({{3, 4, 5, 6}}), torch::ones({1, 4}, torch::kInt64));
-  torch::Tensor alone1 = sequence_scores(reward_model, torch::tensor({{9, 9}}), torch::ones({1, 2}, torch::kInt64));
+  torch::Tensor alone0 =
+      sequence_scores(reward_model, torch::tensor({{3, 4, 5, 6}}), torch::ones({1, 4}, torch::kInt64));
+  torch::Tensor alone1 =
+      sequence_scores(reward_model, torch::tensor({{9, 9}}), torch::ones({1, 2}, torch::kInt64));
   EXPECT_NEAR(scores[0].item<float>(), alone0[0].item<float>(), 1e-5);
   EXPECT_NEAR(scores[1].item<float>(), alone1[0].item<float>(), 1e-5);
 }

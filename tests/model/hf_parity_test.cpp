@@ -44,8 +44,9 @@ class HfParity : public ::testing::Test {
     o.max_new_tokens = expected.at("greedy_tokens").size(1);
     o.pad_token_id = 0;
     GenerationResult r = generate(model, expected.at("prompt_ids"), expected.at("prompt_mask"), o);
-    EXPECT_TRUE(torch::equal(r.responses, expected.at("greedy_tokens")))
-        << name << " RLWB:\n" << r.responses << "\ntransformers:\n" << expected.at("greedy_tokens");
+    EXPECT_TRUE(torch::equal(r.responses, expected.at("greedy_tokens"))) << name << " RLWB:\n"
+                                                                         << r.responses << "\ntransformers:\n"
+                                                                         << expected.at("greedy_tokens");
   }
 
   // Trains the loaded model one AdamW step (so the export is not the file

@@ -97,11 +97,13 @@ TEST(Rope, RotatesPairsIAndIPlusHalfByPositionTimesFrequency) {
 TEST(Rope, EqualsTheRotateHalfFormulaWithPlainSines) {
   // HF: x * cos + rotate_half(x) * sin, rotate_half([x1, x2]) = [-x2, x1]
   RopeTables t = rope_tables(rope_config(8, 10000.0), 7);
-  torch::Tensor angles = torch::outer(torch::arange(7).to(torch::kFloat32), rope_inverse_frequencies(rope_config(8, 10000.0)));
+  torch::Tensor angles =
+      torch::outer(torch::arange(7).to(torch::kFloat32), rope_inverse_frequencies(rope_config(8, 10000.0)));
   torch::Tensor emb = torch::cat({angles, angles}, -1);
   torch::Tensor x = torch::randn({2, 3, 7, 8});
   torch::Tensor rotated = torch::cat({-x.narrow(-1, 4, 4), x.narrow(-1, 0, 4)}, -1);
-  expect_close(apply_rope(x, t.cos.view({1, 1, 7, 8}), t.sin.view({1, 1, 7, 8})), x * emb.cos() + rotated * emb.sin());
+  expect_close(apply_rope(x, t.cos.view({1, 1, 7, 8}), t.sin.view({1, 1, 7, 8})),
+               x * emb.cos() + rotated * emb.sin());
 }
 
 TEST(Rope, PositionZeroIsTheIdentity) {
@@ -126,7 +128,7 @@ TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnesByFactor) {
   c.rope_scaling = {"llama3", 8.0, 1.0, 4.0, 8192};
   torch::Tensor plain = rope_inverse_frequencies(rope_config(128, 500000.0));
   torch::Tensor scaled = rope_inverse_frequencies(c);
-  EXPECT_FLOAT_EQ(scaled[0].item<float>(), plain[0].item<float>());          // wavelength 2pi
+  EXPECT_FLOAT_EQ(scaled[0].item<float>(), plain[0].item<float>());           // wavelength 2pi
   EXPECT_FLOAT_EQ(scaled[63].item<float>(), plain[63].item<float>() / 8.0f);  // wavelength >> 8192
 }
 
@@ -136,7 +138,8 @@ TEST(Attention, HandComputedSoftmaxOfScaledScores) {
   torch::Tensor k = torch::tensor({1.0f, 0.0f, 0.0f, 1.0f}).view({1, 1, 2, 2});
   torch::Tensor v = torch::tensor({1.0f, 2.0f, 3.0f, 4.0f}).view({1, 1, 2, 2});
   const double w0 = std::exp(1 / std::sqrt(2.0)) / (std::exp(1 / std::sqrt(2.0)) + 1);  // 0.66976
-  torch::Tensor want = torch::tensor({static_cast<float>(w0 * 1 + (1 - w0) * 3), static_cast<float>(w0 * 2 + (1 - w0) * 4)});
+  torch::Tensor want =
+      torch::tensor({static_cast<float>(w0 * 1 + (1 - w0) * 3), static_cast<float>(w0 * 2 + (1 - w0) * 4)});
   expect_close(grouped_query_attention(q, k, v, torch::Tensor(), false).flatten(), want);
 }
 
@@ -144,18 +147,21 @@ TEST(Attention, EqualScoresAverageTheValues) {
   torch::Tensor q = torch::zeros({1, 1, 1, 2});
   torch::Tensor k = torch::randn({1, 1, 3, 2});
   torch::Tensor v = torch::tensor({1.0f, 0.0f, 2.0f, 3.0f, 6.0f, 3.0f}).view({1, 1, 3, 2});
-  expect_close(grouped_query_attention(q, k, v, torch::Tensor(), false).flatten(), torch::tensor({3.0f, 2.0f}));
+  expect_close(grouped_query_attention(q, k, v, torch::Tensor(), false).flatten(),
+               torch::tensor({3.0f, 2.0f}));
 }
 
 TEST(Attention, CausalFirstQuerySeesOnlyTheFirstKey) {
-  torch::Tensor q = torch::randn({1, 1, 3, 4}), k = torch::randn({1, 1, 3, 4}), v = torch::randn({1, 1, 3, 4});
+  torch::Tensor q = torch::randn({1, 1, 3, 4}), k = torch::randn({1, 1, 3, 4}),
+                v = torch::randn({1, 1, 3, 4});
   torch::Tensor out = grouped_query_attention(q, k, v, torch::Tensor(), true);
   expect_close(out[0][0][0], v[0][0][0]);
 }
 
 TEST(Attention, QueryHeadsShareKeyValueHeadsInGroupsInOrder) {
   // H = 4, Hkv = 2: heads 0,1 use kv head 0; heads 2,3 use kv head 1.
-  torch::Tensor q = torch::randn({2, 4, 3, 8}), k = torch::randn({2, 2, 5, 8}), v = torch::randn({2, 2, 5, 8});
+  torch::Tensor q = torch::randn({2, 4, 3, 8}), k = torch::randn({2, 2, 5, 8}),
+                v = torch::randn({2, 2, 5, 8});
   torch::Tensor out = grouped_query_attention(q, k, v, torch::Tensor(), false);
   for (int h = 0; h < 4; ++h) {
     torch::Tensor kh = k.select(1, h / 2), vh = v.select(1, h / 2), qh = q.select(1, h);
@@ -178,13 +184,15 @@ TEST(Attention, ShortAndLongKeyRowsFollowTheDefinition) {
   // both must equal the definition, with a mask, causal, and one query.
   torch::manual_seed(11);
   for (int64_t keys : {int64_t{3}, int64_t{12}, kMinCpuAttentionKeys, int64_t{21}}) {
-    torch::Tensor q = torch::randn({2, 2, keys, 8}), k = torch::randn({2, 2, keys, 8}), v = torch::randn({2, 2, keys, 8});
+    torch::Tensor q = torch::randn({2, 2, keys, 8}), k = torch::randn({2, 2, keys, 8}),
+                  v = torch::randn({2, 2, keys, 8});
     torch::Tensor key_mask = torch::ones({2, keys}, torch::kInt64);
     key_mask[0].narrow(0, 0, keys / 2).zero_();  // left padding in row 0
     torch::Tensor mask = causal_padding_mask(key_mask, keys);
     expect_close(grouped_query_attention(q, k, v, mask, true), attention_by_definition(q, k, v, mask), 1e-5);
     torch::Tensor causal = torch::ones({keys, keys}, torch::kBool).tril();
-    expect_close(grouped_query_attention(q, k, v, torch::Tensor(), true), attention_by_definition(q, k, v, causal), 1e-5);
+    expect_close(grouped_query_attention(q, k, v, torch::Tensor(), true),
+                 attention_by_definition(q, k, v, causal), 1e-5);
     torch::Tensor last = q.narrow(2, keys - 1, 1);  // a decoding step: one query sees every key
     expect_close(grouped_query_attention(last, k, v, torch::Tensor(), false),
                  attention_by_definition(last, k, v, torch::ones({1, keys}, torch::kBool)), 1e-5);
@@ -192,16 +200,18 @@ TEST(Attention, ShortAndLongKeyRowsFollowTheDefinition) {
 }
 
 TEST(Attention, MaskedKeysGetNoWeight) {
-  torch::Tensor q = torch::randn({1, 1, 1, 4}), k = torch::randn({1, 1, 3, 4}), v = torch::randn({1, 1, 3, 4});
+  torch::Tensor q = torch::randn({1, 1, 1, 4}), k = torch::randn({1, 1, 3, 4}),
+                v = torch::randn({1, 1, 3, 4});
   torch::Tensor mask = torch::tensor({false, true, false}).view({1, 1, 1, 3});
   expect_close(grouped_query_attention(q, k, v, mask, false).flatten(), v[0][0][1]);
 }
 
 TEST(Masks, CausalPaddingMaskHidesFutureAndPaddingButNotSelf) {
   torch::Tensor m = causal_padding_mask(torch::tensor({{0, 1, 1}}), 3);
-  torch::Tensor want = torch::tensor({{true, false, false},    // padding query: itself only
+  torch::Tensor want = torch::tensor({{true, false, false},  // padding query: itself only
                                       {false, true, false},
-                                      {false, true, true}}).view({1, 1, 3, 3});
+                                      {false, true, true}})
+                           .view({1, 1, 3, 3});
   EXPECT_TRUE(torch::equal(m, want)) << m;
 }
 
@@ -262,7 +272,8 @@ TEST(TransformerModel, AskingForTheLastPositionsOnlyGivesTheSameStatesAndGradien
   for (bool padded : {false, true}) {
     SCOPED_TRACE(padded ? "left-padded rows" : "no padding (causal flag path)");
     torch::Tensor ids = torch::tensor({{0, 5, 9, 11, 3, 4}, {7, 8, 9, 10, 11, 12}});
-    torch::Tensor mask = padded ? torch::tensor({{0, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}}) : torch::ones_like(ids);
+    torch::Tensor mask =
+        padded ? torch::tensor({{0, 1, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}}) : torch::ones_like(ids);
     torch::Tensor positions = position_ids_from_mask(mask);
     torch::Tensor key_mask = padded ? mask : torch::Tensor();
     // The weights' gradients of a loss over the last positions: the full
@@ -271,7 +282,8 @@ TEST(TransformerModel, AskingForTheLastPositionsOnlyGivesTheSameStatesAndGradien
       model->zero_grad();
       (states * states).sum().backward();
       std::vector<torch::Tensor> g;
-      for (auto& p : model->parameters()) g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+      for (auto& p : model->parameters())
+        g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
       return g;
     };
     torch::Tensor full = model->hidden_states(ids, positions, key_mask).narrow(1, from, ids.size(1) - from);
@@ -284,8 +296,9 @@ TEST(TransformerModel, AskingForTheLastPositionsOnlyGivesTheSameStatesAndGradien
     torch::NoGradGuard no_grad;  // the fused no-grad path too
     expect_close(model->hidden_states(ids, positions, key_mask, nullptr, from), full.detach(), 1e-5);
   }
-  EXPECT_THROW(model->hidden_states(torch::tensor({{5, 9}}), torch::tensor({{0, 1}}), torch::Tensor(), nullptr, 2),
-               ModelError);
+  EXPECT_THROW(
+      model->hidden_states(torch::tensor({{5, 9}}), torch::tensor({{0, 1}}), torch::Tensor(), nullptr, 2),
+      ModelError);
 }
 
 TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUpdates) {
@@ -297,7 +310,8 @@ TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUp
     SCOPED_TRACE(backend == CpuMatmul::kOneDnn ? "oneDNN" : "dense sgemm");
     MatmulChoice choice(backend);
     PackedLinear packed;
-    EXPECT_EQ(uses_onednn(wa, /*packed_weight=*/true), backend == CpuMatmul::kOneDnn && AT_MKLDNN_ENABLED() != 0);
+    EXPECT_EQ(uses_onednn(wa, /*packed_weight=*/true),
+              backend == CpuMatmul::kOneDnn && AT_MKLDNN_ENABLED() != 0);
     auto check_calls = [&](int calls) {  // before and after the copy is packed
       const std::vector<std::vector<int64_t>> shapes = {{1, 16}, {5, 16}, {2, 7, 16}, {300, 16}};
       for (int i = 0; i < calls; ++i) {
@@ -311,7 +325,8 @@ TEST(PackedLinear, EqualsTheDenseProductOfTheConcatenatedWeightsAndSeesInPlaceUp
     check_calls(12);
     torch::Tensor x = torch::randn({4, 16});
     PackedLinear no_bias;
-    for (int i = 0; i < 10; ++i) expect_close(no_bias(x, {wa}, {torch::Tensor()}), torch::nn::functional::linear(x, wa), 1e-4);
+    for (int i = 0; i < 10; ++i)
+      expect_close(no_bias(x, {wa}, {torch::Tensor()}), torch::nn::functional::linear(x, wa), 1e-4);
     torch::Tensor half = x.to(torch::kBFloat16);  // not for oneDNN here: the dense product
     PackedLinear bf16;
     expect_close(bf16(half, {wa.to(torch::kBFloat16)}, {torch::Tensor()}).to(torch::kFloat32),
@@ -359,7 +374,8 @@ TEST(Linear, TheCpuProductIsChosenByName) {
     cpu_matmul_from("fast");
     ADD_FAILURE() << "an unknown RLWB_CPU_MATMUL value was accepted";
   } catch (const ModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("RLWB_CPU_MATMUL=fast: write dense, onednn or auto"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("RLWB_CPU_MATMUL=fast: write dense, onednn or auto"),
+              std::string::npos)
         << e.what();
   }
   {

@@ -48,15 +48,13 @@ class EmbeddingRowsSeen {
   EmbeddingRowsSeen() {
     rows().clear();
     handle_ = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(
-            [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-              if (std::string(fn.name()) == "aten::embedding") {
-                auto inputs = fn.inputs();
-                if (inputs.size() >= 2 && inputs[1].isTensor()) rows().push_back(inputs[1].toTensor().size(0));
-              }
-              return nullptr;
-            })
-            .needsInputs(true));
+        at::RecordFunctionCallback([](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+          if (std::string(fn.name()) == "aten::embedding") {
+            auto inputs = fn.inputs();
+            if (inputs.size() >= 2 && inputs[1].isTensor()) rows().push_back(inputs[1].toTensor().size(0));
+          }
+          return nullptr;
+        }).needsInputs(true));
   }
   ~EmbeddingRowsSeen() { at::removeCallback(handle_); }
   static std::vector<int64_t>& rows() {
@@ -105,9 +103,10 @@ inline void write_file(const fs::path& p, const std::string& text) {
 // scripts/setup.sh ($RLWB_HOME or ~/.local/share/rlwb).
 inline std::string reference_python() {
   if (const char* p = std::getenv("RLWB_PYTHON")) return p;
-  std::string home = std::getenv("RLWB_HOME") ? std::getenv("RLWB_HOME")
-                                                : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") +
-                                                      "/.local/share/rlwb";
+  std::string home =
+      std::getenv("RLWB_HOME")
+          ? std::getenv("RLWB_HOME")
+          : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.local/share/rlwb";
   return home + "/venv/bin/python";
 }
 
@@ -137,11 +136,11 @@ inline PythonRun run_reference_script(const std::vector<std::string>& args) {
 
 // Fails the test loudly (also in CI) when the Python side is missing.
 #define RLWB_EXPECT_REFERENCE_RAN(run)                                                                      \
-  ASSERT_EQ((run).exit_code, 0)                                                                            \
+  ASSERT_EQ((run).exit_code, 0)                                                                             \
       << "\n*** The Hugging Face reference (tests/model/hf_reference.py) did not run. It needs the pinned " \
-         "packages of scripts/python-requirements.txt in "                                                 \
-      << ::rlwb::workers::model::testing::reference_python()                                               \
-      << " (scripts/setup.sh installs them). This test FAILS without them. Output:\n"                      \
+         "packages of scripts/python-requirements.txt in "                                                  \
+      << ::rlwb::workers::model::testing::reference_python()                                                \
+      << " (scripts/setup.sh installs them). This test FAILS without them. Output:\n"                       \
       << (run).output
 
 // Output of `hf_reference.py <command> DIR`, made once per machine and

@@ -54,15 +54,18 @@ TEST(Safetensors, RoundTripIsBitExactForEveryDtype) {
 
 TEST(Safetensors, WrittenFileFollowsTheSpecLayout) {
   ScratchDir dir("st");
-  write_safetensors(dir.path() / "a.safetensors", {{"b", torch::tensor({1.0f, 2.0f})}, {"a", torch::tensor({7}, torch::kInt8)}});
+  write_safetensors(dir.path() / "a.safetensors",
+                    {{"b", torch::tensor({1.0f, 2.0f})}, {"a", torch::tensor({7}, torch::kInt8)}});
   const std::string bytes = testing::read_file(dir.path() / "a.safetensors");
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
   EXPECT_EQ((8 + n) % 8, 0u) << "data must start 8-aligned";
   const std::string header = bytes.substr(8, n);
   EXPECT_NE(header.find("\"__metadata__\":{\"format\":\"pt\"}"), std::string::npos) << header;
-  EXPECT_NE(header.find("\"b\":{\"data_offsets\":[0,8],\"dtype\":\"F32\",\"shape\":[2]}"), std::string::npos) << header;
-  EXPECT_NE(header.find("\"a\":{\"data_offsets\":[8,9],\"dtype\":\"I8\",\"shape\":[1]}"), std::string::npos) << header;
+  EXPECT_NE(header.find("\"b\":{\"data_offsets\":[0,8],\"dtype\":\"F32\",\"shape\":[2]}"), std::string::npos)
+      << header;
+  EXPECT_NE(header.find("\"a\":{\"data_offsets\":[8,9],\"dtype\":\"I8\",\"shape\":[1]}"), std::string::npos)
+      << header;
   ASSERT_EQ(bytes.size(), 8 + n + 9);
   float two;
   std::memcpy(&two, bytes.data() + 8 + n + 4, 4);
@@ -73,7 +76,8 @@ TEST(Safetensors, ReadsAHandWrittenFile) {
   ScratchDir dir("st");
   float data[2] = {1.5f, -2.0f};
   testing::write_file(dir.path() / "h.safetensors",
-             with_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", std::string(reinterpret_cast<char*>(data), 8)));
+                      with_header(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                  std::string(reinterpret_cast<char*>(data), 8)));
   auto all = read_safetensors(dir.path() / "h.safetensors");
   EXPECT_TRUE(torch::equal(all.at("x"), torch::tensor({1.5f, -2.0f})));
 }
@@ -88,23 +92,27 @@ void expect_error(const std::string& file_bytes, const std::vector<std::string>&
   } catch (const ModelError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find(path.string()), std::string::npos) << what;
-    for (const auto& f : fragments) EXPECT_NE(what.find(f), std::string::npos) << "'" << f << "' not in: " << what;
+    for (const auto& f : fragments)
+      EXPECT_NE(what.find(f), std::string::npos) << "'" << f << "' not in: " << what;
   }
 }
 
 TEST(Safetensors, TruncatedDataNamesTheTensor) {
-  expect_error(with_header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(8, '\0')),
-               {"tensor 'w'", "outside the data section"});
+  expect_error(
+      with_header(R"({"w":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::string(8, '\0')),
+      {"tensor 'w'", "outside the data section"});
 }
 
 TEST(Safetensors, ByteCountThatDisagreesWithTheShapeNamesTheTensor) {
-  expect_error(with_header(R"({"w":{"dtype":"F16","shape":[4],"data_offsets":[0,16]}})", std::string(16, '\0')),
-               {"tensor 'w'", "need 8"});
+  expect_error(
+      with_header(R"({"w":{"dtype":"F16","shape":[4],"data_offsets":[0,16]}})", std::string(16, '\0')),
+      {"tensor 'w'", "need 8"});
 }
 
 TEST(Safetensors, UnknownDtypeNamesTheTensorAndDtype) {
-  expect_error(with_header(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", std::string(1, '\0')),
-               {"tensor 'w'", "F8_E4M3"});
+  expect_error(
+      with_header(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", std::string(1, '\0')),
+      {"tensor 'w'", "F8_E4M3"});
 }
 
 TEST(Safetensors, HeaderLongerThanTheFileIsRejected) {
@@ -119,8 +127,9 @@ TEST(Safetensors, HeaderThatIsNotJsonIsRejected) {
 
 TEST(Safetensors, DuplicateNamesAreRefusedWhenWriting) {
   ScratchDir dir("st");
-  EXPECT_THROW(write_safetensors(dir.path() / "d.safetensors", {{"a", torch::ones({1})}, {"a", torch::ones({1})}}),
-               ModelError);
+  EXPECT_THROW(
+      write_safetensors(dir.path() / "d.safetensors", {{"a", torch::ones({1})}, {"a", torch::ones({1})}}),
+      ModelError);
 }
 
 }  // namespace

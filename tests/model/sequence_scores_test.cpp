@@ -32,8 +32,8 @@ Rows shared_prompt_rows() {
   response_mask[4].narrow(0, 1, 4).zero_();
   response_mask[7].narrow(0, 4, 1).zero_();
   responses.masked_fill_(response_mask == 0, 0);
-  return {join_prompt_response(prompts.index_select(0, prompt_of), prompt_masks.index_select(0, prompt_of), responses,
-                               response_mask),
+  return {join_prompt_response(prompts.index_select(0, prompt_of), prompt_masks.index_select(0, prompt_of),
+                               responses, response_mask),
           response_mask.to(torch::kFloat32)};
 }
 
@@ -43,7 +43,8 @@ SequenceBatch row(const SequenceBatch& b, int64_t i) {
 
 std::vector<torch::Tensor> gradients(Transformer& model) {
   std::vector<torch::Tensor> g;
-  for (auto& p : model->parameters()) g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+  for (auto& p : model->parameters())
+    g.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
   model->zero_grad();
   return g;
 }
@@ -108,7 +109,8 @@ TEST(SharedPrompts, ValuesAndOneTokenResponsesEqualScoringRowByRow) {
   torch::Tensor lp = response_log_probs(actor, short_rows).log_probs;
   EXPECT_EQ(testing::EmbeddingRowsSeen::rows(), (std::vector<int64_t>{3}));
   for (int64_t i = 0; i < 8; ++i)
-    expect_close(lp[i], response_log_probs(actor, row(short_rows, i)).log_probs[0], 1e-5, "one-token log-prob");
+    expect_close(lp[i], response_log_probs(actor, row(short_rows, i)).log_probs[0], 1e-5,
+                 "one-token log-prob");
 }
 
 TEST(SharedPrompts, DistinctPromptsAreScoredWholeRows) {
@@ -117,7 +119,8 @@ TEST(SharedPrompts, DistinctPromptsAreScoredWholeRows) {
   auto [batch, mask] = shared_prompt_rows();
   // 5 rows over 3 prompts: more than half are distinct, so one pass of
   // whole rows (the prompt pass would not pay for the second pass).
-  SequenceBatch few{batch.input_ids.narrow(0, 0, 5), batch.attention_mask.narrow(0, 0, 5), batch.response_length};
+  SequenceBatch few{batch.input_ids.narrow(0, 0, 5), batch.attention_mask.narrow(0, 0, 5),
+                    batch.response_length};
   testing::EmbeddingRowsSeen seen;
   response_log_probs(model, few);
   EXPECT_EQ(testing::EmbeddingRowsSeen::rows(), (std::vector<int64_t>{5}));

@@ -94,8 +94,9 @@ TEST(BpeTokenizer, RefusesTokenizersThatAreNotByteLevelBpe) {
   EXPECT_THROW(BpeTokenizer(j.dump(), "t.json"), ModelError);
   j = nlohmann::json::parse(kHandWritten);
   j["pre_tokenizer"] = {{"type", "Sequence"},
-                        {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", "\\w+"}}}, {"behavior", "Isolated"}},
-                                           {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"Regex", "\\w+"}}}, {"behavior", "Isolated"}},
+                          {{"type", "ByteLevel"}, {"use_regex", false}}}}};
   try {
     BpeTokenizer(j.dump(), "t.json");
     FAIL();
@@ -106,16 +107,17 @@ TEST(BpeTokenizer, RefusesTokenizersThatAreNotByteLevelBpe) {
 
 std::string qwen_style_json() {
   nlohmann::json j = nlohmann::json::parse(kHandWritten);
-  j["pre_tokenizer"] = {
-      {"type", "Sequence"},
-      {"pretokenizers",
-       {{{"type", "Split"},
-         {"pattern",
-          {{"Regex", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-                     "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}}},
-         {"behavior", "Isolated"},
-         {"invert", false}},
-        {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"},
+                           {"pattern",
+                            {{"Regex",
+                              "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+                              "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                              "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}}},
+                           {"behavior", "Isolated"},
+                           {"invert", false}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
   return j.dump();
 }
 
@@ -123,7 +125,8 @@ TEST(BpePretokenizer, Qwen2PatternSplitsDigitsSinglyAndKeepsTheSpaceBeforeAWord)
   BpeTokenizer t(qwen_style_json(), "qwen.json");
   EXPECT_EQ(t.pretokenize("Hello world's 123\n\n  x"),
             (std::vector<std::string>{"Hello", " world", "'s", " ", "1", "2", "3", "\n\n", " ", " x"}));
-  EXPECT_EQ(t.pretokenize("I'LL (a+b)!\r\nok"), (std::vector<std::string>{"I", "'LL", " (", "a", "+b", ")!\r\n", "ok"}));
+  EXPECT_EQ(t.pretokenize("I'LL (a+b)!\r\nok"),
+            (std::vector<std::string>{"I", "'LL", " (", "a", "+b", ")!\r\n", "ok"}));
 }
 
 TEST(BpePretokenizer, Gpt2PatternKeepsDigitRunsAndIsCaseSensitiveOnContractions) {
@@ -155,12 +158,14 @@ TEST_P(BpeAgainstHfTokenizers, EncodesAndDecodesLikeTheTokenizersLibrary) {
     const auto want = c.at("ids").get<std::vector<int64_t>>();
     const auto got = tokenizer->encode(text);
     EXPECT_EQ(got, want) << style << " text: \"" << text << "\"";
-    EXPECT_EQ(tokenizer->decode(want, /*skip_special_tokens=*/false), c.at("decoded").get<std::string>()) << text;
+    EXPECT_EQ(tokenizer->decode(want, /*skip_special_tokens=*/false), c.at("decoded").get<std::string>())
+        << text;
     EXPECT_EQ(tokenizer->decode(want, false), text) << "byte-level BPE must round-trip: " << text;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Styles, BpeAgainstHfTokenizers, ::testing::Values("gpt2_style", "qwen2_style", "llama3_style"));
+INSTANTIATE_TEST_SUITE_P(Styles, BpeAgainstHfTokenizers,
+                         ::testing::Values("gpt2_style", "qwen2_style", "llama3_style"));
 
 TEST(Tokenizer, LoadingAMissingFileNamesIt) {
   ScratchDir dir("tok");

@@ -23,7 +23,8 @@ const std::string kFile = std::string(RLWB_SOURCE_DIR) + "/experiments/grpo_code
 
 std::string temp_path(const std::string& stem) {
   static int counter = 0;
-  return (fs::temp_directory_path() / (stem + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++)))
+  return (fs::temp_directory_path() /
+          (stem + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++)))
       .string();
 }
 
@@ -78,7 +79,8 @@ TEST(GrpoCodeGraph, RewardNodeScoresEverySampleInTheSandboxAndStopsItsServiceAft
   for (int64_t i = 0; i < b.rows(); ++i) {
     float row = scores[i].sum().item<float>();
     int64_t last = std::max<int64_t>(lengths[i].item<int64_t>() - 1, 0);
-    EXPECT_EQ(scores[i][last].item<float>(), row) << "row " << i << ": the score is not on the last response token";
+    EXPECT_EQ(scores[i][last].item<float>(), row)
+        << "row " << i << ": the score is not on the last response token";
     std::string verdict = details[i]["verdict"];
     EXPECT_EQ(row, verdict == "ok" ? 1.0f : 0.0f) << texts[i] << " " << details[i];
     // A program that prints the target literally must pass; one that prints

@@ -28,7 +28,9 @@ json add_tests() {
 }
 
 json config(json extra = json::object()) {
-  json c = {{"sandbox_binary", RLWB_SANDBOX_BIN}, {"executors", 4}, {"limits", {{"wall_ms", 2000}, {"cpu_ms", 1000}}}};
+  json c = {{"sandbox_binary", RLWB_SANDBOX_BIN},
+            {"executors", 4},
+            {"limits", {{"wall_ms", 2000}, {"cpu_ms", 1000}}}};
   c.update(extra);
   return c;
 }
@@ -52,17 +54,18 @@ core::RewardModule* CodeReward::module_ = nullptr;
 
 TEST_F(CodeReward, JudgesEachProgramByOutputWithVerdictsAndFailingTest) {
   std::vector<std::string> programs = {
-      kAdd,                                    // right
-      kSubtract,                               // right on "2 0" only
+      kAdd,                                   // right
+      kSubtract,                              // right on "2 0" only
       "import sys\nsys.exit(0)\nprint(3)\n",  // exits 0 early without output
-      "while True:\n    pass\n",             // never ends
-      "print(1 +\n",                           // syntax error
+      "while True:\n    pass\n",              // never ends
+      "print(1 +\n",                          // syntax error
   };
   auto s = score(*module_, with_tests(programs, add_tests()), kIn);
   EXPECT_EQ(s.scores, (std::vector<double>{1, 0.5, 0, 0, 0}));
   std::vector<std::string> verdicts;
   for (auto& d : s.details) verdicts.push_back(d["verdict"]);
-  EXPECT_EQ(verdicts, (std::vector<std::string>{"ok", "wrong_answer", "wrong_answer", "timeout", "runtime_error"}));
+  EXPECT_EQ(verdicts,
+            (std::vector<std::string>{"ok", "wrong_answer", "wrong_answer", "timeout", "runtime_error"}));
   EXPECT_EQ(s.details[0]["failing_test"], nullptr);
   EXPECT_EQ(s.details[0]["passed"], 2);
   EXPECT_EQ(s.details[1]["failing_test"], 1);
@@ -101,20 +104,23 @@ TEST_F(CodeReward, AssertTestsFailAProgramThatExitsBeforeThem) {
 }
 
 TEST_F(CodeReward, ProgramIsTakenFromTheLastCodeBlockOfProse) {
-  auto s = score(*module_,
-                 with_tests({"First try:\n```python\nprint(1)\n```\nBetter:\n```python\nprint(42)\n```\nDone.",
-                             "just print(42) in prose"},
-                            json::array({{{"expected", "42\n"}}})),
-                 kIn);
+  auto s =
+      score(*module_,
+            with_tests({"First try:\n```python\nprint(1)\n```\nBetter:\n```python\nprint(42)\n```\nDone.",
+                        "just print(42) in prose"},
+                       json::array({{{"expected", "42\n"}}})),
+            kIn);
   EXPECT_EQ(s.scores[0], 1) << s.details[0];
   EXPECT_EQ(s.details[1]["verdict"], "runtime_error");  // prose run as python
 }
 
 TEST(CodeRewardConfig, FencedOnlyScoresZeroWithoutACodeBlockAndAllOrNothingNeedsEveryTest) {
   auto module = make_reward("code", config({{"extract", "fenced"}, {"scoring", "all_or_nothing"}}));
-  auto s = score(*module, with_tests({"print(42)", std::string("```\n") + kSubtract + "```", "```\n" + std::string(kAdd) + "```"},
-                                     add_tests()),
-                 kIn);
+  auto s = score(
+      *module,
+      with_tests({"print(42)", std::string("```\n") + kSubtract + "```", "```\n" + std::string(kAdd) + "```"},
+                 add_tests()),
+      kIn);
   EXPECT_EQ(s.scores, (std::vector<double>{0, 0, 1}));
   EXPECT_EQ(s.details[0]["verdict"], "no_code");
   EXPECT_EQ(s.details[1]["verdict"], "wrong_answer");
@@ -122,11 +128,12 @@ TEST(CodeRewardConfig, FencedOnlyScoresZeroWithoutACodeBlockAndAllOrNothingNeeds
 
 TEST(CodeRewardConfig, CompiledLanguage) {
   auto module = make_reward("code", config({{"language", "c"}}));
-  auto s = score(*module,
-                 with_tests({"#include <stdio.h>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);printf(\"%d\\n\",a+b);}\n",
-                             "int main( {"},
-                            add_tests()),
-                 kIn);
+  auto s = score(
+      *module,
+      with_tests({"#include <stdio.h>\nint main(){int a,b;scanf(\"%d %d\",&a,&b);printf(\"%d\\n\",a+b);}\n",
+                  "int main( {"},
+                 add_tests()),
+      kIn);
   EXPECT_EQ(s.scores, (std::vector<double>{1, 0}));
   EXPECT_EQ(s.details[1]["verdict"], "compile_error");
   EXPECT_NE(s.details[1]["stderr"].get<std::string>().find("error"), std::string::npos) << s.details[1];
@@ -137,7 +144,8 @@ TEST(CodeRewardConfig, CompiledLanguage) {
 // (>= 2 s; the rest of the bound is for a loaded machine).
 TEST_F(CodeReward, BatchIsJudgedConcurrentlyOnTheExecutorPool) {
   std::vector<std::string> programs;
-  for (int k = 0; k < 16; ++k) programs.push_back("import time\ntime.sleep(0.5)\nprint(input())  # " + std::to_string(k));
+  for (int k = 0; k < 16; ++k)
+    programs.push_back("import time\ntime.sleep(0.5)\nprint(input())  # " + std::to_string(k));
   auto start = std::chrono::steady_clock::now();
   auto s = score(*module_, with_tests(programs, json::array({{{"stdin", "7\n"}, {"expected", "7\n"}}})), kIn);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -148,8 +156,9 @@ TEST_F(CodeReward, BatchIsJudgedConcurrentlyOnTheExecutorPool) {
 
 TEST_F(CodeReward, IdenticalProgramsWithIdenticalTestsAreJudgedOnce) {
   core::Batch b = batch_of({kAdd, kSubtract, kAdd, kAdd, kSubtract},
-                           {{"tests", {add_tests(), add_tests(), add_tests(),
-                                       json::array({{{"stdin", "5 5\n"}, {"expected", "10\n"}}}), add_tests()}}});
+                           {{"tests",
+                             {add_tests(), add_tests(), add_tests(),
+                              json::array({{{"stdin", "5 5\n"}, {"expected", "10\n"}}}), add_tests()}}});
   auto s = score(*module_, b, kIn);
   EXPECT_EQ(s.scores, (std::vector<double>{1, 0.5, 1, 1, 0.5}));
   EXPECT_EQ(s.details[2], s.details[0]);
@@ -206,7 +215,9 @@ TEST(CodeRewardService, ModuleConnectsToAServiceAtAGivenAddress) {
 TEST(CodeRewardService, NoServiceAtTheAddressIsAnErrorWithinTheStartupBound) {
   auto start = std::chrono::steady_clock::now();
   expect_error(
-      [] { make_reward("code", {{"address", "ipc:///tmp/rlwb-nobody-here.sock"}, {"startup_timeout_s", 1}}); },
+      [] {
+        make_reward("code", {{"address", "ipc:///tmp/rlwb-nobody-here.sock"}, {"startup_timeout_s", 1}});
+      },
       {"code reward 'r'", "no rlwb-sandbox service answers at ipc:///tmp/rlwb-nobody-here.sock",
        "rlwb sandbox serve"});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
@@ -227,20 +238,44 @@ TEST(CodeRewardService, ServiceThatDiesIsReportedOnTheNextBatch) {
 }
 
 TEST(CodeRewardService, MissingSandboxProgramIsNamed) {
-  expect_error([] { make_reward("code", {{"sandbox_binary", "/nonexistent/rlwb-sandbox"}}); },
-               {"'/nonexistent/rlwb-sandbox' does not exist or is not executable", "RLWB_SANDBOX_BIN"});
+  expect_error(
+      [] {
+        make_reward("code", {{"sandbox_binary", "/nonexistent/rlwb-sandbox"}});
+      },
+      {"'/nonexistent/rlwb-sandbox' does not exist or is not executable", "RLWB_SANDBOX_BIN"});
 }
 
 TEST(CodeRewardConfig, BadSettingsAreNamed) {
-  expect_error([] { make_reward("code", {{"language", "rust"}}); },
-               {"rewards.r.config.language", "unknown language 'rust'"});
-  expect_error([] { make_reward("code", {{"scoring", "best"}}); },
-               {"rewards.r.config.scoring", "'best' is not one of all_or_nothing, pass_rate"});
-  expect_error([] { make_reward("code", {{"limits", {{"wall_ms", 0}}}}); }, {"rewards.r.config.limits", "wall_ms"});
-  expect_error([] { make_reward("code", {{"limits", {{"walltime", 1}}}}); }, {"rewards.r.config.limits", "walltime"});
-  expect_error([] { make_reward("code", {{"address", "ipc:///x"}, {"executors", 2}}); },
-               {"rewards.r.config.address", "do not apply"});
-  expect_error([] { make_reward("code", {{"timeout_s", 0}}); }, {"rewards.r.config.timeout_s", "out of range"});
+  expect_error(
+      [] {
+        make_reward("code", {{"language", "rust"}});
+      },
+      {"rewards.r.config.language", "unknown language 'rust'"});
+  expect_error(
+      [] {
+        make_reward("code", {{"scoring", "best"}});
+      },
+      {"rewards.r.config.scoring", "'best' is not one of all_or_nothing, pass_rate"});
+  expect_error(
+      [] {
+        make_reward("code", {{"limits", {{"wall_ms", 0}}}});
+      },
+      {"rewards.r.config.limits", "wall_ms"});
+  expect_error(
+      [] {
+        make_reward("code", {{"limits", {{"walltime", 1}}}});
+      },
+      {"rewards.r.config.limits", "walltime"});
+  expect_error(
+      [] {
+        make_reward("code", {{"address", "ipc:///x"}, {"executors", 2}});
+      },
+      {"rewards.r.config.address", "do not apply"});
+  expect_error(
+      [] {
+        make_reward("code", {{"timeout_s", 0}});
+      },
+      {"rewards.r.config.timeout_s", "out of range"});
 }
 
 TEST_F(CodeReward, BadTestsColumnNamesTheRowAndTheForm) {

@@ -10,7 +10,8 @@ const std::vector<std::string> kIn = {"responses", "response_mask"};
 
 TEST(FormatReward, SearchFindsThePatternAnywhereAndScoresMatchAndMiss) {
   auto fmt = make_reward("format", {{"pattern", "Answer: -?[0-9]+"}, {"on_match", 0.5}, {"on_miss", -1}});
-  auto s = score(*fmt, batch_of({"so... Answer: 42\n", "Answer: forty", "answer: 3", "x\nAnswer: -7 done"}), kIn);
+  auto s =
+      score(*fmt, batch_of({"so... Answer: 42\n", "Answer: forty", "answer: 3", "x\nAnswer: -7 done"}), kIn);
   EXPECT_EQ(s.scores, (std::vector<double>{0.5, -1, -1, 0.5}));
   EXPECT_EQ(s.details[0]["matched"], true);
   EXPECT_EQ(s.details[1]["matched"], false);
@@ -40,11 +41,24 @@ TEST(FormatReward, LongResponseIsMatchedWithoutOverflowingTheStack) {
 
 TEST(FormatReward, BadConfigIsNamed) {
   expect_error([] { make_reward("format", json::object()); }, {"rewards.r.config.pattern", "is missing"});
-  expect_error([] { make_reward("format", {{"pattern", "(unclosed"}}); },
-               {"rewards.r.config.pattern", "'(unclosed' is not a valid regular expression"});
-  expect_error([] { make_reward("format", {{"pattern", "x"}, {"match", "partial"}}); },
-               {"rewards.r.config.match", "'partial' is not one of full, search"});
-  expect_error([] { make_reward("format", {{"pattern", "x"}, {"on_match", "one"}}); },
-               {"rewards.r.config.on_match", "must be a number"});
-  expect_error([] { make_reward("format", {{"pattern", 5}}); }, {"rewards.r.config.pattern", "must be a string"});
+  expect_error(
+      [] {
+        make_reward("format", {{"pattern", "(unclosed"}});
+      },
+      {"rewards.r.config.pattern", "'(unclosed' is not a valid regular expression"});
+  expect_error(
+      [] {
+        make_reward("format", {{"pattern", "x"}, {"match", "partial"}});
+      },
+      {"rewards.r.config.match", "'partial' is not one of full, search"});
+  expect_error(
+      [] {
+        make_reward("format", {{"pattern", "x"}, {"on_match", "one"}});
+      },
+      {"rewards.r.config.on_match", "must be a number"});
+  expect_error(
+      [] {
+        make_reward("format", {{"pattern", 5}});
+      },
+      {"rewards.r.config.pattern", "must be a string"});
 }

@@ -49,20 +49,34 @@ TEST(LengthReward, BelowPenaltyPunishesShortResponses) {
 }
 
 TEST(LengthReward, BadConfigIsNamed) {
-  expect_error([] { make_reward("length", json::object()); }, {"rewards.r.config.penalty", "every score would be 0"});
-  expect_error([] { make_reward("length", {{"penalty", 1}, {"max_length", 10}}); },
-               {"rewards.r.config.max_length", "not both"});
-  expect_error([] { make_reward("length", {{"target", 10}, {"max_length", 10}}); },
-               {"rewards.r.config.max_length", "must be greater than target"});
-  expect_error([] { make_reward("length", {{"penalty", -1}}); },
-               {"rewards.r.config.penalty", "out of range", "at least 0"});
-  expect_error([] { make_reward("length", {{"penalty", 1}, {"unit", "words"}}); },
-               {"rewards.r.config.unit", "'words' is not one of chars, tokens"});
+  expect_error([] { make_reward("length", json::object()); },
+               {"rewards.r.config.penalty", "every score would be 0"});
+  expect_error(
+      [] {
+        make_reward("length", {{"penalty", 1}, {"max_length", 10}});
+      },
+      {"rewards.r.config.max_length", "not both"});
+  expect_error(
+      [] {
+        make_reward("length", {{"target", 10}, {"max_length", 10}});
+      },
+      {"rewards.r.config.max_length", "must be greater than target"});
+  expect_error(
+      [] {
+        make_reward("length", {{"penalty", -1}});
+      },
+      {"rewards.r.config.penalty", "out of range", "at least 0"});
+  expect_error(
+      [] {
+        make_reward("length", {{"penalty", 1}, {"unit", "words"}});
+      },
+      {"rewards.r.config.unit", "'words' is not one of chars, tokens"});
 }
 
 TEST(LengthReward, CharsNeedTheTextColumn) {
   auto len = make_reward("length", {{"unit", "chars"}, {"penalty", 1}});
   core::Batch b;
   b.set_tensor("response_mask", mask_of({1}, 2));
-  expect_error([&] { score(*len, b, {"response_mask"}); }, {"unit chars reads the response text", "in: [response_text, response_mask]"});
+  expect_error([&] { score(*len, b, {"response_mask"}); },
+               {"unit chars reads the response text", "in: [response_text, response_mask]"});
 }

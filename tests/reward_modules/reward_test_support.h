@@ -48,12 +48,13 @@ inline core::RewardSpec spec_of(const std::string& name, const std::string& type
 
 inline std::unique_ptr<core::RewardModule> make_reward(const std::string& type, json config,
                                                        const core::Experiment& exp = {}) {
-  return builtin_reward_types().at(type).create(spec_of("r", type, std::move(config)), exp, builtin_reward_types());
+  return builtin_reward_types().at(type).create(spec_of("r", type, std::move(config)), exp,
+                                                builtin_reward_types());
 }
 
 struct Scored {
-  torch::Tensor tokens;         // [rows, width] as returned
-  std::vector<double> scores;   // per row: the sum over tokens
+  torch::Tensor tokens;        // [rows, width] as returned
+  std::vector<double> scores;  // per row: the sum over tokens
   std::vector<json> details;
   json metrics;
 };
@@ -78,7 +79,8 @@ inline void expect_error(const std::function<void()>& fn, const std::vector<std:
     ADD_FAILURE() << "no exception; expected one mentioning '" << parts.at(0) << "'";
   } catch (const std::exception& e) {
     std::string what = e.what();
-    for (const auto& part : parts) EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
+    for (const auto& part : parts)
+      EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
   }
 }
 

@@ -37,30 +37,42 @@ TEST(RewardScoreColumns, EmptyResponseKeepsItsScoreAtPositionZero) {
 TEST(RewardScoreColumns, MissingInputColumnIsNamed) {
   auto fmt = make_reward("format", {{"pattern", "x"}});
   auto b = batch_of({"x"});
-  expect_error([&] { score(*fmt, b, {"answers", "response_mask"}); },
-               {"reward node 'rw'", "input column 'answers' is not in the batch"});
+  expect_error(
+      [&] {
+        score(*fmt, b, {"answers", "response_mask"});
+      },
+      {"reward node 'rw'", "input column 'answers' is not in the batch"});
 }
 
 TEST(RewardScoreColumns, TensorWhereTextIsExpectedIsAWrongKindError) {
   auto fmt = make_reward("format", {{"pattern", "x"}});
   auto b = batch_of({"x"});
-  expect_error([&] { score(*fmt, b, {"response_mask", "response_mask"}); },
-               {"'response_mask'", "is a tensor column", "must be an object column"});
+  expect_error(
+      [&] {
+        score(*fmt, b, {"response_mask", "response_mask"});
+      },
+      {"'response_mask'", "is a tensor column", "must be an object column"});
 }
 
 TEST(RewardScoreColumns, LastInputMustBeTheResponseMask) {
   auto math = make_reward("math", json::object());
   auto b = batch_of({"#### 1"}, {{"answers", {"1"}}});
-  expect_error([&] { score(*math, b, {"responses", "response_mask", "answers"}); },
-               {"last input column 'answers' must be the response mask", "an object column"});
+  expect_error(
+      [&] {
+        score(*math, b, {"responses", "response_mask", "answers"});
+      },
+      {"last input column 'answers' must be the response mask", "an object column"});
 }
 
 TEST(RewardScoreColumns, TooFewInputsSaysWhatTheNodeNeeds) {
   auto math = make_reward("math", json::object());
   auto b = batch_of({"#### 1"});
-  expect_error([&] { score(*math, b, {"responses", "response_mask"}); },
-               {"needs at least 3 input columns", "the response text, what the type reads, then the response mask",
-                "the node has 2"});
+  expect_error(
+      [&] {
+        score(*math, b, {"responses", "response_mask"});
+      },
+      {"needs at least 3 input columns", "the response text, what the type reads, then the response mask",
+       "the node has 2"});
 }
 
 TEST(RewardScoreColumns, NodeWithoutOutputColumnIsAnError) {
@@ -79,15 +91,24 @@ TEST(RewardScoreColumns, UnknownMethodIsNamed) {
 
 TEST(RewardConfigErrors, UnknownKeyOfEveryTypeIsNamedWithTheTypesSettings) {
   for (const std::string type : {"math", "format", "length", "code", "weighted_sum"})
-    expect_error([&] { make_reward(type, {{"pattern", "x"}, {"penalty", 1}, {"terms", {{"a", 1}}}, {"colour", 1}}); },
-                 {"rewards.r.config.", "is not a setting of type '" + type + "'", "docs/rewards.md"});
+    expect_error(
+        [&] {
+          make_reward(type, {{"pattern", "x"}, {"penalty", 1}, {"terms", {{"a", 1}}}, {"colour", 1}});
+        },
+        {"rewards.r.config.", "is not a setting of type '" + type + "'", "docs/rewards.md"});
 }
 
 TEST(RewardConfigErrors, MathPercentRuleMustBeKnown) {
-  expect_error([] { make_reward("math", {{"percent", "halve"}}); },
-               {"rewards.r.config.percent", "'halve' is not one of", "drop_sign"});
-  expect_error([] { make_reward("math", {{"last_number_fallback", "yes"}}); },
-               {"rewards.r.config.last_number_fallback", "must be true or false"});
+  expect_error(
+      [] {
+        make_reward("math", {{"percent", "halve"}});
+      },
+      {"rewards.r.config.percent", "'halve' is not one of", "drop_sign"});
+  expect_error(
+      [] {
+        make_reward("math", {{"last_number_fallback", "yes"}});
+      },
+      {"rewards.r.config.last_number_fallback", "must be true or false"});
 }
 
 TEST(RewardConfigErrors, ConfigThatIsNotAMapIsAnError) {

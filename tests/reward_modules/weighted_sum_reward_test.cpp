@@ -16,15 +16,17 @@ core::Experiment experiment(const json& rewards) {
 }
 
 std::unique_ptr<core::RewardModule> build(const core::Experiment& exp, const std::string& name) {
-  return rewards::builtin_reward_types().at("weighted_sum").create(exp.rewards.at(name), exp,
-                                                                     rewards::builtin_reward_types());
+  return rewards::builtin_reward_types()
+      .at("weighted_sum")
+      .create(exp.rewards.at(name), exp, rewards::builtin_reward_types());
 }
 
 const json kRewards = {
     {"correct", {{"type", "math"}}},
     {"fmt", {{"type", "format"}, {"config", {{"pattern", "^####"}}}}},
     {"short", {{"type", "length"}, {"config", {{"unit", "chars"}, {"target", 6}, {"penalty", 0.1}}}}},
-    {"total", {{"type", "weighted_sum"}, {"config", {{"terms", {{"correct", 1.0}, {"fmt", 0.5}, {"short", 2}}}}}}},
+    {"total",
+     {{"type", "weighted_sum"}, {"config", {{"terms", {{"correct", 1.0}, {"fmt", 0.5}, {"short", 2}}}}}}},
 };
 
 }  // namespace
@@ -71,20 +73,27 @@ TEST(WeightedSumReward, TermsWithTheirOwnColumnsCombineCodeAndMath) {
 
 TEST(WeightedSumReward, TermReadingAColumnTheNodeLacksIsNamed) {
   json rewards = kRewards;
-  rewards["total"]["config"]["terms"] = {{"correct", {{"weight", 1}, {"in", {"responses", "gold", "response_mask"}}}}};
+  rewards["total"]["config"]["terms"] = {
+      {"correct", {{"weight", 1}, {"in", {"responses", "gold", "response_mask"}}}}};
   auto exp = experiment(rewards);
   auto total = build(exp, "total");
   auto b = batch_of({"#### 1"}, {{"answers", {"1"}}});
-  expect_error([&] { score(*total, b, {"responses", "answers", "response_mask"}); },
-               {"term 'correct' reads column 'gold'", "not among the node's inputs"});
+  expect_error(
+      [&] {
+        score(*total, b, {"responses", "answers", "response_mask"});
+      },
+      {"term 'correct' reads column 'gold'", "not among the node's inputs"});
 }
 
 TEST(WeightedSumReward, FailingTermIsNamed) {
   auto exp = experiment(kRewards);
   auto total = build(exp, "total");
   auto b = batch_of({"#### 1"});
-  expect_error([&] { score(*total, b, {"responses", "response_mask"}); },
-               {"weighted_sum reward 'total'", "term 'correct'", "needs at least 3 input columns"});
+  expect_error(
+      [&] {
+        score(*total, b, {"responses", "response_mask"});
+      },
+      {"weighted_sum reward 'total'", "term 'correct'", "needs at least 3 input columns"});
 }
 
 TEST(WeightedSumReward, BadConfigIsNamed) {
@@ -94,13 +103,28 @@ TEST(WeightedSumReward, BadConfigIsNamed) {
     auto exp = experiment(rewards);
     build(exp, "total");
   };
-  expect_error([&] { with_terms({{"corect", 1}}); },
-               {"rewards.total.config.terms.corect", "there is no reward 'corect'", "correct, fmt, short"});
-  expect_error([&] { with_terms(json::object()); }, {"rewards.total.config.terms", "at least one other reward"});
-  expect_error([&] { with_terms({{"fmt", "half"}}); }, {"rewards.total.config.terms.fmt", "must be a weight"});
-  expect_error([&] { with_terms({{"fmt", {{"weight", 1}, {"columns", {"x"}}}}}); },
-               {"rewards.total.config.terms.fmt", "unknown key 'columns'"});
-  expect_error([&] { with_terms({{"fmt", 1}, {"total", 1}}); }, {"rewards.total.config.terms", "cannot contain itself"});
+  expect_error(
+      [&] {
+        with_terms({{"corect", 1}});
+      },
+      {"rewards.total.config.terms.corect", "there is no reward 'corect'", "correct, fmt, short"});
+  expect_error([&] { with_terms(json::object()); },
+               {"rewards.total.config.terms", "at least one other reward"});
+  expect_error(
+      [&] {
+        with_terms({{"fmt", "half"}});
+      },
+      {"rewards.total.config.terms.fmt", "must be a weight"});
+  expect_error(
+      [&] {
+        with_terms({{"fmt", {{"weight", 1}, {"columns", {"x"}}}}});
+      },
+      {"rewards.total.config.terms.fmt", "unknown key 'columns'"});
+  expect_error(
+      [&] {
+        with_terms({{"fmt", 1}, {"total", 1}});
+      },
+      {"rewards.total.config.terms", "cannot contain itself"});
 }
 
 TEST(WeightedSumReward, CycleThroughAnotherSumIsAnError) {

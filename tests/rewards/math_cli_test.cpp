@@ -31,12 +31,10 @@ std::string slurp(const std::string& path) {
 }
 
 CliResult rlwb(const std::string& args) {
-  std::string base =
-      std::filesystem::temp_directory_path() / ("rlwb-reward-cli-" + std::to_string(getpid()));
+  std::string base = std::filesystem::temp_directory_path() / ("rlwb-reward-cli-" + std::to_string(getpid()));
   std::string command = quote(RLWB_CLI_BIN) + " " + args + " >" + base + ".out 2>" + base + ".err";
   int status = std::system(command.c_str());
-  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"),
-              slurp(base + ".err")};
+  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
   std::remove((base + ".out").c_str());
   std::remove((base + ".err").c_str());
   return r;
@@ -46,8 +44,7 @@ class RewardCli : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(RLWB_CLI_BIN))
-      GTEST_SKIP() << "build the rlwb program first (ninja rlwb); " << RLWB_CLI_BIN
-                   << " is missing";
+      GTEST_SKIP() << "build the rlwb program first (ninja rlwb); " << RLWB_CLI_BIN << " is missing";
     dir_ = std::filesystem::temp_directory_path() / ("rlwb-reward-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
   }
@@ -63,8 +60,7 @@ class RewardCli : public ::testing::Test {
 };
 
 TEST_F(RewardCli, OneCheckPrintsTheVerdict) {
-  CliResult r =
-      rlwb("reward math --response " + quote("so \\boxed{\\frac{1}{2}}") + " --reference 0.5");
+  CliResult r = rlwb("reward math --response " + quote("so \\boxed{\\frac{1}{2}}") + " --reference 0.5");
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("score: 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("extracted: \\frac{1}{2} (from boxed)"), std::string::npos) << r.out;
@@ -77,16 +73,14 @@ TEST_F(RewardCli, OneCheckPrintsTheVerdict) {
 }
 
 TEST_F(RewardCli, OptionsReachTheChecker) {
-  EXPECT_NE(
-      rlwb("reward math --response " + quote("50\\%") + " --reference 0.5").out.find("score: 0"),
-      std::string::npos);
+  EXPECT_NE(rlwb("reward math --response " + quote("50\\%") + " --reference 0.5").out.find("score: 0"),
+            std::string::npos);
   EXPECT_NE(rlwb("reward math --response " + quote("50\\%") + " --reference 0.5 --percent fraction")
                 .out.find("score: 1"),
             std::string::npos);
-  EXPECT_NE(
-      rlwb("reward math --response " + quote("She has 5.") + " --reference 5 --last-number yes")
-          .out.find("score: 1"),
-      std::string::npos);
+  EXPECT_NE(rlwb("reward math --response " + quote("She has 5.") + " --reference 5 --last-number yes")
+                .out.find("score: 1"),
+            std::string::npos);
 }
 
 TEST_F(RewardCli, FileGivesOneJsonLinePerInputInOrder) {
@@ -134,8 +128,8 @@ TEST_F(RewardCli, HelpListsEveryOptionAndExitsZero) {
   CliResult r = rlwb("reward math --help");
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* flag : {"--response", "--reference", "--question", "--format", "--file", "--out",
-                           "--percent", "--last-number", "--tolerance", "--rounding-places",
-                           "--final-form", "--numeric-identity", "--timeout-ms"})
+                           "--percent", "--last-number", "--tolerance", "--rounding-places", "--final-form",
+                           "--numeric-identity", "--timeout-ms"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " in\n" << r.out;
   EXPECT_NE(r.out.find("500"), std::string::npos) << "the defaults are shown:\n" << r.out;
 }
@@ -158,8 +152,7 @@ TEST_F(RewardCli, BadOptionValuesAreExitTwoAndNameTheOption) {
 TEST_F(RewardCli, UnreadableFileAndBadUsageSayWhatToDo) {
   CliResult missing = rlwb("reward math --file /nonexistent/in.jsonl");
   EXPECT_EQ(missing.code, 1);
-  EXPECT_NE(missing.err.find("cannot read /nonexistent/in.jsonl"), std::string::npos)
-      << missing.err;
+  EXPECT_NE(missing.err.find("cannot read /nonexistent/in.jsonl"), std::string::npos) << missing.err;
   CliResult no_ref = rlwb("reward math --response 5");
   EXPECT_EQ(no_ref.code, 2);
   EXPECT_NE(no_ref.err.find("--reference"), std::string::npos);

@@ -54,11 +54,10 @@ TEST(MathCorpus, EveryCaseGetsItsLabelledVerdict) {
     MathVerdict v = check_math_answer(lc.c.response, lc.c.reference, lc.c.options, lc.c.question);
     if (v.score == lc.verdict) continue;
     ++wrong;
-    ADD_FAILURE() << "math_corpus.jsonl:" << lc.c.line << " [" << lc.rule << "] response "
-                  << lc.c.response << " | reference " << lc.c.reference << " | expected "
-                  << lc.verdict << ", got " << v.score << " | extracted '" << v.extracted << "' -> "
-                  << v.parsed_prediction << " vs " << v.parsed_reference
-                  << " | reason: " << v.reason;
+    ADD_FAILURE() << "math_corpus.jsonl:" << lc.c.line << " [" << lc.rule << "] response " << lc.c.response
+                  << " | reference " << lc.c.reference << " | expected " << lc.verdict << ", got " << v.score
+                  << " | extracted '" << v.extracted << "' -> " << v.parsed_prediction << " vs "
+                  << v.parsed_reference << " | reason: " << v.reason;
   }
   EXPECT_EQ(wrong, 0u) << "of " << cases.size() << " cases";
 }

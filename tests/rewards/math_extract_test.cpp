@@ -31,9 +31,7 @@ TEST(MathExtract, FboxCountsAsABox) {
   EXPECT_EQ(a.source, AnswerSource::kBoxed);
 }
 
-TEST(MathExtract, BoxedWithoutBracesTakesOneToken) {
-  EXPECT_EQ(extract("Hence $\\boxed 7$.").text, "7");
-}
+TEST(MathExtract, BoxedWithoutBracesTakesOneToken) { EXPECT_EQ(extract("Hence $\\boxed 7$.").text, "7"); }
 
 TEST(MathExtract, SkipsAnUnclosedLastBox) {
   EXPECT_EQ(extract("\\boxed{5} and finally \\boxed{x^2 +").text, "5");
@@ -65,8 +63,7 @@ TEST(MathExtract, AnswerLineStopsAtTheSentenceEnd) {
 }
 
 TEST(MathExtract, MinervaSignOffIsDropped) {
-  EXPECT_EQ(extract("Final Answer: The final answer is $x^2-1$. I hope it is correct.").text,
-            "x^2-1");
+  EXPECT_EQ(extract("Final Answer: The final answer is $x^2-1$. I hope it is correct.").text, "x^2-1");
 }
 
 TEST(MathExtract, TheAnswerIsCounts) { EXPECT_EQ(extract("so the answer is 12").text, "12"); }

@@ -44,16 +44,14 @@ TEST(MathJsonl, WritesOneVerdictLinePerInputInOrder) {
   for (const char* key : {"normalized", "reference_normalized", "method", "reason"})
     EXPECT_TRUE(got[2].contains(key)) << key;
   // "line" comes first, then the verdict's keys in a fixed order.
-  EXPECT_EQ(out.str().rfind("{\"line\":1,\"id\":\"a\",\"score\":1,\"extracted\":\"2\",", 0), 0u)
-      << out.str();
+  EXPECT_EQ(out.str().rfind("{\"line\":1,\"id\":\"a\",\"score\":1,\"extracted\":\"2\",", 0), 0u) << out.str();
 }
 
 TEST(MathJsonl, PerLineOptionsOverrideTheDefaults) {
-  std::istringstream in(
-      R"({"response": "50\\%", "reference": "0.5"})"
-      "\n"
-      R"({"response": "50\\%", "reference": "0.5", "options": {"percent": "fraction"}})"
-      "\n");
+  std::istringstream in(R"({"response": "50\\%", "reference": "0.5"})"
+                        "\n"
+                        R"({"response": "50\\%", "reference": "0.5", "options": {"percent": "fraction"}})"
+                        "\n");
   std::ostringstream out;
   score_math_jsonl(in, out, "in.jsonl", {});
   std::vector<nlohmann::json> got = lines_of(out.str());
@@ -98,14 +96,13 @@ TEST(MathJsonl, MissingOrMistypedFieldsAreNamed) {
                 .find("\"reference\" must be a string, not a number"),
             std::string::npos);
   EXPECT_NE(error_at_line_3(R"(["3", "3"])", &written).find("not an object"), std::string::npos);
-  EXPECT_NE(error_at_line_3(R"({"response": "3", "reference": "3", "options": {"percnt": "x"}})",
-                            &written)
+  EXPECT_NE(error_at_line_3(R"({"response": "3", "reference": "3", "options": {"percnt": "x"}})", &written)
                 .find("unknown option 'percnt'"),
             std::string::npos);
-  EXPECT_NE(error_at_line_3(
-                R"({"response": "3", "reference": "3", "options": {"percent": "half"}})", &written)
-                .find("percent must be drop_sign, fraction or either"),
-            std::string::npos);
+  EXPECT_NE(
+      error_at_line_3(R"({"response": "3", "reference": "3", "options": {"percent": "half"}})", &written)
+          .find("percent must be drop_sign, fraction or either"),
+      std::string::npos);
 }
 
 TEST(MathJsonl, FirstLineErrorSaysNothingWasWritten) {
@@ -136,8 +133,7 @@ TEST(MathJsonl, OptionsFromJsonReadEveryKey) {
   EXPECT_FALSE(o.require_final_form);
   EXPECT_FALSE(o.accept_numeric_identity);
   EXPECT_EQ(o.symbolic_timeout, std::chrono::milliseconds(50));
-  EXPECT_THROW(math_options_from_json({{"last_number_fallback", "yes"}}, {}),
-               std::invalid_argument);
+  EXPECT_THROW(math_options_from_json({{"last_number_fallback", "yes"}}, {}), std::invalid_argument);
   EXPECT_THROW(math_options_from_json({{"symbolic_timeout_ms", 0}}, {}), std::invalid_argument);
   EXPECT_THROW(math_options_from_json(nlohmann::ordered_json::array(), {}), std::invalid_argument);
 }

@@ -52,8 +52,8 @@ TEST(MathSymbolic, SlowSimplificationTimesOutAndLaterCallsDoNotQueueBehindIt) {
   wait_until_idle();
   std::string big = "(x+y+z+w+1)^20";  // seconds of expansion
   auto start = std::chrono::steady_clock::now();
-  SymbolicResult r = ginac_difference_is_zero(big + "*(x-y)", big + "*x-" + big + "*y",
-                                              std::chrono::milliseconds(5));
+  SymbolicResult r =
+      ginac_difference_is_zero(big + "*(x-y)", big + "*x-" + big + "*y", std::chrono::milliseconds(5));
   auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(r.outcome, Outcome::kTimedOut);
   EXPECT_LT(waited, std::chrono::milliseconds(1000));

@@ -12,8 +12,8 @@ namespace {
 
 using core::Batch;
 
-const std::vector<std::string> kGenOut = {"responses", "response_mask", "response_text", "old_log_probs",
-                                          "prompt_ids", "prompt_mask"};
+const std::vector<std::string> kGenOut = {"responses",     "response_mask", "response_text",
+                                          "old_log_probs", "prompt_ids",    "prompt_mask"};
 const std::vector<std::string> kSeqIn = {"prompt_ids", "prompt_mask", "responses", "response_mask"};
 
 Batch prompts(int64_t rows, const std::string& text) {
@@ -44,7 +44,8 @@ TEST(ActorRole, UpdateRaisesTheLogProbOfPositivelyAdvantagedResponses) {
   adv = adv * rollout.tensor("response_mask").to(torch::kFloat32);
   Batch in = rollout;
   in.set_tensor("advantages", adv);
-  std::vector<std::string> upd_in = {"prompt_ids", "prompt_mask", "responses", "response_mask", "old_log_probs", "advantages"};
+  std::vector<std::string> upd_in = {"prompt_ids",    "prompt_mask",   "responses",
+                                     "response_mask", "old_log_probs", "advantages"};
   actor.call("update", in, upd_in, {});
   auto lp_after = actor.call("log_prob", rollout, kSeqIn, {"lp"}).tensor("lp");
   auto mask = rollout.tensor("response_mask").to(torch::kFloat32);
@@ -53,8 +54,8 @@ TEST(ActorRole, UpdateRaisesTheLogProbOfPositivelyAdvantagedResponses) {
   EXPECT_GT(seq_delta.slice(0, 0, 16).mean().item<double>(), 0.0);
 }
 
-const std::vector<std::string> kUpdateIn = {"prompt_ids", "prompt_mask", "responses", "response_mask",
-                                           "old_log_probs", "advantages"};
+const std::vector<std::string> kUpdateIn = {"prompt_ids",    "prompt_mask",   "responses",
+                                            "response_mask", "old_log_probs", "advantages"};
 
 // A rollout of 32 rows with random advantages on the response tokens.
 Batch rollout_with_advantages(LocalRole& actor) {
@@ -119,7 +120,8 @@ TEST(ActorRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
     LocalRole single("actor", config);
     Batch in = rollout_with_advantages(single);
     nlohmann::json one_metrics = single.call("update", in, kUpdateIn, {}).meta()["metrics"];
-    for (const char* key : {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
+    for (const char* key :
+         {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
       EXPECT_TRUE(one_metrics.contains(key)) << key;
 
     expect_split_updates_match("actor", config, single, one_metrics, in, kUpdateIn, "log_prob");
@@ -134,7 +136,8 @@ TEST(ActorRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
     double expected = core::algorithms::policy_loss(in.tensor("old_log_probs"), lp, in.tensor("advantages"),
                                                     in.tensor("response_mask"), options)
                           .loss.item<double>();
-    double reported = fresh.call("update", in, kUpdateIn, {}).meta()["metrics"]["actor/pg_loss"].get<double>();
+    double reported =
+        fresh.call("update", in, kUpdateIn, {}).meta()["metrics"]["actor/pg_loss"].get<double>();
     EXPECT_NEAR(reported, expected, 1e-6);
   }
 }
@@ -152,8 +155,8 @@ TEST(CriticRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
   in.set_tensor("values", single.call("values", in, kSeqIn, {"v"}).tensor("v"));
   torch::manual_seed(6);
   in.set_tensor("returns", torch::randn({32, 3}) * in.tensor("response_mask").to(torch::kFloat32));
-  const std::vector<std::string> critic_in = {"prompt_ids", "prompt_mask", "responses", "response_mask",
-                                              "values", "returns"};
+  const std::vector<std::string> critic_in = {"prompt_ids",    "prompt_mask", "responses",
+                                              "response_mask", "values",      "returns"};
   nlohmann::json one_metrics = single.call("update", in, critic_in, {}).meta()["metrics"];
   EXPECT_GT(one_metrics["critic/vf_loss"].get<double>(), 0.0);
   EXPECT_GT(one_metrics["critic/vf_clipfrac"].get<double>(), 0.0);

@@ -22,10 +22,10 @@ std::string train_sft(int dp) {
   o.print_progress = false;
   o.reward_types = &rlwb::rewards::builtin_reward_types();
   std::string d = std::to_string(dp);
-  Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/sft.yaml",
-                                        {"trainer.steps=4", "~trainer.eval", "pools.train.workers=" + d,
-                                         "models.actor.parallel.dp=" + d, "task.batch_size=32",
-                                         "models.actor.config.micro_batch_size=8"});
+  Experiment exp = load_experiment_file(
+      std::string(RLWB_SOURCE_DIR) + "/experiments/sft.yaml",
+      {"trainer.steps=4", "~trainer.eval", "pools.train.workers=" + d, "models.actor.parallel.dp=" + d,
+       "task.batch_size=32", "models.actor.config.micro_batch_size=8"});
   Controller controller(exp, o, nullptr);
   RunResult result = controller.run();
   EXPECT_EQ(result.status, "finished") << result.error;

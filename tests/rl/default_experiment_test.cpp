@@ -40,10 +40,10 @@ TEST(DefaultExperiment, GrpoRaisesHeldOutAccuracyOverTheWarmStart) {
   EXPECT_GE(after - before, 0.10) << "before " << before << ", after " << after;
 
   TrackingReader reader(db);
-  for (const char* key : {"critic/score/mean", "critic/advantages/mean", "actor/pg_loss", "actor/pg_clipfrac",
-                          "actor/ppo_kl", "actor/entropy", "actor/kl_loss", "actor/grad_norm", "actor/lr",
-                          "response_length/mean", "timing_s/gen", "perf/throughput", "perf/time_per_step",
-                          "val/score/mean", "warm_start/sft/loss"})
+  for (const char* key :
+       {"critic/score/mean", "critic/advantages/mean", "actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl",
+        "actor/entropy", "actor/kl_loss", "actor/grad_norm", "actor/lr", "response_length/mean",
+        "timing_s/gen", "perf/throughput", "perf/time_per_step", "val/score/mean", "warm_start/sft/loss"})
     EXPECT_FALSE(reader.metrics(result.run_id, 0, key).empty()) << key;
   EXPECT_FALSE(reader.samples(result.run_id).empty());
 

@@ -26,8 +26,8 @@ std::string experiment_path(const std::string& file) {
 }
 
 TEST(ExperimentFiles, EveryFilePassesTheValidator) {
-  const MethodCatalog catalog = rlwb::workers::build_catalog(
-      rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types());
+  const MethodCatalog catalog =
+      rlwb::workers::build_catalog(rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types());
   int files = 0;
   for (const auto& entry : fs::directory_iterator(experiment_path(""))) {
     if (entry.path().extension() != ".yaml") continue;
@@ -69,8 +69,7 @@ constexpr int kSteps = 30;
 constexpr std::size_t kWindow = 5;  // steps averaged at the start and at the end
 
 // Mean of `metric` over the first and the last kWindow steps.
-std::pair<double, double> first_and_last(const std::vector<StepReport>& steps,
-                                         const std::string& metric) {
+std::pair<double, double> first_and_last(const std::vector<StepReport>& steps, const std::string& metric) {
   auto mean = [&](std::size_t from) {
     double sum = 0;
     for (std::size_t i = from; i < from + kWindow; ++i) sum += steps.at(i).metrics.at(metric);
@@ -94,8 +93,7 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
   o.reward_types = &rlwb::rewards::builtin_reward_types();
   const auto start = std::chrono::steady_clock::now();
   RunResult result = Controller(exp, o, nullptr).run();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(result.status, "finished") << result.error;
   ASSERT_EQ(result.steps.size(), static_cast<std::size_t>(kSteps));
   ASSERT_EQ(result.evals.size(), 2u);
@@ -108,11 +106,10 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
     EXPECT_GE(after - before, run.min_gain) << "held-out " << before << " -> " << after;
     return;
   }
-  const double threshold =
-      exp.trainer["algorithm"]["safe_rlhf"]["cost_threshold"].get<double>();
+  const double threshold = exp.trainer["algorithm"]["safe_rlhf"]["cost_threshold"].get<double>();
   const auto [cost_first, cost_last] = first_and_last(result.steps, "cost/score/mean");
-  std::cerr << run.file << ": cost/score/mean " << cost_first << " -> " << cost_last
-            << " (threshold " << threshold << ")\n";
+  std::cerr << run.file << ": cost/score/mean " << cost_first << " -> " << cost_last << " (threshold "
+            << threshold << ")\n";
   EXPECT_GT(cost_first, threshold) << "the warm-started policy should break the constraint";
   EXPECT_LE(cost_last, threshold);
   EXPECT_GE(after - before, -0.10) << "held-out " << before << " -> " << after;

@@ -18,7 +18,8 @@ ControllerOptions options(const std::string& tag) {
   ControllerOptions o;
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-" + tag + "-logs");
-  o.checkpoint_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-" + tag + "-ckpt");
+  o.checkpoint_dir =
+      std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-" + tag + "-ckpt");
   o.print_progress = false;
   o.reward_types = &rlwb::rewards::builtin_reward_types();
   return o;
@@ -26,16 +27,18 @@ ControllerOptions options(const std::string& tag) {
 
 Experiment grpo(std::vector<std::string> overrides) {
   Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/grpo.yaml", overrides);
-  auto issues = validate_experiment(exp, rlwb::workers::build_catalog(rlwb::workers::builtin_roles(),
-                                                                      &rlwb::rewards::builtin_reward_types()));
+  auto issues = validate_experiment(
+      exp,
+      rlwb::workers::build_catalog(rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types()));
   for (auto& i : issues) ADD_FAILURE() << i.to_string();
   return exp;
 }
 
 TEST(GrpoPipeline, StepColumnsAgree) {
-  Controller controller(grpo({"trainer.steps=2", "trainer.warm_start.steps=20", "~trainer.eval", "~trainer.save",
-                              "task.batch_size=16", "models.actor.config.ppo.mini_batch_size=128"}),
-                        options("grpo"), nullptr);
+  Controller controller(
+      grpo({"trainer.steps=2", "trainer.warm_start.steps=20", "~trainer.eval", "~trainer.save",
+            "task.batch_size=16", "models.actor.config.ppo.mini_batch_size=128"}),
+      options("grpo"), nullptr);
   RunResult result = controller.run();
   ASSERT_EQ(result.status, "finished") << result.error;
   ASSERT_EQ(result.steps.size(), 2u);

@@ -22,7 +22,8 @@ struct LocalRole {
   std::unique_ptr<workers::Role> role;
   std::string role_name;
 
-  LocalRole(const std::string& role, const nlohmann::json& config, const std::string& model = "m") : role_name(role) {
+  LocalRole(const std::string& role, const nlohmann::json& config, const std::string& model = "m")
+      : role_name(role) {
     env.model = model;
     env.group = "local";
     role_ = workers::builtin_roles().find(role);
@@ -31,7 +32,8 @@ struct LocalRole {
   }
 
   core::Batch call(const std::string& method, const core::Batch& in, std::vector<std::string> in_cols,
-                   std::vector<std::string> out_cols, nlohmann::json args = nlohmann::json::object(), int64_t step = 1) {
+                   std::vector<std::string> out_cols, nlohmann::json args = nlohmann::json::object(),
+                   int64_t step = 1) {
     const auto* m = workers::builtin_roles().find_method(role_name, method);
     if (!m) throw std::runtime_error("no method " + method);
     nlohmann::json context = {{"step", step}, {"in", in_cols}, {"out", out_cols}};
@@ -46,8 +48,13 @@ struct LocalRole {
 // A tiny arithmetic actor config (char tokenizer).
 inline nlohmann::json tiny_actor_config(double lr = 1e-2) {
   return {{"model",
-           {{"architecture", "llama"}, {"hidden_size", 32}, {"intermediate_size", 64}, {"num_layers", 1},
-            {"num_heads", 2}, {"num_kv_heads", 1}, {"max_position_embeddings", 16}}},
+           {{"architecture", "llama"},
+            {"hidden_size", 32},
+            {"intermediate_size", 64},
+            {"num_layers", 1},
+            {"num_heads", 2},
+            {"num_kv_heads", 1},
+            {"max_position_embeddings", 16}}},
           {"tokenizer", "char"},
           {"seed", 3},
           {"optim", {{"lr", lr}, {"grad_clip", 1.0}}},
@@ -59,7 +66,8 @@ inline nlohmann::json tiny_actor_config(double lr = 1e-2) {
 // SpmdGroup on a local port), as a pool with dp=2 runs them.
 struct TwoRanks {
   std::vector<std::unique_ptr<LocalRole>> ranks;
-  std::vector<std::unique_ptr<workers::SpmdGroup>> groups = std::vector<std::unique_ptr<workers::SpmdGroup>>(2);
+  std::vector<std::unique_ptr<workers::SpmdGroup>> groups =
+      std::vector<std::unique_ptr<workers::SpmdGroup>>(2);
 
   TwoRanks(const std::string& role, const nlohmann::json& config) {
     // A port of its own per group in this process, away from other tests'.

@@ -29,8 +29,8 @@ std::string error_of(const std::function<void()>& fn) {
 
 // A checkpoint of the tiny actor, saved by the role itself.
 fs::path tiny_checkpoint() {
-  fs::path dir = fs::temp_directory_path() / ("rlwb-role-ckpt-" + std::to_string(::getpid()) + "-" +
-                                              std::to_string(std::rand()));
+  fs::path dir = fs::temp_directory_path() /
+                 ("rlwb-role-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
   LocalRole actor("actor", tiny_actor_config());
   actor.call("save_checkpoint", core::Batch{}, {}, {}, {{"dir", dir.string()}});
   return dir;

@@ -40,8 +40,7 @@ Output run_program(const char* program, const std::vector<std::string>& args, in
   std::string err_path = out_path + ".err";
   pid_t pid = fork();
   if (pid == 0) {
-    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr))
-      _exit(126);
+    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr)) _exit(126);
     std::vector<char*> argv{const_cast<char*>(program)};
     for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -186,7 +185,8 @@ TEST(Cli, CtrlCStopsTheRunCleanlyAndLeavesNoWorkerBehind) {
   auto run = reader.run(1);
   ASSERT_TRUE(run);
   EXPECT_EQ(run->status, "interrupted");
-  EXPECT_FALSE(reader.metrics(1, 0, "perf/time_per_step").empty()) << "metrics written before Ctrl-C were lost";
+  EXPECT_FALSE(reader.metrics(1, 0, "perf/time_per_step").empty())
+      << "metrics written before Ctrl-C were lost";
 }
 
 TEST(Cli, KilledControllerTakesItsWorkersWithIt) {
@@ -278,8 +278,7 @@ TEST(Cli, ValidateResolvedPrintsYamlThatLoadsBackToTheSameExperiment) {
   auto out = run_cli({"validate", "--resolved", demo_file(), "trainer.steps=7"});
   ASSERT_EQ(out.code, 0) << out.text;
   EXPECT_EQ(out.out.find(": ok ("), std::string::npos) << "the YAML, not the summary line";
-  rlwb::core::Experiment expected =
-      rlwb::core::load_experiment_file(demo_file(), {"trainer.steps=7"});
+  rlwb::core::Experiment expected = rlwb::core::load_experiment_file(demo_file(), {"trainer.steps=7"});
   rlwb::core::Experiment loaded = rlwb::core::load_experiment_text(out.out, "resolved.yaml");
   EXPECT_NE(out.out.find("steps: 7"), std::string::npos) << "the override is applied:\n" << out.out;
   EXPECT_EQ(rlwb::core::experiment_to_yaml(loaded), rlwb::core::experiment_to_yaml(expected));
@@ -305,12 +304,10 @@ TEST(Cli, WorkerHelpListsItsFlagsAndUsageErrorsNameTheFlag) {
   auto missing = run_program(RLWB_WORKER_BIN, {"--controller"});
   EXPECT_EQ(missing.code, 2) << missing.text;
   EXPECT_NE(missing.err.find("--controller"), std::string::npos) << missing.err;
-  auto rank =
-      run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--rank", "2", "--world", "2"});
+  auto rank = run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--rank", "2", "--world", "2"});
   EXPECT_EQ(rank.code, 2) << rank.text;
   EXPECT_NE(rank.err.find("--rank"), std::string::npos) << rank.err;
-  auto store =
-      run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--store", "localhost"});
+  auto store = run_program(RLWB_WORKER_BIN, {"--controller", "ipc:///tmp/x", "--store", "localhost"});
   EXPECT_EQ(store.code, 2) << store.text;
   EXPECT_NE(store.err.find("--store expects HOST:PORT"), std::string::npos) << store.err;
 }

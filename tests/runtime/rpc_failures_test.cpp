@@ -100,8 +100,8 @@ TEST(RpcFailures, CallTimeoutIsBounded) {
   rlwb::testing::LocalCluster cluster({{"p", 1}});
   auto model = cluster.demo_model("m", "p", Mesh{1, 1, 1});
   auto start = Clock::now();
-  auto future = cluster.rpc().call("p/0", "m", "sleep", numbers(1), {{"ms", 5000}}, {},
-                                   std::chrono::milliseconds(300));
+  auto future =
+      cluster.rpc().call("p/0", "m", "sleep", numbers(1), {{"ms", 5000}}, {}, std::chrono::milliseconds(300));
   try {
     future.get();
     FAIL() << "expected a timeout";
@@ -129,8 +129,9 @@ class RoguePeer : public ::testing::Test {
     router_.set(zmq::sockopt::linger, 0);
     router_.set(zmq::sockopt::rcvtimeo, 5000);  // every wait is bounded
     router_.bind("ipc://" + path_);
-    rlwb::core::ProcessSpec spec{"rogue/0", {RLWB_WORKER_BIN, "--controller", "ipc://" + path_, "--group", "rogue",
-                                              "--rank", "0", "--world", "1"}};
+    rlwb::core::ProcessSpec spec{"rogue/0",
+                                 {RLWB_WORKER_BIN, "--controller", "ipc://" + path_, "--group", "rogue",
+                                  "--rank", "0", "--world", "1"}};
     launcher_.start(spec);
     auto frames = receive();  // the worker's register message
     ASSERT_GE(frames.size(), 2u);
@@ -169,7 +170,8 @@ class RoguePeer : public ::testing::Test {
   void send(std::vector<std::string> parts) {
     router_.send(zmq::buffer(identity_), zmq::send_flags::sndmore);
     for (size_t i = 0; i < parts.size(); ++i)
-      router_.send(zmq::buffer(parts[i]), i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+      router_.send(zmq::buffer(parts[i]),
+                   i + 1 < parts.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }
 
   void send_valid_ping(uint64_t id) {
@@ -177,7 +179,8 @@ class RoguePeer : public ::testing::Test {
     b.set_tensor("x", torch::tensor({7.0f, 8.0f}));
     std::vector<zmq::message_t> frames;
     frames.emplace_back(identity_.data(), identity_.size());
-    rlwb::core::encode_message({{"kind", "call"}, {"id", id}, {"model", ""}, {"method", "__ping__"}}, b, frames);
+    rlwb::core::encode_message({{"kind", "call"}, {"id", id}, {"model", ""}, {"method", "__ping__"}}, b,
+                               frames);
     for (size_t i = 0; i < frames.size(); ++i)
       router_.send(frames[i], i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   }
@@ -185,7 +188,8 @@ class RoguePeer : public ::testing::Test {
   std::string path_;
   zmq::context_t context_{1};
   zmq::socket_t router_{context_, zmq::socket_type::router};
-  rlwb::core::LocalLauncher launcher_{std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rogue-logs")};
+  rlwb::core::LocalLauncher launcher_{std::filesystem::temp_directory_path() /
+                                      rlwb::testing::unique_name("rogue-logs")};
   std::string identity_;
 };
 
@@ -193,10 +197,14 @@ TEST_F(RoguePeer, MalformedMessagesGetErrorRepliesAndTheWorkerKeepsServing) {
   const std::vector<std::vector<std::string>> garbage = {
       {"not json at all"},
       {R"({"kind":"call","id":11,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[2],"bytes":8,"transport":"inline"}]})"},  // tensor frame missing
-      {R"({"kind":"call","id":12,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[2],"bytes":8,"transport":"inline"}]})", "abc"},  // truncated
-      {R"({"kind":"call","id":13,"method":"__ping__","columns":[{"name":"x","dtype":"nope","shape":[1],"bytes":4,"transport":"inline"}]})", "abcd"},
-      {R"({"kind":"call","id":14,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[-1],"bytes":4,"transport":"inline"}]})", "abcd"},
-      {R"({"kind":"call","id":15,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[1099511627776],"bytes":4,"transport":"inline"}]})", "abcd"},
+      {R"({"kind":"call","id":12,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[2],"bytes":8,"transport":"inline"}]})",
+       "abc"},  // truncated
+      {R"({"kind":"call","id":13,"method":"__ping__","columns":[{"name":"x","dtype":"nope","shape":[1],"bytes":4,"transport":"inline"}]})",
+       "abcd"},
+      {R"({"kind":"call","id":14,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[-1],"bytes":4,"transport":"inline"}]})",
+       "abcd"},
+      {R"({"kind":"call","id":15,"method":"__ping__","columns":[{"name":"x","dtype":"float32","shape":[1099511627776],"bytes":4,"transport":"inline"}]})",
+       "abcd"},
       {R"({"kind":"frobnicate","id":16})"},
   };
   for (auto& message : garbage) {
@@ -204,7 +212,8 @@ TEST_F(RoguePeer, MalformedMessagesGetErrorRepliesAndTheWorkerKeepsServing) {
     auto reply = next_reply();
     ASSERT_FALSE(reply.is_null()) << "no reply to: " << message[0];
     EXPECT_EQ(reply["status"], "error") << message[0];
-    EXPECT_NE(reply["error"]["message"].get<std::string>().find("malformed"), std::string::npos) << reply.dump();
+    EXPECT_NE(reply["error"]["message"].get<std::string>().find("malformed"), std::string::npos)
+        << reply.dump();
   }
   send_valid_ping(99);
   std::vector<zmq::message_t> frames;

@@ -69,7 +69,8 @@ TEST(RpcThreads, ManyThreadsWaitingAtOnceEachGetTheirOwnReply) {
       for (int i = 0; i < kCalls; ++i) {
         float value = float(t * 1000 + i);
         try {
-          auto reply = cluster.rpc().call("p/" + std::to_string(i % 2), "", rlwb::core::kPingMethod, tagged(value));
+          auto reply =
+              cluster.rpc().call("p/" + std::to_string(i % 2), "", rlwb::core::kPingMethod, tagged(value));
           // Mix short polls with blocking waits: both must see the reply.
           if (i % 3 == 0)
             while (!reply.wait_for(std::chrono::milliseconds(1))) {

@@ -51,9 +51,17 @@ class LocalCluster {
       for (int r = 0; r < n; ++r) {
         core::ProcessSpec spec;
         spec.name = core::worker_id(pool, r);
-        spec.argv = {RLWB_WORKER_BIN, "--controller", rpc_.address(), "--group", pool,
-                     "--rank", std::to_string(r), "--world", std::to_string(n),
-                     "--store", "127.0.0.1:" + std::to_string(port)};
+        spec.argv = {RLWB_WORKER_BIN,
+                     "--controller",
+                     rpc_.address(),
+                     "--group",
+                     pool,
+                     "--rank",
+                     std::to_string(r),
+                     "--world",
+                     std::to_string(n),
+                     "--store",
+                     "127.0.0.1:" + std::to_string(port)};
         spec.env["OMP_NUM_THREADS"] = "1";
         pids_[spec.name] = launcher_.start(spec);
         ids.push_back(spec.name);
@@ -73,7 +81,8 @@ class LocalCluster {
   pid_t pid(const std::string& worker) const { return pids_.at(worker); }
 
   // A model of role "demo" on the pool, initialised.
-  std::unique_ptr<core::WorkerGroup> demo_model(const std::string& model, const std::string& pool, core::Mesh mesh,
+  std::unique_ptr<core::WorkerGroup> demo_model(const std::string& model, const std::string& pool,
+                                                core::Mesh mesh,
                                                 nlohmann::json config = nlohmann::json::object()) {
     auto group = std::make_unique<core::WorkerGroup>(rpc_, model, "demo", pool, mesh);
     group->init(config);

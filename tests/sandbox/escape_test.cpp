@@ -40,8 +40,7 @@ TEST_F(SandboxEscapeTest, ForkBombIsCappedAndEndsInTimeout) {
   auto run = std::async(std::launch::async, [&] {
     return run_program(
         Language::python3,
-        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
-        l);
+        "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", l);
   });
   size_t most = 0;
   while (run.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready)
@@ -75,12 +74,11 @@ TEST_F(SandboxEscapeTest, ShellForkBombThatWaitsTimesOut) {
 TEST_F(SandboxEscapeTest, ThreadBombHitsTheProcessLimit) {
   Limits l = quick_limits();
   l.processes = 32;
-  Verdict v =
-      run_program(Language::python3,
-                  "import threading, time\n"
-                  "while True:\n"
-                  "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\n",
-                  l);
+  Verdict v = run_program(Language::python3,
+                          "import threading, time\n"
+                          "while True:\n"
+                          "    threading.Thread(target=time.sleep, args=(100,), daemon=True).start()\n",
+                          l);
   EXPECT_VERDICT(v, Outcome::runtime_error);
   EXPECT_THAT(v.stderr_data, HasSubstr("can't start new thread"));
 }
@@ -94,8 +92,8 @@ TEST_F(SandboxEscapeTest, MemoryBombInOneAllocation) {
 TEST_F(SandboxEscapeTest, MemoryBombTouchingPages) {
   Limits l = quick_limits();
   l.memory_mb = 128;
-  Verdict v = run_program(Language::python3,
-                          "chunks = []\nwhile True:\n    chunks.append(b'x' * (8 << 20))\n", l);
+  Verdict v =
+      run_program(Language::python3, "chunks = []\nwhile True:\n    chunks.append(b'x' * (8 << 20))\n", l);
   EXPECT_VERDICT(v, Outcome::memory_limit);
   EXPECT_LE(v.peak_memory_kb, 2 * 128 * 1024 + 64 * 1024);
 }
@@ -134,8 +132,7 @@ TEST_F(SandboxEscapeTest, SleepPastTheWallClockIsKilledOnTime) {
   l.wall_ms = 1000;
   auto t0 = std::chrono::steady_clock::now();
   Verdict v = run_program(Language::python3, "import time\ntime.sleep(60)\n", l);
-  double took =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_VERDICT(v, Outcome::timeout);
   EXPECT_THAT(v.detail, HasSubstr("wall"));
   EXPECT_LT(took, 2500);
@@ -155,8 +152,7 @@ TEST_F(SandboxEscapeTest, MultithreadedCpuBurnCountsEveryThread) {
       l);
   EXPECT_VERDICT(v, Outcome::timeout);
   EXPECT_THAT(v.detail, HasSubstr("CPU")) << "the CPU limit, not the wall clock, must stop it";
-  EXPECT_GE(v.cpu_ms, 500)
-      << "CPU time of the threads is measured";  // rusage may trail the limit a little
+  EXPECT_GE(v.cpu_ms, 500) << "CPU time of the threads is measured";  // rusage may trail the limit a little
 }
 
 TEST_F(SandboxEscapeTest, HugeStdoutIsCut) {
@@ -208,17 +204,16 @@ TEST_F(SandboxEscapeTest, CannotConnectToAHostServerOnLoopback) {
   getsockname(srv, reinterpret_cast<sockaddr*>(&addr), &len);
   const int port = ntohs(addr.sin_port);
 
-  Verdict py = run_program(Language::python3,
-                           "import socket\ns = socket.create_connection(('127.0.0.1', " +
-                               std::to_string(port) +
-                               "), timeout=1)\ns.sendall(b'escaped')\nprint('connected')\n");
+  Verdict py = run_program(
+      Language::python3, "import socket\ns = socket.create_connection(('127.0.0.1', " + std::to_string(port) +
+                             "), timeout=1)\ns.sendall(b'escaped')\nprint('connected')\n");
   EXPECT_VERDICT(py, Outcome::runtime_error);
   EXPECT_THAT(py.stderr_data, HasSubstr("Operation not permitted"));
-  Verdict c = run_program(
-      Language::c,
-      "#include <stdio.h>\n#include <errno.h>\n#include <string.h>\n#include <sys/socket.h>\n"
-      "int main(void) { int s = socket(AF_INET, SOCK_STREAM, 0);\n"
-      "  printf(\"%d %s\\n\", s, s < 0 ? strerror(errno) : \"ok\"); }\n");
+  Verdict c =
+      run_program(Language::c,
+                  "#include <stdio.h>\n#include <errno.h>\n#include <string.h>\n#include <sys/socket.h>\n"
+                  "int main(void) { int s = socket(AF_INET, SOCK_STREAM, 0);\n"
+                  "  printf(\"%d %s\\n\", s, s < 0 ? strerror(errno) : \"ok\"); }\n");
   EXPECT_VERDICT(c, Outcome::ok);
   EXPECT_THAT(c.stdout_data, HasSubstr("-1 Operation not permitted"));
 
@@ -228,8 +223,7 @@ TEST_F(SandboxEscapeTest, CannotConnectToAHostServerOnLoopback) {
 }
 
 TEST_F(SandboxEscapeTest, DnsLookupFails) {
-  Verdict v = run_program(Language::python3,
-                          "import socket\nprint(socket.getaddrinfo('example.com', 80))\n");
+  Verdict v = run_program(Language::python3, "import socket\nprint(socket.getaddrinfo('example.com', 80))\n");
   EXPECT_VERDICT(v, Outcome::runtime_error);
   EXPECT_THAT(v.stderr_data, HasSubstr("gaierror"));
 }
@@ -237,23 +231,23 @@ TEST_F(SandboxEscapeTest, DnsLookupFails) {
 TEST_F(SandboxEscapeTest, CannotReadFilesOutsideTheSandbox) {
   std::string source_file = std::string(RLWB_SOURCE_DIR) + "/CMakeLists.txt";
   ASSERT_EQ(access(source_file.c_str(), R_OK), 0);
-  Verdict v = run_program(
-      Language::python3,
-      "import os\n"
-      "paths = ['" +
-          source_file +
-          "', '/root/.bashrc', '/root', '/etc/shadow', '/home',\n"
-          "         '/proc/1/environ', '/proc/1/root/etc/passwd', '/proc/1/mem', '/var/log',\n"
-          "         '/sys/kernel', '/run', '/work']\n"
-          "found = []\n"
-          "for p in paths:\n"
-          "    try:\n"
-          "        if os.path.isdir(p): os.listdir(p)\n"
-          "        else: open(p, 'rb').read(1)\n"
-          "        found.append(p)\n"
-          "    except OSError:\n"
-          "        pass\n"
-          "print('readable:', found)\n");
+  Verdict v =
+      run_program(Language::python3,
+                  "import os\n"
+                  "paths = ['" +
+                      source_file +
+                      "', '/root/.bashrc', '/root', '/etc/shadow', '/home',\n"
+                      "         '/proc/1/environ', '/proc/1/root/etc/passwd', '/proc/1/mem', '/var/log',\n"
+                      "         '/sys/kernel', '/run', '/work']\n"
+                      "found = []\n"
+                      "for p in paths:\n"
+                      "    try:\n"
+                      "        if os.path.isdir(p): os.listdir(p)\n"
+                      "        else: open(p, 'rb').read(1)\n"
+                      "        found.append(p)\n"
+                      "    except OSError:\n"
+                      "        pass\n"
+                      "print('readable:', found)\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("readable: []"));
 }
@@ -319,14 +313,13 @@ TEST_F(SandboxEscapeTest, CannotKillTheParentOrAnyHostProcess) {
 }
 
 TEST_F(SandboxEscapeTest, PtraceIsAPolicyViolation) {
-  Verdict v = run_program(
-      Language::c,
-      "#include <sys/ptrace.h>\n#include <stdio.h>\n"
-      "int main(void) { long r = ptrace(PTRACE_ATTACH, 1, 0, 0); printf(\"%ld\\n\", r); }\n");
+  Verdict v =
+      run_program(Language::c,
+                  "#include <sys/ptrace.h>\n#include <stdio.h>\n"
+                  "int main(void) { long r = ptrace(PTRACE_ATTACH, 1, 0, 0); printf(\"%ld\\n\", r); }\n");
   EXPECT_VERDICT(v, Outcome::policy_violation);
   EXPECT_EQ(v.signal, SIGSYS);
-  Verdict py = run_program(Language::python3,
-                           "import ctypes\nprint(ctypes.CDLL(None).ptrace(0, 0, 0, 0))\n");
+  Verdict py = run_program(Language::python3, "import ctypes\nprint(ctypes.CDLL(None).ptrace(0, 0, 0, 0))\n");
   EXPECT_VERDICT(py, Outcome::policy_violation);
 }
 
@@ -342,26 +335,25 @@ TEST_F(SandboxEscapeTest, MountUnshareAndSetnsArePolicyViolations) {
   for (const char* call : calls) {
     Verdict v = run_program(
         Language::c,
-        std::string(
-            "#define _GNU_SOURCE\n#include <sched.h>\n#include <stdio.h>\n#include <fcntl.h>\n"
-            "#include <signal.h>\n#include <unistd.h>\n#include <sys/mount.h>\n#include "
-            "<sys/syscall.h>\n"
-            "int main(void) { long r = ") +
+        std::string("#define _GNU_SOURCE\n#include <sched.h>\n#include <stdio.h>\n#include <fcntl.h>\n"
+                    "#include <signal.h>\n#include <unistd.h>\n#include <sys/mount.h>\n#include "
+                    "<sys/syscall.h>\n"
+                    "int main(void) { long r = ") +
             call + "; printf(\"returned %ld\\n\", r); }\n");
     EXPECT_VERDICT(v, Outcome::policy_violation) << call;
   }
 }
 
 TEST_F(SandboxEscapeTest, Clone3GetsEnosysAndIoUringIsAPolicyViolation) {
-  Verdict v = run_program(
-      Language::c,
-      "#define _GNU_SOURCE\n#include <linux/sched.h>\n#include <sched.h>\n#include "
-      "<signal.h>\n#include <stdio.h>\n"
-      "#include <errno.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
-      "int main(void) { struct clone_args a = {0}; a.flags = CLONE_NEWUSER | CLONE_NEWNS; "
-      "a.exit_signal = SIGCHLD;\n"
-      "  long r = syscall(SYS_clone3, &a, sizeof a); if (r == 0) _exit(0);\n"
-      "  printf(\"clone3 %ld %s\\n\", r, strerror(errno)); }\n");
+  Verdict v =
+      run_program(Language::c,
+                  "#define _GNU_SOURCE\n#include <linux/sched.h>\n#include <sched.h>\n#include "
+                  "<signal.h>\n#include <stdio.h>\n"
+                  "#include <errno.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/syscall.h>\n"
+                  "int main(void) { struct clone_args a = {0}; a.flags = CLONE_NEWUSER | CLONE_NEWNS; "
+                  "a.exit_signal = SIGCHLD;\n"
+                  "  long r = syscall(SYS_clone3, &a, sizeof a); if (r == 0) _exit(0);\n"
+                  "  printf(\"clone3 %ld %s\\n\", r, strerror(errno)); }\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("clone3 -1 Function not implemented"));
   Verdict u = run_program(Language::c,
@@ -384,15 +376,13 @@ TEST_F(SandboxEscapeTest, ThirtyTwoBitSyscallIsAPolicyViolation) {
 
 TEST_F(SandboxEscapeTest, SetuidBinariesGiveNoPrivilege) {
   struct stat st;
-  if (stat("/usr/bin/su", &st) != 0 || !(st.st_mode & S_ISUID))
-    GTEST_SKIP() << "no setuid /usr/bin/su here";
-  Verdict v =
-      run_program(Language::bash,
-                  "ls -l /usr/bin/su\n"
-                  "/usr/bin/su -c 'id -u > /tmp/became' root < /dev/null; echo \"su exit $?\"\n"
-                  "cat /tmp/became 2>/dev/null\n"
-                  "echo \"uid $(id -u) euid $(id -u -r)\"\n"
-                  "grep NoNewPrivs /proc/self/status\n");
+  if (stat("/usr/bin/su", &st) != 0 || !(st.st_mode & S_ISUID)) GTEST_SKIP() << "no setuid /usr/bin/su here";
+  Verdict v = run_program(Language::bash,
+                          "ls -l /usr/bin/su\n"
+                          "/usr/bin/su -c 'id -u > /tmp/became' root < /dev/null; echo \"su exit $?\"\n"
+                          "cat /tmp/became 2>/dev/null\n"
+                          "echo \"uid $(id -u) euid $(id -u -r)\"\n"
+                          "grep NoNewPrivs /proc/self/status\n");
   EXPECT_VERDICT(v, Outcome::ok);
   EXPECT_THAT(v.stdout_data, HasSubstr("-rwsr-xr-x"));  // the bit is there...
   EXPECT_THAT(v.stdout_data, HasSubstr("uid 1000 euid 1000"));
@@ -443,8 +433,7 @@ TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
     DIR* d = opendir("/proc");
     while (dirent* e = d ? readdir(d) : nullptr) {
       char link[128];
-      ssize_t n =
-          readlink((std::string("/proc/") + e->d_name + "/ns/pid").c_str(), link, sizeof link - 1);
+      ssize_t n = readlink((std::string("/proc/") + e->d_name + "/ns/pid").c_str(), link, sizeof link - 1);
       if (n > 0 && std::string(link, static_cast<size_t>(n)) == ns) alive = true;
     }
     if (d) closedir(d);
@@ -456,9 +445,8 @@ TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {
 
 TEST_F(SandboxEscapeTest, NamespacesAreFreshForEveryRun) {
   auto ns = [] {
-    return run_program(
-        Language::bash,
-        "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; done\n");
+    return run_program(Language::bash,
+                       "for n in user pid net mnt ipc uts cgroup; do readlink /proc/self/ns/$n; done\n");
   };
   Verdict a = ns(), b = ns();
   EXPECT_VERDICT(a, Outcome::ok);

@@ -9,18 +9,16 @@ namespace {
 
 using ::testing::HasSubstr;
 
-JudgeRequest request(Language lang, std::string program, std::vector<TestCase> tests,
-                     JudgeOptions opt = {}) {
+JudgeRequest request(Language lang, std::string program, std::vector<TestCase> tests, JudgeOptions opt = {}) {
   opt.limits = quick_limits();
   return {lang, std::move(program), std::move(tests), opt};
 }
 
-const std::vector<TestCase> kSumTests = {
-    TestCase::io("1 2\n", "3\n"), TestCase::io("40 2\n", "42\n"), TestCase::io("-5 5\n", "0\n")};
+const std::vector<TestCase> kSumTests = {TestCase::io("1 2\n", "3\n"), TestCase::io("40 2\n", "42\n"),
+                                         TestCase::io("-5 5\n", "0\n")};
 
 TEST(SandboxJudgeTest, CorrectProgramPassesEveryTestInEveryLanguage) {
-  const char* programs[] = {"a, b = map(int, input().split())\nprint(a + b)\n",
-                            "read a b\necho $((a + b))\n",
+  const char* programs[] = {"a, b = map(int, input().split())\nprint(a + b)\n", "read a b\necho $((a + b))\n",
                             "#include <stdio.h>\nint main(void) { int a, b; scanf(\"%d %d\", &a, "
                             "&b); printf(\"%d\\n\", a + b); }\n",
                             "#include <iostream>\nint main() { int a, b; std::cin >> a >> b; "
@@ -33,15 +31,14 @@ TEST(SandboxJudgeTest, CorrectProgramPassesEveryTestInEveryLanguage) {
     EXPECT_DOUBLE_EQ(r.score, 1.0);
     EXPECT_EQ(r.first_failure, -1);
     EXPECT_EQ(r.tests.size(), 3u);
-    EXPECT_EQ(r.compile.has_value(), is_compiled(langs[i]))
-        << "C and C++ compile once, for all tests";
+    EXPECT_EQ(r.compile.has_value(), is_compiled(langs[i])) << "C and C++ compile once, for all tests";
   }
 }
 
 TEST(SandboxJudgeTest, PassRateCountsPassedTests) {
   // Wrong on negative numbers only.
-  JudgeResult r = shared_sandbox().judge(request(
-      Language::python3, "a, b = map(int, input().split())\nprint(abs(a) + abs(b))\n", kSumTests));
+  JudgeResult r = shared_sandbox().judge(
+      request(Language::python3, "a, b = map(int, input().split())\nprint(abs(a) + abs(b))\n", kSumTests));
   EXPECT_EQ(r.passed, 2);
   EXPECT_EQ(r.total, 3);
   EXPECT_NEAR(r.score, 2.0 / 3.0, 1e-9);
@@ -56,8 +53,7 @@ TEST(SandboxJudgeTest, AllOrNothingStopsAtTheFirstFailure) {
   opt.scoring = Scoring::all_or_nothing;
   std::vector<TestCase> tests = {TestCase::io("1\n", "2\n"), TestCase::io("2\n", "5\n"),
                                  TestCase::io("3\n", "6\n")};
-  JudgeResult r =
-      shared_sandbox().judge(request(Language::python3, "print(int(input()) * 2)\n", tests, opt));
+  JudgeResult r = shared_sandbox().judge(request(Language::python3, "print(int(input()) * 2)\n", tests, opt));
   EXPECT_DOUBLE_EQ(r.score, 0.0);
   EXPECT_EQ(r.passed, 1);
   EXPECT_EQ(r.tests.size(), 2u) << "the third test cannot change the score";
@@ -70,13 +66,11 @@ TEST(SandboxJudgeTest, AllOrNothingStopsAtTheFirstFailure) {
 }
 
 TEST(SandboxJudgeTest, ExitCodeZeroWithoutTheRightOutputFails) {
-  JudgeResult r =
-      shared_sandbox().judge(request(Language::python3, "import sys\nsys.exit(0)\n", kSumTests));
+  JudgeResult r = shared_sandbox().judge(request(Language::python3, "import sys\nsys.exit(0)\n", kSumTests));
   EXPECT_EQ(r.passed, 0);
   EXPECT_EQ(r.outcome, Outcome::wrong_answer);
-  JudgeResult crash = shared_sandbox().judge(
-      request(Language::python3,
-              "a, b = map(int, input().split())\nprint(a + b)\nraise SystemExit(1)\n", kSumTests));
+  JudgeResult crash = shared_sandbox().judge(request(
+      Language::python3, "a, b = map(int, input().split())\nprint(a + b)\nraise SystemExit(1)\n", kSumTests));
   EXPECT_EQ(crash.passed, 0) << "right output but a failing exit is not a pass";
   EXPECT_EQ(crash.outcome, Outcome::runtime_error);
 }
@@ -101,29 +95,27 @@ TEST(SandboxJudgeTest, ComparisonModes) {
   JudgeResult r = shared_sandbox().judge(
       request(Language::python3, "print(42, end='')\n", {TestCase::io("", "42\n")}, exact));
   EXPECT_EQ(r.outcome, Outcome::wrong_answer);
-  JudgeResult lenient = shared_sandbox().judge(
-      request(Language::python3, "print(42, end='')\n", {TestCase::io("", "42\n")}));
+  JudgeResult lenient =
+      shared_sandbox().judge(request(Language::python3, "print(42, end='')\n", {TestCase::io("", "42\n")}));
   EXPECT_EQ(lenient.outcome, Outcome::ok);
 }
 
 TEST(SandboxJudgeTest, AssertTestsPassOnlyWhenTheyRunToTheEnd) {
   const std::string good = "def add(a, b):\n    return a + b\n";
-  std::vector<TestCase> tests = {
-      TestCase::assertion("assert add(1, 2) == 3"),
-      TestCase::assertion("assert add(-1, 1) == 0\nassert add(2, 2) == 4")};
+  std::vector<TestCase> tests = {TestCase::assertion("assert add(1, 2) == 3"),
+                                 TestCase::assertion("assert add(-1, 1) == 0\nassert add(2, 2) == 4")};
   JudgeResult r = shared_sandbox().judge(request(Language::python3, good, tests));
   EXPECT_EQ(r.outcome, Outcome::ok) << r.detail;
   EXPECT_EQ(r.passed, 2);
 
-  JudgeResult wrong = shared_sandbox().judge(
-      request(Language::python3, "def add(a, b):\n    return a - b\n", tests));
+  JudgeResult wrong =
+      shared_sandbox().judge(request(Language::python3, "def add(a, b):\n    return a - b\n", tests));
   EXPECT_EQ(wrong.passed, 0);
   EXPECT_EQ(wrong.outcome, Outcome::wrong_answer);
   EXPECT_THAT(wrong.tests[0].detail, HasSubstr("assertion failed"));
 
   // The classic hack: leave before the tests run, with exit status 0.
-  for (const char* exit_call :
-       {"import sys\nsys.exit(0)\n", "import os\nos._exit(0)\n", "exit()\n"}) {
+  for (const char* exit_call : {"import sys\nsys.exit(0)\n", "import os\nos._exit(0)\n", "exit()\n"}) {
     JudgeResult hack = shared_sandbox().judge(request(Language::python3, good + exit_call, tests));
     EXPECT_EQ(hack.passed, 0) << exit_call;
     EXPECT_EQ(hack.outcome, Outcome::wrong_answer) << exit_call;
@@ -132,15 +124,14 @@ TEST(SandboxJudgeTest, AssertTestsPassOnlyWhenTheyRunToTheEnd) {
 }
 
 TEST(SandboxJudgeTest, AssertTestsInCAndCpp) {
-  std::vector<TestCase> tests = {
-      TestCase::assertion("assert(square(3) == 9);"),
-      TestCase::assertion("assert(square(-4) == 16); printf(\"checked\\n\");")};
+  std::vector<TestCase> tests = {TestCase::assertion("assert(square(3) == 9);"),
+                                 TestCase::assertion("assert(square(-4) == 16); printf(\"checked\\n\");")};
   JudgeResult c =
       shared_sandbox().judge(request(Language::c, "int square(int x) { return x * x; }\n", tests));
   EXPECT_EQ(c.outcome, Outcome::ok) << c.detail;
   EXPECT_EQ(c.tests[1].stdout_data, "checked\n") << "the completion marker is not shown";
-  JudgeResult bad = shared_sandbox().judge(
-      request(Language::cpp, "int square(int x) { return x + x; }\n", tests));
+  JudgeResult bad =
+      shared_sandbox().judge(request(Language::cpp, "int square(int x) { return x + x; }\n", tests));
   EXPECT_EQ(bad.passed, 0);
   EXPECT_EQ(bad.outcome, Outcome::wrong_answer);
   JudgeResult early = shared_sandbox().judge(
@@ -149,8 +140,7 @@ TEST(SandboxJudgeTest, AssertTestsInCAndCpp) {
 }
 
 TEST(SandboxJudgeTest, CompileErrorFailsEveryTest) {
-  JudgeResult r =
-      shared_sandbox().judge(request(Language::cpp, "int main() { return x; }\n", kSumTests));
+  JudgeResult r = shared_sandbox().judge(request(Language::cpp, "int main() { return x; }\n", kSumTests));
   EXPECT_EQ(r.outcome, Outcome::compile_error);
   EXPECT_EQ(r.passed, 0);
   EXPECT_DOUBLE_EQ(r.score, 0.0);
@@ -181,8 +171,8 @@ TEST(SandboxJudgeTest, NoTestsIsBadInput) {
 TEST(SandboxJudgeTest, JudgeAllKeepsTheOrder) {
   std::vector<JudgeRequest> reqs;
   for (int i = 0; i < 6; ++i)
-    reqs.push_back(request(Language::python3, "print(" + std::to_string(i) + ")\n",
-                           {TestCase::io("", "3\n")}));
+    reqs.push_back(
+        request(Language::python3, "print(" + std::to_string(i) + ")\n", {TestCase::io("", "3\n")}));
   auto results = shared_sandbox().judge_all(reqs);
   ASSERT_EQ(results.size(), 6u);
   for (int i = 0; i < 6; ++i)
@@ -190,8 +180,7 @@ TEST(SandboxJudgeTest, JudgeAllKeepsTheOrder) {
 }
 
 TEST(SandboxJudgeTest, FreeFunctionJudge) {
-  JudgeResult r =
-      judge("print(input()[::-1])\n", Language::python3, {TestCase::io("abc\n", "cba\n")});
+  JudgeResult r = judge("print(input()[::-1])\n", Language::python3, {TestCase::io("abc\n", "cba\n")});
   EXPECT_EQ(r.outcome, Outcome::ok) << r.detail;
 }
 

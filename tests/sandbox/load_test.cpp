@@ -85,15 +85,13 @@ ClientTally client(const std::string& endpoint, int index, std::chrono::seconds 
 
 TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMemory) {
   ServiceProcess service(default_executor_count());
-  const uint64_t received_before =
-      SandboxClient(service.endpoint()).stats()["received"].get<uint64_t>();
+  const uint64_t received_before = SandboxClient(service.endpoint()).stats()["received"].get<uint64_t>();
   const int64_t rss_before = service.memory_kb("VmRSS");
   auto t0 = std::chrono::steady_clock::now();
   std::vector<ClientTally> tallies(kClients);
   std::vector<std::thread> threads;
   for (int c = 0; c < kClients; ++c)
-    threads.emplace_back(
-        [&, c] { tallies[c] = client(service.endpoint(), c, std::chrono::seconds(150)); });
+    threads.emplace_back([&, c] { tallies[c] = client(service.endpoint(), c, std::chrono::seconds(150)); });
   // Sample the service's memory while the load runs.
   int64_t rss_peak = rss_before;
   std::atomic<bool> done{false};
@@ -106,8 +104,7 @@ TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMem
   for (auto& t : threads) t.join();
   done = true;
   sampler.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const int64_t rss_after = service.memory_kb("VmRSS");
 
   int answered = 0;
@@ -126,8 +123,7 @@ TEST(SandboxLoadTest, TenThousandConcurrentRequestsAllAnsweredOnceWithBoundedMem
       "%lld peak, %lld after\n",
       answered, kClients, seconds, answered / seconds, static_cast<long long>(rss_before),
       static_cast<long long>(rss_peak), static_cast<long long>(rss_after));
-  EXPECT_LT(rss_peak, rss_before + 200 * 1024)
-      << "service memory grew by more than 200 MiB under load";
+  EXPECT_LT(rss_peak, rss_before + 200 * 1024) << "service memory grew by more than 200 MiB under load";
   SandboxClient probe(service.endpoint());
   nlohmann::json stats = probe.stats();
   // The requests, plus this stats request itself.

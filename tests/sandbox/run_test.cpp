@@ -19,8 +19,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(SandboxRunTest, Python3IsDebiansInterpreter) {
-  Verdict v =
-      run_program(Language::python3, "import sys\nprint(sys.executable, sys.version_info[:2])\n");
+  Verdict v = run_program(Language::python3, "import sys\nprint(sys.executable, sys.version_info[:2])\n");
   ASSERT_TRUE(v.ok()) << v.detail << v.stderr_data;
   EXPECT_THAT(v.stdout_data, HasSubstr("/usr/bin/python3"));
   EXPECT_THAT(v.stdout_data, ::testing::Not(HasSubstr("pyenv")));
@@ -87,8 +86,8 @@ TEST(SandboxRunTest, CompileErrorCarriesTheDiagnostics) {
 TEST(SandboxRunTest, StderrBeyondItsCapIsTruncatedNotFatal) {
   Limits l = quick_limits();
   l.stderr_bytes = 1000;
-  Verdict v = run_program(Language::python3,
-                          "import sys\nsys.stderr.write('e' * 100000)\nprint('done')\n", l);
+  Verdict v =
+      run_program(Language::python3, "import sys\nsys.stderr.write('e' * 100000)\nprint('done')\n", l);
   EXPECT_EQ(v.outcome, Outcome::ok);
   EXPECT_EQ(v.stderr_data.size(), 1000u);
   EXPECT_TRUE(v.stderr_truncated);
@@ -106,8 +105,7 @@ TEST(SandboxRunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
 // is the small static rlwb-sandbox-executor (built next to rlwb-sandbox),
 // not rlwb-sandbox with ZeroMQ and its ~20 libraries.
 TEST(SandboxRunTest, ExecutorsRunTheSmallExecutorProgram) {
-  const std::string small =
-      std::filesystem::path(RLWB_SANDBOX_BIN).parent_path() / "rlwb-sandbox-executor";
+  const std::string small = std::filesystem::path(RLWB_SANDBOX_BIN).parent_path() / "rlwb-sandbox-executor";
   if (::access(small.c_str(), X_OK) != 0) GTEST_SKIP() << small << " is not built";
   for (pid_t pid : shared_sandbox().pool().pids()) {
     std::error_code ec;
@@ -123,8 +121,8 @@ TEST(SandboxRunTest, ExecutorsRunTheSmallExecutorProgram) {
 TEST(SandboxRunTest, WorkDirSizeIsPerJob) {
   Limits l = quick_limits();
   l.work_dir_mb = 1;
-  Verdict v = run_program(Language::bash,
-                          "head -c 3000000 /dev/zero > big; echo $?; df -k /tmp | tail -1\n", l);
+  Verdict v =
+      run_program(Language::bash, "head -c 3000000 /dev/zero > big; echo $?; df -k /tmp | tail -1\n", l);
   EXPECT_EQ(v.outcome, Outcome::ok);
   EXPECT_THAT(v.stderr_data, HasSubstr("No space left on device"));
   Verdict big = run_program(Language::bash, "head -c 3000000 /dev/zero > big && echo wrote\n");
@@ -134,11 +132,11 @@ TEST(SandboxRunTest, WorkDirSizeIsPerJob) {
 TEST(SandboxRunTest, StdinMayBeLargeAndBinary) {
   std::string data(5 << 20, '\0');
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
-  Verdict v = run_program(
-      Language::python3,
-      "import sys, hashlib\nprint(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16], "
-      "end='')\n",
-      quick_limits(), data);
+  Verdict v =
+      run_program(Language::python3,
+                  "import sys, hashlib\nprint(hashlib.sha256(sys.stdin.buffer.read()).hexdigest()[:16], "
+                  "end='')\n",
+                  quick_limits(), data);
   ASSERT_TRUE(v.ok()) << v.stderr_data;
   EXPECT_EQ(v.stdout_data.size(), 16u);
 }
@@ -215,8 +213,7 @@ TEST(SandboxClassifyTest, RulesInOrder) {
   EXPECT_EQ(classify(exited(1, "MemoryError"), l).outcome, Outcome::memory_limit);
   EXPECT_EQ(classify(exited(0, "MemoryError"), l).outcome, Outcome::ok)
       << "stderr text alone never fails a run";
-  EXPECT_EQ(classify(exited(1, "OSError: [Errno 27] File too large"), l).outcome,
-            Outcome::output_limit);
+  EXPECT_EQ(classify(exited(1, "OSError: [Errno 27] File too large"), l).outcome, Outcome::output_limit);
   ExecResult sig = exited(-1);
   sig.signal = SIGSYS;
   EXPECT_EQ(classify(ExecResult(sig), l).outcome, Outcome::policy_violation);
@@ -240,8 +237,7 @@ TEST(SandboxClassifyTest, RulesInOrder) {
   EXPECT_EQ(classify(exited(1), l, Phase::compile).outcome, Outcome::compile_error);
   ExecResult killed_compiler = exited(-1);
   killed_compiler.signal = SIGSYS;
-  EXPECT_EQ(classify(std::move(killed_compiler), l, Phase::compile).outcome,
-            Outcome::sandbox_error);
+  EXPECT_EQ(classify(std::move(killed_compiler), l, Phase::compile).outcome, Outcome::sandbox_error);
 }
 
 }  // namespace

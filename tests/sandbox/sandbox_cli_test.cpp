@@ -136,8 +136,8 @@ TEST(SandboxCliTest, HelpAtEveryLevelListsTheFlagsAndExitsZero) {
   EXPECT_THAT(top.out, Not(HasSubstr("--executor"))) << "the executor mode is not for people";
   Output run = run_cli({RLWB_SANDBOX_BIN, "run", "--help"});
   EXPECT_EQ(run.status, 0) << run.err;
-  for (const char* flag : {"FILE", "--lang", "--stdin", "--json", "--endpoint", "--wall-ms",
-                           "--cpu-ms", "--memory-mb", "--timeout-ms"})
+  for (const char* flag : {"FILE", "--lang", "--stdin", "--json", "--endpoint", "--wall-ms", "--cpu-ms",
+                           "--memory-mb", "--timeout-ms"})
     EXPECT_THAT(run.out, HasSubstr(flag));
   Output serve = run_cli({RLWB_SANDBOX_BIN, "serve", "--help"});
   EXPECT_EQ(serve.status, 0) << serve.err;
@@ -165,14 +165,14 @@ TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
   TempFiles tmp;
   ServiceProcess service(1);
   std::string prog = tmp.write("hello.sh", "echo hello from the service\n");
-  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint",
-                      service.endpoint(), "--json"});
+  Output o =
+      run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(), "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "hello from the service\n");
   service.stop();
   // Nobody answers any more: the sandbox failed, not the program.
-  Output gone = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint",
-                         service.endpoint(), "--timeout-ms", "500", "--json"});
+  Output gone = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(),
+                         "--timeout-ms", "500", "--json"});
   EXPECT_EQ(gone.status, 1);
   auto j = nlohmann::json::parse(gone.out);
   EXPECT_EQ(j["verdict"], "sandbox_error");

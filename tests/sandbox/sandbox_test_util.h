@@ -41,8 +41,8 @@ inline Limits quick_limits() {
   return l;
 }
 
-inline Verdict run_program(Language lang, const std::string& program,
-                           Limits limits = quick_limits(), const std::string& stdin_data = "") {
+inline Verdict run_program(Language lang, const std::string& program, Limits limits = quick_limits(),
+                           const std::string& stdin_data = "") {
   RunRequest r;
   r.language = lang;
   r.program = program;
@@ -88,8 +88,7 @@ inline std::vector<HostProcess> host_processes_of_sandbox_users() {
 
 inline std::string describe_processes(const std::vector<HostProcess>& ps) {
   std::string s;
-  for (auto& p : ps)
-    s += std::to_string(p.pid) + ":" + p.name + (p.spare_stage ? "(spare)" : "") + " ";
+  for (auto& p : ps) s += std::to_string(p.pid) + ":" + p.name + (p.spare_stage ? "(spare)" : "") + " ";
   return s;
 }
 
@@ -112,8 +111,8 @@ inline ::testing::AssertionResult host_has_no_sandbox_processes() {
       return ::testing::AssertionSuccess();
     usleep(10000);
   }
-  return ::testing::AssertionFailure() << "sandbox processes left on the host: "
-                                       << describe_processes(host_processes_of_sandbox_users());
+  return ::testing::AssertionFailure()
+         << "sandbox processes left on the host: " << describe_processes(host_processes_of_sandbox_users());
 }
 
 }  // namespace rlwb::sandbox::testing

@@ -19,8 +19,7 @@ nlohmann::json raw_request(const std::string& endpoint, const std::vector<std::s
   s.set(zmq::sockopt::linger, 0);
   s.connect(endpoint);
   for (size_t i = 0; i < frames.size(); ++i)
-    s.send(zmq::buffer(frames[i]),
-           i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    s.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
   zmq::pollitem_t item{s.handle(), 0, ZMQ_POLLIN, 0};
   if (zmq::poll(&item, 1, std::chrono::milliseconds(10000)) == 0) return nullptr;
   zmq::message_t m;
@@ -54,14 +53,12 @@ TEST(SandboxServiceTest, RunAndJudgeThroughTheClient) {
   EXPECT_EQ(r.outcome, Outcome::wrong_answer);
   EXPECT_TRUE(r.compile.has_value());
 
-  JudgeRequest binary_io{
-      Language::python3,
-      "import sys\nsys.stdout.buffer.write(sys.stdin.buffer.read()[::-1])\n",
-      {TestCase::io(std::string("\x01\xfe\x00", 3), std::string("\x00\xfe\x01", 3))},
-      {}};
+  JudgeRequest binary_io{Language::python3,
+                         "import sys\nsys.stdout.buffer.write(sys.stdin.buffer.read()[::-1])\n",
+                         {TestCase::io(std::string("\x01\xfe\x00", 3), std::string("\x00\xfe\x01", 3))},
+                         {}};
   binary_io.options.comparison = Comparison::exact;
-  EXPECT_EQ(client.judge(binary_io).outcome, Outcome::ok)
-      << "non-UTF-8 test data travels in frames";
+  EXPECT_EQ(client.judge(binary_io).outcome, Outcome::ok) << "non-UTF-8 test data travels in frames";
   EXPECT_EQ(service.stop(), 0) << service.log();
 }
 
@@ -74,16 +71,14 @@ TEST(SandboxServiceTest, BadRequestsGetClearErrors) {
       {{"not json"}, "not a JSON object"},
       {{R"J({"id": "a", "kind": "fly"})J"}, "unknown request kind 'fly'"},
       {{R"J({"id": "b", "kind": "run", "program": "print(1)"})J"}, "missing 'lang'"},
-      {{R"J({"id": "c", "kind": "run", "lang": "cobol", "program": "x"})J"},
-       "unknown language 'cobol'"},
+      {{R"J({"id": "c", "kind": "run", "lang": "cobol", "program": "x"})J"}, "unknown language 'cobol'"},
       {{R"J({"id": "d", "kind": "run", "lang": "python3", "program": "x", "limits": {"wall_ms": -1}})J"},
        "limits.wall_ms"},
       {{R"J({"id": "e", "kind": "run", "lang": "python3", "program": "x", "limits": {"wall": 1}})J"},
        "unknown key 'wall'"},
       {{R"J({"id": "f", "kind": "judge", "lang": "python3", "program": "x", "tests": []})J"},
        "no test cases"},
-      {{R"J({"id": "g", "kind": "run", "lang": "python3", "program": {"frame": 3}})J"},
-       "refers to frame 3"},
+      {{R"J({"id": "g", "kind": "run", "lang": "python3", "program": {"frame": 3}})J"}, "refers to frame 3"},
       {{R"J({"id": "h", "kind": "judge", "lang": "c", "program": "x", "tests": [{"stdin": "1"}]})J"},
        "missing 'expected'"},
       {{R"J({"id": "i", "kind": "run", "lang": "bash"})J"}, "missing 'program'"},
@@ -94,9 +89,9 @@ TEST(SandboxServiceTest, BadRequestsGetClearErrors) {
     EXPECT_FALSE(reply.value("ok", true)) << c.frames[0];
     EXPECT_THAT(reply.value("error", ""), HasSubstr(c.error)) << c.frames[0];
   }
-  nlohmann::json with_frames = raw_request(
-      service.endpoint(),
-      {R"J({"id": 7, "kind": "run", "lang": "bash", "program": {"frame": 1}})J", "echo framed"});
+  nlohmann::json with_frames =
+      raw_request(service.endpoint(),
+                  {R"J({"id": 7, "kind": "run", "lang": "bash", "program": {"frame": 1}})J", "echo framed"});
   EXPECT_EQ(with_frames["id"], 7);
   EXPECT_TRUE(with_frames.value("ok", false)) << with_frames.dump();
   EXPECT_EQ(with_frames["verdict"]["verdict"], "ok");
@@ -125,8 +120,7 @@ TEST(SandboxServiceTest, ClientThatDisconnectsMidRequestDoesNotWedgeTheExecutor)
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(6));
   nlohmann::json stats = client.stats();
   EXPECT_EQ(stats["queued"], 0);
-  EXPECT_GE(stats["dropped_replies"].get<int>(), 1)
-      << "replies to the vanished client are dropped, not kept";
+  EXPECT_GE(stats["dropped_replies"].get<int>(), 1) << "replies to the vanished client are dropped, not kept";
 }
 
 TEST(SandboxServiceTest, ClientTimesOutWhenNoServiceAnswers) {

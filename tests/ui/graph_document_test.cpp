@@ -157,12 +157,11 @@ TEST_F(GraphDocumentTest, CopyPasteGivesFreshIdsAndRenamesWrittenColumns) {
 }
 
 TEST(PaletteEntries, FromTheCatalogWhenThereIsOneElseFromTheFile) {
-  core::Experiment exp = core::load_experiment_text(
-      test::read_bytes(test::source_path("experiments/demo.yaml")), "demo.yaml");
+  core::Experiment exp =
+      core::load_experiment_text(test::read_bytes(test::source_path("experiments/demo.yaml")), "demo.yaml");
   auto entries = palette_entries(exp, nullptr);
   auto has = [&](const std::string& call) {
-    return std::any_of(entries.begin(), entries.end(),
-                       [&](const PaletteEntry& e) { return e.call == call; });
+    return std::any_of(entries.begin(), entries.end(), [&](const PaletteEntry& e) { return e.call == call; });
   };
   EXPECT_TRUE(has("squarer.square"));
   EXPECT_TRUE(has("negator.negate"));  // same role: the methods the file calls on it

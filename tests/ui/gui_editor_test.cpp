@@ -31,8 +31,7 @@ class GuiEditorTest : public test::TempDirTest {
   std::vector<std::string> args(std::vector<std::string> extra = {}) {
     // The editor validates in its own process: no rlwb program is needed,
     // so none is given (nothing is at this path).
-    std::vector<std::string> a = {"--db", path("rlwb.db"), "--open", file_, "--cli",
-                                  "/nonexistent/rlwb"};
+    std::vector<std::string> a = {"--db", path("rlwb.db"), "--open", file_, "--cli", "/nonexistent/rlwb"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -68,8 +67,8 @@ TEST_F(GuiEditorTest, OpensTheGraphAndDrawsItsNodesAndLinks) {
   // Every node and pin was drawn inside the canvas.
   auto canvas = item_rect(r.state, "canvas");
   ASSERT_EQ(canvas.size(), 4u);
-  for (const char* id : {"node/square", "node/metrics", "pin/square/out/x_sq", "pin/total/in/x_neg",
-                         "node/[task]"}) {
+  for (const char* id :
+       {"node/square", "node/metrics", "pin/square/out/x_sq", "pin/total/in/x_neg", "node/[task]"}) {
     auto rect = item_rect(r.state, id);
     ASSERT_EQ(rect.size(), 4u) << id << " not drawn";
     EXPECT_GE(rect[0], canvas[0]) << id;
@@ -228,8 +227,7 @@ frames 2
   EXPECT_EQ(item_rect(done.state, "node/square").size(), 0u) << "a deleted node is still drawn";
 
   // The same, then two undos: the delete, then the move (the clicks made no entry).
-  auto undone =
-      run_gui(dir_, args(), gestures + "key ctrl+z\nframes 2\nkey ctrl+z\nframes 2\n", "undone");
+  auto undone = run_gui(dir_, args(), gestures + "key ctrl+z\nframes 2\nkey ctrl+z\nframes 2\n", "undone");
   ASSERT_EQ(undone.exit_code, 0) << undone.log;
   const auto& nodes = undone.state["editor"]["nodes"];
   ASSERT_EQ(nodes.size(), 5u);
@@ -270,16 +268,14 @@ TEST_F(GuiEditorTest, TheProblemsListShowsAnIssueOfTheFileWithItsLineAndNode) {
   EXPECT_EQ(issues[0]["node"], "global");
   EXPECT_EQ(issues[0]["line"], line);
   EXPECT_EQ(issues[0]["severity"], "error");
-  EXPECT_NE(issues[0]["message"].get<std::string>().find("has no method 'global_summ'"),
-            std::string::npos)
+  EXPECT_NE(issues[0]["message"].get<std::string>().find("has no method 'global_summ'"), std::string::npos)
       << issues[0].dump();
   EXPECT_TRUE(r.state["editor"]["issues_current"]);
   // Listed in the Problems panel (left column) in red, and badged on its node.
   auto problem = item_rect(r.state, "problem/0");
   ASSERT_EQ(problem.size(), 4u);
   EXPECT_LT(problem[0], item_rect(r.state, "canvas")[0]);
-  EXPECT_GT(count_color(r.screenshot, problem[0], problem[1], problem[2], problem[3], 0xFF7366, 30),
-            10)
+  EXPECT_GT(count_color(r.screenshot, problem[0], problem[1], problem[2], problem[3], 0xFF7366, 30), 10)
       << "the problem is not listed in red";
   EXPECT_FALSE(item_rect(r.state, "issue/global").empty());
   EXPECT_TRUE(item_rect(r.state, "problems/no_catalog").empty());
@@ -326,9 +322,7 @@ frames 2
   // The node is outlined in red.
   auto node = item_rect(r.state, "node/nope");
   ASSERT_EQ(node.size(), 4u);
-  EXPECT_GT(
-      count_color(r.screenshot, node[0] - 3, node[1] - 3, node[2] + 3, node[3] + 60, 0xEB463C, 20),
-      20);
+  EXPECT_GT(count_color(r.screenshot, node[0] - 3, node[1] - 3, node[2] + 3, node[3] + 60, 0xEB463C, 20), 20);
 }
 
 TEST_F(GuiEditorTest, AnIssueOfAPhaseNodeDoesNotMarkTheGraphNodeWithTheSameId) {
@@ -337,8 +331,9 @@ TEST_F(GuiEditorTest, AnIssueOfAPhaseNodeDoesNotMarkTheGraphNodeWithTheSameId) {
   const std::string trainer = "trainer:\n  steps: 3\n";
   ASSERT_NE(yaml.find(trainer), std::string::npos);
   yaml.replace(yaml.find(trainer), trainer.size(),
-               trainer + "  eval:\n    every: 1\n    nodes:\n"
-                         "      - {id: square, call: squarer.nope, in: [x], out: [y]}\n");
+               trainer +
+                   "  eval:\n    every: 1\n    nodes:\n"
+                   "      - {id: square, call: squarer.nope, in: [x], out: [y]}\n");
   write_bytes(file_, yaml);
   const std::string script = R"(
 wait @problem/0 60000
@@ -349,8 +344,7 @@ frames 2
   ASSERT_EQ(r.exit_code, 0) << r.log;
   bool phase_issue = false;
   for (const auto& issue : r.state["editor"]["issues"])
-    if (issue["node"] == "square" &&
-        issue["message"].get<std::string>().rfind("trainer.eval: ", 0) == 0)
+    if (issue["node"] == "square" && issue["message"].get<std::string>().rfind("trainer.eval: ", 0) == 0)
       phase_issue = true;
   EXPECT_TRUE(phase_issue) << r.state["editor"]["issues"].dump();
   // The graph's own "square" is fine: no problem badge on it.
@@ -368,9 +362,7 @@ TEST_F(GuiEditorTest, AFileThatDoesNotParseShowsItsErrorAndIsNotOverwritten) {
   EXPECT_EQ(read_bytes(file_), broken);
   auto error = item_rect(r.state, "load_error");
   ASSERT_EQ(error.size(), 4u);
-  EXPECT_GT(
-      count_color(r.screenshot, error[0], error[1], error[0] + 400, error[1] + 60, 0xFF7366, 30),
-      30)
+  EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[0] + 400, error[1] + 60, 0xFF7366, 30), 30)
       << "the error is not shown in red";
 }
 

@@ -105,8 +105,7 @@ frames 3
   EXPECT_EQ(reader.run(run)->status, "interrupted");
   EXPECT_LT(reader.run(run)->last_step, 50);
   // The controller's output is tailed on the screen: it says the run was interrupted.
-  EXPECT_NE(read_bytes(path("runs/logs/gui/controller-1.log")).find("interrupted"),
-            std::string::npos);
+  EXPECT_NE(read_bytes(path("runs/logs/gui/controller-1.log")).find("interrupted"), std::string::npos);
 }
 
 }  // namespace

@@ -73,17 +73,15 @@ TEST_F(GuiRunsTest, ClickingAHeaderSortsByThatColumnAndAgainReversesIt) {
 }
 
 TEST_F(GuiRunsTest, FilterByTextAndByParam) {
-  auto r =
-      run_gui(dir_, {"--db", db_, "--screen", "runs"},
-              "wait @runs/row/1 20000\nclick @runs/param_filter\ntext trainer.lr=0.1\nframes 3\n");
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"},
+                   "wait @runs/row/1 20000\nclick @runs/param_filter\ntext trainer.lr=0.1\nframes 3\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["runs"]["visible"], nlohmann::json({ids_[2], ids_[0]}));
 }
 
 TEST_F(GuiRunsTest, SelectTwoRunsCompareThemAndReadTheDiffTable) {
-  const std::string script = "wait @runs/row/" + std::to_string(ids_[0]) +
-                             " 20000\nclick @runs/row/" + std::to_string(ids_[0]) +
-                             "\nclick @runs/row/" + std::to_string(ids_[1]) +
+  const std::string script = "wait @runs/row/" + std::to_string(ids_[0]) + " 20000\nclick @runs/row/" +
+                             std::to_string(ids_[0]) + "\nclick @runs/row/" + std::to_string(ids_[1]) +
                              " ctrl\nclick @button/Compare\nwait @plot/critic/score/mean 10000\n"
                              "click @\"button/Export CSV\"\nframes 5\n";
   auto r = run_gui(dir_, {"--db", db_, "--screen", "runs"}, script);
@@ -116,11 +114,10 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
       "wait @compare/all_keys 20000\nclick @compare/all_keys\nclick @compare/group_by\n"
       "wait @group_by/trainer.lr 20000\nclick @group_by/trainer.lr\nwait @legend/group/0.1 "
       "3000\nwait @plot/critic/score/mean 20000\nframes 3\n";  // the metrics load after the legend
-  auto r = run_gui(
-      dir_,
-      {"--db", db_, "--compare",
-       std::to_string(ids_[0]) + "," + std::to_string(ids_[1]) + "," + std::to_string(ids_[2])},
-      script);
+  auto r = run_gui(dir_,
+                   {"--db", db_, "--compare",
+                    std::to_string(ids_[0]) + "," + std::to_string(ids_[1]) + "," + std::to_string(ids_[2])},
+                   script);
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["compare"]["diff"].size(), 3u);  // all keys: seed, trainer.lr, trainer.steps
   EXPECT_EQ(r.state["compare"]["group_by"], "trainer.lr");
@@ -132,9 +129,8 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
 
 TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
   // No script: `--frames 1` alone must not shoot a screen that is still loading.
-  auto r =
-      run_gui(dir_, {"--db", db_, "--compare",
-                     std::to_string(ids_[0]) + "," + std::to_string(ids_[1]), "--frames", "1"});
+  auto r = run_gui(dir_, {"--db", db_, "--compare", std::to_string(ids_[0]) + "," + std::to_string(ids_[1]),
+                          "--frames", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["compare"]["summary"].size(), 4u);
   auto plot = item_rect(r.state, "plot/critic/score/mean");
@@ -153,8 +149,7 @@ TEST_F(GuiRunsTest, PlotsShowValuesUnderThePointerZoomTowardItAndFitAgainOnDoubl
   // The tooltip's line under "step N" names the run in its colour (blue).
   auto tip = item_rect(hovered.state, plot + "/hover");
   ASSERT_EQ(tip.size(), 4u);
-  EXPECT_GT(count_color(hovered.screenshot, tip[0], tip[3], tip[0] + 70, tip[3] + 20, 0x1F77B4, 40),
-            10);
+  EXPECT_GT(count_color(hovered.screenshot, tip[0], tip[3], tip[0] + 70, tip[3] + 20, 0x1F77B4, 40), 10);
   // Three wheel notches zoom x toward the pointer: a narrower range that still holds it.
   const std::string zoom = hover + "scroll @" + plot + "~100,0 3\nframes 2\n";
   auto zoomed = run_gui(dir_, args, zoom, "zoomed");
@@ -203,7 +198,8 @@ TEST_F(GuiRunsTest, PlotLinesAreRedrawnOnlyWhenTheViewChanges) {
   ASSERT_EQ(zoomed.exit_code, 0) << zoomed.log;
   times = frames_of("zoom");
   int redrawn_after_settling = 0;
-  for (size_t i = times.size() - 6; i < times.size(); ++i) redrawn_after_settling += times[i]["layers_redrawn"].get<int>();
+  for (size_t i = times.size() - 6; i < times.size(); ++i)
+    redrawn_after_settling += times[i]["layers_redrawn"].get<int>();
   EXPECT_GE(redrawn_after_settling, 1) << "the zoomed plot was not redrawn";
   rect = item_rect(zoomed.state, plot);
   ASSERT_EQ(rect.size(), 4u);
@@ -281,8 +277,7 @@ TEST_F(GuiRunsTest, RenameTagAndDeleteWithConfirmation) {
   core::TrackingReader reader(db_);
   ASSERT_TRUE(reader.run(ids_[0]));
   EXPECT_EQ(reader.run(ids_[0])->name, "baseline");
-  EXPECT_EQ(reader.tags(ids_[0]),
-            (std::vector<std::pair<std::string, std::string>>{{"keep", "yes"}}));
+  EXPECT_EQ(reader.tags(ids_[0]), (std::vector<std::pair<std::string, std::string>>{{"keep", "yes"}}));
   EXPECT_FALSE(reader.run(ids_[1]).has_value());
   EXPECT_TRUE(reader.run(ids_[2]).has_value());  // nothing else is lost
   EXPECT_EQ(reader.metrics(ids_[2]).size(), 400u);
@@ -290,11 +285,9 @@ TEST_F(GuiRunsTest, RenameTagAndDeleteWithConfirmation) {
 }
 
 TEST_F(GuiRunsTest, AMissingDatabaseShowsAMessage) {
-  auto r =
-      run_gui(dir_, {"--db", path("nowhere/rlwb.db"), "--screen", "runs"}, "sleep 400\nframes 3\n");
+  auto r = run_gui(dir_, {"--db", path("nowhere/rlwb.db"), "--screen", "runs"}, "sleep 400\nframes 3\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
-  EXPECT_NE(r.state["runs"]["error"].get<std::string>().find("no tracking database"),
-            std::string::npos);
+  EXPECT_NE(r.state["runs"]["error"].get<std::string>().find("no tracking database"), std::string::npos);
 }
 
 TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
@@ -312,8 +305,7 @@ TEST_F(GuiRunsTest, ADatabaseThatIsMissingAndThenAppearsIsReadOnTheRetry) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     std::filesystem::create_directories(path("later"));
     core::TrackingWriter w(later);
-    w.end_run(w.start_run("late", "demo.yaml", "", "demo", 0, nlohmann::json::object()),
-              "finished");
+    w.end_run(w.start_run("late", "demo.yaml", "", "demo", 0, nlohmann::json::object()), "finished");
   });
   auto r = run_gui(dir_, {"--db", later, "--screen", "runs"}, script);
   gui_done = true;

@@ -92,8 +92,7 @@ TEST(Png, WritesAndReadsBack) {
   image.width = 7, image.height = 5;
   for (int i = 0; i < 35; ++i) {
     uint8_t v = static_cast<uint8_t>(i * 7);
-    image.rgba.insert(image.rgba.end(),
-                      {v, static_cast<uint8_t>(255 - v), static_cast<uint8_t>(i), 255});
+    image.rgba.insert(image.rgba.end(), {v, static_cast<uint8_t>(255 - v), static_cast<uint8_t>(i), 255});
   }
   std::string path =
       std::filesystem::temp_directory_path() / ("rlwb-png-" + std::to_string(getpid()) + ".png");
@@ -115,8 +114,7 @@ TEST(CanvasView, ZoomKeepsThePointUnderTheCursorAndFrameFitsTheBox) {
   EXPECT_NEAR(before.x, after.x, 1e-3);
   EXPECT_NEAR(before.y, after.y, 1e-3);
   view.frame(ImVec2(0, 0), ImVec2(1000, 500), ImVec2(800, 600), 40);
-  ImVec2 a = view.to_screen(ImVec2(0, 0), ImVec2(0, 0)),
-         b = view.to_screen(ImVec2(1000, 500), ImVec2(0, 0));
+  ImVec2 a = view.to_screen(ImVec2(0, 0), ImVec2(0, 0)), b = view.to_screen(ImVec2(1000, 500), ImVec2(0, 0));
   EXPECT_GE(a.x, 39.0f);
   EXPECT_LE(b.x, 761.0f);
   EXPECT_NEAR((a.y + b.y) / 2, 300, 1e-3);

@@ -28,13 +28,13 @@ class LayerCacheTest : public ::testing::Test {
     set_layer_renderer(nullptr);
     ImGui::DestroyContext();
   }
-  static void draw_a_line(ImDrawList &, LayerLines &lines) {
+  static void draw_a_line(ImDrawList&, LayerLines& lines) {
     const ImVec2 points[] = {{20, 20}, {60, 50}, {100, 25}};
     lines.add(points, kLineColor, 1);
   }
-  static bool has_vertex_of_color(const ImDrawList &list, int from, ImU32 color) {
+  static bool has_vertex_of_color(const ImDrawList& list, int from, ImU32 color) {
     return std::any_of(list.VtxBuffer.begin() + from, list.VtxBuffer.end(),
-                       [&](const ImDrawVert &v) { return v.col == color; });
+                       [&](const ImDrawVert& v) { return v.col == color; });
   }
 };
 
@@ -55,11 +55,11 @@ TEST(LayerLines, KeepsPolylinesOfTwoOrMorePointsInOrder) {
 }
 
 TEST_F(LayerCacheTest, WithoutARendererTheLinesAreDrawnIntoTheWindow) {
-  ImDrawList &window = *ImGui::GetWindowDrawList();
+  ImDrawList& window = *ImGui::GetWindowDrawList();
   const int before = window.VtxBuffer.Size;
   const uint64_t redrawn = layer_stats().redrawn;
-  draw_cached_layer(ImGui::GetID("layer"), 1, ImVec2(10, 10), ImVec2(110, 60),
-                    IM_COL32(16, 17, 20, 255), draw_a_line);
+  draw_cached_layer(ImGui::GetID("layer"), 1, ImVec2(10, 10), ImVec2(110, 60), IM_COL32(16, 17, 20, 255),
+                    draw_a_line);
   EXPECT_TRUE(has_vertex_of_color(window, before, kLineColor));
   EXPECT_EQ(layer_stats().redrawn, redrawn + 1);
 }
@@ -68,24 +68,23 @@ TEST_F(LayerCacheTest, ARendererGetsTheLinesAndTheWindowShowsItsTexture) {
   LayerLines seen;
   const ImTextureID texture = reinterpret_cast<ImTextureID>(intptr_t{42});
   LayerRenderer renderer{
-      [&](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32, const LayerDraw &draw, ImTextureID &out) {
+      [&](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32, const LayerDraw& draw, ImTextureID& out) {
         ImDrawList list(ImGui::GetDrawListSharedData());
         draw(list, seen);
         out = texture;
         return true;
       }};
   set_layer_renderer(&renderer);
-  ImDrawList &window = *ImGui::GetWindowDrawList();
+  ImDrawList& window = *ImGui::GetWindowDrawList();
   const int before = window.VtxBuffer.Size;
-  draw_cached_layer(ImGui::GetID("layer"), 1, ImVec2(10, 10), ImVec2(110, 60),
-                    IM_COL32(16, 17, 20, 255), draw_a_line);
+  draw_cached_layer(ImGui::GetID("layer"), 1, ImVec2(10, 10), ImVec2(110, 60), IM_COL32(16, 17, 20, 255),
+                    draw_a_line);
   ASSERT_EQ(seen.strips.size(), 1u);
   EXPECT_EQ(seen.strips[0].count, 3);
-  EXPECT_FALSE(has_vertex_of_color(window, before, kLineColor))
-      << "the lines belong in the texture";
-  EXPECT_TRUE(std::any_of(
-      window.CmdBuffer.begin(), window.CmdBuffer.end(),
-      [&](const ImDrawCmd &cmd) { return cmd.TextureId == texture && cmd.ElemCount > 0; }));
+  EXPECT_FALSE(has_vertex_of_color(window, before, kLineColor)) << "the lines belong in the texture";
+  EXPECT_TRUE(std::any_of(window.CmdBuffer.begin(), window.CmdBuffer.end(), [&](const ImDrawCmd& cmd) {
+    return cmd.TextureId == texture && cmd.ElemCount > 0;
+  }));
 }
 
 }  // namespace

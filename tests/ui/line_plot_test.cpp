@@ -19,8 +19,8 @@ class LinePlotLayerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     test::create_headless_imgui(ImVec2(800, 600));
-    renderer_.render = [this](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32, const LayerDraw &draw,
-                              ImTextureID &texture) {
+    renderer_.render = [this](ImGuiID, uint64_t, ImVec2, ImVec2, ImU32, const LayerDraw& draw,
+                              ImTextureID& texture) {
       list_.emplace(ImGui::GetDrawListSharedData());
       list_->_ResetForNewFrame();
       list_->PushTextureID(ImGui::GetIO().Fonts->TexID);
@@ -37,7 +37,7 @@ class LinePlotLayerTest : public ::testing::Test {
     ImGui::DestroyContext();
   }
   // One frame with a plot of `x`, `y`.
-  void plot(const std::vector<double> &x, const std::vector<double> &y) {
+  void plot(const std::vector<double>& x, const std::vector<double>& y) {
     ImGui::NewFrame();
     ImGui::Begin("window");
     PlotSeries series;
@@ -48,11 +48,11 @@ class LinePlotLayerTest : public ::testing::Test {
   }
   bool draw_list_has(ImU32 color) const {
     return std::any_of(list_->VtxBuffer.begin(), list_->VtxBuffer.end(),
-                       [&](const ImDrawVert &v) { return v.col == color; });
+                       [&](const ImDrawVert& v) { return v.col == color; });
   }
   bool lines_have(ImU32 color) const {
     return std::any_of(lines_.strips.begin(), lines_.strips.end(),
-                       [&](const LayerLines::Strip &s) { return s.color == color; });
+                       [&](const LayerLines::Strip& s) { return s.color == color; });
   }
 
   LayerRenderer renderer_;
@@ -79,10 +79,10 @@ TEST_F(LinePlotLayerTest, ALonePointsDotCoversTheGrid) {
   EXPECT_TRUE(draw_list_has(kGrid));
   EXPECT_FALSE(lines_have(kGrid));
   const auto grid_vertex = std::find_if(list_->VtxBuffer.begin(), list_->VtxBuffer.end(),
-                                        [](const ImDrawVert &v) { return v.col == kGrid; });
+                                        [](const ImDrawVert& v) { return v.col == kGrid; });
   const auto dot_vertex =
       std::find_if(list_->VtxBuffer.begin(), list_->VtxBuffer.end(),
-                   [](const ImDrawVert &v) { return v.col == IM_COL32(90, 160, 255, 255); });
+                   [](const ImDrawVert& v) { return v.col == IM_COL32(90, 160, 255, 255); });
   ASSERT_NE(dot_vertex, list_->VtxBuffer.end());
   EXPECT_LT(grid_vertex, dot_vertex) << "the grid is drawn first";
 }

@@ -13,8 +13,8 @@ namespace {
 
 constexpr ImU32 kBlue = IM_COL32(31, 119, 180, 255);
 
-LineImage draw(std::vector<ImVec2> points, ImU32 color, float thickness = 1, int width = 8,
-               int height = 8, ImVec2 origin = ImVec2(0, 0)) {
+LineImage draw(std::vector<ImVec2> points, ImU32 color, float thickness = 1, int width = 8, int height = 8,
+               ImVec2 origin = ImVec2(0, 0)) {
   LayerLines lines;
   lines.add(points, color, thickness);
   LineImage image;
@@ -22,7 +22,7 @@ LineImage draw(std::vector<ImVec2> points, ImU32 color, float thickness = 1, int
   return image;
 }
 
-int lit_in_row(const LineImage &image, int y) {
+int lit_in_row(const LineImage& image, int y) {
   int n = 0;
   for (int x = 0; x < image.width; ++x) n += image.at(x, y) != 0;
   return n;

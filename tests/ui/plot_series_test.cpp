@@ -60,13 +60,11 @@ TEST(DownsampleMinMax, AMillionPointsBecomeAtMostTwoPerPixelWithEachColumnsExtre
   std::vector<double> x(n), y(n);
   std::mt19937 rng(7);
   std::normal_distribution<double> noise(0, 1);
-  for (size_t i = 0; i < n; ++i)
-    x[i] = static_cast<double>(i), y[i] = std::sin(i * 1e-4) + noise(rng);
+  for (size_t i = 0; i < n; ++i) x[i] = static_cast<double>(i), y[i] = std::sin(i * 1e-4) + noise(rng);
   std::vector<PlotPoint> out;
   auto start = std::chrono::steady_clock::now();
   downsample_min_max(x, y, 0, n - 1, pixels, out);
-  double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   EXPECT_LE(out.size(), 2u * pixels + 2);
   EXPECT_GE(out.size(), static_cast<size_t>(pixels));
   // Every column's min and max survive: check a few columns by brute force.
@@ -185,8 +183,7 @@ TEST(DownsampleMinMax, ThroughAPyramidGivesTheSamePointsAsTheDefinition) {
     MinMaxPyramid pyramid;
     pyramid.build(y);
     const double span = x.back() - x.front();
-    const double x0 = x.front() + span * (trial % 5) * 0.1 - 3,
-                 x1 = x0 + span * (0.05 + (trial % 4) * 0.3);
+    const double x0 = x.front() + span * (trial % 5) * 0.1 - 3, x1 = x0 + span * (0.05 + (trial % 4) * 0.3);
     const int pixels = 5 + trial * 7;
     std::vector<PlotPoint> out;
     downsample_min_max(x, y, x0, x1, pixels, out, &pyramid);
@@ -218,8 +215,7 @@ TEST(MinMaxPyramid, FindsTheFirstExtremesOfAnyRange) {
     }
     EXPECT_EQ(pyramid.extremes(y, a, b), std::make_pair(lo, hi)) << "[" << a << ", " << b << ")";
   }
-  EXPECT_EQ(pyramid.extremes(y, 320, 400),
-            std::make_pair(MinMaxPyramid::kNone, MinMaxPyramid::kNone))
+  EXPECT_EQ(pyramid.extremes(y, 320, 400), std::make_pair(MinMaxPyramid::kNone, MinMaxPyramid::kNone))
       << "all NaN";
 }
 

@@ -113,8 +113,7 @@ TEST_F(RunCompareDbTest, AMetricNoRunLoggedIsAnErrorThatListsTheKnownOnes) {
     FAIL() << "no error for a metric no run logged";
   } catch (const TrackingError& e) {
     EXPECT_NE(std::string(e.what()).find("'critic/scor'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("actor/pg_loss, critic/score/mean"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("actor/pg_loss, critic/score/mean"), std::string::npos) << e.what();
   }
   // A metric only one run logged is fine: the other run's row is empty.
   EXPECT_EQ(compare_runs(reader, {a_, b_}, {"actor/pg_loss"}).summary.size(), 2u);
@@ -150,8 +149,8 @@ TEST_F(RunCompareDbTest, CliCompareAndExport) {
   if (!std::filesystem::exists(RLWB_CLI_BIN)) GTEST_SKIP() << "rlwb not built";
   std::string out = path("out.txt"), csv = path("summary.csv"), exported = path("export.jsonl");
   std::string cmd = std::string(RLWB_CLI_BIN) + " runs compare " + std::to_string(a_) + " " +
-                    std::to_string(b_) + " --metrics critic/score/mean --csv " + csv + " --db " +
-                    db_ + " > " + out + " 2>&1";
+                    std::to_string(b_) + " --metrics critic/score/mean --csv " + csv + " --db " + db_ +
+                    " > " + out + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << read_bytes(out);
   std::string text = read_bytes(out);
   EXPECT_NE(text.find("lr-small"), std::string::npos);
@@ -159,13 +158,13 @@ TEST_F(RunCompareDbTest, CliCompareAndExport) {
   EXPECT_EQ(text.find("actor/pg_loss"), std::string::npos);  // only the metric asked for
   std::string summary = read_bytes(csv);
   EXPECT_EQ(std::count(summary.begin(), summary.end(), '\n'), 3);
-  cmd = std::string(RLWB_CLI_BIN) + " runs export " + std::to_string(b_) +
-        " --format jsonl --out " + exported + " --db " + db_;
+  cmd = std::string(RLWB_CLI_BIN) + " runs export " + std::to_string(b_) + " --format jsonl --out " +
+        exported + " --db " + db_;
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   std::string lines = read_bytes(exported);
   EXPECT_EQ(std::count(lines.begin(), lines.end(), '\n'), 5);
-  cmd = std::string(RLWB_CLI_BIN) + " runs compare " + std::to_string(a_) + " --db " + db_ + " > " +
-        out + " 2>&1";
+  cmd = std::string(RLWB_CLI_BIN) + " runs compare " + std::to_string(a_) + " --db " + db_ + " > " + out +
+        " 2>&1";
   EXPECT_NE(std::system(cmd.c_str()), 0);  // one run is not a comparison
   EXPECT_NE(read_bytes(out).find("at least two"), std::string::npos);
 }

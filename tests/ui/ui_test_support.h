@@ -32,15 +32,13 @@ inline std::string source_path(const std::string& relative) {
 }
 
 // Pixels in [x0,x1) x [y0,y1) whose colour is within `tolerance` of rgb.
-inline int count_color(const Image& image, int x0, int y0, int x1, int y1, uint32_t rgb,
-                       int tolerance = 24) {
+inline int count_color(const Image& image, int x0, int y0, int x1, int y1, uint32_t rgb, int tolerance = 24) {
   int n = 0;
   for (int y = std::max(0, y0); y < std::min(image.height, y1); ++y)
     for (int x = std::max(0, x0); x < std::min(image.width, x1); ++x) {
       const uint8_t* p = &image.rgba[(static_cast<size_t>(y) * image.width + x) * 4];
       if (std::abs(p[0] - int((rgb >> 16) & 255)) <= tolerance &&
-          std::abs(p[1] - int((rgb >> 8) & 255)) <= tolerance &&
-          std::abs(p[2] - int(rgb & 255)) <= tolerance)
+          std::abs(p[1] - int((rgb >> 8) & 255)) <= tolerance && std::abs(p[2] - int(rgb & 255)) <= tolerance)
         ++n;
     }
   return n;
@@ -71,10 +69,9 @@ struct GuiResult {
 inline GuiResult run_gui(const std::filesystem::path& dir, const std::vector<std::string>& args,
                          const std::string& script = "", const std::string& tag = "gui") {
   GuiResult result;
-  const std::string shot = (dir / (tag + ".png")).string(),
-                    state = (dir / (tag + ".json")).string(), log = (dir / (tag + ".log")).string();
-  std::string cmd =
-      "cd '" + dir.string() + "' && xvfb-run -a -s '-screen 0 1600x1000x24' '" RLWB_GUI_BIN "'";
+  const std::string shot = (dir / (tag + ".png")).string(), state = (dir / (tag + ".json")).string(),
+                    log = (dir / (tag + ".log")).string();
+  std::string cmd = "cd '" + dir.string() + "' && xvfb-run -a -s '-screen 0 1600x1000x24' '" RLWB_GUI_BIN "'";
   for (const auto& a : args) cmd += " '" + a + "'";
   if (!script.empty()) {
     write_bytes((dir / (tag + ".script")).string(), script);
@@ -101,8 +98,7 @@ inline GuiResult run_gui(const std::filesystem::path& dir, const std::vector<std
 inline std::vector<int> item_rect(const nlohmann::json& state, const std::string& id) {
   if (!state.contains("items") || !state["items"].contains(id)) return {};
   const auto& r = state["items"][id];
-  return {int(r[0].get<float>()), int(r[1].get<float>()), int(r[2].get<float>()),
-          int(r[3].get<float>())};
+  return {int(r[0].get<float>()), int(r[1].get<float>()), int(r[2].get<float>()), int(r[3].get<float>())};
 }
 
 }  // namespace rlwb::ui::test

@@ -59,8 +59,7 @@ TEST(ValidateText, AnUnknownMethodIsAnIssueOnItsNodeAndLine) {
   EXPECT_EQ(issues[0].file, "demo.yaml");
   EXPECT_EQ(issues[0].node, "global");
   EXPECT_EQ(issues[0].line, line_of(text, "squarer.global_summ"));
-  EXPECT_NE(issues[0].message.find("has no method 'global_summ'"), std::string::npos)
-      << issues[0].message;
+  EXPECT_NE(issues[0].message.find("has no method 'global_summ'"), std::string::npos) << issues[0].message;
   EXPECT_EQ(dump(validate_text(demo_text(), "demo.yaml", demo_catalog())), "");
 }
 
@@ -107,8 +106,7 @@ TEST(ValidatorClient, AnEditWithinThePauseIsCheckedOnceNotPerKey) {
 TEST(CatalogFromCalls, TheFileItselfIsValidAndACallItDidNotMakeIsNot) {
   const core::Experiment exp = core::load_experiment_text(demo_text(), "demo.yaml");
   const core::MethodCatalog implied = catalog_from_calls(exp);
-  EXPECT_EQ(implied.role_methods.at("demo"),
-            (std::set<std::string>{"square", "negate", "global_sum"}));
+  EXPECT_EQ(implied.role_methods.at("demo"), (std::set<std::string>{"square", "negate", "global_sum"}));
   EXPECT_EQ(implied.builtins, (std::set<std::string>{"add", "column_means"}));
   EXPECT_EQ(implied.task_columns.at("toy_numbers"), std::vector<std::string>{"x"});
   EXPECT_EQ(dump(validate_text(demo_text(), "demo.yaml", implied)), "");

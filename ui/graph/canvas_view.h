@@ -32,10 +32,8 @@ struct CanvasView {
   }
   // Fits the world box into a canvas of `size` pixels with `margin` pixels around, centred.
   void frame(ImVec2 world_min, ImVec2 world_max, ImVec2 size, float margin = 40) {
-    float w = std::max(world_max.x - world_min.x, 1.0f),
-          h = std::max(world_max.y - world_min.y, 1.0f);
-    zoom =
-        std::clamp(std::min((size.x - 2 * margin) / w, (size.y - 2 * margin) / h), kMinZoom, 1.5f);
+    float w = std::max(world_max.x - world_min.x, 1.0f), h = std::max(world_max.y - world_min.y, 1.0f);
+    zoom = std::clamp(std::min((size.x - 2 * margin) / w, (size.y - 2 * margin) / h), kMinZoom, 1.5f);
     offset = {size.x / (2 * zoom) - (world_min.x + world_max.x) / 2,
               size.y / (2 * zoom) - (world_min.y + world_max.y) / 2};
   }

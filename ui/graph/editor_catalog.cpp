@@ -19,8 +19,7 @@ core::MethodCatalog catalog_from_json(const std::string& text) {
   for (const auto& [type, methods] : rewards.items())
     for (const auto& m : methods) c.reward_methods[type].insert(m.get<std::string>());
   for (const auto& b : builtins) c.builtins.insert(b.get<std::string>());
-  for (const auto& [task, cols] : tasks.items())
-    c.task_columns[task] = cols.get<std::vector<std::string>>();
+  for (const auto& [task, cols] : tasks.items()) c.task_columns[task] = cols.get<std::vector<std::string>>();
   c.machine_gpus = j.value("machine_gpus", 0);
   c.machine_cpu_workers = j.value("machine_cpu_workers", 64);
   return c;

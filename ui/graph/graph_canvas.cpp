@@ -28,8 +28,7 @@ std::vector<std::string> info_lines(const core::Experiment& exp, const core::Nod
     if (auto p = exp.pools.find(model.pool); p != exp.pools.end())
       pool += ": " + std::to_string(p->second.workers) + "x " + p->second.device;
     return {pool, "role " + model.role + "  dp" + std::to_string(model.parallel.dp) + " tp" +
-                      std::to_string(model.parallel.tp) + " pp" +
-                      std::to_string(model.parallel.pp)};
+                      std::to_string(model.parallel.tp) + " pp" + std::to_string(model.parallel.pp)};
   }
   if (auto r = exp.rewards.find(node.target); r != exp.rewards.end())
     return {"reward module: " + r->second.type};
@@ -79,8 +78,7 @@ std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
     task.header = 28 * z;
     for (size_t i = 0; i < task_cols.size(); ++i)
       task.outs.push_back(
-          {task_cols[i],
-           ed.view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
+          {task_cols[i], ed.view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
     boxes.push_back(task);
   }
   for (const auto& node : exp.nodes) {
@@ -97,12 +95,11 @@ std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
     for (size_t i = 0; i < node.in.size(); ++i)
       box.ins.push_back(
           {node.in[i], ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
-    box.add_in =
-        ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
+    box.add_in = ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
     for (size_t i = 0; i < node.out.size(); ++i)
       box.outs.push_back(
-          {node.out[i], ed.view.to_screen(
-                            ImVec2(p.x + kNodeWidth, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+          {node.out[i],
+           ed.view.to_screen(ImVec2(p.x + kNodeWidth, p.y + pins_top + kRow * (i + 0.5f)), origin)});
     boxes.push_back(box);
   }
   return boxes;
@@ -130,8 +127,7 @@ std::optional<PinHit> pin_at(const std::vector<NodeBox>& boxes, ImVec2 mouse, fl
 
 const NodeBox* box_at(const std::vector<NodeBox>& boxes, ImVec2 mouse) {
   for (auto it = boxes.rbegin(); it != boxes.rend(); ++it)
-    if (mouse.x >= it->min.x && mouse.x <= it->max.x && mouse.y >= it->min.y &&
-        mouse.y <= it->max.y)
+    if (mouse.x >= it->min.x && mouse.x <= it->max.x && mouse.y >= it->min.y && mouse.y <= it->max.y)
       return &*it;
   return nullptr;
 }
@@ -174,14 +170,12 @@ float distance_to_bezier(const ImVec2 p[4], ImVec2 m) {
   ImVec2 prev = p[0];
   for (int i = 1; i <= 24; ++i) {
     float t = i / 24.0f, u = 1 - t;
-    ImVec2 q(
-        u * u * u * p[0].x + 3 * u * u * t * p[1].x + 3 * u * t * t * p[2].x + t * t * t * p[3].x,
-        u * u * u * p[0].y + 3 * u * u * t * p[1].y + 3 * u * t * t * p[2].y + t * t * t * p[3].y);
+    ImVec2 q(u * u * u * p[0].x + 3 * u * u * t * p[1].x + 3 * u * t * t * p[2].x + t * t * t * p[3].x,
+             u * u * u * p[0].y + 3 * u * u * t * p[1].y + 3 * u * t * t * p[2].y + t * t * t * p[3].y);
     // distance from m to segment prev-q
     ImVec2 d(q.x - prev.x, q.y - prev.y);
     float len2 = d.x * d.x + d.y * d.y;
-    float s =
-        len2 > 0 ? std::clamp(((m.x - prev.x) * d.x + (m.y - prev.y) * d.y) / len2, 0.0f, 1.0f) : 0;
+    float s = len2 > 0 ? std::clamp(((m.x - prev.x) * d.x + (m.y - prev.y) * d.y) / len2, 0.0f, 1.0f) : 0;
     ImVec2 c(prev.x + d.x * s, prev.y + d.y * s);
     best = std::min(best, dist2(c, m));
     prev = q;
@@ -189,8 +183,7 @@ float distance_to_bezier(const ImVec2 p[4], ImVec2 m) {
   return std::sqrt(best);
 }
 
-void text_at(ImDrawList* dl, ImVec2 at, ImU32 color, const std::string& text, float zoom,
-             float scale = 1) {
+void text_at(ImDrawList* dl, ImVec2 at, ImU32 color, const std::string& text, float zoom, float scale = 1) {
   if (zoom < 0.35f) return;
   dl->AddText(ImGui::GetFont(), ImGui::GetFontSize() * zoom * scale, at, color, text.c_str());
 }
@@ -268,23 +261,21 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
 
   // Gestures.
   if (hovered && io.MouseWheel != 0) ed.view.zoom_at(mouse, origin, std::pow(1.12f, io.MouseWheel));
-  if (hovered && (ImGui::IsMouseClicked(ImGuiMouseButton_Middle) ||
-                  ImGui::IsMouseClicked(ImGuiMouseButton_Right))) {
+  if (hovered &&
+      (ImGui::IsMouseClicked(ImGuiMouseButton_Middle) || ImGui::IsMouseClicked(ImGuiMouseButton_Right))) {
     ed.drag = GraphEditor::Drag::pan;
     ed.drag_origin = mouse;
   }
   if (ed.drag == GraphEditor::Drag::pan) {
     ed.view.pan(io.MouseDelta);
-    if (!ImGui::IsMouseDown(ImGuiMouseButton_Middle) &&
-        !ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Middle) && !ImGui::IsMouseDown(ImGuiMouseButton_Right)) {
       if (ImGui::IsMouseReleased(ImGuiMouseButton_Right) && dist2(mouse, ed.drag_origin) < 16)
         ed.open_context = true;
       ed.drag = GraphEditor::Drag::none;
     }
   }
   const bool editable = doc.loaded();
-  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
-      ed.drag == GraphEditor::Drag::none) {
+  if (hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ed.drag == GraphEditor::Drag::none) {
     ed.drag_origin = mouse;
     if (pin && pin->out && editable) {
       ed.drag = GraphEditor::Drag::link;
@@ -322,17 +313,14 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
     else if (over_box && !over_box->task)
       link_target = PinHit{over_box->id, "", false, static_cast<int>(over_box->ins.size())};
     if (link_target) {
-      link_check =
-          check_link(exp, ed.link_from, ed.link_column, link_target->node, link_target->slot);
-      ed.status = link_check.ok
-                      ? "release to link '" + ed.link_column + "' into " + link_target->node
-                      : "cannot link: " + link_check.reason;
+      link_check = check_link(exp, ed.link_from, ed.link_column, link_target->node, link_target->slot);
+      ed.status = link_check.ok ? "release to link '" + ed.link_column + "' into " + link_target->node
+                                : "cannot link: " + link_check.reason;
     }
   }
 
   if (ed.drag == GraphEditor::Drag::move) {
-    ImVec2 d((mouse.x - ed.drag_origin.x) / ed.view.zoom,
-             (mouse.y - ed.drag_origin.y) / ed.view.zoom);
+    ImVec2 d((mouse.x - ed.drag_origin.x) / ed.view.zoom, (mouse.y - ed.drag_origin.y) / ed.view.zoom);
     for (const auto& [id, from] : ed.move_from) doc.set_position(id, {from.x + d.x, from.y + d.y});
     if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
       // Snap to whole units, like the file stores them.
@@ -340,8 +328,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
         Vec2 p = doc.position(id);
         doc.set_position(id, {std::round(p.x), std::round(p.y)});
       }
-      if (doc.end_gesture())
-        ed.status = "moved " + std::to_string(ed.move_from.size()) + " node(s)";
+      if (doc.end_gesture()) ed.status = "moved " + std::to_string(ed.move_from.size()) + " node(s)";
       ed.drag = GraphEditor::Drag::none;
     }
   } else if (ed.drag == GraphEditor::Drag::box) {
@@ -360,8 +347,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       doc.begin_gesture();
       apply_link(doc.experiment(), ed.link_column, link_target->node, link_target->slot);
       doc.end_gesture();
-      ed.status =
-          "linked '" + ed.link_column + "' from " + ed.link_from + " into " + link_target->node;
+      ed.status = "linked '" + ed.link_column + "' from " + ed.link_from + " into " + link_target->node;
     } else if (!link_target && hovered && dist2(mouse, ed.drag_origin) > 100) {
       ed.prewire_column = ed.link_column;
       ImVec2 w = ed.view.to_world(mouse, origin);
@@ -392,8 +378,8 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
   if (ed.drag == GraphEditor::Drag::link) {
     if (const NodeBox* a = find_box(boxes, ed.link_from)) {
       ImVec2 p[4];
-      ImVec2 target = link_target ? pin_of(*find_box(boxes, link_target->node), link_target->column,
-                                           false, link_target->slot)
+      ImVec2 target = link_target ? pin_of(*find_box(boxes, link_target->node), link_target->column, false,
+                                           link_target->slot)
                                   : mouse;
       bezier_points(pin_of(*a, ed.link_column, true, -1), target, ed.view.zoom, p);
       ImU32 col = !link_target    ? IM_COL32(200, 200, 210, 200)
@@ -431,10 +417,9 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       text_at(dl, ImVec2(box.min.x + pad, box.min.y + 6 * z), IM_COL32(230, 240, 230, 255),
               "task: " + exp.task.value("name", std::string("?")), z);
     } else {
-      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 4 * z), IM_COL32(245, 245, 250, 255), box.id,
-              z, 1.05f);
-      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 21 * z), IM_COL32(210, 215, 225, 255),
-              node->call, z, 0.9f);
+      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 4 * z), IM_COL32(245, 245, 250, 255), box.id, z, 1.05f);
+      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 21 * z), IM_COL32(210, 215, 225, 255), node->call, z,
+              0.9f);
       float y = box.min.y + box.header + 2 * z;
       for (const std::string& line : info_lines(exp, *node)) {
         text_at(dl, ImVec2(box.min.x + pad, y), IM_COL32(160, 168, 180, 255), line, z, 0.85f);
@@ -442,19 +427,17 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       }
       if (issues_it != node_issues.end()) {
         ImVec2 c(box.max.x - 12 * z, box.min.y + 12 * z);
-        dl->AddCircleFilled(c, 8 * z,
-                            has_error ? IM_COL32(220, 60, 50, 255) : IM_COL32(220, 160, 40, 255));
+        dl->AddCircleFilled(c, 8 * z, has_error ? IM_COL32(220, 60, 50, 255) : IM_COL32(220, 160, 40, 255));
         text_at(dl, ImVec2(c.x - 3 * z, c.y - 7 * z), IM_COL32(255, 255, 255, 255),
                 std::to_string(issues_it->second.size()), z, 0.9f);
-        items().record("issue/" + box.id, ImVec2(c.x - 8 * z, c.y - 8 * z),
-                       ImVec2(c.x + 8 * z, c.y + 8 * z));
+        items().record("issue/" + box.id, ImVec2(c.x - 8 * z, c.y - 8 * z), ImVec2(c.x + 8 * z, c.y + 8 * z));
       }
     }
     auto pin_color = [&](bool out, const std::string& col, int slot) {
-      bool hot = pin && pin->node == box.id && pin->out == out &&
-                 (out ? pin->column == col : pin->slot == slot);
-      if (ed.drag == GraphEditor::Drag::link && !out && link_target &&
-          link_target->node == box.id && link_target->slot == slot)
+      bool hot =
+          pin && pin->node == box.id && pin->out == out && (out ? pin->column == col : pin->slot == slot);
+      if (ed.drag == GraphEditor::Drag::link && !out && link_target && link_target->node == box.id &&
+          link_target->slot == slot)
         return link_check.ok ? IM_COL32(90, 220, 120, 255) : IM_COL32(230, 80, 70, 255);
       return hot   ? IM_COL32(255, 255, 255, 255)
              : out ? IM_COL32(120, 200, 255, 255)
@@ -464,8 +447,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       const auto& [col, at] = box.ins[i];
       dl->AddCircleFilled(at, kPinRadius * z, pin_color(false, col, static_cast<int>(i)));
       text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z, 0.9f);
-      items().record("pin/" + box.id + "/in/" + col, ImVec2(at.x - 5, at.y - 5),
-                     ImVec2(at.x + 5, at.y + 5));
+      items().record("pin/" + box.id + "/in/" + col, ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
     if (!box.task) {
       ImVec2 at = box.add_in;
@@ -473,19 +455,15 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       ImU32 c = pin_color(false, "", static_cast<int>(box.ins.size()));
       if (show) {
         dl->AddCircle(at, kPinRadius * z, c, 0, 1.5f);
-        text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(140, 150, 160, 255), "+ in", z,
-                0.85f);
+        text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(140, 150, 160, 255), "+ in", z, 0.85f);
       }
-      items().record("pin/" + box.id + "/in/+", ImVec2(at.x - 5, at.y - 5),
-                     ImVec2(at.x + 5, at.y + 5));
+      items().record("pin/" + box.id + "/in/+", ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
     for (const auto& [col, at] : box.outs) {
       dl->AddCircleFilled(at, kPinRadius * z, pin_color(true, col, -1));
       float w = ImGui::CalcTextSize(col.c_str()).x * z * 0.9f;
-      text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z,
-              0.9f);
-      items().record("pin/" + box.id + "/out/" + col, ImVec2(at.x - 5, at.y - 5),
-                     ImVec2(at.x + 5, at.y + 5));
+      text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z, 0.9f);
+      items().record("pin/" + box.id + "/out/" + col, ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
   }
   dl->PopClipRect();
@@ -496,9 +474,9 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
     if (it != node_issues.end()) {
       ImGui::BeginTooltip();
       for (const core::GraphIssue* issue : it->second) {
-        ImGui::TextColored(issue->severity == core::Severity::error ? ImVec4(1, 0.4f, 0.35f, 1)
-                                                                    : ImVec4(1, 0.75f, 0.3f, 1),
-                           "%s", issue->message.c_str());
+        ImGui::TextColored(
+            issue->severity == core::Severity::error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(1, 0.75f, 0.3f, 1),
+            "%s", issue->message.c_str());
         if (!issue->hint.empty()) ImGui::TextDisabled("  %s", issue->hint.c_str());
       }
       ImGui::EndTooltip();

@@ -56,8 +56,7 @@ GraphDocument GraphDocument::from_text(const std::string& text, const std::strin
   for (const auto& node : doc.state_.exp.nodes) {
     if (!layout.is_object() || !layout.contains(node.id)) continue;
     const auto& at = layout[node.id];
-    if (at.is_object() && at.contains("x") && at.contains("y") && at["x"].is_number() &&
-        at["y"].is_number())
+    if (at.is_object() && at.contains("x") && at.contains("y") && at["x"].is_number() && at["y"].is_number())
       doc.state_.pos[node.id] = {at["x"].get<float>(), at["y"].get<float>()};
   }
   doc.place_unpositioned_nodes();
@@ -161,8 +160,7 @@ std::string GraphDocument::unique_node_id(const std::string& base) const {
     if (!taken(stem + "_" + std::to_string(i))) return stem + "_" + std::to_string(i);
 }
 
-std::string GraphDocument::add_node(const std::string& call, Vec2 at,
-                                    const std::vector<std::string>& in,
+std::string GraphDocument::add_node(const std::string& call, Vec2 at, const std::vector<std::string>& in,
                                     const std::vector<std::string>& out) {
   begin_gesture();
   core::NodeSpec node;
@@ -186,8 +184,7 @@ void GraphDocument::delete_nodes(const std::set<std::string>& ids) {
   end_gesture();
 }
 
-bool GraphDocument::rename_node(const std::string& id, const std::string& new_id,
-                                std::string& error) {
+bool GraphDocument::rename_node(const std::string& id, const std::string& new_id, std::string& error) {
   if (new_id == id) return true;
   if (new_id.empty()) {
     error = "a node needs an id";

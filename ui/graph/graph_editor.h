@@ -38,8 +38,7 @@ struct PaletteEntry {
 // What the palette offers: every model/reward method and builtin the
 // catalog knows (when there is one), else the calls the file already makes,
 // for each model and reward of the file.
-std::vector<PaletteEntry> palette_entries(const core::Experiment& exp,
-                                          const core::MethodCatalog* catalog);
+std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const core::MethodCatalog* catalog);
 
 // Copy/paste: nodes as JSON text {"rlwb_nodes": [{id, call, in, out, x, y}]}.
 std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids);
@@ -49,8 +48,8 @@ std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& id
 std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text, Vec2 offset);
 
 struct GraphEditor {
-  std::unique_ptr<GraphDocument> doc;            // null until a file is opened
-  std::string open_path;                         // the path field in the toolbar
+  std::unique_ptr<GraphDocument> doc;  // null until a file is opened
+  std::string open_path;               // the path field in the toolbar
   // --catalog FILE; null when none was given (editor_catalog.h: what then).
   std::shared_ptr<const core::MethodCatalog> catalog;
   ValidatorClient validator;

@@ -47,14 +47,13 @@ Vec2 canvas_centre(const GraphEditor& ed) {
 void prune_selection(GraphEditor& ed) {
   const auto& exp = ed.doc->experiment();
   for (auto it = ed.selected.begin(); it != ed.selected.end();) {
-    bool exists = std::any_of(exp.nodes.begin(), exp.nodes.end(),
-                              [&](const core::NodeSpec& n) { return n.id == *it; });
+    bool exists =
+        std::any_of(exp.nodes.begin(), exp.nodes.end(), [&](const core::NodeSpec& n) { return n.id == *it; });
     it = exists ? std::next(it) : ed.selected.erase(it);
   }
   if (ed.selected_link) {
     auto links = graph_links(exp);
-    if (std::find(links.begin(), links.end(), *ed.selected_link) == links.end())
-      ed.selected_link.reset();
+    if (std::find(links.begin(), links.end(), *ed.selected_link) == links.end()) ed.selected_link.reset();
   }
   ed.inspected.clear();
 }
@@ -69,8 +68,7 @@ void delete_selection(GraphEditor& ed) {
     const Link link = *ed.selected_link;
     doc.begin_gesture();
     if (core::NodeSpec* node = find_node(doc.experiment(), link.to))
-      if (link.to_input < static_cast<int>(node->in.size()))
-        node->in.erase(node->in.begin() + link.to_input);
+      if (link.to_input < static_cast<int>(node->in.size())) node->in.erase(node->in.begin() + link.to_input);
     doc.end_gesture();
     ed.status = "removed link '" + link.column + "' into " + link.to;
   }
@@ -128,9 +126,8 @@ void handle_shortcuts(GraphEditor& ed) {
     }
   } else if (io.KeyCtrl && pressed(GLFW_KEY_V)) {
     const char* system = ImGui::GetClipboardText();
-    std::string text = system && std::string(system).find("rlwb_nodes") != std::string::npos
-                           ? system
-                           : ed.clipboard;
+    std::string text =
+        system && std::string(system).find("rlwb_nodes") != std::string::npos ? system : ed.clipboard;
     auto ids = paste_nodes(doc, text, {40, 40});
     if (!ids.empty()) {
       ed.selected = std::set<std::string>(ids.begin(), ids.end());
@@ -160,14 +157,12 @@ void draw_palette(GraphEditor& ed, float height) {
   ImGui::InputTextWithHint("##custom", "model.method", &ed.custom_call);
   items().record_last_item("palette/custom");
   ImGui::SameLine();
-  if (recorded_button("Add##custom") && !ed.custom_call.empty())
-    add_from_palette(ed, ed.custom_call);
+  if (recorded_button("Add##custom") && !ed.custom_call.empty()) add_from_palette(ed, ed.custom_call);
   ImGui::Separator();
   std::string group;
   if (ed.doc)
     for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get())) {
-      if (!ed.palette_filter.empty() && e.call.find(ed.palette_filter) == std::string::npos)
-        continue;
+      if (!ed.palette_filter.empty() && e.call.find(ed.palette_filter) == std::string::npos) continue;
       if (e.group != group) {
         group = e.group;
         ImGui::TextDisabled("%s", group.c_str());
@@ -200,20 +195,20 @@ void draw_problems(GraphEditor& ed) {
         for (const auto& i : ed.issues) (i.severity == core::Severity::error ? errors : warnings)++;
         bool stale = ed.issues_version != ed.doc->version();
         if (errors + warnings == 0) {
-          ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.5f, 1),
-                             stale ? "ok (checking...)" : "ok: ready to run");
+          ImGui::TextColored(ImVec4(0.4f, 0.9f, 0.5f, 1), stale ? "ok (checking...)" : "ok: ready to run");
           if (!stale) items().record_last_item("problems/ok");
         } else {
-          ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%d error(s), %d warning(s)%s", errors,
-                             warnings, stale ? " (checking...)" : "");
+          ImGui::TextColored(ImVec4(1, 0.5f, 0.4f, 1), "%d error(s), %d warning(s)%s", errors, warnings,
+                             stale ? " (checking...)" : "");
         }
         break;
       }
     }
     if (!ed.catalog) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-      ImGui::TextWrapped("No catalog (--catalog FILE): calls are known if the file made them "
-                         "when it was opened.");
+      ImGui::TextWrapped(
+          "No catalog (--catalog FILE): calls are known if the file made them "
+          "when it was opened.");
       ImGui::PopStyleColor();
       items().record_last_item("problems/no_catalog");
     }
@@ -221,15 +216,13 @@ void draw_problems(GraphEditor& ed) {
   const auto& shown = ed.doc->loaded() ? ed.issues : ed.doc->load_issues();
   for (size_t i = 0; i < shown.size(); ++i) {
     const core::GraphIssue& issue = shown[i];
-    ImVec4 color = issue.severity == core::Severity::error ? ImVec4(1, 0.45f, 0.4f, 1)
-                                                           : ImVec4(1, 0.75f, 0.3f, 1);
+    ImVec4 color =
+        issue.severity == core::Severity::error ? ImVec4(1, 0.45f, 0.4f, 1) : ImVec4(1, 0.75f, 0.3f, 1);
     ImGui::PushStyleColor(ImGuiCol_Text, color);
-    std::string label =
-        (issue.node.empty() ? std::string() : "[" + issue.node + "] ") + issue.message;
+    std::string label = (issue.node.empty() ? std::string() : "[" + issue.node + "] ") + issue.message;
     // After an edit the lines are those of the text Save would write, not
     // of the file on disk: the node and the message say where instead.
-    if (issue.line > 0 && !ed.doc->dirty())
-      label = "line " + std::to_string(issue.line) + ": " + label;
+    if (issue.line > 0 && !ed.doc->dirty()) label = "line " + std::to_string(issue.line) + ": " + label;
     ImGui::PushID(static_cast<int>(i));
     bool clicked = ImGui::Selectable(label.c_str(), false, 0);
     ImGui::PopID();
@@ -237,8 +230,7 @@ void draw_problems(GraphEditor& ed) {
     items().record_last_item("problem/" + std::to_string(i));
     // The row is cut at the panel's width: the tooltip has all of it.
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("%s%s%s", label.c_str(), issue.hint.empty() ? "" : "\nhint: ",
-                        issue.hint.c_str());
+      ImGui::SetTooltip("%s%s%s", label.c_str(), issue.hint.empty() ? "" : "\nhint: ", issue.hint.c_str());
     if (clicked && !issue.node.empty() && core::issue_phase(issue).empty()) {
       ed.selected = {issue.node};
       ed.selected_link.reset();
@@ -272,8 +264,7 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
     ed.edit_config.clear();
     if (auto m = doc.experiment().models.find(node->target); m != doc.experiment().models.end())
       ed.edit_config = m->second.config.dump(2);
-    else if (auto r = doc.experiment().rewards.find(node->target);
-             r != doc.experiment().rewards.end())
+    else if (auto r = doc.experiment().rewards.find(node->target); r != doc.experiment().rewards.end())
       ed.edit_config = r->second.config.dump(2);
   }
   ImGui::TextDisabled("node");
@@ -416,8 +407,8 @@ void draw_experiment_inspector(GraphEditor& ed) {
   ImGui::Separator();
   ImGui::TextDisabled("models");
   for (const auto& [mname, model] : exp.models)
-    ImGui::BulletText("%s: %s on %s (dp%d tp%d pp%d)", mname.c_str(), model.role.c_str(),
-                      model.pool.c_str(), model.parallel.dp, model.parallel.tp, model.parallel.pp);
+    ImGui::BulletText("%s: %s on %s (dp%d tp%d pp%d)", mname.c_str(), model.role.c_str(), model.pool.c_str(),
+                      model.parallel.dp, model.parallel.tp, model.parallel.pp);
   if (!exp.rewards.empty()) {
     ImGui::TextDisabled("rewards");
     for (const auto& [rname, reward] : exp.rewards)
@@ -479,10 +470,8 @@ void draw_popups(GraphEditor& ed) {
     if (ImGui::MenuItem("Frame all", "F")) ed.frame_requested = true;
     if (ImGui::MenuItem("Delete selection", "Del", false, !ed.selected.empty() || ed.selected_link))
       delete_selection(ed);
-    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, ed.doc->can_undo()))
-      ed.doc->undo(), prune_selection(ed);
-    if (ImGui::MenuItem("Redo", "Ctrl+Y", false, ed.doc->can_redo()))
-      ed.doc->redo(), prune_selection(ed);
+    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, ed.doc->can_undo())) ed.doc->undo(), prune_selection(ed);
+    if (ImGui::MenuItem("Redo", "Ctrl+Y", false, ed.doc->can_redo())) ed.doc->redo(), prune_selection(ed);
     ImGui::EndPopup();
   }
 }
@@ -509,8 +498,7 @@ void draw_toolbar(GraphEditor& ed) {
   if (!loaded) ImGui::EndDisabled();
   if (ed.doc) {
     ImGui::SameLine();
-    ImGui::TextDisabled("%s%s", ed.doc->path().c_str(),
-                        ed.doc->dirty() ? "  (unsaved changes)" : "");
+    ImGui::TextDisabled("%s%s", ed.doc->path().c_str(), ed.doc->dirty() ? "  (unsaved changes)" : "");
   }
   ImGui::TextDisabled("%s", ed.status.empty() ? " " : ed.status.c_str());
   items().record_last_item("editor/status");
@@ -533,13 +521,11 @@ void update_validation(GraphEditor& ed) {
 
 }  // namespace
 
-std::vector<PaletteEntry> palette_entries(const core::Experiment& exp,
-                                          const core::MethodCatalog* catalog) {
+std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const core::MethodCatalog* catalog) {
   std::vector<PaletteEntry> out;
   const core::MethodCatalog used = catalog_from_calls(exp);  // what the file already calls
   auto methods_of = [](const std::map<std::string, std::set<std::string>>* known,
-                       const std::map<std::string, std::set<std::string>>& called,
-                       const std::string& key) {
+                       const std::map<std::string, std::set<std::string>>& called, const std::string& key) {
     if (known)
       if (auto it = known->find(key); it != known->end()) return it->second;
     auto it = called.find(key);
@@ -563,20 +549,15 @@ std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& id
   for (const auto& node : doc.experiment().nodes) {
     if (!ids.count(node.id)) continue;
     Vec2 p = doc.position(node.id);
-    nodes.push_back({{"id", node.id},
-                     {"call", node.call},
-                     {"in", node.in},
-                     {"out", node.out},
-                     {"x", p.x},
-                     {"y", p.y}});
+    nodes.push_back(
+        {{"id", node.id}, {"call", node.call}, {"in", node.in}, {"out", node.out}, {"x", p.x}, {"y", p.y}});
   }
   return nlohmann::json{{"rlwb_nodes", nodes}}.dump();
 }
 
 std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text, Vec2 offset) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("rlwb_nodes") ||
-      !j["rlwb_nodes"].is_array())
+  if (j.is_discarded() || !j.is_object() || !j.contains("rlwb_nodes") || !j["rlwb_nodes"].is_array())
     return {};
   auto writers = column_writers(doc.experiment());
   std::set<std::string> columns_taken;
@@ -647,18 +628,16 @@ void draw_graph_editor(GraphEditor& ed) {
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("canvas_area",
-                    ImVec2(avail.x - left - right - 2 * ImGui::GetStyle().ItemSpacing.x, avail.y),
-                    false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+                    ImVec2(avail.x - left - right - 2 * ImGui::GetStyle().ItemSpacing.x, avail.y), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ed.canvas_origin = ImGui::GetCursorScreenPos();
   ed.canvas_size = ImGui::GetContentRegionAvail();
   if (ed.doc->loaded()) {
     draw_canvas(ed, ed.canvas_size);
   } else {
-    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1),
-                       "%s could not be loaded:", ed.doc->path().c_str());
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s could not be loaded:", ed.doc->path().c_str());
     items().record_last_item("load_error");
-    for (const auto& issue : ed.doc->load_issues())
-      ImGui::TextWrapped("%s", issue.to_string().c_str());
+    for (const auto& issue : ed.doc->load_issues()) ImGui::TextWrapped("%s", issue.to_string().c_str());
     ImGui::Spacing();
     ImGui::TextWrapped("The file is left as it is: fix it in a text editor and open it again.");
   }

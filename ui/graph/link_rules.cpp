@@ -73,8 +73,8 @@ bool depends_on(const core::Experiment& exp, const std::string& to, const std::s
   return false;
 }
 
-LinkCheck check_link(const core::Experiment& exp, const std::string& from,
-                     const std::string& column, const std::string& to, int to_input) {
+LinkCheck check_link(const core::Experiment& exp, const std::string& from, const std::string& column,
+                     const std::string& to, int to_input) {
   const core::NodeSpec* reader = find_node(exp, to);
   if (!reader) return {false, "no node '" + to + "'"};
   if (to_input < -1 || to_input > static_cast<int>(reader->in.size()))
@@ -83,16 +83,15 @@ LinkCheck check_link(const core::Experiment& exp, const std::string& from,
   auto it = writers.find(column);
   if (from == kTaskNode) {
     if (it != writers.end())
-      return {false, "column '" + column + "' is written by node '" + it->second[0] +
-                         "', not by the task"};
+      return {false, "column '" + column + "' is written by node '" + it->second[0] + "', not by the task"};
   } else {
     const core::NodeSpec* writer = find_node(exp, from);
     if (!writer) return {false, "no node '" + from + "'"};
     if (!contains(writer->out, column))
       return {false, "node '" + from + "' does not write column '" + column + "'"};
     if (it != writers.end() && it->second.size() > 1)
-      return {false, "column '" + column + "' has more than one writer ('" + it->second[0] +
-                         "', '" + it->second[1] + "'); a column has one writer"};
+      return {false, "column '" + column + "' has more than one writer ('" + it->second[0] + "', '" +
+                         it->second[1] + "'); a column has one writer"};
     if (from == to) return {false, "node '" + to + "' cannot read its own output"};
     if (depends_on(exp, from, to))
       return {false, "linking '" + from + "' into '" + to + "' would make a cycle ('" + from +
@@ -101,16 +100,14 @@ LinkCheck check_link(const core::Experiment& exp, const std::string& from,
   for (size_t i = 0; i < reader->in.size(); ++i)
     if (reader->in[i] == column && static_cast<int>(i) != to_input)
       return {false, "node '" + to + "' already reads column '" + column + "'"};
-  if (to_input >= 0 && to_input < static_cast<int>(reader->in.size()) &&
-      reader->in[to_input] == column)
+  if (to_input >= 0 && to_input < static_cast<int>(reader->in.size()) && reader->in[to_input] == column)
     return {false, "this link exists"};
   if (contains(reader->out, column))
     return {false, "node '" + to + "' writes column '" + column + "' itself"};
   return {true, ""};
 }
 
-void apply_link(core::Experiment& exp, const std::string& column, const std::string& to,
-                int to_input) {
+void apply_link(core::Experiment& exp, const std::string& column, const std::string& to, int to_input) {
   for (auto& node : exp.nodes) {
     if (node.id != to) continue;
     if (to_input < 0 || to_input >= static_cast<int>(node.in.size()))

@@ -45,13 +45,12 @@ struct LinkCheck {
 // Valid: the reader is another node, no cycle results, the column has
 // exactly one writer (the task's columns none), and the reader does not
 // already read it.
-LinkCheck check_link(const core::Experiment& exp, const std::string& from,
-                     const std::string& column, const std::string& to, int to_input);
+LinkCheck check_link(const core::Experiment& exp, const std::string& from, const std::string& column,
+                     const std::string& to, int to_input);
 
 // Applies a checked link: the reader's input slot takes the column's name
 // (or the column is appended as a new input).
-void apply_link(core::Experiment& exp, const std::string& column, const std::string& to,
-                int to_input);
+void apply_link(core::Experiment& exp, const std::string& column, const std::string& to, int to_input);
 
 // Sets `call` and keeps `target`/`method` in step ("actor.generate").
 void set_node_call(core::NodeSpec& node, const std::string& call);

@@ -15,8 +15,7 @@ std::vector<core::GraphIssue> validate_text(const std::string& text, const std::
     return e.issues();
   } catch (const std::exception& e) {
     // Not the loader's typed error: still a problem of this text, shown as one.
-    return {{file, 0, "", std::string("the validator failed: ") + e.what(), "",
-             core::Severity::error}};
+    return {{file, 0, "", std::string("the validator failed: ") + e.what(), "", core::Severity::error}};
   }
 }
 
@@ -38,8 +37,7 @@ bool ValidatorClient::settled() const {
   return !catalog_ || (!busy_ && wanted_ != 0 && wanted_ == checked_);
 }
 
-void ValidatorClient::update(uint64_t version, const std::string& yaml_text,
-                             const std::string& file) {
+void ValidatorClient::update(uint64_t version, const std::string& yaml_text, const std::string& file) {
   auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu_);
   if (version != wanted_) {
@@ -50,12 +48,10 @@ void ValidatorClient::update(uint64_t version, const std::string& yaml_text,
   if (worker_.joinable()) worker_.join();  // finished: busy_ is false
   state_ = State::checking;
   busy_ = true;
-  worker_ = std::thread(&ValidatorClient::run_check, this, generation_, wanted_, yaml_text, file,
-                        catalog_);
+  worker_ = std::thread(&ValidatorClient::run_check, this, generation_, wanted_, yaml_text, file, catalog_);
 }
 
-void ValidatorClient::run_check(uint64_t generation, uint64_t version, std::string text,
-                                std::string file,
+void ValidatorClient::run_check(uint64_t generation, uint64_t version, std::string text, std::string file,
                                 std::shared_ptr<const core::MethodCatalog> catalog) {
   auto issues = validate_text(text, file, *catalog);
   std::lock_guard<std::mutex> lock(mu_);

@@ -54,8 +54,7 @@ class LaunchTarget {
 
 std::vector<std::string> launch_target_names();  // {"local"}
 // Throws std::invalid_argument for an unknown name. Logs go to `log_dir`.
-std::unique_ptr<LaunchTarget> make_launch_target(const std::string& name,
-                                                 const std::string& log_dir);
+std::unique_ptr<LaunchTarget> make_launch_target(const std::string& name, const std::string& log_dir);
 
 // The argv the CLI is run with (for the screen to show, and tests).
 std::vector<std::string> launch_argv(const LaunchRequest& request);

@@ -64,8 +64,7 @@ void update_launch(LaunchState& state, RunStore& store) {
 void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewRequests& requests) {
   ImGui::TextDisabled("experiment");
   ImGui::SameLine();
-  ImGui::TextUnformatted(editor.doc ? editor.doc->path().c_str()
-                                    : "(none open: use the Editor tab)");
+  ImGui::TextUnformatted(editor.doc ? editor.doc->path().c_str() : "(none open: use the Editor tab)");
   ImGui::SetNextItemWidth(140);
   if (ImGui::BeginCombo("launch target", state.target_name.c_str())) {
     for (const auto& name : launch_target_names())
@@ -75,8 +74,7 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
   ImGui::SameLine();
   ImGui::TextDisabled("db: %s", store.db_path().c_str());
   ImGui::SetNextItemWidth(520);
-  ImGui::InputTextWithHint("overrides", "trainer.steps=50 task.batch_size=4",
-                           &state.overrides_text);
+  ImGui::InputTextWithHint("overrides", "trainer.steps=50 task.batch_size=4", &state.overrides_text);
   items().record_last_item("launch/overrides");
   ImGui::SetNextItemWidth(240);
   ImGui::InputTextWithHint("run name", "(the experiment's name)", &state.run_name);
@@ -105,16 +103,14 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
   ImGui::Separator();
   ImGui::Text("controller: %s", state.target->state().c_str());
   items().record_last_item("launch/state");
-  items().record_last_item(state.target->active() ? "launch/controller/active"
-                                                  : "launch/controller/ended");
+  items().record_last_item(state.target->active() ? "launch/controller/active" : "launch/controller/ended");
   if (state.target->controller_pid()) {
     ImGui::SameLine();
     ImGui::TextDisabled("pid %d", static_cast<int>(state.target->controller_pid()));
   }
   if (const RunData* run = state.run_id ? store.run(state.run_id) : nullptr) {
-    ImGui::Text("run #%lld %s: %s, step %lld", static_cast<long long>(run->info.id),
-                run->info.name.c_str(), run->info.status.c_str(),
-                static_cast<long long>(run->info.last_step));
+    ImGui::Text("run #%lld %s: %s, step %lld", static_cast<long long>(run->info.id), run->info.name.c_str(),
+                run->info.status.c_str(), static_cast<long long>(run->info.last_step));
     items().record_last_item("launch/run/" + run->info.status);
     items().record_last_item("launch/run");
     if (run->info.last_step >= 1) items().record_last_item("launch/run/stepping");

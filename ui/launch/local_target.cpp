@@ -37,8 +37,7 @@ bool read_stat(pid_t pid, ProcStat& out) {
   if (f.size() < 13) return false;
   out.state = f[0].empty() ? '?' : f[0][0];
   out.ppid = static_cast<pid_t>(std::stol(f[1]));
-  out.cpu_seconds =
-      (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  out.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / static_cast<double>(sysconf(_SC_CLK_TCK));
   return true;
 }
 
@@ -75,8 +74,7 @@ class LocalTarget : public LaunchTarget {
       exit_code_ = e.signal ? -1 : e.exit_code;
       pid_ = 0;
     }
-    if (pid_ && stop_sent_ &&
-        std::chrono::steady_clock::now() - stop_at_ > std::chrono::seconds(20))
+    if (pid_ && stop_sent_ && std::chrono::steady_clock::now() - stop_at_ > std::chrono::seconds(20))
       state_ = "stopping (taking long; Kill ends it at once)";
   }
 
@@ -106,13 +104,11 @@ class LocalTarget : public LaunchTarget {
       }
       if (w.group.empty()) continue;  // not a worker (a sandbox, a shell)
       if (!log_dir.empty()) {
-        auto log =
-            std::filesystem::path(log_dir) / (w.group + "-" + std::to_string(w.rank) + ".log");
+        auto log = std::filesystem::path(log_dir) / (w.group + "-" + std::to_string(w.rank) + ".log");
         auto when = std::filesystem::last_write_time(log, ec);
         if (!ec)
           w.log_age_seconds =
-              std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - when)
-                  .count();
+              std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - when).count();
       }
       out.push_back(w);
     }
@@ -153,8 +149,7 @@ class LocalTarget : public LaunchTarget {
 
 std::vector<std::string> launch_target_names() { return {"local"}; }
 
-std::unique_ptr<LaunchTarget> make_launch_target(const std::string& name,
-                                                 const std::string& log_dir) {
+std::unique_ptr<LaunchTarget> make_launch_target(const std::string& name, const std::string& log_dir) {
   if (name == "local") return std::make_unique<LocalTarget>(log_dir);
   throw std::invalid_argument("unknown launch target '" + name + "' (available: local)");
 }

@@ -101,11 +101,9 @@ void apply_script_frame(ImGuiIO& io, const ScriptFrame& f) {
 // its background (workbench.cpp) and look the same. With a software
 // rasterizer that quad is the largest fill of a frame.
 ImVec4 window_background_color() {
-  const ImVec4 backdrop(0.08f, 0.08f, 0.09f, 1.0f),
-      window = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const ImVec4 backdrop(0.08f, 0.08f, 0.09f, 1.0f), window = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   auto over = [&](float w, float b) { return w * window.w + b * (1 - window.w); };
-  return ImVec4(over(window.x, backdrop.x), over(window.y, backdrop.y), over(window.z, backdrop.z),
-                1.0f);
+  return ImVec4(over(window.x, backdrop.x), over(window.y, backdrop.y), over(window.z, backdrop.z), 1.0f);
 }
 
 void setup_style_and_font() {
@@ -170,9 +168,8 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
   Offscreen offscreen;
   if (headless) offscreen.create(options.width, options.height);
   std::optional<GlLayers> layers(std::in_place);  // reset before the context goes
-  LayerRenderer layer_renderer{[&layers](ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max,
-                                         ImU32 background, const LayerDraw& draw,
-                                         ImTextureID& texture) {
+  LayerRenderer layer_renderer{[&layers](ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
+                                         const LayerDraw& draw, ImTextureID& texture) {
     return layers->render(id, key, min, max, background, draw, texture);
   }};
   set_layer_renderer(&layer_renderer);
@@ -195,8 +192,7 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
     ImGuiIO& io = ImGui::GetIO();
     std::optional<ScriptFrame> scripted;
     if (headless) {
-      io.DisplaySize =
-          ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
+      io.DisplaySize = ImVec2(static_cast<float>(options.width), static_cast<float>(options.height));
       io.DisplayFramebufferScale = ImVec2(1, 1);
       if (player) {
         try {
@@ -210,11 +206,10 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
       if (!scripted) {
         if (frames_after_script <= 0) break;
         if (!settle_deadline)
-          settle_deadline =
-              std::chrono::steady_clock::now() +
-              std::chrono::milliseconds(static_cast<int>(hooks.settle_timeout_s * 1000));
-        const bool settled = !hooks.settled || hooks.settled() ||
-                             std::chrono::steady_clock::now() > *settle_deadline;
+          settle_deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(static_cast<int>(hooks.settle_timeout_s * 1000));
+        const bool settled =
+            !hooks.settled || hooks.settled() || std::chrono::steady_clock::now() > *settle_deadline;
         if (settled)
           --frames_after_script;
         else
@@ -277,8 +272,7 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
     out << "[";
     for (size_t i = 0; i < g_timings.size(); ++i)
       out << (i ? "," : "") << "{\"build_ms\":" << g_timings[i].build_ms
-          << ",\"render_ms\":" << g_timings[i].render_ms
-          << ",\"vertices\":" << g_timings[i].vertices
+          << ",\"render_ms\":" << g_timings[i].render_ms << ",\"vertices\":" << g_timings[i].vertices
           << ",\"layers_redrawn\":" << g_timings[i].layers_redrawn << "}";
     out << "]\n";
   }

@@ -36,9 +36,9 @@ struct FrameLoopHooks {
 };
 
 struct FrameTiming {
-  double build_ms = 0;   // ImGui::NewFrame .. ImGui::Render (the app's CPU work)
-  double render_ms = 0;  // the GL draw of the frame, finished (glFinish)
-  int vertices = 0;      // what the frame asked the GPU to draw
+  double build_ms = 0;     // ImGui::NewFrame .. ImGui::Render (the app's CPU work)
+  double render_ms = 0;    // the GL draw of the frame, finished (glFinish)
+  int vertices = 0;        // what the frame asked the GPU to draw
   int layers_redrawn = 0;  // cached layers (layer_cache.h) drawn again this frame
 };
 

@@ -15,7 +15,7 @@ constexpr int kKeepFrames = 120;
 
 // Premultiplied colours (the lines' texture): "source over" is ONE,
 // ONE_MINUS_SRC_ALPHA. The backend restores its own blending afterwards.
-void blend_premultiplied(const ImDrawList *, const ImDrawCmd *) {
+void blend_premultiplied(const ImDrawList*, const ImDrawCmd*) {
   glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
 
@@ -30,7 +30,7 @@ unsigned new_texture(int width, int height) {
   return texture;
 }
 
-void upload(unsigned texture, const LineImage &image) {
+void upload(unsigned texture, const LineImage& image) {
   GLint previous_texture = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous_texture);
   glBindTexture(GL_TEXTURE_2D, texture);
@@ -46,14 +46,14 @@ void upload(unsigned texture, const LineImage &image) {
 GlLayers::GlLayers() = default;
 
 GlLayers::~GlLayers() {
-  for (auto &[id, layer] : layers_) release(layer);
+  for (auto& [id, layer] : layers_) release(layer);
 }
 
 bool GlLayers::render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                      const LayerDraw &draw, ImTextureID &texture) {
+                      const LayerDraw& draw, ImTextureID& texture) {
   const int width = static_cast<int>(max.x - min.x), height = static_cast<int>(max.y - min.y);
   if (width <= 0 || height <= 0) return false;
-  Layer &layer = layers_[id];
+  Layer& layer = layers_[id];
   if (!layer.framebuffer || layer.width != width || layer.height != height) {
     release(layer);
     if (!allocate(layer, width, height)) {
@@ -71,8 +71,7 @@ bool GlLayers::render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 ba
   return true;
 }
 
-void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
-                      const LayerDraw &draw) {
+void GlLayers::redraw(Layer& layer, ImVec2 min, ImVec2 max, ImU32 background, const LayerDraw& draw) {
   ImDrawList list(ImGui::GetDrawListSharedData());
   list._ResetForNewFrame();
   list.Flags = ImGui::GetWindowDrawList()->Flags;  // the same anti-aliasing as on screen
@@ -85,12 +84,10 @@ void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
     // drawn on the CPU and uploaded, no framebuffer pass at all. The
     // layer is shown with v flipped (GL's first row is the bottom one),
     // so its rows go up bottom first.
-    rasterize_lines(lines_, min, layer.width, layer.height, line_image_,
-                    background | IM_COL32_A_MASK);
+    rasterize_lines(lines_, min, layer.width, layer.height, line_image_, background | IM_COL32_A_MASK);
     const size_t row = static_cast<size_t>(layer.width);
     for (int y = 0; y < layer.height / 2; ++y)
-      std::swap_ranges(line_image_.pixels.begin() + y * row,
-                       line_image_.pixels.begin() + (y + 1) * row,
+      std::swap_ranges(line_image_.pixels.begin() + y * row, line_image_.pixels.begin() + (y + 1) * row,
                        line_image_.pixels.begin() + (layer.height - 1 - y) * row);
     upload(layer.texture, line_image_);
     return;
@@ -99,11 +96,10 @@ void GlLayers::redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background,
     rasterize_lines(lines_, min, layer.width, layer.height, line_image_);
     upload(layer.lines_texture, line_image_);
     list.AddCallback(blend_premultiplied, nullptr);
-    list.AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.lines_texture)), min,
-                  max);
+    list.AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(layer.lines_texture)), min, max);
     list.AddCallback(ImDrawCallback_ResetRenderState, nullptr);
   }
-  ImDrawList *lists[] = {&list};
+  ImDrawList* lists[] = {&list};
   ImDrawData data;
   data.Valid = true;
   data.CmdLists = lists;
@@ -137,7 +133,7 @@ void GlLayers::end_frame() {
   }
 }
 
-bool GlLayers::allocate(Layer &layer, int width, int height) {
+bool GlLayers::allocate(Layer& layer, int width, int height) {
   GLint previous_texture = 0;
   glGetIntegerv(GL_TEXTURE_BINDING_2D, &previous_texture);
   layer.texture = new_texture(width, height);
@@ -156,7 +152,7 @@ bool GlLayers::allocate(Layer &layer, int width, int height) {
   return complete;
 }
 
-void GlLayers::release(Layer &layer) {
+void GlLayers::release(Layer& layer) {
   if (layer.framebuffer) glDeleteFramebuffers(1, &layer.framebuffer);
   if (layer.texture) glDeleteTextures(1, &layer.texture);
   if (layer.lines_texture) glDeleteTextures(1, &layer.lines_texture);

@@ -19,12 +19,12 @@ class GlLayers {
  public:
   GlLayers();
   ~GlLayers();
-  GlLayers(const GlLayers &) = delete;
-  GlLayers &operator=(const GlLayers &) = delete;
+  GlLayers(const GlLayers&) = delete;
+  GlLayers& operator=(const GlLayers&) = delete;
 
   // LayerRenderer::render.
-  bool render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-              const LayerDraw &draw, ImTextureID &texture);
+  bool render(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background, const LayerDraw& draw,
+              ImTextureID& texture);
   // Frees layers no frame has drawn for a while (a closed panel, a run
   // taken out of the comparison).
   void end_frame();
@@ -38,9 +38,9 @@ class GlLayers {
     bool drawn = false;
     int last_frame = 0;
   };
-  static bool allocate(Layer &layer, int width, int height);
-  static void release(Layer &layer);
-  void redraw(Layer &layer, ImVec2 min, ImVec2 max, ImU32 background, const LayerDraw &draw);
+  static bool allocate(Layer& layer, int width, int height);
+  static void release(Layer& layer);
+  void redraw(Layer& layer, ImVec2 min, ImVec2 max, ImU32 background, const LayerDraw& draw);
 
   std::map<ImGuiID, Layer> layers_;
   int frame_ = 0;

@@ -186,8 +186,7 @@ std::vector<ScriptCommand> parse_script(const std::string& text) {
       need(3, "wait @ITEM MS");
       cmd.kind = ScriptCommand::Kind::wait;
       cmd.pos.push_back(parse_pos(words[1], false, where));
-      if (cmd.pos[0].kind != ScriptPos::Kind::item)
-        throw ScriptError(where + "wait needs an @ITEM");
+      if (cmd.pos[0].kind != ScriptPos::Kind::item) throw ScriptError(where + "wait needs an @ITEM");
       cmd.count = parse_count(words[2], where);
     } else if (verb == "sleep") {
       need(2, "sleep MS");
@@ -218,8 +217,8 @@ ScriptFrame ScriptPlayer::hold() const {
   return f;
 }
 
-ImVec2 ScriptPlayer::resolve(const ScriptPos& pos, const ItemRegistry& items,
-                             const ScriptCommand& cmd, ImVec2 origin) const {
+ImVec2 ScriptPlayer::resolve(const ScriptPos& pos, const ItemRegistry& items, const ScriptCommand& cmd,
+                             ImVec2 origin) const {
   switch (pos.kind) {
     case ScriptPos::Kind::absolute:
       return {pos.x, pos.y};

@@ -50,9 +50,9 @@ struct LayerLines {
 
 // The lines as ImGui polylines on `list`: how they are drawn without a GL
 // line program (no renderer, or its program did not build).
-void add_as_polylines(ImDrawList &list, const LayerLines &lines);
+void add_as_polylines(ImDrawList& list, const LayerLines& lines);
 
-using LayerDraw = std::function<void(ImDrawList &, LayerLines &)>;
+using LayerDraw = std::function<void(ImDrawList&, LayerLines&)>;
 
 // Draws `draw`'s output clipped to [min, max] (screen coordinates) into the
 // current window. `draw` receives the draw list and the lines to fill, in
@@ -60,12 +60,12 @@ using LayerDraw = std::function<void(ImDrawList &, LayerLines &)>;
 // this `id` had the last time (or the size changed). `background` fills
 // the area first (the texture is opaque).
 void draw_cached_layer(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                       const LayerDraw &draw);
+                       const LayerDraw& draw);
 
 // Mixes `value`'s bytes into `key` (for building layer keys).
 template <typename T>
-void hash_into(uint64_t &key, const T &value) {
-  const unsigned char *bytes = reinterpret_cast<const unsigned char *>(&value);
+void hash_into(uint64_t& key, const T& value) {
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&value);
   for (size_t i = 0; i < sizeof(T); ++i) key = (key ^ bytes[i]) * 1099511628211ull;  // FNV-1a
 }
 
@@ -73,10 +73,10 @@ void hash_into(uint64_t &key, const T &value) {
 // the layer is drawn directly); otherwise it sets `texture` to the layer's.
 struct LayerRenderer {
   std::function<bool(ImGuiID id, uint64_t key, ImVec2 min, ImVec2 max, ImU32 background,
-                     const LayerDraw &draw, ImTextureID &texture)>
+                     const LayerDraw& draw, ImTextureID& texture)>
       render;
 };
-void set_layer_renderer(LayerRenderer *renderer);  // nullptr: draw directly
+void set_layer_renderer(LayerRenderer* renderer);  // nullptr: draw directly
 
 // Counters, for tests and the benchmark: layers redrawn / reused since start.
 struct LayerStats {

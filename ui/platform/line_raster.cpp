@@ -10,9 +10,7 @@ namespace {
 // image: a truncation of a positive number (std::floor is a libm call
 // without SSE4.1, and this loop calls it per pixel).
 constexpr double kFloorOffset = 1 << 20;
-long floor_near(double v) {
-  return static_cast<long>(v + kFloorOffset) - static_cast<long>(kFloorOffset);
-}
+long floor_near(double v) { return static_cast<long>(v + kFloorOffset) - static_cast<long>(kFloorOffset); }
 
 uint32_t scale_channel(uint32_t value, uint32_t by) { return (value * by + 127) / 255; }
 
@@ -31,15 +29,13 @@ uint32_t over(uint32_t source, uint32_t destination) {
   if (keep == 0) return source;
   uint32_t out = 0;
   for (int shift = 0; shift < 32; shift += 8)
-    out |= (((source >> shift) & 0xFF) + scale_channel((destination >> shift) & 0xFF, keep))
-           << shift;
+    out |= (((source >> shift) & 0xFF) + scale_channel((destination >> shift) & 0xFF, keep)) << shift;
   return out;
 }
 
 // Clips the segment p + t (q - p), t in [0, 1], to the rectangle
 // (Liang-Barsky); false when nothing of it is inside.
-bool clip(double &px, double &py, double &qx, double &qy, double x0, double y0, double x1,
-          double y1) {
+bool clip(double& px, double& py, double& qx, double& qy, double x0, double y0, double x1, double y1) {
   const double dx = qx - px, dy = qy - py;
   double t0 = 0, t1 = 1;
   auto edge = [&](double p, double q) {  // p * t <= q
@@ -54,8 +50,7 @@ bool clip(double &px, double &py, double &qx, double &qy, double x0, double y0, 
     }
     return true;
   };
-  if (!edge(-dx, px - x0) || !edge(dx, x1 - px) || !edge(-dy, py - y0) || !edge(dy, y1 - py))
-    return false;
+  if (!edge(-dx, px - x0) || !edge(dx, x1 - px) || !edge(-dy, py - y0) || !edge(dy, y1 - py)) return false;
   const double sx = px, sy = py;
   px = sx + t0 * dx, py = sy + t0 * dy;
   qx = sx + t1 * dx, qy = sy + t1 * dy;
@@ -79,19 +74,17 @@ bool exits_diamond(double u0, double v0, double u1, double v1, double cu, double
 
 class Canvas {
  public:
-  explicit Canvas(LineImage &image) : image_(image) {}
+  explicit Canvas(LineImage& image) : image_(image) {}
 
   // One segment, in image coordinates (pixel (i, j) covers [i, i+1) x [j,
   // j+1)).
   void segment(double px, double py, double qx, double qy, int width, uint32_t color) {
-    if (!std::isfinite(px) || !std::isfinite(py) || !std::isfinite(qx) || !std::isfinite(qy))
-      return;
+    if (!std::isfinite(px) || !std::isfinite(py) || !std::isfinite(qx) || !std::isfinite(qy)) return;
     // A margin wider than any line, so that clipping moves no lit pixel.
     const double margin = width + 2.0;
     const bool inside = std::min({px, py, qx, qy}) >= 0 && std::max(px, qx) <= image_.width &&
                         std::max(py, qy) <= image_.height;
-    if (!inside &&
-        !clip(px, py, qx, qy, -margin, -margin, image_.width + margin, image_.height + margin))
+    if (!inside && !clip(px, py, qx, qy, -margin, -margin, image_.width + margin, image_.height + margin))
       return;
     const bool x_major = std::abs(qx - px) >= std::abs(qy - py);
     // u: the major axis, v: the minor one.
@@ -108,8 +101,7 @@ class Canvas {
     const long minor_extent = x_major ? image_.height : image_.width;
     const double slope = (v1 - v0) / (u1 - u0), half = (width - 1) * 0.5;
     const double u_low = std::min(u0, u1), u_high = std::max(u0, u1);
-    for (long k = std::max(k_first, 0L), k_end = std::min(k_last + 1, major_extent); k < k_end;
-         ++k) {
+    for (long k = std::max(k_first, 0L), k_end = std::min(k_last + 1, major_extent); k < k_end; ++k) {
       const double centre = k + 0.5, u = std::clamp(centre, u_low, u_high);
       const double v = v0 + (u - u0) * slope;
       const long m = floor_near(v);
@@ -127,29 +119,28 @@ class Canvas {
 
  private:
   void blend(long x, long y, uint32_t color) {
-    uint32_t &pixel = image_.pixels[static_cast<size_t>(y) * image_.width + x];
+    uint32_t& pixel = image_.pixels[static_cast<size_t>(y) * image_.width + x];
     pixel = over(color, pixel);
   }
 
-  LineImage &image_;
+  LineImage& image_;
 };
 
 }  // namespace
 
-void rasterize_lines(const LayerLines &lines, ImVec2 origin, int width, int height,
-                     LineImage &image, ImU32 background) {
+void rasterize_lines(const LayerLines& lines, ImVec2 origin, int width, int height, LineImage& image,
+                     ImU32 background) {
   image.width = std::max(width, 0);
   image.height = std::max(height, 0);
   image.pixels.assign(static_cast<size_t>(image.width) * image.height, premultiply(background));
   if (image.pixels.empty()) return;
   Canvas canvas(image);
-  for (const LayerLines::Strip &strip : lines.strips) {
+  for (const LayerLines::Strip& strip : lines.strips) {
     const uint32_t color = premultiply(strip.color);
     const int line_width = std::max(1, static_cast<int>(std::lround(strip.thickness)));
     for (int i = strip.first; i + 1 < strip.first + strip.count; ++i) {
       const ImVec2 p = lines.points[i], q = lines.points[i + 1];
-      canvas.segment(p.x - origin.x, p.y - origin.y, q.x - origin.x, q.y - origin.y, line_width,
-                     color);
+      canvas.segment(p.x - origin.x, p.y - origin.y, q.x - origin.x, q.y - origin.y, line_width, color);
     }
   }
 }

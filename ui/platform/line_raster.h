@@ -39,7 +39,7 @@ struct LineImage {
 // outside (a zoomed-in view keeps one point beyond each edge) are clipped
 // before any pixel is visited; segments with a NaN or infinite point are
 // skipped.
-void rasterize_lines(const LayerLines &lines, ImVec2 origin, int width, int height,
-                     LineImage &image, ImU32 background = 0);
+void rasterize_lines(const LayerLines& lines, ImVec2 origin, int width, int height, LineImage& image,
+                     ImU32 background = 0);
 
 }  // namespace rlwb::ui

@@ -29,8 +29,7 @@ void put_chunk(std::string& out, const char type[4], const std::string& data) {
   std::string body(type, 4);
   body += data;
   out += body;
-  put_u32(out,
-          crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
+  put_u32(out, crc32(0, reinterpret_cast<const Bytef*>(body.data()), static_cast<uInt>(body.size())));
 }
 
 uint8_t paeth(int a, int b, int c) {
@@ -64,8 +63,7 @@ void write_png(const std::string& path, const Image& image) {
   uLongf packed_size = compressBound(static_cast<uLong>(raw.size()));
   std::string packed(packed_size, '\0');
   if (compress2(reinterpret_cast<Bytef*>(packed.data()), &packed_size,
-                reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()),
-                6) != Z_OK)
+                reinterpret_cast<const Bytef*>(raw.data()), static_cast<uLong>(raw.size()), 6) != Z_OK)
     throw PngError("write_png: zlib could not compress the image");
   packed.resize(packed_size);
 
@@ -87,8 +85,7 @@ Image read_png(const std::string& path) {
   if (!in) throw PngError("cannot open " + path);
   std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto* data = reinterpret_cast<const uint8_t*>(file.data());
-  if (file.size() < 8 || std::memcmp(data, kSignature, 8) != 0)
-    throw PngError(path + " is not a PNG file");
+  if (file.size() < 8 || std::memcmp(data, kSignature, 8) != 0) throw PngError(path + " is not a PNG file");
   Image image;
   int channels = 0;
   std::string packed;

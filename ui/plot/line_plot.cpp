@@ -17,8 +17,7 @@ const std::vector<double>& maybe_log(const std::vector<double>* values, bool log
   if (!log_y) return *values;
   store.resize(values->size());
   for (size_t i = 0; i < values->size(); ++i)
-    store[i] =
-        (*values)[i] > 0 ? std::log10((*values)[i]) : std::numeric_limits<double>::quiet_NaN();
+    store[i] = (*values)[i] > 0 ? std::log10((*values)[i]) : std::numeric_limits<double>::quiet_NaN();
   return store;
 }
 
@@ -75,9 +74,8 @@ Values prepare(const PlotSeries& s, bool log_y) {
 }
 
 // Per pixel column: the lowest lo and the highest hi (the band's extent).
-void reduce_band(std::span<const double> x, std::span<const double> lo, std::span<const double> hi,
-                 double x0, double x1, int pixels, std::vector<PlotPoint>& out_lo,
-                 std::vector<PlotPoint>& out_hi) {
+void reduce_band(std::span<const double> x, std::span<const double> lo, std::span<const double> hi, double x0,
+                 double x1, int pixels, std::vector<PlotPoint>& out_lo, std::vector<PlotPoint>& out_hi) {
   auto [first, last] = visible_range(x, x0, x1);
   const double scale = x1 > x0 ? pixels / (x1 - x0) : 0;
   int64_t column = INT64_MIN;
@@ -97,8 +95,8 @@ void reduce_band(std::span<const double> x, std::span<const double> lo, std::spa
 
 // Fills [outer_min, outer_max] except the inner rectangle, so that a
 // software rasterizer does not fill the pixels under the plot area twice.
-void fill_around(ImDrawList& dl, ImVec2 outer_min, ImVec2 outer_max, ImVec2 inner_min,
-                 ImVec2 inner_max, ImU32 color) {
+void fill_around(ImDrawList& dl, ImVec2 outer_min, ImVec2 outer_max, ImVec2 inner_min, ImVec2 inner_max,
+                 ImU32 color) {
   dl.AddRectFilled(outer_min, ImVec2(outer_max.x, inner_min.y), color);
   dl.AddRectFilled(ImVec2(outer_min.x, inner_max.y), outer_max, color);
   dl.AddRectFilled(ImVec2(outer_min.x, inner_min.y), ImVec2(inner_min.x, inner_max.y), color);
@@ -126,8 +124,7 @@ ImU32 series_color(size_t index, int alpha) {
   ImU32 base = palette[index % n];
   if (index >= n) {  // a second round: lighter
     ImVec4 c = ImGui::ColorConvertU32ToFloat4(base);
-    base = ImGui::ColorConvertFloat4ToU32(
-        ImVec4(c.x * 0.6f + 0.4f, c.y * 0.6f + 0.4f, c.z * 0.6f + 0.4f, 1));
+    base = ImGui::ColorConvertFloat4ToU32(ImVec4(c.x * 0.6f + 0.4f, c.y * 0.6f + 0.4f, c.z * 0.6f + 0.4f, 1));
   }
   return (base & ~IM_COL32_A_MASK) | (static_cast<ImU32>(alpha) << IM_COL32_A_SHIFT);
 }
@@ -163,8 +160,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   }
   if (state.auto_fit && any) {
     if (fx1 <= fx0) fx0 -= 0.5, fx1 += 0.5;
-    if (fy1 <= fy0)
-      fy0 -= std::max(0.5, std::abs(fy0) * 0.1), fy1 += std::max(0.5, std::abs(fy1) * 0.1);
+    if (fy1 <= fy0) fy0 -= std::max(0.5, std::abs(fy0) * 0.1), fy1 += std::max(0.5, std::abs(fy1) * 0.1);
     double pad = (fy1 - fy0) * 0.06;
     state.x0 = fx0, state.x1 = fx1, state.y0 = fy0 - pad, state.y1 = fy1 + pad;
   }
@@ -174,16 +170,14 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   const float h = origin.y + size.y - kBottom - (origin.y + kTop);
   auto y_labels = [&]() {
     std::vector<std::pair<double, std::string>> labels;
-    const std::vector<double> ticks =
-        nice_ticks(state.y0, state.y1, std::max(2, static_cast<int>(h / 40)));
+    const std::vector<double> ticks = nice_ticks(state.y0, state.y1, std::max(2, static_cast<int>(h / 40)));
     const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 0;
     for (double t : ticks)
       labels.emplace_back(t, options.log_y ? format_tick(std::pow(10.0, t)) : format_tick(t, step));
     return labels;
   };
   float left = kLeft;
-  for (const auto& [t, text] : y_labels())
-    left = std::max(left, ImGui::CalcTextSize(text.c_str()).x + 10);
+  for (const auto& [t, text] : y_labels()) left = std::max(left, ImGui::CalcTextSize(text.c_str()).x + 10);
   left = std::min(left, size.x / 3);
   const ImVec2 a(origin.x + left, origin.y + kTop);
   const ImVec2 b(origin.x + size.x - kRight, origin.y + size.y - kBottom);
@@ -217,18 +211,13 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   }
   if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) state.auto_fit = true;
 
-  auto sx = [&](double x) {
-    return a.x + static_cast<float>((x - state.x0) / (state.x1 - state.x0) * w);
-  };
-  auto sy = [&](double y) {
-    return b.y - static_cast<float>((y - state.y0) / (state.y1 - state.y0) * h);
-  };
+  auto sx = [&](double x) { return a.x + static_cast<float>((x - state.x0) / (state.x1 - state.x0) * w); };
+  auto sy = [&](double y) { return b.y - static_cast<float>((y - state.y0) / (state.y1 - state.y0) * h); };
 
   // Grid (drawn in the series layer, below the lines) and tick labels.
   const ImU32 grid = IM_COL32(60, 64, 72, 255), label = IM_COL32(170, 175, 185, 255);
   std::vector<float> grid_x, grid_y;
-  const std::vector<double> x_ticks =
-      nice_ticks(state.x0, state.x1, std::max(2, static_cast<int>(w / 90)));
+  const std::vector<double> x_ticks = nice_ticks(state.x0, state.x1, std::max(2, static_cast<int>(w / 90)));
   const double x_step = x_ticks.size() > 1 ? x_ticks[1] - x_ticks[0] : 0;
   for (double t : x_ticks) {
     float x = sx(t);
@@ -275,8 +264,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       c.raw_reduced = need_raw;
       // Through a pyramid of each line's extremes: a zoom then costs
       // O(columns log n), not the points in view.
-      auto reduce = [&](const std::vector<double>& y, MinMaxPyramid& pyramid,
-                        std::vector<PlotPoint>& out) {
+      auto reduce = [&](const std::vector<double>& y, MinMaxPyramid& pyramid, std::vector<PlotPoint>& out) {
         if (pyramid.size() != y.size()) pyramid.build(y);
         downsample_min_max(*s.x, y, state.x0, state.x1, pixels, out, &pyramid);
       };
@@ -295,13 +283,11 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
   // drawn on the CPU in one pass, layer_cache.h), unless bands or dots must
   // cover it: the draw list is drawn below the lines.
   const bool grid_in_draw_list =
-      lone_point ||
-      std::any_of(values.begin(), values.end(), [](const Values& v) { return v.lo && v.hi; });
+      lone_point || std::any_of(values.begin(), values.end(), [](const Values& v) { return v.lo && v.hi; });
   auto draw_series = [&](ImDrawList& target, LayerLines& lines) {
     auto grid_line = [&](ImVec2 from, ImVec2 to) {
       // Where ImGui's 1-px AddLine lands: half a pixel in.
-      const ImVec2 segment[] = {ImVec2(from.x + 0.5f, from.y + 0.5f),
-                                ImVec2(to.x + 0.5f, to.y + 0.5f)};
+      const ImVec2 segment[] = {ImVec2(from.x + 0.5f, from.y + 0.5f), ImVec2(to.x + 0.5f, to.y + 0.5f)};
       if (grid_in_draw_list)
         target.AddLine(from, to, grid);
       else
@@ -334,7 +320,8 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       // ImGui, without a renderer, draws textured lines).
       if (v.smooth) {
         if (show_raw)
-          polyline(c.raw, ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)), 1.0f);
+          polyline(c.raw, ImGui::ColorConvertFloat4ToU32(ImVec4(col.x, col.y, col.z, options.raw_alpha)),
+                   1.0f);
         polyline(c.smooth, s.color, series.size() > 4 ? 1.0f : 2.0f);
       } else {
         polyline(c.raw, s.color, series.size() > 4 ? 1.0f : 2.0f);
@@ -365,8 +352,7 @@ void line_plot(const char* id, PlotState& state, const std::vector<PlotSeries>& 
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(s.color), "%s", s.label.c_str());
       ImGui::SameLine();
       if (s.smooth)
-        ImGui::Text("%.5g (raw %.5g) @ %s", shown[idx], (*s.y)[idx],
-                    format_tick((*s.x)[idx]).c_str());
+        ImGui::Text("%.5g (raw %.5g) @ %s", shown[idx], (*s.y)[idx], format_tick((*s.x)[idx]).c_str());
       else
         ImGui::Text("%.5g @ %s", shown[idx], format_tick((*s.x)[idx]).c_str());
     }

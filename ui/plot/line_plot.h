@@ -29,7 +29,7 @@ struct PlotCache {
   double y_min = 0, y_max = 0, x_min = 0, x_max = 0;           // for fitting
   bool has_range = false;
   std::vector<PlotPoint> raw, smooth, lo, hi;
-  bool raw_reduced = false;  // `raw` is filled only while the raw line is drawn
+  bool raw_reduced = false;                   // `raw` is filled only while the raw line is drawn
   MinMaxPyramid raw_pyramid, smooth_pyramid;  // built on the first reduction of a version
 };
 

@@ -68,8 +68,7 @@ void MinMaxPyramid::build(std::span<const double> y) {
           if (!std::isnan(y[i])) take_lower(y, i, lo), take_higher(y, i, hi);
       } else {
         for (size_t half : {2 * b, 2 * b + 1})
-          take_lower(y, loaded(min_.back()[half]), lo),
-              take_higher(y, loaded(max_.back()[half]), hi);
+          take_lower(y, loaded(min_.back()[half]), lo), take_higher(y, loaded(max_.back()[half]), hi);
       }
       lows[b] = stored(lo), highs[b] = stored(hi);
     }
@@ -126,10 +125,9 @@ void downsample_min_max(std::span<const double> x, std::span<const double> y, do
       // A long column: gallop to its end (column_of is monotone in x), then bisect.
       size_t step = 1, below = j - 1;  // x[below] is in the column
       while (j < last && column_of(x[j]) == column) below = j, j = std::min(last, j + (step *= 2));
-      j = static_cast<size_t>(
-          std::partition_point(x.begin() + below + 1, x.begin() + j,
-                               [&](double v) { return column_of(v) == column; }) -
-          x.begin());
+      j = static_cast<size_t>(std::partition_point(x.begin() + below + 1, x.begin() + j,
+                                                   [&](double v) { return column_of(v) == column; }) -
+                              x.begin());
     }
     if (pyramid && j - i > kPyramidFrom) {
       auto [lo, hi] = pyramid->extremes(y, i, j);

@@ -55,8 +55,7 @@ class MinMaxPyramid {
 // `pyramid` (built over `y`), a column of many points costs O(log n)
 // instead of its points; the output is the same.
 void downsample_min_max(std::span<const double> x, std::span<const double> y, double x0, double x1,
-                        int pixels, std::vector<PlotPoint>& out,
-                        const MinMaxPyramid* pyramid = nullptr);
+                        int pixels, std::vector<PlotPoint>& out, const MinMaxPyramid* pyramid = nullptr);
 
 // Several runs' series of one metric as one line: at every x that any run
 // has, the mean, min and max over the runs that have a point there.

@@ -27,8 +27,7 @@ std::vector<std::pair<std::string, std::vector<RunData*>>> groups_of(RunStore& s
     RunData* run = store.run(id);
     if (!run) continue;
     std::string value = param_of(*run, state.group_by);
-    auto it =
-        std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == value; });
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == value; });
     if (it == groups.end())
       groups.push_back({value, {run}});
     else
@@ -40,21 +39,18 @@ std::vector<std::pair<std::string, std::vector<RunData*>>> groups_of(RunStore& s
 uint64_t data_version(RunStore& store, const CompareState& state) {
   uint64_t v = 1469598103934665603ull;
   for (int64_t id : state.runs)
-    if (RunData* r = store.run(id))
-      v = (v ^ r->version) * 1099511628211ull ^ static_cast<uint64_t>(id);
+    if (RunData* r = store.run(id)) v = (v ^ r->version) * 1099511628211ull ^ static_cast<uint64_t>(id);
   return v;
 }
 
 // One legend entry (swatch + label), wrapping to a new line when the row is full.
 void legend_entry(size_t index, const std::string& label, const std::string& item, bool first) {
-  const float width =
-      12 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x;
+  const float width = 12 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label.c_str()).x;
   if (!first) {
     ImGui::SameLine(0, 16);
     if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
   }
-  ImGui::ColorButton(("##legend" + item).c_str(),
-                     ImGui::ColorConvertU32ToFloat4(series_color(index)),
+  ImGui::ColorButton(("##legend" + item).c_str(), ImGui::ColorConvertU32ToFloat4(series_color(index)),
                      ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
   ImGui::SameLine(0, ImGui::GetStyle().ItemInnerSpacing.x);
   ImGui::TextUnformatted(label.c_str());
@@ -71,10 +67,10 @@ void draw_legend(RunStore& store, CompareState& state) {
   } else {
     auto groups = groups_of(store, state);
     for (size_t i = 0; i < groups.size(); ++i)
-      legend_entry(i,
-                   state.group_by + "=" + groups[i].first + " (" +
-                       std::to_string(groups[i].second.size()) + " runs)",
-                   "legend/group/" + groups[i].first, i == 0);
+      legend_entry(
+          i,
+          state.group_by + "=" + groups[i].first + " (" + std::to_string(groups[i].second.size()) + " runs)",
+          "legend/group/" + groups[i].first, i == 0);
   }
 }
 
@@ -100,8 +96,7 @@ void update_tables(RunStore& store, CompareState& state, const std::vector<std::
       auto it = run->metrics.find(metric);
       core::MetricRunSummary row;
       if (it != run->metrics.end())
-        row = core::summarize_series(it->second.step, it->second.value,
-                                     core::best_direction(metric), at);
+        row = core::summarize_series(it->second.step, it->second.value, core::best_direction(metric), at);
       row.run = id;
       row.run_name = run->info.name;
       row.metric = metric;
@@ -160,9 +155,8 @@ void draw_summary(CompareState& state) {
   }
   ImGui::SameLine();
   ImGui::TextDisabled("%s", state.status.c_str());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
-                                ImGuiTableFlags_SizingStretchProp;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_Sortable | ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("summary", 6, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("metric", ImGuiTableColumnFlags_DefaultSort, 2.0f, 0);
@@ -174,8 +168,7 @@ void draw_summary(CompareState& state) {
     ImGui::TableHeadersRow();
     std::vector<const core::MetricRunSummary*> rows;
     for (const auto& r : state.summary) rows.push_back(&r);
-    if (const ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs();
-        specs && specs->SpecsCount > 0) {
+    if (const ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
       const auto& s = specs->Specs[0];
       auto key = [&](const core::MetricRunSummary* r) -> std::pair<double, std::string> {
         switch (s.ColumnUserID) {
@@ -203,8 +196,8 @@ void draw_summary(CompareState& state) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r->metric.c_str());
       ImGui::TableNextColumn();
-      size_t index = static_cast<size_t>(std::find(state.runs.begin(), state.runs.end(), r->run) -
-                                         state.runs.begin());
+      size_t index =
+          static_cast<size_t>(std::find(state.runs.begin(), state.runs.end(), r->run) - state.runs.begin());
       ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(series_color(index)), "#%lld",
                          static_cast<long long>(r->run));
       ImGui::TableNextColumn();
@@ -250,9 +243,8 @@ void draw_compare(RunStore& store, CompareState& state) {
 
   draw_legend(store, state);
   // Scripts and the benchmark wait for "compare/loaded": every run's first read is in.
-  const auto loading = std::count_if(state.runs.begin(), state.runs.end(), [&](int64_t id) {
-    return !store.run(id) || store.loading(id);
-  });
+  const auto loading = std::count_if(state.runs.begin(), state.runs.end(),
+                                     [&](int64_t id) { return !store.run(id) || store.loading(id); });
   if (loading > 0) {
     ImGui::SameLine(0, 16);
     ImGui::TextDisabled("loading %d of %zu runs...", static_cast<int>(loading), state.runs.size());
@@ -262,12 +254,10 @@ void draw_compare(RunStore& store, CompareState& state) {
   draw_plot_settings(state.plot);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(200);
-  if (ImGui::BeginCombo("group by",
-                        state.group_by.empty() ? "(each run)" : state.group_by.c_str())) {
+  if (ImGui::BeginCombo("group by", state.group_by.empty() ? "(each run)" : state.group_by.c_str())) {
     if (ImGui::Selectable("(each run)", state.group_by.empty())) state.group_by.clear();
     std::vector<core::ParamList> params;
-    for (int64_t id : state.runs)
-      params.push_back(store.run(id) ? store.run(id)->params : core::ParamList{});
+    for (int64_t id : state.runs) params.push_back(store.run(id) ? store.run(id)->params : core::ParamList{});
     for (const auto& row : core::config_diff(params, false)) {
       if (ImGui::Selectable(row.key.c_str(), state.group_by == row.key)) state.group_by = row.key;
       items().record_last_item("group_by/" + row.key);
@@ -282,12 +272,10 @@ void draw_compare(RunStore& store, CompareState& state) {
   draw_metric_picker(keys, state.chosen, state.user_chose, state.metric_filter);
   ImGui::EndChild();
   ImGui::SameLine();
-  ImGui::BeginChild(
-      "compare_plots",
-      ImVec2(avail.x - picker - tables - 2 * ImGui::GetStyle().ItemSpacing.x, avail.y), false);
+  ImGui::BeginChild("compare_plots",
+                    ImVec2(avail.x - picker - tables - 2 * ImGui::GetStyle().ItemSpacing.x, avail.y), false);
   const float w = state.plot.smoothing;
-  const auto groups =
-      state.group_by.empty() ? decltype(groups_of(store, state)){} : groups_of(store, state);
+  const auto groups = state.group_by.empty() ? decltype(groups_of(store, state)){} : groups_of(store, state);
   const uint64_t version = data_version(store, state);
   draw_plot_grid(metrics, state.plot, state.plots, [&](const std::string& metric) {
     std::vector<PlotSeries> series;

@@ -41,8 +41,8 @@ std::vector<std::string> shown_metrics(const std::vector<std::string>& keys,
   return out;
 }
 
-void draw_metric_picker(const std::vector<std::string>& keys, std::set<std::string>& chosen,
-                        bool& user_chose, std::string& filter) {
+void draw_metric_picker(const std::vector<std::string>& keys, std::set<std::string>& chosen, bool& user_chose,
+                        std::string& filter) {
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##metric_filter", "filter metrics", &filter);
   if (ImGui::SmallButton("all")) chosen.insert(keys.begin(), keys.end()), user_chose = true;
@@ -53,8 +53,7 @@ void draw_metric_picker(const std::vector<std::string>& keys, std::set<std::stri
     if (!filter.empty() && key.find(filter) == std::string::npos) continue;
     bool on = std::find(shown.begin(), shown.end(), key) != shown.end();
     if (ImGui::Checkbox(key.c_str(), &on)) {
-      if (!user_chose)
-        chosen = std::set<std::string>(shown.begin(), shown.end()), user_chose = true;
+      if (!user_chose) chosen = std::set<std::string>(shown.begin(), shown.end()), user_chose = true;
       if (on)
         chosen.insert(key);
       else
@@ -110,8 +109,8 @@ void draw_samples(const RunData& run, DashboardState& state) {
   steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
   if (state.sample_step < 0 || !std::binary_search(steps.begin(), steps.end(), state.sample_step))
     state.sample_step = static_cast<int>(steps.back());
-  int index = static_cast<int>(std::lower_bound(steps.begin(), steps.end(), state.sample_step) -
-                               steps.begin());
+  int index =
+      static_cast<int>(std::lower_bound(steps.begin(), steps.end(), state.sample_step) - steps.begin());
   ImGui::SetNextItemWidth(300);
   if (ImGui::SliderInt("step", &index, 0, static_cast<int>(steps.size()) - 1,
                        std::to_string(steps[index]).c_str()))
@@ -170,8 +169,7 @@ void draw_dashboard(RunStore& store, DashboardState& state) {
   // A run that died says why: its last error event.
   for (auto it = run->events.rbegin(); it != run->events.rend(); ++it)
     if (it->level == "error") {
-      ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "error (%s): %s", it->source.c_str(),
-                         it->text.c_str());
+      ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "error (%s): %s", it->source.c_str(), it->text.c_str());
       items().record_last_item("dashboard/error");
       break;
     }
@@ -192,8 +190,7 @@ void draw_dashboard(RunStore& store, DashboardState& state) {
       ImGui::SameLine();
       ImGui::BeginChild("plots", ImVec2(0, 0), false);
       if (keys.empty())
-        ImGui::TextDisabled(store.loading(info.id) ? "loading metrics..."
-                                                   : "no metrics logged yet");
+        ImGui::TextDisabled(store.loading(info.id) ? "loading metrics..." : "no metrics logged yet");
       const float w = state.plot.smoothing;
       draw_plot_grid(shown_metrics(keys, state.chosen, state.user_chose), state.plot, state.plots,
                      [&](const std::string& key) {
@@ -211,15 +208,15 @@ void draw_dashboard(RunStore& store, DashboardState& state) {
       ImGui::EndChild();
       ImGui::EndTabItem();
     }
-    bool events = ImGui::BeginTabItem(
-        ("Events (" + std::to_string(run->events.size()) + ")###events").c_str());
+    bool events =
+        ImGui::BeginTabItem(("Events (" + std::to_string(run->events.size()) + ")###events").c_str());
     items().record_last_item("tab/Events");
     if (events) {
       draw_events(*run);
       ImGui::EndTabItem();
     }
-    bool samples = ImGui::BeginTabItem(
-        ("Samples (" + std::to_string(run->samples.size()) + ")###samples").c_str());
+    bool samples =
+        ImGui::BeginTabItem(("Samples (" + std::to_string(run->samples.size()) + ")###samples").c_str());
     items().record_last_item("tab/Samples");
     if (samples) {
       draw_samples(*run, state);

@@ -61,18 +61,16 @@ struct PollMemory {
 };
 
 // One poll: the run list, details that are due, and new rows of watched runs.
-void poll_once(core::TrackingReader& reader, const std::set<int64_t>& watched,
-               const std::set<int64_t>& stale, bool refresh_all, PollMemory& memory,
-               FetchedRuns& out) {
+void poll_once(core::TrackingReader& reader, const std::set<int64_t>& watched, const std::set<int64_t>& stale,
+               bool refresh_all, PollMemory& memory, FetchedRuns& out) {
   auto now = std::chrono::steady_clock::now();
   out.has_list = true;
   out.list = reader.list_runs();
   for (const core::RunInfo& info : out.list) {
     const bool running = info.status == "running";
     auto seen = memory.status_seen.find(info.id);
-    bool due = seen == memory.status_seen.end() || seen->second != info.status ||
-               stale.count(info.id) || refresh_all ||
-               (running && now - memory.details_at[info.id] > kRunningDetailsEvery);
+    bool due = seen == memory.status_seen.end() || seen->second != info.status || stale.count(info.id) ||
+               refresh_all || (running && now - memory.details_at[info.id] > kRunningDetailsEvery);
     memory.status_seen[info.id] = info.status;
     if (!due) continue;
     memory.details_at[info.id] = now;
@@ -223,8 +221,7 @@ void RunStore::poll_loop() {
     std::unique_lock<std::mutex> lock(mu_);
     error_ = error;
     connected_ = reader != nullptr;
-    wake_.wait_for(lock, std::chrono::milliseconds(poll_ms_),
-                   [&] { return stop_ || refresh_all_; });
+    wake_.wait_for(lock, std::chrono::milliseconds(poll_ms_), [&] { return stop_ || refresh_all_; });
   }
 }
 
@@ -301,8 +298,7 @@ bool RunStore::writable(int64_t id, std::string& error) {
     return false;
   }
   if (run->info.status == "running") {
-    error =
-        "run " + std::to_string(id) + " is still running; the GUI does not change a running run";
+    error = "run " + std::to_string(id) + " is still running; the GUI does not change a running run";
     return false;
   }
   return true;
@@ -327,16 +323,18 @@ bool RunStore::change_run(int64_t id, bool details_change,
 }
 
 bool RunStore::rename_run(int64_t id, const std::string& name, std::string& error) {
-  return change_run(id, false, [&](core::TrackingAdmin& admin) { admin.rename_run(id, name); }, error);
+  return change_run(
+      id, false, [&](core::TrackingAdmin& admin) { admin.rename_run(id, name); }, error);
 }
 
-bool RunStore::set_tag(int64_t id, const std::string& key, const std::string& value,
-                       std::string& error) {
-  return change_run(id, true, [&](core::TrackingAdmin& admin) { admin.set_tag(id, key, value); }, error);
+bool RunStore::set_tag(int64_t id, const std::string& key, const std::string& value, std::string& error) {
+  return change_run(
+      id, true, [&](core::TrackingAdmin& admin) { admin.set_tag(id, key, value); }, error);
 }
 
 bool RunStore::remove_tag(int64_t id, const std::string& key, std::string& error) {
-  return change_run(id, true, [&](core::TrackingAdmin& admin) { admin.remove_tag(id, key); }, error);
+  return change_run(
+      id, true, [&](core::TrackingAdmin& admin) { admin.remove_tag(id, key); }, error);
 }
 
 bool RunStore::delete_runs(const std::vector<int64_t>& ids, std::string& error) {

@@ -36,8 +36,7 @@ std::string duration(const core::RunInfo& run) {
 
 std::string tags_text(const RunData& run) {
   std::string out;
-  for (const auto& [k, v] : run.tags)
-    out += (out.empty() ? "" : " ") + k + (v.empty() ? "" : "=" + v);
+  for (const auto& [k, v] : run.tags) out += (out.empty() ? "" : " ") + k + (v.empty() ? "" : "=" + v);
   return out;
 }
 
@@ -52,8 +51,7 @@ bool matches(const RunData& run, const RunsTableState& state) {
     const auto& i = run.info;
     bool hit = contains_ci(i.name, state.filter) || contains_ci(i.experiment_file, state.filter) ||
                contains_ci(i.algorithm, state.filter) || contains_ci(i.status, state.filter) ||
-               contains_ci(tags_text(run), state.filter) ||
-               contains_ci(std::to_string(i.id), state.filter);
+               contains_ci(tags_text(run), state.filter) || contains_ci(std::to_string(i.id), state.filter);
     if (!hit) return false;
   }
   if (!state.param_filter.empty()) {
@@ -75,19 +73,7 @@ ImVec4 status_color(const std::string& status) {
   return ImVec4(1, 0.75f, 0.3f, 1);
 }
 
-enum Column {
-  kName,
-  kId,
-  kExperiment,
-  kAlgorithm,
-  kStatus,
-  kSteps,
-  kBest,
-  kLast,
-  kStart,
-  kDuration,
-  kTags
-};
+enum Column { kName, kId, kExperiment, kAlgorithm, kStatus, kSteps, kBest, kLast, kStart, kDuration, kTags };
 
 void sort_rows(std::vector<const RunData*>& rows, const ImGuiTableSortSpecs* specs) {
   if (!specs || specs->SpecsCount == 0) return;
@@ -142,9 +128,8 @@ void draw_popups(RunStore& store, RunsTableState& state) {
     if (recorded_button("OK##rename") || enter) {
       std::string error;
       int64_t id = *state.selected.begin();
-      state.status = store.rename_run(id, state.rename_text, error)
-                         ? "renamed run " + std::to_string(id)
-                         : "not renamed: " + error;
+      state.status = store.rename_run(id, state.rename_text, error) ? "renamed run " + std::to_string(id)
+                                                                    : "not renamed: " + error;
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
@@ -168,8 +153,8 @@ void draw_popups(RunStore& store, RunsTableState& state) {
                               eq == std::string::npos ? "" : state.tag_text.substr(eq + 1), error);
         }
       }
-      state.status = ok ? "tagged " + std::to_string(state.selected.size()) + " run(s)"
-                        : "not tagged: " + error;
+      state.status =
+          ok ? "tagged " + std::to_string(state.selected.size()) + " run(s)" : "not tagged: " + error;
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
@@ -202,9 +187,7 @@ void draw_popups(RunStore& store, RunsTableState& state) {
 
 }  // namespace
 
-std::string run_label(const RunData& run) {
-  return "#" + std::to_string(run.info.id) + " " + run.info.name;
-}
+std::string run_label(const RunData& run) { return "#" + std::to_string(run.info.id) + " " + run.info.name; }
 
 void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& requests) {
   ImGui::SetNextItemWidth(260);
@@ -260,15 +243,14 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
   for (int64_t id : store.run_ids())
     if (const RunData* r = store.run(id); r && matches(*r, state)) rows.push_back(r);
 
-  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg |
-                                ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY |
-                                ImGuiTableFlags_Resizable | ImGuiTableFlags_SizingStretchProp;
+  const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_SizingStretchProp;
   if (ImGui::BeginTable("runs", 11, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("name", ImGuiTableColumnFlags_WidthStretch, 2.0f, kName);
     ImGui::TableSetupColumn(
-        "id", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending, 0.5f,
-        kId);
+        "id", ImGuiTableColumnFlags_DefaultSort | ImGuiTableColumnFlags_PreferSortDescending, 0.5f, kId);
     ImGui::TableSetupColumn("experiment", 0, 2.0f, kExperiment);
     ImGui::TableSetupColumn("algorithm", 0, 1.0f, kAlgorithm);
     ImGui::TableSetupColumn("status", 0, 1.0f, kStatus);
@@ -298,9 +280,8 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
       ImGui::TableSetColumnIndex(0);
       bool selected = state.selected.count(i.id) > 0;
       ImGui::PushID(static_cast<int>(i.id));
-      if (ImGui::Selectable(
-              i.name.empty() ? "(unnamed)" : i.name.c_str(), selected,
-              ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick)) {
+      if (ImGui::Selectable(i.name.empty() ? "(unnamed)" : i.name.c_str(), selected,
+                            ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick)) {
         ImGuiIO& io = ImGui::GetIO();
         if (io.KeyShift && state.anchor) {
           auto a = std::find(state.visible.begin(), state.visible.end(), state.anchor);

@@ -87,8 +87,8 @@ inline constexpr size_t kDefaultMetrics = 12;
 // The x/smoothing/log/columns controls; returns true when any changed.
 bool draw_plot_settings(PlotSettings& settings);
 // A checkbox list of metric keys with a filter; `chosen` is the user's pick.
-void draw_metric_picker(const std::vector<std::string>& keys, std::set<std::string>& chosen,
-                        bool& user_chose, std::string& filter);
+void draw_metric_picker(const std::vector<std::string>& keys, std::set<std::string>& chosen, bool& user_chose,
+                        std::string& filter);
 // The metrics to show: the user's pick, else the first kDefaultMetrics keys.
 std::vector<std::string> shown_metrics(const std::vector<std::string>& keys,
                                        const std::set<std::string>& chosen, bool user_chose);
@@ -132,8 +132,7 @@ void draw_plot_grid(const std::vector<std::string>& metrics, const PlotSettings&
     } else {
       ImGui::TextUnformatted(metrics[i].c_str());
       std::vector<PlotSeries> series = series_of(metrics[i]);
-      line_plot(("plot/" + metrics[i]).c_str(), states[metrics[i]], series, options,
-                ImVec2(width, height));
+      line_plot(("plot/" + metrics[i]).c_str(), states[metrics[i]], series, options, ImVec2(width, height));
     }
     ImGui::EndGroup();
   }

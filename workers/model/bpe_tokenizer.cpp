@@ -66,7 +66,7 @@ std::vector<CodePoint> decode_utf8(std::string_view s) {
 }
 
 struct ByteTable {
-  std::array<std::string, 256> char_of_byte;    // byte -> UTF-8 of its printable stand-in
+  std::array<std::string, 256> char_of_byte;  // byte -> UTF-8 of its printable stand-in
   std::unordered_map<uint32_t, uint8_t> byte_of_cp;
   ByteTable() {
     uint32_t next = 256;
@@ -92,20 +92,22 @@ enum class CharClass { kLetter, kNumber, kSpace, kOther };
 bool in(uint32_t cp, uint32_t lo, uint32_t hi) { return cp >= lo && cp <= hi; }
 
 bool is_space(uint32_t cp) {
-  return in(cp, 0x09, 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 || in(cp, 0x2000, 0x200A) ||
-         cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+  return in(cp, 0x09, 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+         in(cp, 0x2000, 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
+         cp == 0x3000;
 }
 
 bool is_number(uint32_t cp) {
   if (cp < 0x80) return in(cp, '0', '9');
   static constexpr std::pair<uint32_t, uint32_t> kRanges[] = {
-      {0xB2, 0xB3},     {0xB9, 0xB9},     {0xBC, 0xBE},     {0x660, 0x669},   {0x6F0, 0x6F9},   {0x7C0, 0x7C9},
-      {0x966, 0x96F},   {0x9E6, 0x9EF},   {0xA66, 0xA6F},   {0xAE6, 0xAEF},   {0xB66, 0xB6F},   {0xBE6, 0xBF2},
-      {0xC66, 0xC6F},   {0xCE6, 0xCEF},   {0xD66, 0xD78},   {0xE50, 0xE59},   {0xED0, 0xED9},   {0xF20, 0xF33},
-      {0x1040, 0x1049}, {0x17E0, 0x17E9}, {0x1810, 0x1819}, {0x2070, 0x2070}, {0x2074, 0x2079}, {0x2080, 0x2089},
-      {0x2150, 0x2182}, {0x2185, 0x2189}, {0x2460, 0x249B}, {0x24EA, 0x24FF}, {0x2776, 0x2793}, {0x3007, 0x3007},
-      {0x3021, 0x3029}, {0x3038, 0x303A}, {0x3192, 0x3195}, {0x3220, 0x3229}, {0x3248, 0x324F}, {0x3251, 0x325F},
-      {0x3280, 0x3289}, {0x32B1, 0x32BF}, {0xFF10, 0xFF19}, {0x1D7CE, 0x1D7FF}};
+      {0xB2, 0xB3},     {0xB9, 0xB9},     {0xBC, 0xBE},     {0x660, 0x669},   {0x6F0, 0x6F9},
+      {0x7C0, 0x7C9},   {0x966, 0x96F},   {0x9E6, 0x9EF},   {0xA66, 0xA6F},   {0xAE6, 0xAEF},
+      {0xB66, 0xB6F},   {0xBE6, 0xBF2},   {0xC66, 0xC6F},   {0xCE6, 0xCEF},   {0xD66, 0xD78},
+      {0xE50, 0xE59},   {0xED0, 0xED9},   {0xF20, 0xF33},   {0x1040, 0x1049}, {0x17E0, 0x17E9},
+      {0x1810, 0x1819}, {0x2070, 0x2070}, {0x2074, 0x2079}, {0x2080, 0x2089}, {0x2150, 0x2182},
+      {0x2185, 0x2189}, {0x2460, 0x249B}, {0x24EA, 0x24FF}, {0x2776, 0x2793}, {0x3007, 0x3007},
+      {0x3021, 0x3029}, {0x3038, 0x303A}, {0x3192, 0x3195}, {0x3220, 0x3229}, {0x3248, 0x324F},
+      {0x3251, 0x325F}, {0x3280, 0x3289}, {0x32B1, 0x32BF}, {0xFF10, 0xFF19}, {0x1D7CE, 0x1D7FF}};
   for (const auto& [lo, hi] : kRanges) {
     if (in(cp, lo, hi)) return true;
   }
@@ -116,15 +118,15 @@ bool is_number(uint32_t cp) {
 bool is_other(uint32_t cp) {
   if (in(cp, 0x80, 0xBF)) return cp != 0xAA && cp != 0xB5 && cp != 0xBA;  // ª µ º are letters
   static constexpr std::pair<uint32_t, uint32_t> kRanges[] = {
-      {0xD7, 0xD7},       {0xF7, 0xF7},       {0x2C2, 0x2C5},     {0x2D2, 0x2DF},     {0x2E5, 0x2EB},
-      {0x2ED, 0x2ED},     {0x2EF, 0x36F},     {0x37E, 0x37E},     {0x384, 0x385},     {0x387, 0x387},
-      {0x55A, 0x55F},     {0x589, 0x58A},     {0x5BE, 0x5BE},     {0x5C0, 0x5C0},     {0x5C3, 0x5C3},
-      {0x5F3, 0x5F4},     {0x600, 0x60F},     {0x61B, 0x61F},     {0x64B, 0x65F},     {0x66A, 0x66D},
-      {0x6D4, 0x6D4},     {0x964, 0x965},     {0x970, 0x970},     {0xE3F, 0xE3F},     {0x2000, 0x206F},
-      {0x20A0, 0x20FF},   {0x2190, 0x245F},   {0x2500, 0x2775},   {0x2794, 0x2BFF},   {0x2E00, 0x2E7F},
-      {0x3001, 0x3006},   {0x3008, 0x3020},   {0x302A, 0x3030},   {0x303D, 0x303F},   {0x30FB, 0x30FB},
-      {0xFE00, 0xFE0F},   {0xFE10, 0xFE1F},   {0xFE30, 0xFE6F},   {0xFEFF, 0xFEFF},   {0xFF01, 0xFF0F},
-      {0xFF1A, 0xFF20},   {0xFF3B, 0xFF40},   {0xFF5B, 0xFF65},   {0xFFE0, 0xFFFF},   {0x1F000, 0x1FAFF},
+      {0xD7, 0xD7},      {0xF7, 0xF7},     {0x2C2, 0x2C5},   {0x2D2, 0x2DF},   {0x2E5, 0x2EB},
+      {0x2ED, 0x2ED},    {0x2EF, 0x36F},   {0x37E, 0x37E},   {0x384, 0x385},   {0x387, 0x387},
+      {0x55A, 0x55F},    {0x589, 0x58A},   {0x5BE, 0x5BE},   {0x5C0, 0x5C0},   {0x5C3, 0x5C3},
+      {0x5F3, 0x5F4},    {0x600, 0x60F},   {0x61B, 0x61F},   {0x64B, 0x65F},   {0x66A, 0x66D},
+      {0x6D4, 0x6D4},    {0x964, 0x965},   {0x970, 0x970},   {0xE3F, 0xE3F},   {0x2000, 0x206F},
+      {0x20A0, 0x20FF},  {0x2190, 0x245F}, {0x2500, 0x2775}, {0x2794, 0x2BFF}, {0x2E00, 0x2E7F},
+      {0x3001, 0x3006},  {0x3008, 0x3020}, {0x302A, 0x3030}, {0x303D, 0x303F}, {0x30FB, 0x30FB},
+      {0xFE00, 0xFE0F},  {0xFE10, 0xFE1F}, {0xFE30, 0xFE6F}, {0xFEFF, 0xFEFF}, {0xFF01, 0xFF0F},
+      {0xFF1A, 0xFF20},  {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}, {0xFFE0, 0xFFFF}, {0x1F000, 0x1FAFF},
       {0xE0000, 0xE007F}};
   for (const auto& [lo, hi] : kRanges) {
     if (in(cp, lo, hi)) return true;
@@ -321,11 +323,13 @@ BpeTokenizer::BpeTokenizer(const std::string& json_text, const std::string& sour
         have_pattern = true;
       }
     } else if (t == "Split") {
-      const std::string pattern = s.contains("pattern") ? json_string(s.at("pattern").value("Regex", Json(""))) : "";
+      const std::string pattern =
+          s.contains("pattern") ? json_string(s.at("pattern").value("Regex", Json(""))) : "";
       if (s.value("behavior", std::string()) != "Isolated" || s.value("invert", false)) {
         fail(source, "pre_tokenizer Split must have behavior 'Isolated' and invert false");
       }
-      if (pattern.find("\\p{N}{1,3}") != std::string::npos && pattern.find("[^\\r\\n\\p{L}\\p{N}]?\\p{L}+") != std::string::npos) {
+      if (pattern.find("\\p{N}{1,3}") != std::string::npos &&
+          pattern.find("[^\\r\\n\\p{L}\\p{N}]?\\p{L}+") != std::string::npos) {
         pretokenizer_ = Pretokenizer::kQwen2Llama3;
         max_digits_ = 3;
       } else if (pattern.find("[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|") != std::string::npos) {
@@ -335,8 +339,9 @@ BpeTokenizer::BpeTokenizer(const std::string& json_text, const std::string& sour
         pretokenizer_ = Pretokenizer::kGpt2;
         max_digits_ = 0;
       } else {
-        fail(source, "pre_tokenizer Split pattern '" + pattern +
-                         "' is not one of the supported families (GPT-2, Qwen2, Llama 3; see bpe_tokenizer.h)");
+        fail(source,
+             "pre_tokenizer Split pattern '" + pattern +
+                 "' is not one of the supported families (GPT-2, Qwen2, Llama 3; see bpe_tokenizer.h)");
       }
       have_pattern = true;
     } else {
@@ -357,8 +362,8 @@ std::vector<std::string> BpeTokenizer::pretokenize(std::string_view text) const 
   std::vector<std::string> out;
   size_t i = 0;
   while (i < s.n) {
-    const size_t j =
-        pretokenizer_ == Pretokenizer::kGpt2 ? s.next_gpt2(i) : s.next_qwen(i, static_cast<size_t>(max_digits_));
+    const size_t j = pretokenizer_ == Pretokenizer::kGpt2 ? s.next_gpt2(i)
+                                                          : s.next_qwen(i, static_cast<size_t>(max_digits_));
     out.emplace_back(text.substr(s.cps[i].begin, s.cps[j - 1].end - s.cps[i].begin));
     i = j;
   }
@@ -412,7 +417,8 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int64_t>& out)
     }
     for (const auto& sym : symbols) {
       auto it = vocab_.find(sym);
-      if (it == vocab_.end()) fail(source_, "the vocabulary has no token for '" + sym + "' (a byte-level BPE needs all 256 bytes)");
+      if (it == vocab_.end())
+        fail(source_, "the vocabulary has no token for '" + sym + "' (a byte-level BPE needs all 256 bytes)");
       ids.push_back(it->second);
     }
   }
@@ -491,7 +497,8 @@ void BpeTokenizer::set_special_tokens(const std::string& bos, const std::string&
   auto resolve = [&](const std::string& name, const char* setting) -> int64_t {
     if (name.empty()) return -1;
     auto id = token_id(name);
-    if (!id) fail(source, std::string("'") + setting + "' is '" + name + "', which is not a token of " + source_);
+    if (!id)
+      fail(source, std::string("'") + setting + "' is '" + name + "', which is not a token of " + source_);
     return *id;
   };
   special_ids_.bos = resolve(bos, "bos_token");

@@ -77,9 +77,9 @@ class BpeTokenizer : public Tokenizer {
   enum class AddedKind : uint8_t { kNone, kPlain, kSpecial };
   std::vector<AddedKind> added_kind_;  // by id
   Pretokenizer pretokenizer_ = Pretokenizer::kGpt2;
-  int64_t max_digits_ = 0;         // \p{N}{1,K}; 0 = unlimited (GPT-2's \p{N}+)
+  int64_t max_digits_ = 0;  // \p{N}{1,K}; 0 = unlimited (GPT-2's \p{N}+)
   bool add_prefix_space_ = false;
-  bool ignore_merges_ = false;     // a pre-token that is a whole vocab entry is one token
+  bool ignore_merges_ = false;  // a pre-token that is a whole vocab entry is one token
   int64_t vocab_size_ = 0;
   mutable std::mutex cache_mutex_;
   mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;

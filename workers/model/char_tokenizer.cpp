@@ -22,7 +22,8 @@ CharTokenizer::CharTokenizer(std::string_view alphabet) : alphabet_(alphabet) {
   id_of_byte_.fill(-1);
   for (size_t i = 0; i < alphabet_.size(); ++i) {
     const auto c = static_cast<unsigned char>(alphabet_[i]);
-    if (id_of_byte_[c] >= 0) throw ModelError("char tokenizer: character " + describe(c) + " appears twice in the alphabet");
+    if (id_of_byte_[c] >= 0)
+      throw ModelError("char tokenizer: character " + describe(c) + " appears twice in the alphabet");
     id_of_byte_[c] = 3 + static_cast<int64_t>(i);
   }
   special_ids_ = {kBos, kEos, kPad};
@@ -34,7 +35,8 @@ std::vector<int64_t> CharTokenizer::encode(std::string_view text) const {
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
     if (id_of_byte_[c] < 0) {
-      throw ModelError("char tokenizer: character " + describe(c) + " is not in the alphabet \"" + alphabet_ + "\"");
+      throw ModelError("char tokenizer: character " + describe(c) + " is not in the alphabet \"" + alphabet_ +
+                       "\"");
     }
     ids.push_back(id_of_byte_[c]);
   }
@@ -45,7 +47,8 @@ std::string CharTokenizer::decode(const std::vector<int64_t>& ids, bool skip_spe
   std::string text;
   for (int64_t id : ids) {
     if (id < 0 || id >= vocab_size()) {
-      throw ModelError("char tokenizer: id " + std::to_string(id) + " is outside [0, " + std::to_string(vocab_size()) + ")");
+      throw ModelError("char tokenizer: id " + std::to_string(id) + " is outside [0, " +
+                       std::to_string(vocab_size()) + ")");
     }
     if (id < 3) {
       if (!skip_special_tokens) text += kSpecialNames[id];

@@ -104,7 +104,8 @@ void FlatAdamW::step(double lr) {
   const double correction2 = 1.0 - std::pow(beta2, static_cast<double>(steps_));
   if (values_.is_cpu() && values_.scalar_type() == torch::kFloat32) {
     adamw_in_one_pass(values_.data_ptr<float>(), gradients_.data_ptr<float>(), exp_avg_.data_ptr<float>(),
-                      exp_avg_sq_.data_ptr<float>(), values_.numel(), settings_, lr, correction1, correction2);
+                      exp_avg_sq_.data_ptr<float>(), values_.numel(), settings_, lr, correction1,
+                      correction2);
   } else {
     if (settings_.weight_decay != 0) values_.mul_(1.0 - lr * settings_.weight_decay);
     exp_avg_.lerp_(gradients_, 1.0 - beta1);

@@ -35,10 +35,11 @@ void check_inputs(const TransformerConfig& c, const torch::Tensor& ids, const to
     throw ModelError("generate: 'max_new_tokens' must be positive, got " + std::to_string(o.max_new_tokens));
   }
   const int64_t prompt_len = ids.size(1);
-  const std::string context = " the context (setting 'max_position_embeddings' = " +
-                              std::to_string(c.max_position_embeddings) + ")";
+  const std::string context =
+      " the context (setting 'max_position_embeddings' = " + std::to_string(c.max_position_embeddings) + ")";
   if (prompt_len > c.max_position_embeddings) {
-    throw ModelError("generate: a prompt of " + std::to_string(prompt_len) + " tokens is longer than" + context);
+    throw ModelError("generate: a prompt of " + std::to_string(prompt_len) + " tokens is longer than" +
+                     context);
   }
   if (prompt_len + o.max_new_tokens > c.max_position_embeddings) {
     throw ModelError("generate: a prompt of " + std::to_string(prompt_len) + " tokens + 'max_new_tokens' " +
@@ -55,8 +56,8 @@ void check_inputs(const TransformerConfig& c, const torch::Tensor& ids, const to
 
 }  // namespace
 
-GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, const torch::Tensor& prompt_mask,
-                          const GenerationOptions& options) {
+GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids,
+                          const torch::Tensor& prompt_mask, const GenerationOptions& options) {
   const TransformerConfig& config = model->config();
   check_inputs(config, prompt_ids, prompt_mask, options);
   c10::InferenceMode inference;
@@ -75,7 +76,8 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, c
   GenerationResult result;
   result.responses = torch::full({batch, max_new}, pad, i64);
   result.response_mask = torch::zeros({batch, max_new}, i64);
-  result.log_probs = torch::zeros({batch, max_new}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
+  result.log_probs =
+      torch::zeros({batch, max_new}, torch::TensorOptions().dtype(torch::kFloat32).device(device));
   if (batch == 0) {
     result.response_lengths = torch::zeros({0}, i64);
     return result;
@@ -163,7 +165,8 @@ PaddedPrompts left_pad(const std::vector<std::vector<int64_t>>& prompts, int64_t
   int64_t width = 0;
   for (const auto& p : prompts) width = std::max<int64_t>(width, static_cast<int64_t>(p.size()));
   const int64_t batch = static_cast<int64_t>(prompts.size());
-  PaddedPrompts out{torch::full({batch, width}, pad_token_id, torch::kInt64), torch::zeros({batch, width}, torch::kInt64)};
+  PaddedPrompts out{torch::full({batch, width}, pad_token_id, torch::kInt64),
+                    torch::zeros({batch, width}, torch::kInt64)};
   auto ids = out.ids.accessor<int64_t, 2>();
   auto mask = out.mask.accessor<int64_t, 2>();
   for (int64_t b = 0; b < batch; ++b) {

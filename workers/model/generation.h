@@ -35,9 +35,9 @@ struct GenerationOptions {
 };
 
 struct GenerationResult {
-  torch::Tensor responses;         // [B, max_new_tokens] int64, pad after the end
-  torch::Tensor response_mask;     // [B, max_new_tokens] int64, 1 for generated tokens (stop token included)
-  torch::Tensor log_probs;         // [B, max_new_tokens] float32 (see sample_next_tokens); 0 where the mask is 0
+  torch::Tensor responses;      // [B, max_new_tokens] int64, pad after the end
+  torch::Tensor response_mask;  // [B, max_new_tokens] int64, 1 for generated tokens (stop token included)
+  torch::Tensor log_probs;      // [B, max_new_tokens] float32 (see sample_next_tokens); 0 where the mask is 0
   torch::Tensor response_lengths;  // [B] int64
 };
 
@@ -45,8 +45,8 @@ struct GenerationResult {
 // row needs at least one real token). Runs without autograd. Throws
 // ModelError when P + max_new_tokens exceeds the context
 // (max_position_embeddings) or an option is out of range.
-GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids, const torch::Tensor& prompt_mask,
-                          const GenerationOptions& options);
+GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids,
+                          const torch::Tensor& prompt_mask, const GenerationOptions& options);
 
 // Token lists -> left-padded ids [B, P] and mask [B, P] (P = longest).
 struct PaddedPrompts {

@@ -19,9 +19,11 @@ namespace fs = std::filesystem;
 
 // Layer-local renames: RLWB name -> HF name (after "layers.i.").
 constexpr std::pair<const char*, const char*> kLayerNames[] = {
-    {"attn_norm.", "input_layernorm."}, {"wq.", "self_attn.q_proj."},     {"wk.", "self_attn.k_proj."},
-    {"wv.", "self_attn.v_proj."},       {"wo.", "self_attn.o_proj."},     {"ffn_norm.", "post_attention_layernorm."},
-    {"ffn_gate.", "mlp.gate_proj."},    {"ffn_up.", "mlp.up_proj."},      {"ffn_down.", "mlp.down_proj."},
+    {"attn_norm.", "input_layernorm."}, {"wq.", "self_attn.q_proj."},
+    {"wk.", "self_attn.k_proj."},       {"wv.", "self_attn.v_proj."},
+    {"wo.", "self_attn.o_proj."},       {"ffn_norm.", "post_attention_layernorm."},
+    {"ffn_gate.", "mlp.gate_proj."},    {"ffn_up.", "mlp.up_proj."},
+    {"ffn_down.", "mlp.down_proj."},
 };
 
 std::string shape_text(at::IntArrayRef shape) {
@@ -42,7 +44,8 @@ class CheckpointTensors {
     } else if (fs::exists(index)) {
       read_index(dir, index);
     } else {
-      throw ModelError(dir.string() + ": no model.safetensors or model.safetensors.index.json in the checkpoint");
+      throw ModelError(dir.string() +
+                       ": no model.safetensors or model.safetensors.index.json in the checkpoint");
     }
   }
 
@@ -102,11 +105,15 @@ bool ignorable(const std::string& hf_name, const TransformerConfig& c) {
 
 std::string torch_dtype_name(torch::Dtype dtype) {
   switch (dtype) {
-    case torch::kFloat32: return "float32";
-    case torch::kBFloat16: return "bfloat16";
-    case torch::kFloat16: return "float16";
-    default: throw ModelError(std::string("save_hf_checkpoint: dtype ") + c10::toString(dtype) +
-                              " is not a checkpoint dtype (float32, bfloat16, float16)");
+    case torch::kFloat32:
+      return "float32";
+    case torch::kBFloat16:
+      return "bfloat16";
+    case torch::kFloat16:
+      return "float16";
+    default:
+      throw ModelError(std::string("save_hf_checkpoint: dtype ") + c10::toString(dtype) +
+                       " is not a checkpoint dtype (float32, bfloat16, float16)");
   }
 }
 
@@ -127,7 +134,8 @@ std::string hf_tensor_name(const std::string& name) {
 }
 
 Transformer load_hf_checkpoint(const fs::path& dir, const LoadOptions& options) {
-  if (!fs::is_directory(dir)) throw ModelError(dir.string() + ": not a checkpoint directory (it does not exist)");
+  if (!fs::is_directory(dir))
+    throw ModelError(dir.string() + ": not a checkpoint directory (it does not exist)");
   const fs::path config_path = dir / "config.json";
   TransformerConfig config = read_hf_config(config_path);
   const Head stored_head = config.head;
@@ -156,8 +164,9 @@ Transformer load_hf_checkpoint(const fs::path& dir, const LoadOptions& options) 
       const SafetensorsReader& file = tensors.file_of(hf_name);
       const SafetensorsEntry& entry = file.entry(hf_name);
       if (at::IntArrayRef(entry.shape) != param.sizes()) {
-        throw ModelError(file.path().string() + ": tensor '" + hf_name + "' has shape " + shape_text(entry.shape) +
-                         " but " + config_path.string() + " implies " + shape_text(param.sizes()));
+        throw ModelError(file.path().string() + ": tensor '" + hf_name + "' has shape " +
+                         shape_text(entry.shape) + " but " + config_path.string() + " implies " +
+                         shape_text(param.sizes()));
       }
       param.copy_(file.tensor(hf_name));
       used.insert(hf_name);

@@ -49,7 +49,8 @@ struct SaveOptions {
 
 // Writes config.json and model.safetensors into dir (created if needed;
 // existing files of those names are replaced).
-void save_hf_checkpoint(Transformer& model, const std::filesystem::path& dir, const SaveOptions& options = {});
+void save_hf_checkpoint(Transformer& model, const std::filesystem::path& dir,
+                        const SaveOptions& options = {});
 
 // RLWB parameter name -> HF tensor name (see the table above).
 std::string hf_tensor_name(const std::string& rlwb_name);

@@ -8,12 +8,14 @@
 
 namespace rlwb::workers::model {
 
-KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity, torch::TensorOptions options)
+KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity,
+                 torch::TensorOptions options)
     : batch_(batch), capacity_(capacity) {
   keys_.reserve(config.num_layers);
   values_.reserve(config.num_layers);
   for (int64_t i = 0; i < config.num_layers; ++i) {
-    keys_.push_back(torch::empty({batch, config.num_kv_heads, capacity, config.resolved_head_dim()}, options));
+    keys_.push_back(
+        torch::empty({batch, config.num_kv_heads, capacity, config.resolved_head_dim()}, options));
     values_.push_back(torch::empty_like(keys_.back()));
   }
 }

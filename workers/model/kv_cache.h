@@ -36,7 +36,8 @@ class KVCache {
   // Stores k and v ([B, Hkv, T, D]) of `layer` at positions [length, length+T)
   // and returns views of positions [0, length+T). Throws ModelError when
   // length+T exceeds the capacity.
-  std::pair<torch::Tensor, torch::Tensor> append(int64_t layer, const torch::Tensor& k, const torch::Tensor& v);
+  std::pair<torch::Tensor, torch::Tensor> append(int64_t layer, const torch::Tensor& k,
+                                                 const torch::Tensor& v);
 
   // Called once every layer has appended T positions.
   void advance(int64_t t) { length_ += t; }

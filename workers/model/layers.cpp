@@ -55,7 +55,8 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
 torch::Tensor rope_inverse_frequencies(const TransformerConfig& config) {
   const int64_t dim = config.resolved_head_dim();
   // inv_freq[i] = 1 / theta^(2i / D)
-  torch::Tensor exponents = torch::arange(0, dim, 2, torch::kInt64).to(torch::kFloat32) / static_cast<double>(dim);
+  torch::Tensor exponents =
+      torch::arange(0, dim, 2, torch::kInt64).to(torch::kFloat32) / static_cast<double>(dim);
   torch::Tensor inv_freq = 1.0 / torch::pow(config.rope_theta, exponents);
   const RopeScaling& s = config.rope_scaling;
   if (s.type == "linear") {
@@ -79,7 +80,7 @@ torch::Tensor rope_inverse_frequencies(const TransformerConfig& config) {
 RopeTables rope_tables(const TransformerConfig& config, int64_t positions) {
   torch::Tensor inv_freq = rope_inverse_frequencies(config);
   torch::Tensor p = torch::arange(positions, torch::kInt64).to(torch::kFloat32);
-  torch::Tensor angles = torch::outer(p, inv_freq);          // [positions, D/2]
+  torch::Tensor angles = torch::outer(p, inv_freq);              // [positions, D/2]
   torch::Tensor emb = torch::cat({angles, angles}, /*dim=*/-1);  // [positions, D]
   torch::Tensor sign = torch::cat({-torch::ones_like(inv_freq), torch::ones_like(inv_freq)});
   return {emb.cos(), emb.sin() * sign};
@@ -87,7 +88,7 @@ RopeTables rope_tables(const TransformerConfig& config, int64_t positions) {
 
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   torch::Tensor swapped = x.roll(x.size(-1) / 2, -1);  // [x2, x1]
-  return torch::addcmul(x * cos, swapped, sin);       // x cos + [-x2, x1] sin
+  return torch::addcmul(x * cos, swapped, sin);        // x cos + [-x2, x1] sin
 }
 
 torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries) {
@@ -98,7 +99,7 @@ torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries
   torch::Tensor causal = key_pos <= query_pos;                                             // [T, S]
   torch::Tensor self = key_pos == query_pos;
   torch::Tensor real_key = key_mask.to(torch::kBool).view({key_mask.size(0), 1, 1, keys});  // [B, 1, 1, S]
-  return causal.logical_and(real_key).logical_or(self);                                    // [B, 1, T, S]
+  return causal.logical_and(real_key).logical_or(self);                                     // [B, 1, T, S]
 }
 
 torch::Tensor grouped_query_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
@@ -116,13 +117,14 @@ torch::Tensor grouped_query_attention(const torch::Tensor& q, const torch::Tenso
       auto opts = torch::TensorOptions().dtype(torch::kInt64).device(q.device());
       torch::Tensor query_pos = torch::arange(keys - queries, keys, opts).view({queries, 1});
       torch::Tensor key_pos = torch::arange(keys, opts).view({1, keys});
-      attend = causal ? key_pos <= query_pos : torch::ones({queries, keys}, opts.dtype(torch::kBool));  // [T, S]
+      attend =
+          causal ? key_pos <= query_pos : torch::ones({queries, keys}, opts.dtype(torch::kBool));  // [T, S]
     }
     namespace F = torch::nn::functional;
-    return at::scaled_dot_product_attention(q, F::pad(k, F::PadFuncOptions({0, 0, 0, pad})),
-                                            F::pad(v, F::PadFuncOptions({0, 0, 0, pad})),
-                                            at::constant_pad_nd(attend, {0, pad}, 0), /*dropout_p=*/0.0,
-                                            /*is_causal=*/false, /*scale=*/std::nullopt, /*enable_gqa=*/grouped);
+    return at::scaled_dot_product_attention(
+        q, F::pad(k, F::PadFuncOptions({0, 0, 0, pad})), F::pad(v, F::PadFuncOptions({0, 0, 0, pad})),
+        at::constant_pad_nd(attend, {0, pad}, 0), /*dropout_p=*/0.0,
+        /*is_causal=*/false, /*scale=*/std::nullopt, /*enable_gqa=*/grouped);
   }
   std::optional<torch::Tensor> attn_mask;
   if (mask.defined()) attn_mask = mask;

@@ -29,11 +29,12 @@ bool dense_for_onednn(const at::Tensor& t) {
 at::Tensor onednn_linear(const at::Tensor& x_in, const at::Tensor& weight_in, const at::Tensor& bias) {
   const at::Tensor x = dense_for_onednn(x_in) ? x_in : x_in.contiguous();
   const at::Tensor weight = dense_for_onednn(weight_in) ? weight_in : weight_in.contiguous();
-  static auto op = c10::Dispatcher::singleton()
-                       .findSchemaOrThrow("mkldnn::_linear_pointwise", "")
-                       .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
-                                         c10::string_view, c10::List<std::optional<at::Scalar>>,
-                                         std::optional<c10::string_view>)>();
+  static auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("mkldnn::_linear_pointwise", "")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const std::optional<at::Tensor>&,
+                            c10::string_view, c10::List<std::optional<at::Scalar>>,
+                            std::optional<c10::string_view>)>();
   return op.call(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt, "none",
                  c10::List<std::optional<at::Scalar>>(), "");
 }
@@ -114,16 +115,21 @@ CpuMatmul cpu_matmul() {
   return static_cast<CpuMatmul>(chosen);
 }
 
-void set_cpu_matmul(CpuMatmul choice) { chosen_matmul.store(static_cast<int>(choice), std::memory_order_relaxed); }
+void set_cpu_matmul(CpuMatmul choice) {
+  chosen_matmul.store(static_cast<int>(choice), std::memory_order_relaxed);
+}
 
 bool uses_onednn(const torch::Tensor& t, bool packed_weight) {
   if (!(AT_MKLDNN_ENABLED() && t.device().is_cpu() && t.scalar_type() == torch::kFloat32 &&
         at::globalContext().userEnabledMkldnn()))
     return false;
   switch (cpu_matmul()) {
-    case CpuMatmul::kDense: return false;
-    case CpuMatmul::kOneDnn: return true;
-    case CpuMatmul::kAuto: break;
+    case CpuMatmul::kDense:
+      return false;
+    case CpuMatmul::kOneDnn:
+      return true;
+    case CpuMatmul::kAuto:
+      break;
   }
   // Measured (linear.h): oneDNN wins on AVX-512; on AVX2 only over packed
   // weights with more than one thread.
@@ -138,7 +144,8 @@ torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const 
   return bias.defined() ? OneDnnLinear::apply(x, weight, bias) : OneDnnLinearNoBias::apply(x, weight);
 }
 
-void PackedLinear::refresh(std::initializer_list<torch::Tensor> weights, std::initializer_list<torch::Tensor> biases) {
+void PackedLinear::refresh(std::initializer_list<torch::Tensor> weights,
+                           std::initializer_list<torch::Tensor> biases) {
   std::vector<std::pair<const void*, int64_t>> sources;
   sources.reserve(weights.size() + biases.size());
   // Inference tensors (parameters made under InferenceMode) have no version

@@ -76,7 +76,7 @@ class PackedLinear {
   torch::Tensor weight_;  // dense concatenation, or packed (oneDNN)
   torch::Tensor bias_;
   bool packed_ = false;
-  int calls_ = 0;  // calls since the weights last changed
+  int calls_ = 0;                                         // calls since the weights last changed
   std::vector<std::pair<const void*, int64_t>> sources_;  // data pointer, version of every source
 };
 

@@ -22,10 +22,9 @@ struct DtypeName {
   torch::Dtype dtype;
 };
 constexpr DtypeName kDtypes[] = {
-    {"F64", torch::kFloat64}, {"F32", torch::kFloat32}, {"F16", torch::kFloat16},
-    {"BF16", torch::kBFloat16}, {"I64", torch::kInt64}, {"I32", torch::kInt32},
-    {"I16", torch::kInt16}, {"I8", torch::kInt8}, {"U8", torch::kUInt8},
-    {"BOOL", torch::kBool},
+    {"F64", torch::kFloat64}, {"F32", torch::kFloat32}, {"F16", torch::kFloat16}, {"BF16", torch::kBFloat16},
+    {"I64", torch::kInt64},   {"I32", torch::kInt32},   {"I16", torch::kInt16},   {"I8", torch::kInt8},
+    {"U8", torch::kUInt8},    {"BOOL", torch::kBool},
 };
 
 [[noreturn]] void fail(const std::filesystem::path& path, const std::string& what) {
@@ -127,11 +126,12 @@ SafetensorsReader::SafetensorsReader(const std::filesystem::path& path) : path_(
       const uint64_t expected = numel * c10::elementSize(dtype);
       if (e.begin > e.end || e.end > data_size) {
         fail(path, where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                       ") lie outside the data section of " + std::to_string(data_size) + " bytes (truncated file?)");
+                       ") lie outside the data section of " + std::to_string(data_size) +
+                       " bytes (truncated file?)");
       }
       if (e.end - e.begin != expected) {
-        fail(path, where + "holds " + std::to_string(e.end - e.begin) + " bytes but shape and dtype " + e.dtype +
-                       " need " + std::to_string(expected));
+        fail(path, where + "holds " + std::to_string(e.end - e.begin) + " bytes but shape and dtype " +
+                       e.dtype + " need " + std::to_string(expected));
       }
       entries_.emplace(name, std::move(e));
     }
@@ -210,7 +210,8 @@ void write_safetensors(const std::filesystem::path& path,
     out.write(len, 8);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     for (const auto& c : contiguous) {
-      out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * c.element_size()));
+      out.write(static_cast<const char*>(c.data_ptr()),
+                static_cast<std::streamsize>(c.numel() * c.element_size()));
     }
     out.flush();
     if (!out) fail(path, "write failed (disk full?)");

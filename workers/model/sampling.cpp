@@ -15,7 +15,8 @@ void validate(const SamplingOptions& o) {
     throw ModelError("sampling: 'temperature' must be > 0 (use greedy for argmax), got " +
                      std::to_string(o.temperature));
   }
-  if (o.top_k < 0) throw ModelError("sampling: 'top_k' must be >= 0 (0 = off), got " + std::to_string(o.top_k));
+  if (o.top_k < 0)
+    throw ModelError("sampling: 'top_k' must be >= 0 (0 = off), got " + std::to_string(o.top_k));
   if (!(o.top_p > 0 && o.top_p <= 1)) {
     throw ModelError("sampling: 'top_p' must be in (0, 1], got " + std::to_string(o.top_p));
   }
@@ -38,7 +39,8 @@ torch::Tensor filter_top_p(const torch::Tensor& logits, double p) {
   return logits.masked_fill(drop, -std::numeric_limits<float>::infinity());
 }
 
-NextTokens sample_next_tokens(const torch::Tensor& logits, const SamplingOptions& o, at::Generator& generator) {
+NextTokens sample_next_tokens(const torch::Tensor& logits, const SamplingOptions& o,
+                              at::Generator& generator) {
   torch::Tensor scores = logits.to(torch::kFloat32);
   if (o.greedy) {
     torch::Tensor tokens = scores.argmax(-1);

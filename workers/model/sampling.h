@@ -35,6 +35,7 @@ struct NextTokens {
   torch::Tensor tokens;
   torch::Tensor log_probs;
 };
-NextTokens sample_next_tokens(const torch::Tensor& logits, const SamplingOptions& options, at::Generator& generator);
+NextTokens sample_next_tokens(const torch::Tensor& logits, const SamplingOptions& options,
+                              at::Generator& generator);
 
 }  // namespace rlwb::workers::model

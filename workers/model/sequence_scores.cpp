@@ -40,8 +40,9 @@ torch::Tensor response_hidden(Transformer& model, const SequenceBatch& b) {
   const DistinctPrompts& prompts = *shared;
   KVCache cache(model->config(), prompts.count());
   // The prompt's last position predicts the first response token.
-  torch::Tensor first = model->hidden_states(prompts.ids, position_ids_from_mask(prompts.mask), prompts.mask,
-                                             &cache, prompt_len - 1)
+  torch::Tensor first = model
+                            ->hidden_states(prompts.ids, position_ids_from_mask(prompts.mask), prompts.mask,
+                                            &cache, prompt_len - 1)
                             .index_select(0, prompts.prompt_of);
   if (r == 1) return first;
   cache.keep_rows(prompts.prompt_of);
@@ -68,8 +69,8 @@ ResponseLogProbs response_log_probs(Transformer& model, const SequenceBatch& bat
   torch::Tensor logits = model->logits(response_hidden(model, batch)).to(torch::kFloat32);
   if (temperature != 1.0) logits = logits / temperature;
   torch::Tensor log_p = logits.log_softmax(-1);  // [B, R, V]
-  torch::Tensor targets = batch.input_ids.narrow(1, batch.input_ids.size(1) - batch.response_length,
-                                                 batch.response_length);
+  torch::Tensor targets =
+      batch.input_ids.narrow(1, batch.input_ids.size(1) - batch.response_length, batch.response_length);
   ResponseLogProbs out;
   out.log_probs = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
   if (with_entropy) out.entropy = -(log_p.exp() * log_p).sum(-1);  // H = -sum p log p
@@ -81,7 +82,8 @@ torch::Tensor response_values(Transformer& model, const SequenceBatch& batch) {
   return model->values(response_hidden(model, batch)).to(torch::kFloat32);
 }
 
-torch::Tensor sequence_scores(Transformer& model, const torch::Tensor& input_ids, const torch::Tensor& attention_mask) {
+torch::Tensor sequence_scores(Transformer& model, const torch::Tensor& input_ids,
+                              const torch::Tensor& attention_mask) {
   const torch::Tensor mask = attention_mask.to(input_ids.device()).to(torch::kInt64);
   torch::Tensor hidden = model->hidden_states(input_ids, position_ids_from_mask(mask), mask);
   // Index of the last real token: the largest position whose mask is 1.

@@ -53,8 +53,8 @@ void check_tokenizer_fits(const Tokenizer& tokenizer, const std::string& tokeniz
                           const TransformerConfig& config, const std::string& config_source) {
   if (tokenizer.vocab_size() > config.vocab_size) {
     throw ModelError(tokenizer_source + ": the tokenizer has " + std::to_string(tokenizer.vocab_size()) +
-                     " token ids but " + config_source + " sets 'vocab_size' = " + std::to_string(config.vocab_size) +
-                     " (tokenizer and model do not belong together)");
+                     " token ids but " + config_source + " sets 'vocab_size' = " +
+                     std::to_string(config.vocab_size) + " (tokenizer and model do not belong together)");
   }
 }
 

@@ -49,12 +49,14 @@ TransformerBlockImpl::TransformerBlockImpl(const TransformerConfig& c, int64_t l
   ffn_down = register_module("ffn_down", make_linear(c.intermediate_size, d, c.mlp_bias, std));
 }
 
-torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from) {
+torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockInputs& in,
+                                            int64_t outputs_from) {
   torch::Tensor h = positions_from(x, outputs_from) + attention(attn_norm(x), in, outputs_from);
   return h + feed_forward(ffn_norm(h));
 }
 
-torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from) {
+torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in,
+                                              int64_t outputs_from) {
   const int64_t batch = x.size(0), len = x.size(1), queries = len - outputs_from;
   torch::Tensor q, k, v;  // [B, heads, T, D] (q: [B, heads, queries, D])
   if (torch::GradMode::is_enabled()) {
@@ -62,7 +64,9 @@ torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const Bloc
                        .view({batch, queries, num_heads_, head_dim_})
                        .transpose(1, 2),
                    in.cos.narrow(2, outputs_from, queries), in.sin.narrow(2, outputs_from, queries));
-    k = apply_rope(linear(x, wk->weight, wk->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2), in.cos, in.sin);
+    k = apply_rope(
+        linear(x, wk->weight, wk->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2), in.cos,
+        in.sin);
     v = linear(x, wv->weight, wv->bias).view({batch, len, num_kv_heads_, head_dim_}).transpose(1, 2);
   } else {
     // The same, with one matmul for q, k, v and one RoPE call for q and k.
@@ -89,15 +93,18 @@ torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const Bloc
   torch::Tensor out = grouped_query_attention(q, k, v, mask, causal)  // [B, H, queries, D]
                           .transpose(1, 2)
                           .reshape({batch, queries, num_heads_ * head_dim_});
-  return torch::GradMode::is_enabled() ? linear(out, wo->weight, wo->bias) : packed_wo_(out, {wo->weight}, {wo->bias});
+  return torch::GradMode::is_enabled() ? linear(out, wo->weight, wo->bias)
+                                       : packed_wo_(out, {wo->weight}, {wo->bias});
 }
 
 torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& x) {
   if (torch::GradMode::is_enabled()) {
-    torch::Tensor inner = torch::silu(linear(x, ffn_gate->weight, ffn_gate->bias)) * linear(x, ffn_up->weight, ffn_up->bias);
+    torch::Tensor inner =
+        torch::silu(linear(x, ffn_gate->weight, ffn_gate->bias)) * linear(x, ffn_up->weight, ffn_up->bias);
     return linear(inner, ffn_down->weight, ffn_down->bias);
   }
-  torch::Tensor gate_up = packed_gate_up_(x, {ffn_gate->weight, ffn_up->weight}, {ffn_gate->bias, ffn_up->bias});
+  torch::Tensor gate_up =
+      packed_gate_up_(x, {ffn_gate->weight, ffn_up->weight}, {ffn_gate->bias, ffn_up->bias});
   const int64_t inner = gate_up.size(-1) / 2;
   torch::Tensor inner_act = torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner);
   return packed_down_(inner_act, {ffn_down->weight}, {ffn_down->bias});
@@ -106,8 +113,8 @@ torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& x) {
 TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(config) {
   config_.validate("TransformerConfig");
   const double std = config_.initializer_range;
-  tok_embeddings = register_module(
-      "tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(config_.vocab_size, config_.hidden_size)));
+  tok_embeddings = register_module("tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(
+                                                         config_.vocab_size, config_.hidden_size)));
   {
     torch::NoGradGuard no_grad;
     tok_embeddings->weight.normal_(0.0, std);
@@ -128,9 +135,9 @@ TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(conf
   rope_sin_ = register_buffer("rope_sin", rope.sin);
 }
 
-torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
-                                             const torch::Tensor& key_mask, KVCache* cache,
-                                             int64_t outputs_from) {
+torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids,
+                                             const torch::Tensor& position_ids, const torch::Tensor& key_mask,
+                                             KVCache* cache, int64_t outputs_from) {
   const int64_t batch = input_ids.size(0), len = input_ids.size(1);
   if (outputs_from < 0 || outputs_from >= len) {
     throw ModelError("Transformer: outputs_from " + std::to_string(outputs_from) + " must be in [0, " +
@@ -140,8 +147,8 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, con
   const int64_t keys = past + len;
   if (key_mask.defined() && (key_mask.size(0) != batch || key_mask.size(1) != keys)) {
     throw ModelError("Transformer: key_mask is [" + std::to_string(key_mask.size(0)) + ", " +
-                     std::to_string(key_mask.size(1)) + "] but the batch needs [" + std::to_string(batch) + ", " +
-                     std::to_string(keys) + "]");
+                     std::to_string(key_mask.size(1)) + "] but the batch needs [" + std::to_string(batch) +
+                     ", " + std::to_string(keys) + "]");
   }
   if (keys > config_.max_position_embeddings &&
       position_ids.max().item<int64_t>() >= config_.max_position_embeddings) {
@@ -157,8 +164,8 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids, con
   in.cache = cache;
   const bool padded = key_mask.defined() && !key_mask.all().item<bool>();
   if (padded || (past > 0 && len > 1)) {
-    in.mask = causal_padding_mask(key_mask.defined() ? key_mask : torch::ones({batch, keys}, input_ids.options()),
-                                  len);
+    in.mask = causal_padding_mask(
+        key_mask.defined() ? key_mask : torch::ones({batch, keys}, input_ids.options()), len);
   } else {
     in.causal = len > 1;  // one new query sees every cached key
   }

@@ -97,7 +97,8 @@ class TransformerImpl : public torch::nn::Module {
   // which saves most of the last block for positions nobody reads (a
   // prompt's positions when only the response is scored).
   torch::Tensor hidden_states(const torch::Tensor& input_ids, const torch::Tensor& position_ids,
-                              const torch::Tensor& key_mask, KVCache* cache = nullptr, int64_t outputs_from = 0);
+                              const torch::Tensor& key_mask, KVCache* cache = nullptr,
+                              int64_t outputs_from = 0);
 
   // Head outputs from hidden states [..., hidden]:
   //   logits  [..., vocab]  (language-model head; tied or lm_head)

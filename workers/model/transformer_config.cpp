@@ -141,7 +141,9 @@ TransformerConfig parse_hf_config(const std::string& json_text, const std::strin
     arch_name = j.at("architectures").at(0).get<std::string>();
   } else if (j.contains("model_type")) {
     std::string type = j.at("model_type").get<std::string>();
-    arch_name = type == "llama" ? "LlamaForCausalLM" : type == "qwen2" ? "Qwen2ForCausalLM" : "model_type " + type;
+    arch_name = type == "llama"   ? "LlamaForCausalLM"
+                : type == "qwen2" ? "Qwen2ForCausalLM"
+                                  : "model_type " + type;
   } else {
     fail(source, "missing setting 'architectures' (and no 'model_type')");
   }
@@ -191,7 +193,8 @@ TransformerConfig parse_hf_config(const std::string& json_text, const std::strin
                          ? static_cast<int64_t>(j.at("id2label").size())
                          : optional_value<int64_t>(j, "num_labels", 1, source);
     if (labels != 1) {
-      fail(source, "a value model needs exactly one label (num_labels/id2label), got " + std::to_string(labels));
+      fail(source,
+           "a value model needs exactly one label (num_labels/id2label), got " + std::to_string(labels));
     }
   }
   c.bos_token_id = token_id(j, "bos_token_id", source);

@@ -26,10 +26,10 @@ enum class Head { kLanguageModel, kValue };
 
 // Rotary embedding frequency rescaling (HF "rope_type"/"rope_scaling").
 struct RopeScaling {
-  std::string type = "default";  // "default", "linear" or "llama3"
-  double factor = 1.0;           // linear, llama3
-  double low_freq_factor = 1.0;  // llama3
-  double high_freq_factor = 4.0;                   // llama3
+  std::string type = "default";                     // "default", "linear" or "llama3"
+  double factor = 1.0;                              // linear, llama3
+  double low_freq_factor = 1.0;                     // llama3
+  double high_freq_factor = 4.0;                    // llama3
   int64_t original_max_position_embeddings = 8192;  // llama3
 };
 
@@ -41,9 +41,9 @@ struct TransformerConfig {
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;  // SwiGLU inner width
   int64_t num_layers = 0;
-  int64_t num_heads = 0;     // query heads
-  int64_t num_kv_heads = 0;  // key/value heads (GQA); divides num_heads
-  int64_t head_dim = 0;      // 0: hidden_size / num_heads
+  int64_t num_heads = 0;                   // query heads
+  int64_t num_kv_heads = 0;                // key/value heads (GQA); divides num_heads
+  int64_t head_dim = 0;                    // 0: hidden_size / num_heads
   int64_t max_position_embeddings = 2048;  // the context length
 
   double rope_theta = 10000.0;

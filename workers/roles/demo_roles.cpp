@@ -16,8 +16,8 @@ using core::Batch;
 using core::DispatchMode;
 
 struct DemoRole : Role {
-  int sleep_ms = 0;     // simulated work per call, to show overlap
-  double factor = 1.0;  // multiplies outputs of square/negate
+  int sleep_ms = 0;            // simulated work per call, to show overlap
+  double factor = 1.0;         // multiplies outputs of square/negate
   int64_t fail_from_step = 1;  // `fail` throws from this step on (earlier steps pass)
 };
 
@@ -46,7 +46,8 @@ void register_demo_roles(RoleRegistry& registry) {
   spec.description = "deterministic test/demo methods covering every dispatch mode";
   spec.create = [](const nlohmann::json& config, WorkerEnv& env) {
     auto role = std::make_unique<DemoRole>();
-    const auto demo = core::config::parse_model_options("demo", config, "models." + env.model + ".config").demo;
+    const auto demo =
+        core::config::parse_model_options("demo", config, "models." + env.model + ".config").demo;
     role->sleep_ms = demo.sleep_ms;
     role->factor = demo.factor;
     role->fail_from_step = demo.fail_from_step;

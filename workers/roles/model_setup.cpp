@@ -42,8 +42,8 @@ static model::TransformerConfig transformer_config(const core::config::ModelShap
   return c;
 }
 
-model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer, model::Head head,
-                              const std::string& where) {
+model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer,
+                              model::Head head, const std::string& where) {
   torch::manual_seed(options.seed);
   model::Transformer m{nullptr};
   if (!options.checkpoint.empty()) {
@@ -62,12 +62,14 @@ model::Transformer make_model(const ModelOptions& options, const model::Tokenize
     m = model::Transformer(c);
     model::check_tokenizer_fits(tokenizer, where + ".tokenizer", m->config(), where + ".model");
   } else {
-    throw RoleConfigError(where + ": needs 'model: {...}' (a fresh model of that shape) or 'checkpoint: DIR'");
+    throw RoleConfigError(where +
+                          ": needs 'model: {...}' (a fresh model of that shape) or 'checkpoint: DIR'");
   }
   return m;
 }
 
-void ModelRole::init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env, model::Head head) {
+void ModelRole::init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env,
+                     model::Head head) {
   where = "models." + env.model + ".config";
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
@@ -76,10 +78,9 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
 }
 
 model::SequenceBatch sequence_columns(const core::Batch& in, const CallContext& ctx) {
-  return model::join_prompt_response(in.tensor(in_column(ctx, 0, "prompt_ids")),
-                                     in.tensor(in_column(ctx, 1, "prompt_mask")),
-                                     in.tensor(in_column(ctx, 2, "responses")),
-                                     in.tensor(in_column(ctx, 3, "response_mask")));
+  return model::join_prompt_response(
+      in.tensor(in_column(ctx, 0, "prompt_ids")), in.tensor(in_column(ctx, 1, "prompt_mask")),
+      in.tensor(in_column(ctx, 2, "responses")), in.tensor(in_column(ctx, 3, "response_mask")));
 }
 
 model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t begin, int64_t end) {
@@ -105,10 +106,11 @@ std::vector<torch::Tensor> trainable(model::Transformer& model) {
 
 TrainState::TrainState(model::Transformer& model, OptimOptions settings)
     : settings_(settings),
-      optimizer_(trainable(model), model::AdamWSettings{settings.betas.at(0), settings.betas.at(1), settings.eps,
-                                                        settings.weight_decay}) {}
+      optimizer_(trainable(model), model::AdamWSettings{settings.betas.at(0), settings.betas.at(1),
+                                                        settings.eps, settings.weight_decay}) {}
 
-std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along, bool divide_by_first) {
+std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along,
+                                           bool divide_by_first) {
   torch::Tensor& gradients = optimizer_.flat_gradients();
   if (env.world > 1 && ride_along != nullptr && !ride_along->empty()) {
     const int64_t n = gradients.numel(), extra = static_cast<int64_t>(ride_along->size());
@@ -172,7 +174,8 @@ LossCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask) {
   return {values[0], values[1]};
 }
 
-nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums, double updates) {
+nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums,
+                                      double updates) {
   nlohmann::json out = nlohmann::json::object();
   if (sums.empty()) return out;
   std::vector<double> values;
@@ -206,7 +209,8 @@ PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<
   return {padded.ids, padded.mask};
 }
 
-std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer, const torch::Tensor& responses,
+std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,
+                                             const torch::Tensor& responses,
                                              const torch::Tensor& response_mask) {
   std::vector<nlohmann::json> texts;
   auto r = responses.to(torch::kInt64).contiguous();
@@ -241,7 +245,8 @@ bool has_out(const CallContext& ctx, size_t i) {
   return i < ctx.context.value("out", nlohmann::json::array()).size();
 }
 
-void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config, const std::string& dir) {
+void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config,
+                     const std::string& dir) {
   model::save_hf_checkpoint(model, dir);
   // RLWB's own note of the tokenizer, so `checkpoint: DIR` finds it again.
   std::ofstream(fs::path(dir) / "rlwb_tokenizer.json") << tokenizer_config.dump(2) << "\n";

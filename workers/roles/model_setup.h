@@ -60,9 +60,8 @@ std::string checkpoint_dir_arg(const CallContext& ctx);
 // vocabulary, with the given head. Seeds torch with config.seed first, and
 // checks that the tokenizer fits the vocabulary and that prompts of
 // `max_prompt_tokens` plus responses fit the context (when > 0).
-model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer, model::Head head,
-                              const std::string& where);
-
+model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer,
+                              model::Head head, const std::string& where);
 
 // AdamW over a model's parameters (flat buffers, model/flat_adamw.h), its
 // schedule, and the data-parallel gradient sum. One `step()` per optimizer
@@ -117,7 +116,8 @@ LossCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask);
 // micro-batches and ranks is the mini-batch's value whatever the split. A value every rank
 // has alike (lr, grad norm) or computes over its own rows adds value/world.
 // Returns, per metric, the sum over the ranks divided by the optimizer steps.
-nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums, double updates);
+nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string, double>& sums,
+                                      double updates);
 
 // [begin, end) row ranges of at most `size` rows.
 std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);
@@ -129,7 +129,8 @@ struct PromptIds {
 PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts);
 
 // The text of each response row up to (not including) the first stop token.
-std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer, const torch::Tensor& responses,
+std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,
+                                             const torch::Tensor& responses,
                                              const torch::Tensor& response_mask);
 
 // Column name of the node's in[i] / out[i], or `fallback` when the node
@@ -140,7 +141,8 @@ std::string out_column(const CallContext& ctx, size_t i, const std::string& fall
 bool has_out(const CallContext& ctx, size_t i);
 
 // Checkpoints: save (HF layout + the tokenizer description) and reload in place.
-void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config, const std::string& dir);
+void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config,
+                     const std::string& dir);
 model::Transformer load_checkpoint_for(const std::string& dir, model::Head head, int64_t seed);
 
 }  // namespace rlwb::workers::roles

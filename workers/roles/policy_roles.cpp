@@ -92,7 +92,9 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   if (use_kl_loss) {
     std::string col = in_column(ctx, 6, "ref_log_probs");
     if (!in.has_tensor(col))
-      throw std::runtime_error(r.where + ".ppo.use_kl_loss is true: the update node needs the reference log-probs as its 7th input");
+      throw std::runtime_error(
+          r.where +
+          ".ppo.use_kl_loss is true: the update node needs the reference log-probs as its 7th input");
     ref_lp = in.tensor(col);
   }
   alg::PolicyLossOptions pl;
@@ -131,8 +133,9 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         b += mb, e += mb;
         auto lp = model::response_log_probs(r.net, rows_of(seq, b, e), temperature, /*with_entropy=*/true);
         auto m = mask.slice(0, b, e);
-        auto policy = alg::policy_loss(old_lp.slice(0, b, e), lp.log_probs, adv.slice(0, b, e), m,
-                                       alg::PolicyLossOptions{pl.clip_low, pl.clip_high, pl.clip_ratio_c, sum_aggregation});
+        auto policy = alg::policy_loss(
+            old_lp.slice(0, b, e), lp.log_probs, adv.slice(0, b, e), m,
+            alg::PolicyLossOptions{pl.clip_low, pl.clip_high, pl.clip_ratio_c, sum_aggregation});
         torch::Tensor loss = policy.loss;
         const double tokens = m.sum().item<double>();
         for (auto& [k, v] : policy.metrics()) step_sums[k] += k == "actor/pg_loss" ? v : v * tokens;
@@ -142,7 +145,10 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
         if (use_kl_loss) {
           auto kl = alg::kl_loss(lp.log_probs, ref_lp.slice(0, b, e), m, kl_coef, kl_type, sum_aggregation);
           loss = loss + kl.loss;
-          step_sums["actor/kl_loss"] += alg::masked_mean(alg::kl_penalty(lp.log_probs.detach(), ref_lp.slice(0, b, e), m, kl_type), m).item<double>() * tokens;
+          step_sums["actor/kl_loss"] +=
+              alg::masked_mean(alg::kl_penalty(lp.log_probs.detach(), ref_lp.slice(0, b, e), m, kl_type), m)
+                  .item<double>() *
+              tokens;
         }
         loss.backward();
       }

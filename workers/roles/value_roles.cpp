@@ -44,7 +44,8 @@ Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
     parts.push_back(model::response_values(r.net, rows_of(seq, b, e)));
   Batch out;
-  out.set_tensor(out_column(ctx, 0, "values"), parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
+  out.set_tensor(out_column(ctx, 0, "values"),
+                 parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
   return out;
 }
 
@@ -83,7 +84,8 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
       for (auto [b, e] : row_ranges(me - mb, micro)) {
         b += mb, e += mb;
         auto v = model::response_values(r.net, rows_of(seq, b, e));
-        auto loss = alg::value_loss(v, old_values.slice(0, b, e), returns.slice(0, b, e), mask.slice(0, b, e), vl);
+        auto loss =
+            alg::value_loss(v, old_values.slice(0, b, e), returns.slice(0, b, e), mask.slice(0, b, e), vl);
         loss.loss.backward();
         // Shares of the mini-batch's values (see sum_metrics_over_ranks).
         double share = mask.slice(0, b, e).sum().item<double>() / std::max(1.0, counts.tokens);
@@ -139,7 +141,8 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
 }  // namespace
 
 void register_value_roles(RoleRegistry& registry) {
-  registry.add(value_role("critic", "value model: per-token values, trained with the clipped value loss", true));
+  registry.add(
+      value_role("critic", "value model: per-token values, trained with the clipped value loss", true));
   registry.add(value_role("reward_model", "neural reward model: one score per response", false));
   registry.add(value_role("cost_model", "neural cost model (Safe-RLHF): one cost per response", false));
 }
