@@ -1,6 +1,7 @@
 // [SECTION] The workbench: tabs for the screens, requests between them,
 // and the state dump.
 #include "ui/workbench.h"
+#include "core/validate/validator.h"
 
 #include <filesystem>
 #include <fstream>

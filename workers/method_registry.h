@@ -2,7 +2,8 @@
 // critic, reference, ...) is a class; each of its methods is registered
 // together with its dispatch mode, so the rule for fanning a call out lives
 // next to the method (the controller learns it at registration). The same
-// registry gives the graph validator its catalog of role methods.
+// registry gives the graph validator its catalog of role methods. The
+// build's registry is assembled in app/registries.h; this file knows no role.
 #pragma once
 
 #include "core/batch/batch.h"
@@ -76,8 +77,5 @@ MethodSpec method(std::string name, core::DispatchMode mode,
                       return fn(static_cast<R&>(role), in, ctx);
                     }};
 }
-
-// Every role this build knows: the demo/test roles now, the model roles later.
-RoleRegistry& builtin_roles();
 
 }  // namespace rlwb::workers

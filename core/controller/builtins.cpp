@@ -1,7 +1,5 @@
 #include "core/controller/builtins.h"
 
-#include "core/controller/rl_builtins.h"
-
 #include <torch/torch.h>
 
 namespace rlwb::core {
@@ -31,14 +29,9 @@ Batch column_means(const Batch& input, BuiltinContext& ctx) {
 
 }  // namespace
 
-const std::map<std::string, BuiltinFn>& builtin_nodes() {
-  static const std::map<std::string, BuiltinFn> nodes = {
-      {"add", add_columns},
-      {"column_means", column_means},
-      {"compute_advantage", compute_advantage},
-      {"safe_rlhf_advantage", safe_rlhf_advantage},
-  };
-  return nodes;
+void add_basic_builtins(Builtins& builtins) {
+  builtins["add"] = add_columns;
+  builtins["column_means"] = column_means;
 }
 
 }  // namespace rlwb::core

@@ -29,6 +29,11 @@ struct BuiltinContext {
 // It may put {"metrics": {key: value}} into the returned batch's meta.
 using BuiltinFn = std::function<Batch(const Batch& input, BuiltinContext& ctx)>;
 
-const std::map<std::string, BuiltinFn>& builtin_nodes();
+// The builtins of a build, by name; assembled at the composition root
+// (app/registries.h) from add_basic_builtins and add_rl_builtins (rl_builtins.h).
+using Builtins = std::map<std::string, BuiltinFn>;
+
+// add (the sum of the input columns) and column_means (a metric per column).
+void add_basic_builtins(Builtins& builtins);
 
 }  // namespace rlwb::core

@@ -133,4 +133,9 @@ Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
   return out;
 }
 
+void add_rl_builtins(Builtins& builtins) {
+  builtins["compute_advantage"] = compute_advantage;
+  builtins["safe_rlhf_advantage"] = safe_rlhf_advantage;
+}
+
 }  // namespace rlwb::core

@@ -1,4 +1,4 @@
-// The controller-side RL nodes (builtin.<name>), registered in builtins.cpp:
+// The controller-side RL nodes (builtin.<name>), added by add_rl_builtins:
 //
 //   compute_advantage  in: any of the columns below, by name
 //                        token_level_scores [B,R]  (required) reward-module or RM scores
@@ -28,5 +28,8 @@ namespace rlwb::core {
 
 Batch compute_advantage(const Batch& input, BuiltinContext& ctx);
 Batch safe_rlhf_advantage(const Batch& input, BuiltinContext& ctx);
+
+// compute_advantage and safe_rlhf_advantage.
+void add_rl_builtins(Builtins& builtins);
 
 }  // namespace rlwb::core

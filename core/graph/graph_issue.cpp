@@ -19,7 +19,7 @@ std::string GraphIssue::to_string() const {
 
 std::string issue_phase(const GraphIssue& issue) {
   // The validator prefixes the messages about a phase's nodes with
-  // "trainer.<phase>: " (core/graph/checks.h, IssueList).
+  // "trainer.<phase>: " (core/validate/checks.h, IssueList).
   const std::string prefix = "trainer.";
   if (issue.message.rfind(prefix, 0) != 0) return "";
   std::size_t end = prefix.size();

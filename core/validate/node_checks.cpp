@@ -3,7 +3,7 @@
 // type, or a builtin the controller runs.
 #include <map>
 
-#include "core/graph/checks.h"
+#include "core/validate/checks.h"
 #include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {
