@@ -247,7 +247,7 @@ nlohmann::json dump_state(AppState& app) {
   out["dashboard"] = dash;
 
   json diff = json::array();
-  for (const auto& row : app.compare.diff) {
+  for (const auto& row : app.compare.diff.rows) {
     json values = json::array();
     for (const auto& v : row.values) values.push_back(v ? json(*v) : json());
     diff.push_back({{"key", row.key}, {"values", values}, {"differs", row.differs}});
@@ -259,8 +259,12 @@ nlohmann::json dump_state(AppState& app) {
                        {"count", s.count},
                        {"last", s.last_step ? json(s.last) : json()},
                        {"best", s.best_step ? json(s.best) : json()}});
-  out["compare"] = {
-      {"runs", app.compare.runs}, {"diff", diff}, {"summary", summary}, {"group_by", app.compare.group_by}};
+  out["compare"] = {{"runs", app.compare.runs},
+                    {"diff", diff},
+                    {"layout_keys", app.compare.layout_keys},
+                    {"hidden_layout_keys", app.compare.diff.hidden_layout_keys},
+                    {"summary", summary},
+                    {"group_by", app.compare.group_by}};
 
   json launch = {
       {"status", app.launch.status}, {"run_id", app.launch.run_id}, {"argv", app.launch.last_argv}};

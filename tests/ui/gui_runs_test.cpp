@@ -1,10 +1,12 @@
 // The tracking screens driven under xvfb-run: the runs table, selecting two
 // runs and comparing them (diff table, overlaid plots, summary), the
-// dashboard of a failed run, rename/tag/delete with confirmation, and a
-// database that is missing.
+// dashboard of a failed run, rename/tag/delete with confirmation, a
+// database that is missing; the editor's layout keys out of the diff until
+// asked for.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -371,6 +373,68 @@ TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
   auto error = item_rect(r.state, "db_error");
   ASSERT_EQ(error.size(), 4u);
   EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[2], error[3], 0xFFBF4C, 30), 30);
+}
+
+// Runs as a user has them: graph files saved from the editor, so the node
+// positions under layout: differ from run to run.
+class GuiPpoRunsTest : public test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    db_ = path("rlwb.db");
+    core::TrackingWriter w(db_);
+    for (int r = 0; r < 2; ++r) {
+      const nlohmann::json layout = {{"gen", {{"x", 100 + 50 * r}, {"y", 40}}},
+                                     {"ref", {{"x", 300}, {"y", 40 + 10 * r}}}};
+      ids_[r] = w.start_run("run-" + std::to_string(r), "experiments/ppo.yaml", "", "ppo", r,
+                            {{"trainer", {{"lr", 0.1 * (r + 1)}, {"steps", 100}}}, {"layout", layout}});
+      for (int step = 0; step < 100; ++step) {
+        for (const char* key : {"actor/entropy", "actor/grad_norm", "actor/kl_loss", "actor/pg_loss",
+                                "actor/ppo_kl", "critic/score/mean", "perf/throughput"})
+          w.log_metric(ids_[r], key, step, (r + 1) * std::log1p(step) + 0.1 * std::sin(step));
+        if (step % 10 == 0) w.log_metric(ids_[r], "val/score/mean", step, (r + 1) * 0.01 * step);
+      }
+      w.end_run(ids_[r], "finished");
+    }
+  }
+  std::vector<std::string> compare_args() const {
+    return {"--db", db_, "--compare", std::to_string(ids_[0]) + "," + std::to_string(ids_[1])};
+  }
+  std::string db_;
+  int64_t ids_[2] = {0, 0};
+};
+
+std::vector<std::string> diff_keys(const nlohmann::json& state) {
+  std::vector<std::string> keys;
+  for (const auto& row : state.at("compare").at("diff")) keys.push_back(row.at("key").get<std::string>());
+  return keys;
+}
+
+TEST_F(GuiPpoRunsTest, TheCompareViewShowsNoLayoutKeysUntilTheCheckboxIsClicked) {
+  const std::string settle = "wait @compare/loaded 20000\nwait @plot/critic/score/mean 10000\nframes 3\n";
+  auto before = run_gui(dir_, compare_args(), settle, "before");
+  ASSERT_EQ(before.exit_code, 0) << before.log;
+  EXPECT_EQ(diff_keys(before.state), std::vector<std::string>{"trainer.lr"});
+  EXPECT_EQ(before.state["compare"]["hidden_layout_keys"], 2);  // gen.x and ref.y differ
+  EXPECT_EQ(item_rect(before.state, "diff/layout.gen.x").size(), 0u);
+  ASSERT_EQ(item_rect(before.state, "compare/layout_keys").size(), 4u);
+
+  auto after = run_gui(dir_, compare_args(), settle + "click @compare/layout_keys\nframes 3\n", "after");
+  ASSERT_EQ(after.exit_code, 0) << after.log;
+  EXPECT_TRUE(after.state["compare"]["layout_keys"].get<bool>());
+  EXPECT_EQ(diff_keys(after.state), (std::vector<std::string>{"layout.gen.x", "layout.ref.y", "trainer.lr"}));
+  EXPECT_EQ(after.state["compare"]["hidden_layout_keys"], 0);
+  // The row is drawn, its key in the colour of a differing key.
+  auto row = item_rect(after.state, "diff/layout.gen.x");
+  ASSERT_EQ(row.size(), 4u);
+  EXPECT_GT(count_color(after.screenshot, row[0], row[1], row[2], row[3], 0xFFCC66, 30), 20);
+  // Clicked again, they are hidden again.
+  auto again = run_gui(
+      dir_, compare_args(),
+      settle + "click @compare/layout_keys\nframes 2\nclick @compare/layout_keys\nframes 3\n", "again");
+  ASSERT_EQ(again.exit_code, 0) << again.log;
+  EXPECT_EQ(diff_keys(again.state), std::vector<std::string>{"trainer.lr"});
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ struct CompareState {
   std::string metric_filter;
   std::string group_by;  // param key; empty: one line per run
   bool all_keys = false;
+  bool layout_keys = false;  // the diff lists the keys under layout: too
   PlotSettings plot;
   std::map<std::string, PlotState> plots;
   std::map<std::string, PlotCache> caches;  // "metric\trun" or "metric\tgroup"
@@ -75,7 +76,7 @@ struct CompareState {
   std::string csv_path = "compare_summary.csv";
   std::string status;
   // What the tables show (also for --dump-state).
-  std::vector<core::ConfigDiffRow> diff;
+  core::ConfigDiff diff;
   std::vector<core::MetricRunSummary> summary;
   uint64_t tables_version = UINT64_MAX;
 };
