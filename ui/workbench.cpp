@@ -244,6 +244,7 @@ nlohmann::json dump_state(AppState& app) {
     views[key] = {
         {"x0", view.x0}, {"x1", view.x1}, {"y0", view.y0}, {"y1", view.y1}, {"auto_fit", view.auto_fit}};
   dash["views"] = views;
+  dash["shown"] = app.dashboard.shown;
   out["dashboard"] = dash;
 
   json diff = json::array();
@@ -260,6 +261,7 @@ nlohmann::json dump_state(AppState& app) {
                        {"last", s.last_step ? json(s.last) : json()},
                        {"best", s.best_step ? json(s.best) : json()}});
   out["compare"] = {{"runs", app.compare.runs},
+                    {"shown", app.compare.shown},
                     {"diff", diff},
                     {"layout_keys", app.compare.layout_keys},
                     {"hidden_layout_keys", app.compare.diff.hidden_layout_keys},

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "core/tracking/headline_metrics.h"
 #include "core/tracking/text_table.h"
 
 namespace rlwb::core {
@@ -114,7 +115,9 @@ RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& i
   }
   c.diff_options = diff_options;
   c.diff = config_diff(params, diff_options);
-  c.metrics = metrics.empty() ? std::vector<std::string>(all_metrics.begin(), all_metrics.end()) : metrics;
+  c.metrics = metrics.empty()
+                  ? headline_first(std::vector<std::string>(all_metrics.begin(), all_metrics.end()))
+                  : metrics;
   for (const std::string& metric : metrics)
     if (!all_metrics.count(metric)) {
       std::string known;

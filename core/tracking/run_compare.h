@@ -75,14 +75,14 @@ struct RunComparison {
   std::vector<RunInfo> runs;
   ConfigDiff diff;
   ConfigDiffOptions diff_options;
-  std::vector<std::string> metrics;
+  std::vector<std::string> metrics;       // the headline metrics first (headline_metrics.h)
   std::vector<MetricRunSummary> summary;  // for each metric, each run in order
   std::optional<int64_t> at_step;
 };
 
 // Reads the runs (throws TrackingError naming a missing id, or a metric in
 // `metrics` that none of the runs logged). `metrics` empty: every metric
-// any of the runs logged.
+// any of the runs logged, the headline metrics first, then by name.
 RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& ids,
                            const std::vector<std::string>& metrics = {},
                            std::optional<int64_t> at_step = std::nullopt,

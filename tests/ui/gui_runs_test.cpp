@@ -1,8 +1,8 @@
 // The tracking screens driven under xvfb-run: the runs table, selecting two
 // runs and comparing them (diff table, overlaid plots, summary), the
 // dashboard of a failed run, rename/tag/delete with confirmation, a
-// database that is missing; the editor's layout keys out of the diff until
-// asked for.
+// database that is missing; the headline metrics as the first plots and the
+// editor's layout keys out of the diff until asked for.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -123,10 +123,13 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["compare"]["diff"].size(), 3u);  // all keys: seed, trainer.lr, trainer.steps
   EXPECT_EQ(r.state["compare"]["group_by"], "trainer.lr");
-  // Two groups: lr=0.1 (runs 1 and 3, a band) and lr=0.2.
+  // Two groups: lr=0.1 (runs 1 and 3: a blue band, at 0.18 over the plot's
+  // background) and lr=0.2 (one run: an orange line). The score's mean line
+  // of lr=0.1 lies under the orange one (their scores average to the same).
   auto plot = item_rect(r.state, "plot/critic/score/mean");
   ASSERT_EQ(plot.size(), 4u);
-  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x132331, 6), 2000);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0xFF7F0E, 30), 50);
 }
 
 TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
@@ -375,7 +378,8 @@ TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
   EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[2], error[3], 0xFFBF4C, 30), 30);
 }
 
-// Runs as a user has them: graph files saved from the editor, so the node
+// Runs as a user has them: the headline metrics among others whose names
+// sort before them, and graph files saved from the editor, so the node
 // positions under layout: differ from run to run.
 class GuiPpoRunsTest : public test::TempDirTest {
  protected:
@@ -435,6 +439,61 @@ TEST_F(GuiPpoRunsTest, TheCompareViewShowsNoLayoutKeysUntilTheCheckboxIsClicked)
       settle + "click @compare/layout_keys\nframes 2\nclick @compare/layout_keys\nframes 3\n", "again");
   ASSERT_EQ(again.exit_code, 0) << again.log;
   EXPECT_EQ(diff_keys(again.state), std::vector<std::string>{"trainer.lr"});
+}
+
+// The plot grid is two columns wide: the held-out score top left, the
+// reward right of it, the KL below the score; then the rest by name.
+void expect_headline_plots_first(const test::GuiResult& r, const std::string& view) {
+  const std::vector<std::string> first = {"val/score/mean", "critic/score/mean", "actor/kl_loss",
+                                          "actor/entropy"};
+  const auto& shown = r.state.at(view).at("shown");
+  ASSERT_GE(shown.size(), first.size()) << shown.dump();
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(shown[i], first[i]) << view << " plot " << i;
+  auto score = item_rect(r.state, "plot/val/score/mean"),
+       reward = item_rect(r.state, "plot/critic/score/mean"), kl = item_rect(r.state, "plot/actor/kl_loss");
+  ASSERT_EQ(score.size(), 4u);
+  ASSERT_EQ(reward.size(), 4u);
+  ASSERT_EQ(kl.size(), 4u);
+  EXPECT_EQ(reward[1], score[1]) << view;
+  EXPECT_GT(reward[0], score[2] - 1) << view;
+  EXPECT_EQ(kl[0], score[0]) << view;
+  EXPECT_GT(kl[1], score[3] - 1) << view;
+  // The metric list on the left has the same order.
+  auto listed_first = item_rect(r.state, "metric/val/score/mean"),
+       listed_later = item_rect(r.state, "metric/actor/entropy");
+  ASSERT_EQ(listed_first.size(), 4u);
+  ASSERT_EQ(listed_later.size(), 4u);
+  EXPECT_LT(listed_first[1], listed_later[1]) << view;
+  // And the held-out score's plot has its line (blue: the first run).
+  EXPECT_GT(count_color(r.screenshot, score[0], score[1], score[2], score[3], 0x1F77B4, 30), 50) << view;
+}
+
+TEST_F(GuiPpoRunsTest, TheHeadlineMetricsAreTheFirstPlotsOnTheDashboardAndInTheCompareView) {
+  auto dashboard = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[0])},
+                           "wait @plot/val/score/mean 10000\nframes 3\n", "dashboard");
+  ASSERT_EQ(dashboard.exit_code, 0) << dashboard.log;
+  expect_headline_plots_first(dashboard, "dashboard");
+
+  auto compare =
+      run_gui(dir_, compare_args(), "wait @compare/loaded 20000\nwait @plot/val/score/mean 10000\nframes 3\n",
+              "compare");
+  ASSERT_EQ(compare.exit_code, 0) << compare.log;
+  expect_headline_plots_first(compare, "compare");
+  // The summary table lists the metrics in the same order, top to bottom.
+  const auto& summary = compare.state["compare"]["summary"];
+  ASSERT_GE(summary.size(), 6u);
+  EXPECT_EQ(summary[0]["metric"], "val/score/mean");
+  EXPECT_EQ(summary[2]["metric"], "critic/score/mean");
+  EXPECT_EQ(summary[4]["metric"], "actor/kl_loss");
+  const std::string run = "/" + std::to_string(ids_[0]);
+  std::vector<int> rows;
+  for (const char* metric : {"val/score/mean", "critic/score/mean", "actor/kl_loss", "actor/entropy"}) {
+    auto cell = item_rect(compare.state, std::string("summary/") + metric + run);
+    ASSERT_EQ(cell.size(), 4u) << metric;
+    rows.push_back(cell[1]);
+  }
+  EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()) && rows.front() < rows.back())
+      << ::testing::PrintToString(rows);
 }
 
 }  // namespace

@@ -126,14 +126,15 @@ TEST_F(RunCompareDbTest, CompareRunsReadsDiffAndSummaries) {
   ASSERT_EQ(c.runs.size(), 2u);
   ASSERT_EQ(c.diff.rows.size(), 2u);  // lr and seed differ; layout.gen.x is hidden
   EXPECT_EQ(c.diff.hidden_layout_keys, 1u);
-  EXPECT_EQ(c.metrics, (std::vector<std::string>{"actor/pg_loss", "critic/score/mean"}));
+  // The reward, a headline metric, comes first.
+  EXPECT_EQ(c.metrics, (std::vector<std::string>{"critic/score/mean", "actor/pg_loss"}));
   ASSERT_EQ(c.summary.size(), 4u);
-  const MetricRunSummary& score_b = c.summary[3];
+  const MetricRunSummary& score_b = c.summary[1];
   EXPECT_EQ(score_b.run, b_);
   EXPECT_DOUBLE_EQ(score_b.best, 0.5);
   EXPECT_EQ(*score_b.best_step, 0);
   EXPECT_DOUBLE_EQ(score_b.at_value, 0.4);
-  const MetricRunSummary& loss_b = c.summary[1];
+  const MetricRunSummary& loss_b = c.summary[3];
   EXPECT_EQ(loss_b.count, 0);  // run b logged no loss
   std::string text = format_comparison(c);
   EXPECT_NE(text.find("lr"), std::string::npos);
@@ -208,6 +209,8 @@ TEST_F(RunCompareDbTest, CliCompareAndExport) {
   text = read_bytes(out);
   EXPECT_NE(text.find("layout.gen.x  100"), std::string::npos) << text;
   EXPECT_EQ(text.find("layout.gen.y"), std::string::npos) << text;  // the same in both runs
+  // Without --metrics the reward (a headline metric) is listed before the loss.
+  EXPECT_LT(text.find("critic/score/mean  "), text.find("actor/pg_loss  ")) << text;
   std::string summary = read_bytes(csv);
   EXPECT_EQ(std::count(summary.begin(), summary.end(), '\n'), 3);
   cmd = std::string(RLWB_CLI_BIN) + " runs export " + std::to_string(b_) + " --format jsonl --out " +

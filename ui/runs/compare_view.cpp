@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/tracking/headline_metrics.h"
 #include "imgui.h"
 #include "imgui_stdlib.h"
 #include "ui/platform/item_registry.h"
@@ -181,8 +182,10 @@ void draw_summary(CompareState& state) {
       const auto& s = specs->Specs[0];
       auto key = [&](const core::MetricRunSummary* r) -> std::pair<double, std::string> {
         switch (s.ColumnUserID) {
-          case 0:
-            return {0, r->metric};
+          case 0:  // the order of the plots: the headline metrics first
+            return {static_cast<double>(std::find(state.shown.begin(), state.shown.end(), r->metric) -
+                                        state.shown.begin()),
+                    ""};
           case 1:
             return {static_cast<double>(r->run), ""};
           case 2:
@@ -204,6 +207,7 @@ void draw_summary(CompareState& state) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r->metric.c_str());
+      items().record_last_item("summary/" + r->metric + "/" + std::to_string(r->run));
       ImGui::TableNextColumn();
       size_t index =
           static_cast<size_t>(std::find(state.runs.begin(), state.runs.end(), r->run) - state.runs.begin());
@@ -246,8 +250,10 @@ void draw_compare(RunStore& store, CompareState& state) {
   for (int64_t id : state.runs)
     if (RunData* run = store.run(id))
       for (const auto& [k, s] : run->metrics) key_set.insert(k);
-  std::vector<std::string> keys(key_set.begin(), key_set.end());
+  const std::vector<std::string> keys =
+      core::headline_first(std::vector<std::string>(key_set.begin(), key_set.end()));
   const std::vector<std::string> metrics = shown_metrics(keys, state.chosen, state.user_chose);
+  state.shown = metrics;
   update_tables(store, state, metrics);
 
   draw_legend(store, state);
