@@ -1,5 +1,7 @@
 #include "app/progress.h"
 
+#include "core/tracking/headline_metrics.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,7 +15,8 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// One step's line: "[rlwb] step 3/60 [#...]  reward 0.41  held-out 0.57  kl 0.0012  tok/s 4100  0.90 s/step  ETA 0m51s".
+// One step's line: "[rlwb] step 3/60 [#...]  reward 0.41  held-out 0.57  kl 0.0012  tok/s 4100  0.90 s/step
+// ETA 0m51s".
 std::string step_line(const core::StepReport& r, int64_t steps, double elapsed,
                       const std::optional<core::EvalReport>& held_out) {
   double eta = r.step > 0 ? elapsed / r.step * (steps - r.step) : 0;
@@ -28,18 +31,18 @@ std::string step_line(const core::StepReport& r, int64_t steps, double elapsed,
     std::snprintf(buf, sizeof buf, fmt, it->second);
     line += std::string("  ") + label + " " + buf;
   };
-  add("reward", "critic/score/mean", "%.3f");
+  add("reward", core::kRewardMetric, "%.3f");
   if (held_out) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", held_out->score);
     line += std::string("  held-out ") + buf;
   }
-  // The KL to the reference: as a loss term, or inside the reward.
-  add("kl",
-      r.metrics.count("actor/kl_loss")             ? "actor/kl_loss"
-      : r.metrics.count("actor/reward_kl_penalty") ? "actor/reward_kl_penalty"
-                                                   : "actor/ppo_kl",
-      "%.4f");
+  // The KL to the reference, by the headline rule (a loss term, else inside the reward, else PPO's).
+  for (const char* key : core::kKlMetrics)
+    if (r.metrics.count(key)) {
+      add("kl", key, "%.4f");
+      break;
+    }
   add("tok/s", "perf/throughput", "%.0f");
   char tail[64];
   std::snprintf(tail, sizeof tail, "  %.2f s/step  ETA %dm%02ds", r.seconds, static_cast<int>(eta) / 60,
@@ -59,7 +62,8 @@ core::TrainerHooks progress_printer(int64_t steps) {
   hooks.warm_start_step = [clocks](int64_t s, int64_t total, const std::map<std::string, double>& metrics) {
     if (!clocks->warm_start) clocks->warm_start = Clock::now();
     if (s != total && s % std::max<int64_t>(1, total / 10) != 0) return;
-    std::fprintf(stderr, "[rlwb] warm start %lld/%lld", static_cast<long long>(s), static_cast<long long>(total));
+    std::fprintf(stderr, "[rlwb] warm start %lld/%lld", static_cast<long long>(s),
+                 static_cast<long long>(total));
     for (auto& [k, v] : metrics)
       if (k.rfind("timing_s/", 0) != 0) std::fprintf(stderr, "  %s=%.4g", k.c_str(), v);
     std::fprintf(stderr, "  (%.0f s)\n", seconds_since(*clocks->warm_start));
@@ -70,8 +74,9 @@ core::TrainerHooks progress_printer(int64_t steps) {
     if (e.step == 0) clocks->rl = Clock::now();  // the RL loop starts after the first evaluation
   };
   hooks.step_done = [clocks, steps](const core::StepReport& r, const std::optional<core::EvalReport>& last) {
-    if (!clocks->rl) clocks->rl = Clock::now() - std::chrono::duration_cast<Clock::duration>(
-                                                    std::chrono::duration<double>(r.seconds));
+    if (!clocks->rl)
+      clocks->rl = Clock::now() -
+                   std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(r.seconds));
     std::fprintf(stderr, "%s\n", step_line(r, steps, seconds_since(*clocks->rl), last).c_str());
   };
   return hooks;

@@ -16,9 +16,9 @@
 namespace rlwb::app {
 
 // worker_roles(): app/worker_roles.h
-const core::Builtins& builtins();             // builtin.<name>
+const core::Builtins& builtins();                // builtin.<name>
 const core::tasks::TaskSources& task_sources();  // task.name
-const core::RewardTypes& reward_types();      // rewards.<name>.type
+const core::RewardTypes& reward_types();         // rewards.<name>.type
 
 // ControllerOptions with this build's builtins, tasks and reward types.
 core::ControllerOptions controller_options();

@@ -49,14 +49,14 @@ struct GraphRunner::Finished {
 
 // A started node: a worker call, or a local node's thread.
 struct GraphRunner::Running {
-  GroupCall call;             // worker nodes
-  std::future<Batch> local;   // builtin and reward nodes
+  GroupCall call;            // worker nodes
+  std::future<Batch> local;  // builtin and reward nodes
   double start = 0;
   Batch get() { return call.valid() ? call.get().merged : local.get(); }
 };
 
-GraphRunner::GraphRunner(NodeTargets& targets, const Builtins& builtins, const config::TrainerOptions& trainer,
-                         int64_t run_id, std::stop_token stop)
+GraphRunner::GraphRunner(NodeTargets& targets, const Builtins& builtins,
+                         const config::TrainerOptions& trainer, int64_t run_id, std::stop_token stop)
     : targets_(targets), builtins_(builtins), trainer_(trainer), run_id_(run_id), stop_(std::move(stop)) {}
 
 double GraphRunner::seconds_since_start() const {
@@ -78,15 +78,16 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
   if (node.target == "builtin") {
     auto fn_it = builtins_.find(node.method);
     if (fn_it == builtins_.end())
-      throw std::runtime_error("node '" + node.id + "': this controller has no builtin '" + node.method + "'");
+      throw std::runtime_error("node '" + node.id + "': this controller has no builtin '" + node.method +
+                               "'");
     BuiltinFn fn = fn_it->second;
     nlohmann::json& kept = node_state_[node.id];  // a node runs at most once at a time
-    running.local = std::async(std::launch::async, [this, fn, input = std::move(input), &node, &kept, step,
-                                                    finished, index]() {
-      PostWhenDone done{finished, index};
-      BuiltinContext ctx{step, trainer_, node.in, node.out, kept, node.args};
-      return fn(input, ctx);
-    });
+    running.local = std::async(std::launch::async,
+                               [this, fn, input = std::move(input), &node, &kept, step, finished, index]() {
+                                 PostWhenDone done{finished, index};
+                                 BuiltinContext ctx{step, trainer_, node.in, node.out, kept, node.args};
+                                 return fn(input, ctx);
+                               });
     return running;
   }
   if (auto r = targets_.rewards.find(node.target); r != targets_.rewards.end()) {
@@ -125,8 +126,7 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
       for (auto& col : nodes[i].in) ready = ready && state.has(col);
       if (!ready) continue;
       running[i] = start(nodes[i], state, step, *finished, i);
-      if (running[i].call.valid())
-        running[i].call.on_ready([finished, i] { finished->post(i); });
+      if (running[i].call.valid()) running[i].call.on_ready([finished, i] { finished->post(i); });
     }
     if (running.empty())
       throw std::runtime_error("graph is stuck: no node can start (a column is never produced)");

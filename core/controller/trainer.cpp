@@ -91,7 +91,9 @@ void Trainer::warm_start() {
   }
   if (ws.sync_from.empty()) return;
   std::string dir = folders_.path(ws.sync_from + "-warm-start");
-  model(ws.sync_from, "trainer.warm_start.sync.from").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+  model(ws.sync_from, "trainer.warm_start.sync.from")
+      .call("save_checkpoint", Batch{}, {}, {{"dir", dir}})
+      .get();
   if (tracking_) tracking_->log_artifact(run_id_, "checkpoint", dir);
   for (auto& to : ws.sync_to)
     model(to, "trainer.warm_start.sync.to").call("load_checkpoint", Batch{}, {}, {{"dir", dir}}).get();

@@ -77,7 +77,8 @@ class Trainer {
 
   Batch task_batch(const tasks::TaskDraw& draw) const;
   WorkerGroup& model(const std::string& name, const std::string& where);
-  void log_metrics(const std::map<std::string, double>& metrics, int64_t step, const std::string& prefix = "");
+  void log_metrics(const std::map<std::string, double>& metrics, int64_t step,
+                   const std::string& prefix = "");
   void event(const std::string& text);
 
   const Experiment& exp_;
