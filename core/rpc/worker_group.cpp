@@ -17,24 +17,31 @@ struct CallState {
 
   std::mutex mu;
   std::condition_variable cv;
-  size_t remaining = 0;  // replies not in yet
-  bool failed = false;   // a reply came back as an error
-  bool ready = false;    // remaining == 0 or failed
+  size_t remaining = 0;     // replies not in yet
+  bool failed = false;      // a reply came back as an error
+  bool completing = false;  // remaining == 0 or failed: the hook is taken or runs at once
+  bool ready = false;       // completing, and the hook has run: waiters may go on
   std::function<void()> hook;
 
-  // A rank's reply is in (ok or not): called by that reply's hook.
+  // A rank's reply is in (ok or not): called by that reply's hook. The hook
+  // runs before `ready` is published, so whoever waits on the call sees its
+  // effects -- the runner that is woken by it, or a test counting it.
   void reply_arrived(bool ok) {
     std::function<void()> run;
     {
       std::lock_guard<std::mutex> lock(mu);
       --remaining;
       failed = failed || !ok;
-      if (ready || (remaining > 0 && ok)) return;
-      ready = true;
+      if (completing || (remaining > 0 && ok)) return;
+      completing = true;
       run = std::exchange(hook, nullptr);
     }
-    cv.notify_all();
     if (run) run();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ready = true;
+    }
+    cv.notify_all();
   }
 };
 
@@ -52,7 +59,7 @@ void GroupCall::on_ready(std::function<void()> hook) {
   if (!state_) throw std::logic_error("GroupCall::on_ready on an empty call");
   {
     std::lock_guard<std::mutex> lock(state_->mu);
-    if (!state_->ready) {
+    if (!state_->completing) {
       state_->hook = std::move(hook);
       return;
     }
@@ -152,7 +159,7 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
   }
   for (auto& reply : state->replies) state->remaining += reply.valid();
   if (state->remaining == 0) {
-    state->ready = true;
+    state->completing = state->ready = true;
     return GroupCall(state);
   }
   // Hooks hold the state weakly: the replies are inside it.

@@ -43,6 +43,7 @@ class GroupCall {
   // Calls `hook` once when ready (at once if it is): on the thread that
   // completes the last reply, under the RPC endpoint's lock -- so, as for
   // ReplyFuture::on_ready, short, no throwing, no calls into the RPC.
+  // get and wait_for return only after the hook has run.
   void on_ready(std::function<void()> hook);
 
  private:

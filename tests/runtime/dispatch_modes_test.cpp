@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <torch/torch.h>
 
 using rlwb::core::Batch;
@@ -124,7 +126,11 @@ TEST_F(DispatchModes, GroupCallHookRunsOnceWhenEveryRankHasReplied) {
   auto model = cluster_->demo_model("m_hook", "pool", Mesh{4, 1, 1}, {{"sleep_ms", 200}});
   std::atomic<int> hooks{0};
   rlwb::core::GroupCall call = model->call("square", numbers(8));
-  call.on_ready([&] { ++hooks; });
+  // The hook takes a moment, so a waiter woken before it has finished would see 0.
+  call.on_ready([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ++hooks;
+  });
   EXPECT_FALSE(call.wait_for(std::chrono::milliseconds(0)));  // the ranks sleep 200 ms
   EXPECT_TRUE(call.wait_for(std::chrono::seconds(30)));
   EXPECT_EQ(hooks.load(), 1);
