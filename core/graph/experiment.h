@@ -131,16 +131,16 @@ struct GraphIssue {
   std::string message;  // what is wrong
   std::string hint;     // what to do about it
   Severity severity = Severity::error;
-  // "file:line: node 'x': message (hint: ...)"; warnings say "warning: "
-  // after the location; the line is left out when 0, the file when empty.
+  // The trainer phase ("warm_start", "eval") whose nodes the issue is
+  // about; "" for the graph's own nodes and file-level issues. A phase's
+  // node may share its id with a node of the graph, so `node` alone does
+  // not say which one is meant.
+  std::string phase = "";
+  // "file:line: node 'x': trainer.<phase>: message (hint: ...)"; warnings
+  // say "warning: " after the location; the line is left out when 0, the
+  // file when empty, the phase when "".
   std::string to_string() const;
 };
-
-// The trainer phase ("warm_start", "eval") whose nodes an issue is about,
-// from its message's "trainer.<phase>: " prefix; "" for the graph's own
-// nodes and file-level issues. A phase's node may share its id with a node
-// of the graph, so `node` alone does not say which one is meant.
-std::string issue_phase(const GraphIssue& issue);
 
 // True when any issue is an error (not just a warning).
 bool has_errors(const std::vector<GraphIssue>& issues);

@@ -360,7 +360,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
   // Problems by node (a trainer phase's nodes are not on the canvas).
   std::map<std::string, std::vector<const core::GraphIssue*>> node_issues;
   for (const auto& issue : ed.issues)
-    if (!issue.node.empty() && core::issue_phase(issue).empty()) node_issues[issue.node].push_back(&issue);
+    if (!issue.node.empty() && issue.phase.empty()) node_issues[issue.node].push_back(&issue);
 
   // Links.
   for (size_t i = 0; i < links.size(); ++i) {

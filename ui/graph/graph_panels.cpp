@@ -219,7 +219,9 @@ void draw_problems(GraphEditor& ed) {
     ImVec4 color =
         issue.severity == core::Severity::error ? ImVec4(1, 0.45f, 0.4f, 1) : ImVec4(1, 0.75f, 0.3f, 1);
     ImGui::PushStyleColor(ImGuiCol_Text, color);
-    std::string label = (issue.node.empty() ? std::string() : "[" + issue.node + "] ") + issue.message;
+    std::string label = (issue.node.empty() ? std::string() : "[" + issue.node + "] ") +
+                        (issue.phase.empty() ? std::string() : "trainer." + issue.phase + ": ") +
+                        issue.message;
     // After an edit the lines are those of the text Save would write, not
     // of the file on disk: the node and the message say where instead.
     if (issue.line > 0 && !ed.doc->dirty()) label = "line " + std::to_string(issue.line) + ": " + label;
@@ -231,7 +233,7 @@ void draw_problems(GraphEditor& ed) {
     // The row is cut at the panel's width: the tooltip has all of it.
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s%s%s", label.c_str(), issue.hint.empty() ? "" : "\nhint: ", issue.hint.c_str());
-    if (clicked && !issue.node.empty() && core::issue_phase(issue).empty()) {
+    if (clicked && !issue.node.empty() && issue.phase.empty()) {
       ed.selected = {issue.node};
       ed.selected_link.reset();
       Vec2 p = ed.doc->position(issue.node);
