@@ -17,12 +17,11 @@ static int count_gpus() {
 
 core::MethodCatalog build_catalog(const RoleRegistry& registry, const core::RewardTypes* reward_types) {
   core::MethodCatalog catalog;
-  const nlohmann::json roles = registry.describe();  // keep alive while iterating
-  for (auto& [role, methods] : roles.items())
-    for (auto& [method, mode] : methods.items()) catalog.role_methods[role].insert(method);
+  for (const auto& [role, spec] : registry.roles())
+    for (const auto& m : spec.methods) catalog.role_methods[role][m.name] = m.ports;
   if (reward_types)
-    for (auto& [name, type] : *reward_types) catalog.reward_methods[name] = type.methods;
-  for (auto& [name, fn] : core::builtin_nodes()) catalog.builtins.insert(name);
+    for (const auto& [name, type] : *reward_types) catalog.reward_methods[name] = type.methods;
+  for (const auto& [name, builtin] : core::builtin_nodes()) catalog.builtins[name] = builtin.ports;
   for (auto& [name, task] : core::tasks::task_sources()) catalog.task_columns[name] = task.columns;
   catalog.machine_gpus = count_gpus();
   // CPU workers may oversubscribe the cores (tests run 4 ranks on 2 cores),

@@ -1,5 +1,6 @@
 // The validator's catalog for this build: every registered role's methods,
-// the controller's builtins and task sources, and this machine's capacity.
+// the reward types' and the controller's builtins, each with its ports, the
+// task sources, and this machine's capacity.
 // Used by the CLI (rlwb run / validate), the GUI and tests.
 #pragma once
 

@@ -1,6 +1,7 @@
 #include "core/controller/controller.h"
 
 #include "core/controller/builtins.h"
+#include "core/controller/node_ports.h"
 #include "core/tasks/tasks.h"
 #include "core/config/experiment_options.h"
 #include "core/launch/local_launcher.h"
@@ -249,37 +250,38 @@ struct Controller::Impl {
   };
 
   // Starts one node (index `index` of its graph); the future yields its
-  // output columns, and `finished` hears of it when it is about to be ready.
+  // output ports (node_ports.h names them back by column), and `finished`
+  // hears of it when it is about to be ready.
   std::future<Batch> start_node(const NodeSpec& node, const Batch& state, int64_t step, Finished& finished,
                                 size_t index) {
-    Batch input = state.select(node.in);
+    Batch input = port_inputs(node, state);  // the callee sees its ports, not the graph's columns
+    WantedPorts wanted(wanted_out_ports(node));
     if (node.target == "builtin") {
       auto fn_it = builtin_nodes().find(node.method);
       if (fn_it == builtin_nodes().end()) throw std::runtime_error("unknown builtin '" + node.method + "'");
-      BuiltinFn fn = fn_it->second;
+      BuiltinFn fn = fn_it->second.fn;
       nlohmann::json& state = node_state[node.id];  // a node runs at most once at a time
-      return std::async(std::launch::async,
-                        [this, fn, input = std::move(input), &node, &state, step, &finished, index]() {
-                          PostWhenDone done{&finished, index};
-                          BuiltinContext ctx{step, settings.trainer, node.in, node.out, state, node.args};
-                          return fn(input, ctx);
-                        });
+      return std::async(std::launch::async, [this, fn, input = std::move(input), wanted = std::move(wanted),
+                                             &node, &state, step, &finished, index]() {
+        PostWhenDone done{&finished, index};
+        BuiltinContext ctx{step, settings.trainer, wanted, state, node.args};
+        return fn(input, ctx);
+      });
     }
     if (auto r = reward_modules.find(node.target); r != reward_modules.end()) {
       RewardModule* module = r->second.get();
-      return std::async(std::launch::async,
-                        [module, input = std::move(input), &node, step, &finished, index]() {
-                          PostWhenDone done{&finished, index};
-                          RewardCallContext ctx{step, node.id, node.in, node.out};
-                          return module->call(node.method, input, ctx);
-                        });
+      return std::async(std::launch::async, [module, input = std::move(input), wanted = std::move(wanted),
+                                             &node, step, &finished, index]() {
+        PostWhenDone done{&finished, index};
+        RewardCallContext ctx{step, node.id, wanted};
+        return module->call(node.method, input, ctx);
+      });
     }
     auto g = groups.find(node.target);
     if (g == groups.end())
       throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
-    // The node's column names travel with the call so a method can serve any names.
-    nlohmann::json context = {
-        {"run", run_id}, {"step", step}, {"node", node.id}, {"in", node.in}, {"out", node.out}};
+    // The output ports the node binds travel with the call (CallContext::out).
+    nlohmann::json context = {{"run", run_id}, {"step", step}, {"node", node.id}, {"out", *wanted.named()}};
     auto group_future = g->second->call(node.method, input, context, node.args);
     return std::async(std::launch::async, [f = std::move(group_future), &finished, index]() mutable {
       PostWhenDone done{&finished, index};
@@ -362,14 +364,7 @@ struct Controller::Impl {
           if (out.meta().contains("metrics"))
             for (auto& [k, v] : out.meta()["metrics"].items())
               if (v.is_number()) report.metrics[k] = v.get<double>();
-          for (auto& col : node.out)
-            if (!out.has(col))
-              throw std::runtime_error("node '" + node.id + "' (" + node.call +
-                                       ") did not return its output column '" + col +
-                                       "'; it returned: " + join(out.column_names()));
-          Batch produced = out.select(node.out);
-          produced.meta() = nlohmann::json::object();
-          state.union_with(produced);
+          state.union_with(column_outputs(node, out));  // ports back to the node's columns
           done.insert(it->first);
           running.erase(it);
           progressed = true;
@@ -501,12 +496,6 @@ struct Controller::Impl {
       saved[name] = dir;
     }
     return saved;
-  }
-
-  static std::string join(const std::vector<std::string>& names) {
-    std::string s;
-    for (auto& n : names) s += (s.empty() ? "" : ", ") + n;
-    return s.empty() ? "(nothing)" : s;
   }
 
   void shutdown() {

@@ -63,7 +63,8 @@ class IssueList {
 // sizes), rewards (type), the task's name, layout. (Unknown keys and every
 // setting's type and range: core/config, run by validate_experiment.)
 void check_resources(IssueList& out, const MethodCatalog& catalog);
-// Node ids and calls (target and method exist).
+// Node ids and calls (target and method exist), and the ports the node
+// binds (each one the callee has, every required input bound).
 void check_node_calls(IssueList& out, const MethodCatalog& catalog);
 // Columns: read but never written, written twice, cycles.
 void check_dataflow(IssueList& out, const MethodCatalog& catalog);

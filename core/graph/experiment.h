@@ -14,7 +14,9 @@
 //   nodes:   [{id: gen, call: actor.generate, in: [prompts], out: [responses]}, ...]
 //   layout:  {gen: {x: 100, y: 40}}
 // A node's call is `<model>.<method>`, `<reward>.<method>` or
-// `builtin.<name>` (run inside the controller).
+// `builtin.<name>` (run inside the controller). Its `in`/`out` bind the
+// callee's named ports (core/graph/ports.h) to columns: a list when each
+// column is named like its port, a map {port: column} where they differ.
 #pragma once
 
 #include <map>
@@ -23,6 +25,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "core/graph/ports.h"
 
 namespace rlwb::core {
 
@@ -61,12 +65,23 @@ struct NodeSpec {
                        // the saved file takes the call from here
   std::string target;  // part before the first '.'
   std::string method;  // part after it
+  // The columns the node reads and writes, in file order: what the runner
+  // waits for and the dataflow checks follow.
   std::vector<std::string> in, out;
+  // The callee's port of each column, by position (in_ports[i] is in[i]'s
+  // port). Empty in the list form (`in: [a, b]`: every column is the port
+  // of its own name); the map form (`in: {port: column}`) fills it, and the
+  // writer writes a map when it is not empty.
+  std::vector<std::string> in_ports, out_ports;
   // Per-call options for the method (e.g. {greedy: true} on a generate
   // node); they reach the worker as CallContext::args.
   nlohmann::json args = nlohmann::json::object();
   int line = 0;  // 1-based line in the file (file_of("nodes.<i>")), 0 when unknown
   bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
+
+  // The port in[i] / out[i] is bound to.
+  const std::string& in_port(std::size_t i) const { return i < in_ports.size() ? in_ports[i] : in[i]; }
+  const std::string& out_port(std::size_t i) const { return i < out_ports.size() ? out_ports[i] : out[i]; }
 };
 
 struct Experiment {
@@ -154,13 +169,16 @@ class GraphError : public std::runtime_error {
   std::vector<GraphIssue> issues_;
 };
 
-// What the validator may accept: methods per worker role and per reward
-// type, builtins the controller runs, columns the task provides at the start
-// of each step, and the machine's capacity.
+// A callable's methods and their ports: method name -> ports.
+using MethodPorts = std::map<std::string, CallPorts>;
+
+// What the validator may accept: methods (with their ports) per worker role
+// and per reward type, builtins the controller runs, columns the task
+// provides at the start of each step, and the machine's capacity.
 struct MethodCatalog {
-  std::map<std::string, std::set<std::string>> role_methods;
-  std::map<std::string, std::set<std::string>> reward_methods;
-  std::set<std::string> builtins;
+  std::map<std::string, MethodPorts> role_methods;    // role -> methods
+  std::map<std::string, MethodPorts> reward_methods;  // reward type -> methods
+  MethodPorts builtins;
   std::map<std::string, std::vector<std::string>> task_columns;  // task name -> columns
   int machine_gpus = 0;
   int machine_cpu_workers = 64;  // most CPU worker processes we allow
