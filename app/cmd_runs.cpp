@@ -32,6 +32,7 @@ struct CompareArgs {
   std::vector<std::string> metrics;
   std::optional<int64_t> at_step;
   std::string keys = "diff";
+  bool layout_keys = false;
   std::string csv;
 };
 
@@ -52,8 +53,9 @@ int show(const ShowArgs& args) {
 int compare(const CompareArgs& args) {
   if (args.ids.size() < 2) throw core::UsageError("needs at least two run ids, e.g. 'rlwb runs compare 3 4'");
   core::TrackingReader reader = open_reader(args.db);
-  core::RunComparison comparison =
-      core::compare_runs(reader, args.ids, args.metrics, args.at_step, args.keys == "all");
+  core::RunComparison comparison = core::compare_runs(
+      reader, args.ids, args.metrics, args.at_step,
+      core::ConfigDiffOptions{.all_keys = args.keys == "all", .layout_keys = args.layout_keys});
   std::cout << core::format_comparison(comparison);
   if (!args.csv.empty()) {
     std::ofstream out(args.csv, std::ios::binary);
@@ -104,6 +106,8 @@ std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb) {
       ->add_option("--keys", compare_args->keys, "config keys: 'diff' (those that differ) or 'all'")
       ->check(CLI::IsMember({"diff", "all"}))
       ->capture_default_str();
+  compare_command->add_flag("--layout-keys", compare_args->layout_keys,
+                            "also list the keys under layout: (the GUI editor's node positions)");
   compare_command->add_option("--csv", compare_args->csv, "also write the summary to this CSV file");
   add_db_option(*compare_command, compare_args->db);
 

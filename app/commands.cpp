@@ -2,6 +2,7 @@
 // overrides, check it against the catalog of methods, then run it (workers,
 // controller, tracking DB) or report what was found.
 #include "app/commands.h"
+#include "core/validate/validator.h"
 
 #include "core/config/experiment_options.h"
 
@@ -11,11 +12,14 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <stop_token>
+#include <thread>
 
+#include "app/progress.h"
 #include "core/controller/controller.h"
 #include "core/launch/local_launcher.h"
-#include "rewards/modules/reward_types.h"
-#include "workers/catalog.h"
+#include "app/catalog.h"
+#include "app/registries.h"
 
 namespace rlwb::app {
 namespace {
@@ -50,8 +54,7 @@ std::string find_worker_binary(const std::string& argv0) {
 
 core::Experiment load_and_validate(const ExperimentArgs& args) {
   core::Experiment exp = core::load_experiment_file(args.file, args.overrides);
-  auto issues = core::validate_experiment(
-      exp, workers::build_catalog(workers::builtin_roles(), &rewards::builtin_reward_types()));
+  auto issues = core::validate_experiment(exp, catalog());
   if (!issues.empty()) throw core::GraphError(issues);
   return exp;
 }
@@ -115,8 +118,7 @@ int run(const RunArgs& args) {
     print_graph_error(e);
     return 1;
   }
-  core::ControllerOptions options;
-  options.reward_types = &rewards::builtin_reward_types();
+  core::ControllerOptions options = app::controller_options();
   options.worker_binary = find_worker_binary(args.argv0);
   options.run_name = args.name;
   options.transport = args.transport;
@@ -125,9 +127,20 @@ int run(const RunArgs& args) {
   for (int64_t stale : core::TrackingAdmin(args.db).mark_stale_runs())
     std::cerr << "[rlwb] run " << stale << " was left running by a dead process; marked failed\n";
   core::TrackingWriter tracking(args.db);
+  // The first Ctrl-C becomes a stop request: the run ends at the next node
+  // boundary as 'interrupted'. (A second one kills the workers at once.)
   core::install_interrupt_handler();
+  std::stop_source stop;
+  std::jthread ctrl_c([&stop](std::stop_token done) {
+    while (!done.stop_requested() && !core::interrupt_requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (core::interrupt_requested()) stop.request_stop();
+  });
+  options.stop = stop.get_token();
+  options.hooks = progress_printer(core::config::trainer_steps(exp));
   core::Controller controller(exp, options, &tracking);
   core::RunResult result = controller.run();
+  ctrl_c.request_stop();
   tracking.flush();
   std::cerr << "[rlwb] run " << result.run_id << " " << result.status << " (" << result.steps.size()
             << " steps); tracking DB: " << args.db << "\n";

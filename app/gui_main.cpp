@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "core/common/command_line.h"
-#include "rewards/modules/reward_types.h"
-#include "workers/catalog.h"
+#include "core/validate/validator.h"
+#include "app/catalog.h"
 #include "ui/platform/frame_loop.h"
 #include "ui/workbench.h"
 
@@ -116,8 +116,7 @@ int main(int argc, char** argv) {
   if (auto exit_code = rlwb::core::parse_command_line(command_line, argc, argv)) return *exit_code;
   // The composition root: the editor checks graphs against what this build
   // registers (worker roles, builtins, tasks, reward types), in-process.
-  options.build_catalog = std::make_shared<const rlwb::core::MethodCatalog>(
-      rlwb::workers::build_catalog(rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types()));
+  options.build_catalog = std::make_shared<const rlwb::core::MethodCatalog>(rlwb::app::catalog());
   try {
     if (!compare.empty()) options.compare = parse_ids(compare);
     if (!run.empty()) options.dashboard_run = parse_number("--run", run);

@@ -13,7 +13,7 @@
 #include "core/common/command_line.h"
 #include "core/config/experiment_options.h"
 #include "core/controller/controller.h"
-#include "rewards/modules/reward_types.h"
+#include "app/registries.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -45,21 +45,19 @@ int main(int argc, char** argv) {
   const auto actor = rlwb::core::config::parse_experiment_options(exp).models.at("actor");
   const auto& arch = *actor.model;
   const int64_t max_new = actor.rollout.max_new_tokens;
-  ControllerOptions options;
+  ControllerOptions options = rlwb::app::controller_options();
   options.worker_binary = RLWB_WORKER_BIN;
-  options.print_progress = false;
-  options.reward_types = &rlwb::rewards::builtin_reward_types();
   options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-grpo").string();
   std::vector<double> seconds, tokens;
   std::map<std::string, std::vector<double>> node_ms;  // timing_s/<node> and compute_s/<node>, in ms
-  Controller controller(exp, options, nullptr);
-  controller.on_step = [&](const StepReport& r) {
+  options.hooks.step_done = [&](const StepReport& r, const auto&) {
     if (r.step <= warmup) return;
     seconds.push_back(r.seconds);
     tokens.push_back(r.metrics.at("perf/throughput") * r.seconds);
     for (const auto& [k, v] : r.metrics)
       if (k.starts_with("timing_s/") || k.starts_with("compute_s/")) node_ms[k].push_back(v * 1e3);
   };
+  Controller controller(exp, options, nullptr);
   RunResult result = controller.run();
   if (result.status != "finished") {
     std::fprintf(stderr, "bench_grpo_step: RLWB run %s: %s\n", result.status.c_str(), result.error.c_str());

@@ -9,7 +9,7 @@
 #include "core/common/command_line.h"
 #include "core/config/experiment_options.h"
 #include "core/controller/controller.h"
-#include "rewards/modules/reward_types.h"
+#include "app/registries.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -35,14 +35,11 @@ int main(int argc, char** argv) {
       {"trainer.steps=" + std::to_string(steps + 3), "~trainer.warm_start", "~trainer.eval", "~trainer.save",
        "~trainer.samples", "task.batch_size=" + std::to_string(batch),
        "models.actor.config.ppo.mini_batch_size=0"});
-  ControllerOptions options;
+  ControllerOptions options = rlwb::app::controller_options();
   options.worker_binary = RLWB_WORKER_BIN;
-  options.print_progress = false;
-  options.reward_types = &rlwb::rewards::builtin_reward_types();
   options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-orchestration").string();
-  Controller controller(exp, options, nullptr);
   std::vector<double> wall, compute, critical;
-  controller.on_step = [&](const StepReport& r) {
+  options.hooks.step_done = [&](const StepReport& r, const auto&) {
     if (r.step <= 3) return;  // warm-up: first calls allocate and fuse weights
     // Sum of compute, and the longest chain of compute through the graph
     // (nodes in file order are topologically sorted in these experiments).
@@ -62,6 +59,7 @@ int main(int argc, char** argv) {
     compute.push_back(sum);
     critical.push_back(longest);
   };
+  Controller controller(exp, options, nullptr);
   RunResult result = controller.run();
   if (result.status != "finished") {
     std::fprintf(stderr, "bench_orchestration: run %s: %s\n", result.status.c_str(), result.error.c_str());

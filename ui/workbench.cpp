@@ -1,6 +1,7 @@
 // [SECTION] The workbench: tabs for the screens, requests between them,
 // and the state dump.
 #include "ui/workbench.h"
+#include "core/validate/validator.h"
 
 #include <filesystem>
 #include <fstream>
@@ -245,10 +246,11 @@ nlohmann::json dump_state(AppState& app) {
     views[key] = {
         {"x0", view.x0}, {"x1", view.x1}, {"y0", view.y0}, {"y1", view.y1}, {"auto_fit", view.auto_fit}};
   dash["views"] = views;
+  dash["shown"] = app.dashboard.shown;
   out["dashboard"] = dash;
 
   json diff = json::array();
-  for (const auto& row : app.compare.diff) {
+  for (const auto& row : app.compare.diff.rows) {
     json values = json::array();
     for (const auto& v : row.values) values.push_back(v ? json(*v) : json());
     diff.push_back({{"key", row.key}, {"values", values}, {"differs", row.differs}});
@@ -260,8 +262,13 @@ nlohmann::json dump_state(AppState& app) {
                        {"count", s.count},
                        {"last", s.last_step ? json(s.last) : json()},
                        {"best", s.best_step ? json(s.best) : json()}});
-  out["compare"] = {
-      {"runs", app.compare.runs}, {"diff", diff}, {"summary", summary}, {"group_by", app.compare.group_by}};
+  out["compare"] = {{"runs", app.compare.runs},
+                    {"shown", app.compare.shown},
+                    {"diff", diff},
+                    {"layout_keys", app.compare.layout_keys},
+                    {"hidden_layout_keys", app.compare.diff.hidden_layout_keys},
+                    {"summary", summary},
+                    {"group_by", app.compare.group_by}};
 
   json launch = {
       {"status", app.launch.status}, {"run_id", app.launch.run_id}, {"argv", app.launch.last_argv}};

@@ -17,6 +17,7 @@
 #include "ui/launch/launch_view.h"
 #include "ui/runs/run_store.h"
 #include "ui/runs/runs_views.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::ui {
 

@@ -1,8 +1,5 @@
 #include "workers/method_registry.h"
 
-#include "workers/roles/demo_roles.h"
-#include "workers/roles/model_roles.h"
-
 #include <stdexcept>
 
 namespace rlwb::workers {
@@ -39,17 +36,6 @@ std::vector<std::string> RoleRegistry::role_names() const {
   std::vector<std::string> names;
   for (auto& [name, spec] : roles_) names.push_back(name);
   return names;
-}
-
-RoleRegistry& builtin_roles() {
-  static RoleRegistry* registry = [] {
-    auto* r = new RoleRegistry;
-    register_demo_roles(*r);
-    roles::register_policy_roles(*r);
-    roles::register_value_roles(*r);
-    return r;
-  }();
-  return *registry;
 }
 
 }  // namespace rlwb::workers

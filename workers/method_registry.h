@@ -6,7 +6,8 @@
 // name (the controller has named the node's columns by port before the
 // call) and returns its outputs by port name; it never sees the graph's
 // column names. The same registry gives the graph validator its catalog of
-// role methods and their ports (workers/catalog.h).
+// role methods and their ports (app/catalog.h). The build's registry is
+// assembled in app/registries.h; this file knows no role.
 #pragma once
 
 #include "core/batch/batch.h"
@@ -89,8 +90,5 @@ MethodSpec method(std::string name, core::DispatchMode mode, core::CallPorts por
                     },
                     std::move(ports)};
 }
-
-// Every role this build knows: the demo/test roles now, the model roles later.
-RoleRegistry& builtin_roles();
 
 }  // namespace rlwb::workers

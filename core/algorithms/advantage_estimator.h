@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/algorithms/advantage_result.h"
-#include "core/algorithms/algorithm_names.h"
+#include "core/config/algorithm_names.h"
 
 namespace rlwb::core::algorithms {
 

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "core/algorithms/algorithm_error.h"
-#include "core/algorithms/algorithm_names.h"
+#include "core/config/algorithm_names.h"
 #include "core/algorithms/loss_aggregation.h"
 
 namespace rlwb::core::algorithms {

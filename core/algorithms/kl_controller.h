@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/algorithms/algorithm_names.h"
+#include "core/config/algorithm_names.h"
 
 namespace rlwb::core::algorithms {
 

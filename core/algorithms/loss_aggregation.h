@@ -21,7 +21,7 @@
 #include <optional>
 #include <string_view>
 
-#include "core/algorithms/algorithm_names.h"
+#include "core/config/algorithm_names.h"
 
 namespace rlwb::core::algorithms {
 

@@ -147,4 +147,9 @@ std::string settings_reference() {
   return doc.markdown();
 }
 
+int64_t trainer_steps(const Experiment& exp) {
+  ParseContext ignored;
+  return parse_trainer_options(exp.trainer, ignored).steps;
+}
+
 }  // namespace rlwb::core::config

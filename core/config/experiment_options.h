@@ -29,6 +29,9 @@ ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& 
 // Throws ConfigError with every problem.
 ExperimentOptions parse_experiment_options(const Experiment& exp);
 
+// trainer.steps as the run will read it (its default when absent or bad).
+int64_t trainer_steps(const Experiment& exp);
+
 // Every setting with its type, default and meaning, as markdown tables
 // (docs/settings.md is this text; a test keeps them equal).
 std::string settings_reference();

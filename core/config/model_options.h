@@ -16,7 +16,7 @@
 // a section the role does not read is an unknown key.
 #pragma once
 
-#include "core/algorithms/algorithm_names.h"
+#include "core/config/algorithm_names.h"
 #include "core/config/section.h"
 
 #include <nlohmann/json.hpp>

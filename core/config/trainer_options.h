@@ -6,7 +6,7 @@
 // parse only marks them known. Used by the validator and the controller.
 #pragma once
 
-#include "core/algorithms/algorithm_names.h"
+#include "core/config/algorithm_names.h"
 #include "core/config/section.h"
 
 #include <optional>

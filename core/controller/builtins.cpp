@@ -1,7 +1,5 @@
 #include "core/controller/builtins.h"
 
-#include "core/controller/rl_builtins.h"
-
 #include <torch/torch.h>
 
 namespace rlwb::core {
@@ -37,14 +35,9 @@ CallPorts any_inputs(std::vector<PortSpec> out) {
 
 }  // namespace
 
-const std::map<std::string, Builtin>& builtin_nodes() {
-  static const std::map<std::string, Builtin> nodes = {
-      {"add", {add_columns, any_inputs({out_port("sum", "the sum of the input tensors")})}},
-      {"column_means", {column_means, any_inputs({})}},
-      {"compute_advantage", {compute_advantage, compute_advantage_ports()}},
-      {"safe_rlhf_advantage", {safe_rlhf_advantage, safe_rlhf_advantage_ports()}},
-  };
-  return nodes;
+void add_basic_builtins(Builtins& builtins) {
+  builtins["add"] = {add_columns, any_inputs({out_port("sum", "the sum of the input tensors")})};
+  builtins["column_means"] = {column_means, any_inputs({})};
 }
 
 }  // namespace rlwb::core

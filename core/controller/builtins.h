@@ -37,6 +37,11 @@ struct Builtin {
   CallPorts ports;
 };
 
-const std::map<std::string, Builtin>& builtin_nodes();
+// The builtins of a build, by name; assembled at the composition root
+// (app/registries.h) from add_basic_builtins and add_rl_builtins (rl_builtins.h).
+using Builtins = std::map<std::string, Builtin>;
+
+// add (the sum of the input columns) and column_means (a metric per column).
+void add_basic_builtins(Builtins& builtins);
 
 }  // namespace rlwb::core

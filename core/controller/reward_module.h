@@ -53,6 +53,12 @@ using RewardTypes = std::map<std::string, RewardType>;
 struct RewardType {
   std::string description;
   MethodPorts methods;  // what the validator accepts after "<name>.", with the ports
+  // Checks a reward's settings for the validator, before anything starts,
+  // without starting anything: throws std::exception whose message starts
+  // with the key ("rewards.<name>.config.<key>: ..."). The catalog hands it
+  // to the validator (core::RewardSettingsCheck, the same type);
+  // create() then gets settings that passed it.
+  std::function<void(const RewardSpec& spec, const Experiment& exp)> check;
   // Builds the module of `spec` (its config checked here: throw on a bad
   // setting, naming it). `exp` and `types` let a module build the modules
   // it combines (weighted_sum).

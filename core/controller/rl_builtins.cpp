@@ -149,4 +149,9 @@ CallPorts safe_rlhf_advantage_ports() {
       {out_port("advantages", "[B,R] the Lagrangian mix of the two")});
 }
 
+void add_rl_builtins(Builtins& builtins) {
+  builtins["compute_advantage"] = {compute_advantage, compute_advantage_ports()};
+  builtins["safe_rlhf_advantage"] = {safe_rlhf_advantage, safe_rlhf_advantage_ports()};
+}
+
 }  // namespace rlwb::core

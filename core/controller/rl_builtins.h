@@ -1,4 +1,4 @@
-// The controller-side RL nodes (builtin.<name>), registered in builtins.cpp
+// The controller-side RL nodes (builtin.<name>), added by add_rl_builtins
 // with the ports below (the *_ports() functions):
 //
 //   compute_advantage  in ports:
@@ -32,5 +32,8 @@ Batch compute_advantage(const Batch& input, BuiltinContext& ctx);
 Batch safe_rlhf_advantage(const Batch& input, BuiltinContext& ctx);
 CallPorts compute_advantage_ports();
 CallPorts safe_rlhf_advantage_ports();
+
+// compute_advantage and safe_rlhf_advantage.
+void add_rl_builtins(Builtins& builtins);
 
 }  // namespace rlwb::core

@@ -2,14 +2,7 @@
 // content equality.
 #include "core/graph/experiment.h"
 
-#include "core/config/trainer_options.h"
-
 namespace rlwb::core {
-
-int Experiment::steps() const {
-  config::ParseContext ignored;
-  return static_cast<int>(config::parse_trainer_options(trainer, ignored).steps);
-}
 
 namespace {
 // `path`, else its nearest ancestor, that has a line; "" if none does.

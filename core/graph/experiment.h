@@ -118,8 +118,6 @@ struct Experiment {
   std::vector<std::string> bases;
   std::vector<std::string> overrides;  // as given to the loader, in order
 
-  // trainer.steps as core/config parses it (its default when absent or bad).
-  int steps() const;
   // Line of `path`, else of its nearest ancestor that has one; 0 if none.
   int line_of(const std::string& path) const;
   // The file that line_of(path) refers to: a base's path or `file`.
@@ -169,21 +167,6 @@ class GraphError : public std::runtime_error {
   std::vector<GraphIssue> issues_;
 };
 
-// A callable's methods and their ports: method name -> ports.
-using MethodPorts = std::map<std::string, CallPorts>;
-
-// What the validator may accept: methods (with their ports) per worker role
-// and per reward type, builtins the controller runs, columns the task
-// provides at the start of each step, and the machine's capacity.
-struct MethodCatalog {
-  std::map<std::string, MethodPorts> role_methods;    // role -> methods
-  std::map<std::string, MethodPorts> reward_methods;  // reward type -> methods
-  MethodPorts builtins;
-  std::map<std::string, std::vector<std::string>> task_columns;  // task name -> columns
-  int machine_gpus = 0;
-  int machine_cpu_workers = 64;  // most CPU worker processes we allow
-};
-
 // Parses YAML text, applies overrides, fills the structs. Throws GraphError
 // with every problem found: YAML syntax errors (with line), malformed or
 // unresolvable overrides, duplicate keys and values of the wrong type (with
@@ -210,10 +193,6 @@ struct MethodCatalog {
 Experiment load_experiment_text(const std::string& text, const std::string& file,
                                 const std::vector<std::string>& overrides = {});
 Experiment load_experiment_file(const std::string& path, const std::vector<std::string>& overrides = {});
-
-// Every problem in the experiment, in file order (issues without a line
-// last); no errors (has_errors() false) when it can run.
-std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodCatalog& catalog);
 
 // Serialises back to YAML (the GUI's save). Keys in the canonical order:
 // name, algorithm, seed, pools, models, rewards, task, trainer, nodes,

@@ -4,12 +4,13 @@
 // core/controller/reward_module.h); a graph node binds each port it uses to
 // a column (`in: [prompts]` binds port `prompts` to the column of that name,
 // `in: {ground_truth: answers}` names them apart); the validator checks the
-// bindings against the declarations (core/graph/node_checks.cpp), and the
+// bindings against the declarations (core/validate/node_checks.cpp), and the
 // runner renames the columns to ports before the call and the ports back to
 // columns after it (core/controller/node_ports.h). So a callee sees only its
 // own port names, never a graph's column names. No LibTorch here.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ struct CallPorts {
 
 // Declared ports (known = true).
 CallPorts call_ports(std::vector<PortSpec> in, std::vector<PortSpec> out);
+
+// A callable's methods and their ports: method name -> ports.
+using MethodPorts = std::map<std::string, CallPorts>;
 
 // Which output ports a node binds to columns, as the callee sees it: the
 // runner keeps only those from the reply, so a callee may skip the work

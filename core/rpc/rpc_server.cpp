@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace rlwb::core {
 namespace {
@@ -31,6 +32,7 @@ struct ReplyState {
   bool done = false;
   Batch value;
   std::exception_ptr error;
+  std::function<void(bool ok)> on_done;  // ReplyFuture::on_ready's hook, run once at completion
 };
 
 }  // namespace rpc_detail
@@ -103,6 +105,7 @@ struct Endpoint {
     call.state->value = std::move(value);
     call.state->error = std::move(error);
     reply_cv.notify_all();
+    if (call.state->on_done) std::exchange(call.state->on_done, nullptr)(call.state->error == nullptr);
   }
 
   // Fails a pending call with an error attributed to its worker. Caller holds mu.
@@ -364,6 +367,18 @@ Batch ReplyFuture::get() {
 bool ReplyFuture::wait_for(std::chrono::milliseconds timeout) {
   if (!state_) throw std::logic_error("ReplyFuture::wait_for on an empty future");
   return endpoint_->wait(state_, Clock::now() + timeout);
+}
+
+void ReplyFuture::on_ready(std::function<void(bool ok)> hook) {
+  if (!state_) throw std::logic_error("ReplyFuture::on_ready on an empty future");
+  {
+    std::lock_guard<std::mutex> lock(endpoint_->mu);
+    if (!state_->done) {
+      state_->on_done = std::move(hook);
+      return;
+    }
+  }
+  hook(state_->error == nullptr);
 }
 
 RpcServer::RpcServer(const std::string& bind_address, RpcOptions options)

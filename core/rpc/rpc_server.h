@@ -41,6 +41,13 @@ class ReplyFuture {
   Batch get();
   // True when the reply (or its failure) is there within `timeout`.
   bool wait_for(std::chrono::milliseconds timeout);
+  // Calls `hook(ok)` once, when the reply (ok) or its failure (not ok) is there: at once
+  // when it already is, else on the thread that completes the call (the
+  // RPC thread, or a caller reading the socket), with the endpoint's lock
+  // held. So the hook must be short, must not throw and must not call into
+  // the RpcServer or wait on a reply; it is for waking a waiter. One hook
+  // per future; a second call replaces a hook that has not run yet.
+  void on_ready(std::function<void(bool ok)> hook);
 
  private:
   friend class RpcServer;

@@ -1,15 +1,18 @@
 // A model as the controller sees it: one role instance on each rank of a
 // resource pool's worker processes, with a parallel mesh. `call` looks up
-// the method's dispatch mode (declared on the worker side and sent at
-// registration), fans the Batch out, and returns a future of the merged
-// result. Several WorkerGroups may share the same processes (colocated
-// models): calls are addressed by model name.
+// the method's dispatch mode (declared on the worker side, sent at
+// registration and read into this group's method table once), fans the
+// Batch out, and returns a GroupCall: the merged result once every called
+// rank has replied. Several WorkerGroups may share the same processes
+// (colocated models): calls are addressed by model name.
 #pragma once
 
 #include "core/rpc/dispatch.h"
 #include "core/rpc/rpc_server.h"
 
-#include <future>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,34 @@ namespace rlwb::core {
 struct GroupResult {
   Batch merged;                 // the node's output
   std::vector<Batch> per_rank;  // every rank's reply (empty for ranks not called)
+};
+
+namespace group_detail {
+struct CallState;
+}
+
+// One call on a group: the replies of its ranks. It is ready when every
+// called rank has replied or one has failed (the others may then be stuck
+// in a collective waiting for the failed rank, so nobody waits for them).
+// No thread watches it: the replies complete it.
+class GroupCall {
+ public:
+  GroupCall() = default;
+  bool valid() const { return state_ != nullptr; }
+  // Waits until ready; the merged result, or the first failed rank's
+  // RemoteError. Call once.
+  GroupResult get();
+  // True when ready within `timeout`.
+  bool wait_for(std::chrono::milliseconds timeout);
+  // Calls `hook` once when ready (at once if it is): on the thread that
+  // completes the last reply, under the RPC endpoint's lock -- so, as for
+  // ReplyFuture::on_ready, short, no throwing, no calls into the RPC.
+  void on_ready(std::function<void()> hook);
+
+ private:
+  friend class WorkerGroup;
+  explicit GroupCall(std::shared_ptr<group_detail::CallState> state) : state_(std::move(state)) {}
+  std::shared_ptr<group_detail::CallState> state_;
 };
 
 class WorkerGroup {
@@ -37,24 +68,28 @@ class WorkerGroup {
   // `args` reach the method as CallContext::args (per-call options such as
   // greedy decoding or a checkpoint directory); `context` is the profiling
   // context (run, step, node).
-  std::future<GroupResult> call(const std::string& method, const Batch& input,
-                                nlohmann::json context = nlohmann::json::object(),
-                                const nlohmann::json& args = nlohmann::json::object());
+  GroupCall call(const std::string& method, const Batch& input,
+                 nlohmann::json context = nlohmann::json::object(),
+                 const nlohmann::json& args = nlohmann::json::object());
   // all_to_all: one input per rank.
-  std::future<GroupResult> call_per_rank(const std::string& method, const std::vector<Batch>& inputs,
-                                         nlohmann::json context = nlohmann::json::object());
+  GroupCall call_per_rank(const std::string& method, const std::vector<Batch>& inputs,
+                          nlohmann::json context = nlohmann::json::object());
 
   // Creates the role instance on every rank (kInitModelMethod).
   void init(const nlohmann::json& config);
 
  private:
-  std::future<GroupResult> run(DispatchMode mode, const std::string& method, const Batch& input,
-                               const std::vector<Batch>& per_rank, const nlohmann::json& args,
-                               const nlohmann::json& context);
+  GroupCall run(DispatchMode mode, const std::string& method, const Batch& input,
+                const std::vector<Batch>& per_rank, const nlohmann::json& args,
+                const nlohmann::json& context);
+  // The role's methods and their dispatch modes, from rank 0's register
+  // message; read on first use (the workers have registered by then).
+  const std::map<std::string, DispatchMode>& methods() const;
 
   RpcServer& rpc_;
   std::string model_, role_, pool_;
   Mesh mesh_;
+  mutable std::map<std::string, DispatchMode> methods_;
 };
 
 }  // namespace rlwb::core

@@ -1,8 +1,5 @@
 #include "core/tasks/tasks.h"
 
-#include "core/tasks/arithmetic_task.h"
-#include "core/tasks/print_program_task.h"
-
 #include <torch/torch.h>
 
 namespace rlwb::core::tasks {
@@ -21,13 +18,6 @@ Batch toy_numbers(const config::TaskOptions&, const TaskDraw& draw, int64_t) {
 
 }  // namespace
 
-const std::map<std::string, TaskSpec>& task_sources() {
-  static const std::map<std::string, TaskSpec> tasks = {
-      {"toy_numbers", {toy_numbers, {"x", "prompts"}}},
-      {"arithmetic", {arithmetic_task, kArithmeticColumns}},
-      {"print_program", {print_program_task, kPrintProgramColumns}},
-  };
-  return tasks;
-}
+TaskSpec toy_numbers_task() { return {toy_numbers, {"x", "prompts"}}; }
 
 }  // namespace rlwb::core::tasks

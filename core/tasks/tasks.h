@@ -4,7 +4,7 @@
 //   arithmetic     "37+48=" -> "85" (arithmetic_task.h)
 //   print_program  a number -> a python3 program printing it (print_program_task.h)
 //   toy_numbers    x = step * batch_size + i (model-free demo graphs)
-// Used by the controller and by the validator's catalog (workers/catalog.cpp).
+// Used by the controller and by the validator's catalog (app/catalog.cpp).
 #pragma once
 
 #include "core/batch/batch.h"
@@ -25,6 +25,11 @@ struct TaskSpec {
   std::vector<std::string> columns;  // what it provides (for the validator)
 };
 
-const std::map<std::string, TaskSpec>& task_sources();
+// The task sources of a build, by name; assembled at the composition root
+// (app/registries.h).
+using TaskSources = std::map<std::string, TaskSpec>;
+
+// toy_numbers: x = step * batch_size + i and a text prompt per row.
+TaskSpec toy_numbers_task();
 
 }  // namespace rlwb::core::tasks

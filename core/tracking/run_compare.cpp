@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 
+#include "core/tracking/headline_metrics.h"
 #include "core/tracking/text_table.h"
 
 namespace rlwb::core {
@@ -47,7 +49,9 @@ std::string format_metric_value(double value) {
   return text;
 }
 
-std::vector<ConfigDiffRow> config_diff(const std::vector<ParamList>& params, bool all_keys) {
+bool is_layout_key(const std::string& key) { return key == "layout" || key.rfind("layout.", 0) == 0; }
+
+ConfigDiff config_diff(const std::vector<ParamList>& params, ConfigDiffOptions options) {
   std::map<std::string, ConfigDiffRow> rows;
   for (size_t r = 0; r < params.size(); ++r)
     for (const auto& [key, value] : params[r]) {
@@ -56,14 +60,21 @@ std::vector<ConfigDiffRow> config_diff(const std::vector<ParamList>& params, boo
       row.values.resize(params.size());
       row.values[r] = value;
     }
-  std::vector<ConfigDiffRow> out;
+  ConfigDiff diff;
   for (auto& [key, row] : rows) {
     row.values.resize(params.size());
-    row.differs = std::any_of(row.values.begin(), row.values.end(),
-                              [&](const auto& v) { return v != row.values.front(); });
-    if (all_keys || row.differs) out.push_back(std::move(row));
+    row.differs =
+        std::adjacent_find(row.values.begin(), row.values.end(), std::not_equal_to<>()) != row.values.end();
+    const bool shown = options.all_keys || row.differs;
+    if (!options.layout_keys && is_layout_key(key)) {
+      diff.hidden_layout_keys += shown;
+      continue;
+    }
+    ++diff.keys;
+    diff.differing += row.differs;
+    if (shown) diff.rows.push_back(std::move(row));
   }
-  return out;
+  return diff;
 }
 
 BestIs best_direction(const std::string& metric) {
@@ -90,23 +101,23 @@ MetricRunSummary summarize_series(std::span<const double> steps, std::span<const
 
 RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& ids,
                            const std::vector<std::string>& metrics, std::optional<int64_t> at_step,
-                           bool all_keys) {
+                           ConfigDiffOptions diff_options) {
   RunComparison c;
   c.at_step = at_step;
   std::vector<ParamList> params;
-  std::set<std::string> keys, all_metrics;
+  std::set<std::string> all_metrics;
   for (int64_t id : ids) {
     auto info = reader.run(id);
     if (!info) throw TrackingError("no run " + std::to_string(id) + " in " + reader.path());
     c.runs.push_back(*info);
     params.push_back(reader.params(id));
-    for (const auto& [key, value] : params.back()) keys.insert(key);
     for (const auto& key : reader.metric_keys(id)) all_metrics.insert(key);
   }
-  c.param_keys = keys.size();
-  c.all_keys = all_keys;
-  c.diff = config_diff(params, all_keys);
-  c.metrics = metrics.empty() ? std::vector<std::string>(all_metrics.begin(), all_metrics.end()) : metrics;
+  c.diff_options = diff_options;
+  c.diff = config_diff(params, diff_options);
+  c.metrics = metrics.empty()
+                  ? headline_first(std::vector<std::string>(all_metrics.begin(), all_metrics.end()))
+                  : metrics;
   for (const std::string& metric : metrics)
     if (!all_metrics.count(metric)) {
       std::string known;
@@ -145,16 +156,18 @@ std::string format_comparison(const RunComparison& c) {
                     run.last_step < 0 ? "-" : std::to_string(run.last_step)});
   out += render_text_table(rows, "  ");
 
-  size_t differing = 0;
-  for (const ConfigDiffRow& row : c.diff) differing += row.differs;
-  out += "\nconfig: " + std::to_string(differing) + " of " + std::to_string(c.param_keys) + " keys differ" +
-         (c.all_keys ? " (all keys shown)" : "") + "\n";
-  if (c.diff.empty()) {
+  out += "\nconfig: " + std::to_string(c.diff.differing) + " of " + std::to_string(c.diff.keys) +
+         " keys differ" + (c.diff_options.all_keys ? " (all keys shown)" : "");
+  if (c.diff.hidden_layout_keys > 0)
+    out += "; " + std::to_string(c.diff.hidden_layout_keys) + " GUI layout " +
+           (c.diff.hidden_layout_keys == 1 ? "key" : "keys") + " hidden (--layout-keys shows them)";
+  out += "\n";
+  if (c.diff.rows.empty()) {
     out += "  (no differences)\n";
   } else {
     rows = {{"key"}};
     for (const RunInfo& run : c.runs) rows[0].push_back("run " + std::to_string(run.id));
-    for (const ConfigDiffRow& row : c.diff) {
+    for (const ConfigDiffRow& row : c.diff.rows) {
       std::vector<std::string> line = {row.key};
       for (const auto& v : row.values) line.push_back(v ? *v : "-");
       rows.push_back(line);

@@ -25,9 +25,27 @@ struct ConfigDiffRow {
   bool differs = false;
 };
 
-// One row per key of any run, sorted by key; only the rows whose values
-// differ (a missing key differs from any value) unless `all_keys`.
-std::vector<ConfigDiffRow> config_diff(const std::vector<ParamList>& params, bool all_keys = false);
+// Whether a param is under the graph file's `layout:` (the GUI editor's node
+// positions, `layout.<node>.x`): where a node was drawn, not how the run
+// ran, so the diff leaves these out unless asked.
+bool is_layout_key(const std::string& key);
+
+struct ConfigDiffOptions {
+  bool all_keys = false;     // every key, not only those whose values differ
+  bool layout_keys = false;  // also the keys under `layout:` (is_layout_key)
+};
+
+struct ConfigDiff {
+  std::vector<ConfigDiffRow> rows;  // sorted by key
+  size_t keys = 0;                  // keys over all runs, layout keys only when asked for
+  size_t differing = 0;             // of those, the keys whose values differ
+  size_t hidden_layout_keys = 0;    // rows left out because they are layout keys
+};
+
+// One row per key of any run; only the rows whose values differ (a missing
+// key differs from any value) unless `all_keys`; no layout keys unless
+// `layout_keys` (then counted in hidden_layout_keys).
+ConfigDiff config_diff(const std::vector<ParamList>& params, ConfigDiffOptions options = {});
 
 enum class BestIs { higher, lower };
 // Whether a metric improves upward or downward, from its name: losses, KL,
@@ -55,20 +73,20 @@ MetricRunSummary summarize_series(std::span<const double> steps, std::span<const
 
 struct RunComparison {
   std::vector<RunInfo> runs;
-  std::vector<ConfigDiffRow> diff;
-  size_t param_keys = 0;  // keys over all runs (diff may show fewer)
-  bool all_keys = false;  // diff holds every key, not only differing ones
-  std::vector<std::string> metrics;
+  ConfigDiff diff;
+  ConfigDiffOptions diff_options;
+  std::vector<std::string> metrics;       // the headline metrics first (headline_metrics.h)
   std::vector<MetricRunSummary> summary;  // for each metric, each run in order
   std::optional<int64_t> at_step;
 };
 
 // Reads the runs (throws TrackingError naming a missing id, or a metric in
 // `metrics` that none of the runs logged). `metrics` empty: every metric
-// any of the runs logged.
+// any of the runs logged, the headline metrics first, then by name.
 RunComparison compare_runs(TrackingReader& reader, const std::vector<int64_t>& ids,
                            const std::vector<std::string>& metrics = {},
-                           std::optional<int64_t> at_step = std::nullopt, bool all_keys = false);
+                           std::optional<int64_t> at_step = std::nullopt,
+                           ConfigDiffOptions diff_options = {});
 
 // The CLI's text: runs, config diff, summary, as aligned columns.
 std::string format_comparison(const RunComparison& comparison);

@@ -1,11 +1,13 @@
 // The text of `rlwb runs list` (format_runs_table) and `rlwb runs show ID`
 // (format_run_details): aligned plain text, one section per table of the
-// tracking DB.
+// tracking DB; metrics with the headline ones first (headline_metrics.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <map>
 
+#include "core/tracking/headline_metrics.h"
 #include "core/tracking/text_table.h"
 #include "core/tracking/time_now.h"
 #include "core/tracking/tracking.h"
@@ -79,10 +81,18 @@ std::string run_fields(const RunInfo& run, const std::vector<std::pair<std::stri
   return render_text_table(rows, "  ");
 }
 
+// The headline metrics first (headline_metrics.h), then by key.
 std::string metrics_section(const std::vector<MetricSummary>& summaries) {
-  std::vector<std::vector<std::string>> rows = {{"KEY", "STEP", "LAST", "MIN", "MAX"}};
+  std::map<std::string, const MetricSummary*> by_key;
+  std::vector<std::string> keys;
   for (const MetricSummary& metric : summaries) {
     if (is_timing(metric.key)) continue;
+    by_key[metric.key] = &metric;
+    keys.push_back(metric.key);
+  }
+  std::vector<std::vector<std::string>> rows = {{"KEY", "STEP", "LAST", "MIN", "MAX"}};
+  for (const std::string& key : headline_first(keys)) {
+    const MetricSummary& metric = *by_key.at(key);
     rows.push_back({metric.key, std::to_string(metric.last_step), format_number(metric.last_value),
                     format_number(metric.min), format_number(metric.max)});
   }

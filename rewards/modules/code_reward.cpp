@@ -272,6 +272,8 @@ core::RewardType code_reward_type() {
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     return std::unique_ptr<core::RewardModule>(std::make_unique<CodeReward>(spec.name, code_settings(spec)));
   };
+  // The settings alone: creating the reward starts its sandbox service.
+  type.check = [](const core::RewardSpec& spec, const core::Experiment&) { code_settings(spec); };
   return type;
 }
 

@@ -77,6 +77,10 @@ core::RewardType format_reward_type() {
     s.on_miss = config.number("on_miss", 0.0);
     return std::unique_ptr<core::RewardModule>(std::make_unique<FormatReward>(spec.name, std::move(s)));
   };
+  // Building one has no side effects (no process, no file): the check builds one and drops it.
+  type.check = [create = type.create](const core::RewardSpec& spec, const core::Experiment& exp) {
+    create(spec, exp, {});
+  };
   return type;
 }
 

@@ -95,6 +95,10 @@ core::RewardType length_reward_type() {
                   "target) or max_length (and max_penalty)");
     return std::unique_ptr<core::RewardModule>(std::make_unique<LengthReward>(spec.name, s));
   };
+  // Building one has no side effects (no process, no file): the check builds one and drops it.
+  type.check = [create = type.create](const core::RewardSpec& spec, const core::Experiment& exp) {
+    create(spec, exp, {});
+  };
   return type;
 }
 

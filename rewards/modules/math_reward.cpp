@@ -55,6 +55,10 @@ core::RewardType math_reward_type() {
     if (percent == "either") options.percent = PercentRule::kEither;
     return std::unique_ptr<core::RewardModule>(std::make_unique<MathReward>(spec.name, options));
   };
+  // Building one has no side effects (no process, no file): the check builds one and drops it.
+  type.check = [create = type.create](const core::RewardSpec& spec, const core::Experiment& exp) {
+    create(spec, exp, {});
+  };
   return type;
 }
 

@@ -104,6 +104,57 @@ void check_no_cycle(const std::string& start, const std::string& name, const cor
   path.pop_back();
 }
 
+// The terms of a weighted_sum reward, checked; with `types`, each term's
+// module is created too (without, only the settings are checked).
+std::vector<Term> parse_terms(const core::RewardSpec& spec, const core::Experiment& exp,
+                              const core::RewardTypes* types) {
+  RewardConfig config(spec, {"terms"});
+  if (!config.has("terms") || !config.raw("terms").is_object() || config.raw("terms").empty())
+    config.fail("terms",
+                "must be a map {reward_name: weight, ...} naming at least one other reward of this file");
+  std::vector<std::string> path;
+  check_no_cycle(spec.name, spec.name, exp, path);
+  std::vector<Term> terms;
+  for (const auto& [name, value] : config.raw("terms").items()) {
+    const std::string where = config.where("terms") + "." + name;
+    Term term;
+    term.name = name;
+    if (value.is_number()) {
+      term.weight = value.get<double>();
+    } else if (value.is_object()) {
+      for (const auto& [key, v] : value.items())
+        if (key == "in")
+          throw std::runtime_error(where + ".in: a term reads the node's input ports by name " +
+                                   "(response_text, ground_truth, tests, response_mask); bind the " +
+                                   "node's ports instead (docs/rewards.md)");
+        else if (key != "weight")
+          throw std::runtime_error(where + ": unknown key '" + key + "'; a term is a weight or {weight}");
+      if (!value.contains("weight") || !value["weight"].is_number())
+        throw std::runtime_error(where + ".weight: must be a number");
+      term.weight = value["weight"].get<double>();
+    } else {
+      throw std::runtime_error(where + ": must be a weight (number) or {weight: w}, got " + value.dump());
+    }
+    auto it = exp.rewards.find(name);
+    if (it == exp.rewards.end()) {
+      std::string known;
+      for (const auto& [other, unused] : exp.rewards)
+        if (other != spec.name) known += (known.empty() ? "" : ", ") + other;
+      throw std::runtime_error(where + ": there is no reward '" + name + "' in this file's rewards: (" +
+                               (known.empty() ? "it has no other" : "it has: " + known) + ")");
+    }
+    if (types) {
+      auto type_it = types->find(it->second.type);
+      if (type_it == types->end())
+        throw std::runtime_error(where + ": reward '" + name + "' has type '" + it->second.type +
+                                 "', which this build does not offer");
+      term.module = type_it->second.create(it->second, exp, *types);
+    }
+    terms.push_back(std::move(term));
+  }
+  return terms;
+}
+
 }  // namespace
 
 core::RewardType weighted_sum_reward_type(const core::RewardTypes& term_types) {
@@ -124,50 +175,11 @@ core::RewardType weighted_sum_reward_type(const core::RewardTypes& term_types) {
   type.methods = score_method(std::move(reads), /*text_required=*/false);
   type.create = [](const core::RewardSpec& spec, const core::Experiment& exp,
                    const core::RewardTypes& types) {
-    RewardConfig config(spec, {"terms"});
-    if (!config.has("terms") || !config.raw("terms").is_object() || config.raw("terms").empty())
-      config.fail("terms",
-                  "must be a map {reward_name: weight, ...} naming at least one other reward of this file");
-    std::vector<std::string> path;
-    check_no_cycle(spec.name, spec.name, exp, path);
-    std::vector<Term> terms;
-    for (const auto& [name, value] : config.raw("terms").items()) {
-      const std::string where = config.where("terms") + "." + name;
-      Term term;
-      term.name = name;
-      if (value.is_number()) {
-        term.weight = value.get<double>();
-      } else if (value.is_object()) {
-        for (const auto& [key, v] : value.items())
-          if (key == "in")
-            throw std::runtime_error(where + ".in: a term reads the node's input ports by name " +
-                                     "(response_text, ground_truth, tests, response_mask); bind the " +
-                                     "node's ports instead (docs/rewards.md)");
-          else if (key != "weight")
-            throw std::runtime_error(where + ": unknown key '" + key + "'; a term is a weight or {weight}");
-        if (!value.contains("weight") || !value["weight"].is_number())
-          throw std::runtime_error(where + ".weight: must be a number");
-        term.weight = value["weight"].get<double>();
-      } else {
-        throw std::runtime_error(where + ": must be a weight (number) or {weight: w}, got " + value.dump());
-      }
-      auto it = exp.rewards.find(name);
-      if (it == exp.rewards.end()) {
-        std::string known;
-        for (const auto& [other, unused] : exp.rewards)
-          if (other != spec.name) known += (known.empty() ? "" : ", ") + other;
-        throw std::runtime_error(where + ": there is no reward '" + name + "' in this file's rewards: (" +
-                                 (known.empty() ? "it has no other" : "it has: " + known) + ")");
-      }
-      auto type_it = types.find(it->second.type);
-      if (type_it == types.end())
-        throw std::runtime_error(where + ": reward '" + name + "' has type '" + it->second.type +
-                                 "', which this build does not offer");
-      term.module = type_it->second.create(it->second, exp, types);
-      terms.push_back(std::move(term));
-    }
     return std::unique_ptr<core::RewardModule>(
-        std::make_unique<WeightedSumReward>(spec.name, std::move(terms)));
+        std::make_unique<WeightedSumReward>(spec.name, parse_terms(spec, exp, &types)));
+  };
+  type.check = [](const core::RewardSpec& spec, const core::Experiment& exp) {
+    parse_terms(spec, exp, nullptr);
   };
   return type;
 }

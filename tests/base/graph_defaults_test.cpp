@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include "tests/base/graph_test_support.h"
+#include "core/validate/validator.h"
+#include "core/config/experiment_options.h"
 #include "tests/test_files.h"
 
 namespace rlwb::core {
@@ -101,7 +103,7 @@ trainer: {steps: 10}
             nlohmann::json::parse(
                 R"({"seed": 2, "micro_batch_size": 8, "model": {"num_layers": 2}, "tokenizer": "char"})"));
   EXPECT_EQ(exp.task, nlohmann::json::parse(R"({"name": "arithmetic", "batch_size": 16})"));
-  EXPECT_EQ(exp.steps(), 10);
+  EXPECT_EQ(config::trainer_steps(exp), 10);
   EXPECT_EQ(exp.trainer["eval"]["score"], "eval_scores");  // kept from the base
   EXPECT_EQ(node_ids(exp.nodes), (std::vector<std::string>{"gen", "logp", "update"}));
   EXPECT_FALSE(exp.raw.contains("defaults"));
@@ -173,7 +175,7 @@ TEST_F(GraphDefaults, BasesMergeInOrderEachOverTheOneBefore) {
   EXPECT_EQ(exp.name, "b");
   EXPECT_EQ(exp.seed, 9);
   EXPECT_EQ(exp.task["batch_size"], 4);
-  EXPECT_EQ(exp.steps(), 7);
+  EXPECT_EQ(config::trainer_steps(exp), 7);
   // A base's own bases come before it; paths are relative to the file that names them.
   EXPECT_THAT(exp.bases, ElementsAre(path("root.yaml"), path("more/a.yaml"), path("b.yaml")));
 }
@@ -230,7 +232,7 @@ nodes:
 TEST_F(GraphDefaults, OverridesApplyAfterTheMerge) {
   write("exp.yaml", "defaults: [base.yaml]\ntrainer: {steps: 10}\n");
   Experiment exp = load("exp.yaml", {"trainer.steps=2", "nodes.gen.out=[texts]", "~layout.gen"});
-  EXPECT_EQ(exp.steps(), 2);
+  EXPECT_EQ(config::trainer_steps(exp), 2);
   EXPECT_EQ(exp.nodes[0].out, (std::vector<std::string>{"texts"}));
   EXPECT_EQ(exp.line_of("trainer.steps"), 2);
   EXPECT_EQ(exp.file_of("trainer.steps"), path("exp.yaml"));

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tests/base/graph_test_support.h"
+#include "core/config/experiment_options.h"
 
 namespace rlwb::core {
 namespace {
@@ -43,7 +44,7 @@ TEST(GraphLoader, LoadsEveryFieldOfTheGoodFixture) {
 
   EXPECT_EQ(exp.task["name"], "arithmetic");
   EXPECT_EQ(exp.task["group_size"], 4);
-  EXPECT_EQ(exp.steps(), 3);
+  EXPECT_EQ(config::trainer_steps(exp), 3);
   EXPECT_DOUBLE_EQ(exp.trainer["kl_coef"].get<double>(), 0.001);
 
   ASSERT_EQ(exp.nodes.size(), 6u);
@@ -253,7 +254,7 @@ TEST(GraphLoader, EmptyTextLoadsAsAnEmptyExperiment) {
   Experiment exp = load_experiment_text("", "exp.yaml");
   EXPECT_TRUE(exp.nodes.empty());
   EXPECT_EQ(exp.raw, nlohmann::json::object());
-  EXPECT_EQ(exp.steps(), 1);
+  EXPECT_EQ(config::trainer_steps(exp), 1);
 }
 
 }  // namespace

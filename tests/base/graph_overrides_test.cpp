@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 
 #include "tests/base/graph_test_support.h"
+#include "core/config/experiment_options.h"
 
 namespace rlwb::core {
 namespace {
@@ -21,7 +22,7 @@ TEST(GraphOverrides, ValueIsReadAsYaml) {
   Experiment exp =
       load_good({"trainer.steps=50", "trainer.kl_coef=0.1", "+models.actor.config.flag=true",
                  "task.name=gsm8k", "models.actor.config.layers=[a, b]", "models.actor.config.hidden='64'"});
-  EXPECT_EQ(exp.steps(), 50);
+  EXPECT_EQ(config::trainer_steps(exp), 50);
   EXPECT_TRUE(exp.trainer["kl_coef"].is_number_float());
   EXPECT_EQ(exp.trainer["kl_coef"], 0.1);
   EXPECT_EQ(exp.models.at("actor").config["flag"], true);
@@ -83,7 +84,7 @@ TEST(GraphOverrides, PlusOnAnExistingKeyIsAnError) {
 
 TEST(GraphOverrides, DoublePlusSetsOrAdds) {
   Experiment exp = load_good({"++trainer.steps=9", "++trainer.warmup=2"});
-  EXPECT_EQ(exp.steps(), 9);
+  EXPECT_EQ(config::trainer_steps(exp), 9);
   EXPECT_EQ(exp.trainer["warmup"], 2);
 }
 
@@ -157,13 +158,13 @@ TEST(GraphOverrides, OverrideThatGivesAWrongTypeIsReportedAsATypeIssue) {
 
 TEST(GraphOverrides, OverridesApplyInOrder) {
   Experiment exp = load_good({"trainer.steps=5", "trainer.steps=6"});
-  EXPECT_EQ(exp.steps(), 6);
+  EXPECT_EQ(config::trainer_steps(exp), 6);
 }
 
 TEST(GraphOverrides, OverridesBuildAnExperimentFromAnEmptyText) {
   Experiment exp = load_experiment_text("", "exp.yaml", {"+name=x", "+trainer.steps=2"});
   EXPECT_EQ(exp.name, "x");
-  EXPECT_EQ(exp.steps(), 2);
+  EXPECT_EQ(config::trainer_steps(exp), 2);
 }
 
 }  // namespace

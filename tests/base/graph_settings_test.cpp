@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 
 #include "core/config/experiment_options.h"
+#include "core/validate/validator.h"
 #include "tests/base/graph_test_support.h"
 
 #include <fstream>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/graph/experiment.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::core::testing {
 

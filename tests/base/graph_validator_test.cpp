@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 
 #include "tests/base/graph_test_support.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::core {
 namespace {

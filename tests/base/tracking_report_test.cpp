@@ -1,9 +1,11 @@
-// The text of `rlwb runs list` and `rlwb runs show ID`.
+// The text of `rlwb runs list` and `rlwb runs show ID`, and the order every
+// metric list shares: the headline metrics first.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "core/tracking/headline_metrics.h"
 #include "core/tracking/tracking.h"
 #include "tests/base/tracking_test_support.h"
 
@@ -19,6 +21,34 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
+}
+
+using Keys = std::vector<std::string>;
+
+TEST(HeadlineMetrics, HeldOutScoreRewardAndKlComeFirstAndTheRestKeepTheirOrder) {
+  const Keys keys = {"actor/entropy",     "actor/kl_loss",   "actor/pg_loss", "actor/ppo_kl",
+                     "critic/score/mean", "perf/throughput", "val/score/mean"};
+  EXPECT_EQ(headline_first(keys),
+            (Keys{"val/score/mean", "critic/score/mean", "actor/kl_loss", "actor/entropy", "actor/pg_loss",
+                  "actor/ppo_kl", "perf/throughput"}));
+}
+
+TEST(HeadlineMetrics, TheKlIsTheKlLossElseTheRewardPenaltyElseThePpoKl) {
+  // Only the preferred KL moves up; another KL key stays where it was.
+  EXPECT_EQ(headline_first({"a", "actor/ppo_kl", "actor/reward_kl_penalty", "b"}),
+            (Keys{"actor/reward_kl_penalty", "a", "actor/ppo_kl", "b"}));
+  EXPECT_EQ(headline_first({"a", "actor/ppo_kl"}), (Keys{"actor/ppo_kl", "a"}));
+  EXPECT_EQ(headline_first({"actor/reward_kl_penalty", "actor/kl_loss"}),
+            (Keys{"actor/kl_loss", "actor/reward_kl_penalty"}));
+}
+
+TEST(HeadlineMetrics, MissingHeadlinesAreNotAddedAndOtherKeysAreUntouched) {
+  EXPECT_EQ(headline_first({}), Keys{});
+  EXPECT_EQ(headline_first({"z", "a", "m"}), (Keys{"z", "a", "m"}));
+  EXPECT_EQ(headline_first({"a", "critic/score/mean"}), (Keys{"critic/score/mean", "a"}));
+  // A name that only starts like a headline is another metric.
+  EXPECT_EQ(headline_first({"val/score/mean_at_1", "critic/score/mean/x"}),
+            (Keys{"val/score/mean_at_1", "critic/score/mean/x"}));
 }
 
 TEST(RunsTable, SaysSoWhenThereAreNoRuns) { EXPECT_EQ(format_runs_table({}), "no runs recorded yet\n"); }
@@ -87,6 +117,22 @@ TEST_F(TrackingTest, RunDetailsShowFieldsParamsLastMetricsTimingArtifactsAndEven
     EXPECT_THAT(text, HasSubstr(expected));
   }
   EXPECT_THAT(text, Not(HasSubstr("timing_s/gen           1"))) << "timing keys sit in their own section";
+}
+
+TEST_F(TrackingTest, RunDetailsListTheHeadlineMetricsFirst) {
+  TrackingWriter writer(path());
+  const int64_t run =
+      writer.start_run("ppo", "experiments/ppo.yaml", "...", "ppo", 7, nlohmann::json::object());
+  for (const char* key : {"actor/entropy", "actor/kl_loss", "critic/score/mean", "val/score/mean"})
+    writer.log_metric(run, key, 0, 0.5);
+  writer.end_run(run, "finished");
+  TrackingReader reader(path());
+  const std::string text = format_run_details(reader, run);
+  const auto at = [&](const char* key) { return text.find(std::string(key) + "  "); };
+  ASSERT_NE(at("actor/entropy"), std::string::npos) << text;
+  EXPECT_LT(at("val/score/mean"), at("critic/score/mean")) << text;
+  EXPECT_LT(at("critic/score/mean"), at("actor/kl_loss")) << text;
+  EXPECT_LT(at("actor/kl_loss"), at("actor/entropy")) << text;
 }
 
 TEST_F(TrackingTest, RunDetailsOfAnUnknownRunSayWhereToFindIds) {

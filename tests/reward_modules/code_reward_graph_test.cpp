@@ -4,7 +4,7 @@
 // score on the last response token, reports its metrics, and leaves no
 // service behind when the run ends. The file also passes `rlwb validate`.
 #include "core/controller/controller.h"
-#include "rewards/modules/reward_types.h"
+#include "app/registries.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -51,12 +51,10 @@ TEST(GrpoCodeGraph, RewardNodeScoresEverySampleInTheSandboxAndStopsItsServiceAft
   Experiment exp = load_experiment_file(
       kFile, {"trainer.steps=1", "trainer.warm_start.steps=80", "task.batch_size=4",
               "models.actor.config.ppo.mini_batch_size=0", "~trainer.eval", "~trainer.save"});
-  ControllerOptions o;
+  ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = temp_path("rlwb-code-graph-logs");
   o.checkpoint_dir = temp_path("rlwb-code-graph-ckpt");
-  o.print_progress = false;
-  o.reward_types = &rlwb::rewards::builtin_reward_types();
   RunResult result;
   {
     Controller controller(exp, o, nullptr);

@@ -3,9 +3,9 @@
 // tolerance), because each rank normalises its loss by the global count and
 // the gradients are summed over the ranks before clipping and AdamW.
 #include "core/controller/controller.h"
-#include "rewards/modules/reward_types.h"
 #include "tests/runtime/runtime_test_support.h"
 #include "workers/model/hf_checkpoint.h"
+#include "app/registries.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -15,12 +15,10 @@ using namespace rlwb::core;
 namespace {
 
 std::string train_sft(int dp) {
-  ControllerOptions o;
+  ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-dp-logs");
   o.checkpoint_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-dp-ckpt");
-  o.print_progress = false;
-  o.reward_types = &rlwb::rewards::builtin_reward_types();
   std::string d = std::to_string(dp);
   Experiment exp = load_experiment_file(
       std::string(RLWB_SOURCE_DIR) + "/experiments/sft.yaml",

@@ -5,9 +5,9 @@
 // names in the tracking DB, and saves an actor that loads back.
 #include "core/controller/controller.h"
 #include "core/tracking/tracking.h"
-#include "rewards/modules/reward_types.h"
 #include "tests/runtime/runtime_test_support.h"
 #include "workers/model/hf_checkpoint.h"
+#include "app/registries.h"
 
 #include <gtest/gtest.h>
 
@@ -18,12 +18,10 @@ namespace {
 TEST(DefaultExperiment, GrpoRaisesHeldOutAccuracyOverTheWarmStart) {
   auto tmp = std::filesystem::temp_directory_path();
   std::string db = (tmp / (rlwb::testing::unique_name("rlwb-default") + ".db")).string();
-  ControllerOptions o;
+  ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = tmp / rlwb::testing::unique_name("rlwb-default-logs");
   o.checkpoint_dir = tmp / rlwb::testing::unique_name("rlwb-default-ckpt");
-  o.print_progress = false;
-  o.reward_types = &rlwb::rewards::builtin_reward_types();
   Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
                                         {"trainer.steps=100", "trainer.eval.every=100"});
   RunResult result;

@@ -12,9 +12,10 @@
 #include <filesystem>
 
 #include "core/controller/controller.h"
-#include "rewards/modules/reward_types.h"
+#include "core/validate/validator.h"
 #include "tests/runtime/runtime_test_support.h"
-#include "workers/catalog.h"
+#include "app/catalog.h"
+#include "app/registries.h"
 
 using namespace rlwb::core;
 namespace fs = std::filesystem;
@@ -26,8 +27,7 @@ std::string experiment_path(const std::string& file) {
 }
 
 TEST(ExperimentFiles, EveryFilePassesTheValidator) {
-  const MethodCatalog catalog =
-      rlwb::workers::build_catalog(rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types());
+  const MethodCatalog catalog = rlwb::app::catalog();
   int files = 0;
   for (const auto& entry : fs::directory_iterator(experiment_path(""))) {
     if (entry.path().extension() != ".yaml") continue;
@@ -43,6 +43,51 @@ TEST(ExperimentFiles, EveryFilePassesTheValidator) {
     for (const auto& issue : validate_experiment(exp, catalog)) ADD_FAILURE() << issue.to_string();
   }
   EXPECT_GE(files, 10);
+}
+
+// A reward's settings are checked by the validator, before any worker or
+// sandbox starts: each type's own check, with the key's line, for every
+// reward type of this build.
+TEST(ExperimentFiles, BadRewardSettingsAreFoundByTheValidatorWithTheirLine) {
+  const MethodCatalog catalog = rlwb::app::catalog();
+  struct Case {
+    std::string type, config, message;
+  };
+  const std::vector<Case> cases = {
+      {"math", "{percent: half}", "rewards.r.config.percent"},
+      {"math", "{last_number_fallbak: true}", "last_number_fallbak"},
+      {"code", "{scoring: best}", "'best' is not one of all_or_nothing, pass_rate"},
+      {"format", "{pattern: '('}", "rewards.r.config.pattern"},
+      {"length", "{unit: miles}", "rewards.r.config.unit"},
+      {"weighted_sum", "{terms: {nothere: 1}}", "there is no reward 'nothere'"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.type + " " + c.config);
+    const std::string text =
+        "name: rewards\n"             // 1
+        "pools: {p: {workers: 1}}\n"  // 2
+        "models: {m: {role: demo, pool: p}}\n"
+        "rewards:\n"
+        "  r:\n"  // 5
+        "    type: " +
+        c.type +
+        "\n"
+        "    config: " +
+        c.config +
+        "\n"  // 7
+        "task: {name: toy_numbers, batch_size: 2}\n"
+        "trainer: {steps: 1}\n"
+        "nodes:\n"
+        "  - {id: square, call: m.square, in: [x], out: [x_sq]}\n";
+    Experiment exp = load_experiment_text(text, "bad.yaml");
+    const GraphIssue* found = nullptr;
+    auto issues = validate_experiment(exp, catalog);
+    for (const auto& issue : issues)
+      if (issue.message.find(c.message) != std::string::npos) found = &issue;
+    ASSERT_NE(found, nullptr) << "issues: " << GraphError(issues).what();
+    EXPECT_EQ(found->line, 7);
+    EXPECT_EQ(found->severity, Severity::error);
+  }
 }
 
 // A short run of one experiment file and what it must show. Its warm start
@@ -85,12 +130,10 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
       experiment_path(run.file),
       {"trainer.steps=" + steps, "trainer.eval.every=" + steps, "~trainer.save", "~trainer.samples"});
 
-  ControllerOptions o;
+  ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-experiment-logs");
   o.checkpoint_dir = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-experiment-ckpt");
-  o.print_progress = false;
-  o.reward_types = &rlwb::rewards::builtin_reward_types();
   const auto start = std::chrono::steady_clock::now();
   RunResult result = Controller(exp, o, nullptr).run();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

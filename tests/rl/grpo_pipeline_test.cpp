@@ -3,9 +3,10 @@
 // (rewards match the texts, advantages follow the rewards within each group,
 // rollout log-probs match a recomputation), and the run is recorded.
 #include "core/controller/controller.h"
-#include "rewards/modules/reward_types.h"
+#include "core/validate/validator.h"
 #include "tests/runtime/runtime_test_support.h"
-#include "workers/catalog.h"
+#include "app/catalog.h"
+#include "app/registries.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -15,21 +16,17 @@ using namespace rlwb::core;
 namespace {
 
 ControllerOptions options(const std::string& tag) {
-  ControllerOptions o;
+  ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-" + tag + "-logs");
   o.checkpoint_dir =
       std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-" + tag + "-ckpt");
-  o.print_progress = false;
-  o.reward_types = &rlwb::rewards::builtin_reward_types();
   return o;
 }
 
 Experiment grpo(std::vector<std::string> overrides) {
   Experiment exp = load_experiment_file(std::string(RLWB_SOURCE_DIR) + "/experiments/grpo.yaml", overrides);
-  auto issues = validate_experiment(
-      exp,
-      rlwb::workers::build_catalog(rlwb::workers::builtin_roles(), &rlwb::rewards::builtin_reward_types()));
+  auto issues = validate_experiment(exp, rlwb::app::catalog());
   for (auto& i : issues) ADD_FAILURE() << i.to_string();
   return exp;
 }

@@ -7,6 +7,7 @@
 #include "core/batch/batch.h"
 #include "workers/method_registry.h"
 #include "workers/spmd_group.h"
+#include "app/registries.h"
 
 #include <unistd.h>
 
@@ -27,7 +28,7 @@ struct LocalRole {
       : role_name(role) {
     env.model = model;
     env.group = "local";
-    role_ = workers::builtin_roles().find(role);
+    role_ = app::worker_roles().find(role);
     if (!role_) throw std::runtime_error("no role " + role);
     this->role = role_->create(config, env);
   }
@@ -36,7 +37,7 @@ struct LocalRole {
   // ports wanted (none named: every port).
   core::Batch call(const std::string& method, const core::Batch& in, std::vector<std::string> out_ports = {},
                    nlohmann::json args = nlohmann::json::object(), int64_t step = 1) {
-    const auto* m = workers::builtin_roles().find_method(role_name, method);
+    const auto* m = app::worker_roles().find_method(role_name, method);
     if (!m) throw std::runtime_error("no method " + method);
     nlohmann::json context = {{"step", step}};
     if (!out_ports.empty()) context["out"] = out_ports;

@@ -2,8 +2,10 @@
 // with a real tracking DB: overlap of independent nodes, failures recorded
 // with the metrics written before them.
 #include "core/controller/controller.h"
+#include "core/validate/validator.h"
 #include "runtime_test_support.h"
-#include "workers/catalog.h"
+#include "app/catalog.h"
+#include "app/registries.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -18,16 +20,15 @@ std::string temp_db() {
 
 Experiment experiment(const std::string& yaml) {
   Experiment exp = load_experiment_text(yaml, "test.yaml");
-  auto issues = validate_experiment(exp, rlwb::workers::build_catalog());
+  auto issues = validate_experiment(exp, rlwb::app::catalog());
   for (auto& i : issues) ADD_FAILURE() << i.to_string();
   return exp;
 }
 
 ControllerOptions options() {
-  ControllerOptions o;
+  ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = RLWB_WORKER_BIN;
   o.log_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-ctl-logs");
-  o.print_progress = false;
   return o;
 }
 
@@ -129,6 +130,53 @@ nodes:
   // Worker start-up is inside this bound (seconds on a loaded 2-core
   // machine); the death itself is reported within about 2 s.
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
+}
+
+// A stop request (Ctrl-C in the CLI) ends the run at the next node
+// boundary: 'interrupted', the steps before it kept, in the result and the
+// DB, and no step started after it.
+TEST(Controller, StopRequestEndsTheRunAsInterruptedAndKeepsTheStepsDone) {
+  std::string db = temp_db();
+  TrackingWriter tracking(db);
+  std::stop_source stop;
+  ControllerOptions o = options();
+  o.stop = stop.get_token();
+  int steps_seen = 0;
+  o.hooks.step_done = [&](const StepReport& r, const std::optional<EvalReport>&) {
+    ++steps_seen;
+    if (r.step == 2) stop.request_stop();
+  };
+  Controller controller(experiment(R"(
+name: stopped
+pools: {p: {workers: 1}}
+models:
+  m: {role: demo, pool: p}
+task: {name: toy_numbers, batch_size: 2}
+trainer: {steps: 50}
+nodes:
+  - {id: square, call: m.square, in: [x], out: [x_sq]}
+)"),
+                        o, &tracking);
+  RunResult result = controller.run();
+  EXPECT_EQ(result.status, "interrupted") << result.error;
+  EXPECT_EQ(result.steps.size(), 2u);
+  EXPECT_EQ(steps_seen, 2);
+  tracking.flush();
+  TrackingReader reader(db);
+  EXPECT_EQ(reader.run(result.run_id)->status, "interrupted");
+  EXPECT_EQ(reader.metrics(result.run_id, 0, "timing_s/square").size(), 2u);
+}
+
+// A stop requested before the workers have registered ends the start-up.
+TEST(Controller, StopRequestedBeforeStartUpEndsTheRunAsInterrupted) {
+  std::stop_source stop;
+  stop.request_stop();
+  ControllerOptions o = options();
+  o.stop = stop.get_token();
+  Controller controller(experiment(kToyGraph), o, nullptr);
+  RunResult result = controller.run();
+  EXPECT_EQ(result.status, "interrupted") << result.error;
+  EXPECT_TRUE(result.steps.empty());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "runtime_test_support.h"
 
 #include <gtest/gtest.h>
+#include <atomic>
 #include <torch/torch.h>
 
 using rlwb::core::Batch;
@@ -115,6 +116,42 @@ TEST_F(DispatchModes, C10dAllReduceSumsAcrossWorkerProcesses) {
   // Each rank summed its own 2 rows; every row carries the all-reduced total 0+1+...+7.
   ASSERT_EQ(result.merged.rows(), 8);
   for (int i = 0; i < 8; ++i) EXPECT_DOUBLE_EQ(result.merged.tensor("total")[i].item<double>(), 28.0);
+}
+
+// A group call completes itself: its hook runs once, when the last rank's
+// reply is in -- no thread waits on the ranks.
+TEST_F(DispatchModes, GroupCallHookRunsOnceWhenEveryRankHasReplied) {
+  auto model = cluster_->demo_model("m_hook", "pool", Mesh{4, 1, 1}, {{"sleep_ms", 200}});
+  std::atomic<int> hooks{0};
+  rlwb::core::GroupCall call = model->call("square", numbers(8));
+  call.on_ready([&] { ++hooks; });
+  EXPECT_FALSE(call.wait_for(std::chrono::milliseconds(0)));  // the ranks sleep 200 ms
+  EXPECT_TRUE(call.wait_for(std::chrono::seconds(30)));
+  EXPECT_EQ(hooks.load(), 1);
+  Batch out = call.get().merged;
+  EXPECT_TRUE(torch::equal(out.tensor("x_sq"), numbers(8).tensor("x").pow(2)));
+  // A hook set on a ready call runs at once.
+  rlwb::core::GroupCall done = model->call("square", numbers(4));
+  ASSERT_TRUE(done.wait_for(std::chrono::seconds(30)));
+  bool ran = false;
+  done.on_ready([&] { ran = true; });
+  EXPECT_TRUE(ran);
+}
+
+// One failed rank makes the call ready at once, with that rank's error.
+TEST_F(DispatchModes, GroupCallIsReadyWithTheErrorWhenARankFails) {
+  auto model = cluster_->demo_model("m_fail", "pool", Mesh{4, 1, 1});
+  std::atomic<int> hooks{0};
+  rlwb::core::GroupCall call = model->call("fail", numbers(4), {{"step", 5}});
+  call.on_ready([&] { ++hooks; });
+  ASSERT_TRUE(call.wait_for(std::chrono::seconds(30)));
+  EXPECT_EQ(hooks.load(), 1);
+  try {
+    call.get();
+    ADD_FAILURE() << "a failed call returned";
+  } catch (const rlwb::core::RemoteError& e) {
+    EXPECT_NE(std::string(e.what()).find("demo failure requested"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

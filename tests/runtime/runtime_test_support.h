@@ -1,14 +1,12 @@
 // Test support: a real local cluster -- an RpcServer on an ipc:// socket
-// and rlwb-worker processes started by the LocalLauncher -- torn down at the
-// end of each test so no process outlives it.
+// and rlwb-worker processes (core/controller/worker_cluster.h) -- torn down
+// at the end of each test so no process outlives it.
 #pragma once
 
+#include "core/controller/worker_cluster.h"
 #include "core/launch/local_launcher.h"
 #include "core/rpc/worker_group.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,81 +17,52 @@
 
 namespace rlwb::testing {
 
-inline int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  int port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
-
 inline std::string unique_name(const std::string& stem) {
   static std::atomic<int> counter{0};
   return stem + "-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
 }
 
+// A real local cluster for tests: the product's WorkerCluster (worker
+// processes dialing an RpcServer) without its exit watcher, so tests see
+// the RPC's own failure detection.
 class LocalCluster {
  public:
   // pools: name -> number of worker processes.
   explicit LocalCluster(const std::map<std::string, int>& pools, core::RpcOptions options = {},
                         const std::string& transport = "ipc")
-      : socket_path_("/tmp/" + unique_name("rlwb-test") + ".sock"),
-        rpc_(transport == "ipc" ? "ipc://" + socket_path_ : "tcp://127.0.0.1:0", options),
-        launcher_(std::filesystem::temp_directory_path() / unique_name("rlwb-test-logs")) {
-    std::vector<std::string> ids;
-    for (auto& [pool, n] : pools) {
-      int port = free_port();
-      for (int r = 0; r < n; ++r) {
-        core::ProcessSpec spec;
-        spec.name = core::worker_id(pool, r);
-        spec.argv = {RLWB_WORKER_BIN,
-                     "--controller",
-                     rpc_.address(),
-                     "--group",
-                     pool,
-                     "--rank",
-                     std::to_string(r),
-                     "--world",
-                     std::to_string(n),
-                     "--store",
-                     "127.0.0.1:" + std::to_string(port)};
-        spec.env["OMP_NUM_THREADS"] = "1";
-        pids_[spec.name] = launcher_.start(spec);
-        ids.push_back(spec.name);
-      }
-    }
-    rpc_.wait_for_workers(ids, std::chrono::seconds(60));
-  }
+      : cluster_(cluster_pools(pools), cluster_options(options, transport)) {}
 
-  ~LocalCluster() {
-    rpc_.shutdown_workers();
-    launcher_.stop_all(std::chrono::milliseconds(2000));
-    std::filesystem::remove(socket_path_);
-  }
-
-  core::RpcServer& rpc() { return rpc_; }
-  core::LocalLauncher& launcher() { return launcher_; }
-  pid_t pid(const std::string& worker) const { return pids_.at(worker); }
+  core::RpcServer& rpc() { return cluster_.rpc(); }
+  core::LocalLauncher& launcher() { return cluster_.launcher(); }
+  pid_t pid(const std::string& worker) const { return cluster_.pid(worker); }
 
   // A model of role "demo" on the pool, initialised.
   std::unique_ptr<core::WorkerGroup> demo_model(const std::string& model, const std::string& pool,
                                                 core::Mesh mesh,
                                                 nlohmann::json config = nlohmann::json::object()) {
-    auto group = std::make_unique<core::WorkerGroup>(rpc_, model, "demo", pool, mesh);
+    auto group = std::make_unique<core::WorkerGroup>(rpc(), model, "demo", pool, mesh);
     group->init(config);
     return group;
   }
 
  private:
-  std::string socket_path_;
-  core::RpcServer rpc_;
-  core::LocalLauncher launcher_;
-  std::map<std::string, pid_t> pids_;
+  static std::vector<core::ClusterPool> cluster_pools(const std::map<std::string, int>& pools) {
+    std::vector<core::ClusterPool> out;
+    for (auto& [name, n] : pools) out.push_back({name, n, "cpu"});
+    return out;
+  }
+  static core::ClusterOptions cluster_options(const core::RpcOptions& rpc, const std::string& transport) {
+    core::ClusterOptions o;
+    o.worker_binary = RLWB_WORKER_BIN;
+    o.transport = transport;
+    o.rpc = rpc;
+    o.log_dir = (std::filesystem::temp_directory_path() / unique_name("rlwb-test-logs")).string();
+    o.startup_timeout = std::chrono::seconds(60);
+    o.watch_exits = false;
+    return o;
+  }
+
+  core::WorkerCluster cluster_;
 };
 
 }  // namespace rlwb::testing

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/graph/experiment.h"
+#include "core/validate/validator.h"
 #include "ui/graph/graph_editor.h"
 #include "ui/graph/undo_stack.h"
 #include "ui_test_support.h"

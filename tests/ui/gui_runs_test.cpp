@@ -1,10 +1,12 @@
 // The tracking screens driven under xvfb-run: the runs table, selecting two
 // runs and comparing them (diff table, overlaid plots, summary), the
-// dashboard of a failed run, rename/tag/delete with confirmation, and a
-// database that is missing.
+// dashboard of a failed run, rename/tag/delete with confirmation, a
+// database that is missing; the headline metrics as the first plots and the
+// editor's layout keys out of the diff until asked for.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <thread>
@@ -121,10 +123,13 @@ TEST_F(GuiRunsTest, CompareFromTheCommandLineWithAllKeysAndGroupedRuns) {
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["compare"]["diff"].size(), 3u);  // all keys: seed, trainer.lr, trainer.steps
   EXPECT_EQ(r.state["compare"]["group_by"], "trainer.lr");
-  // Two groups: lr=0.1 (runs 1 and 3, a band) and lr=0.2.
+  // Two groups: lr=0.1 (runs 1 and 3: a blue band, at 0.18 over the plot's
+  // background) and lr=0.2 (one run: an orange line). The score's mean line
+  // of lr=0.1 lies under the orange one (their scores average to the same).
   auto plot = item_rect(r.state, "plot/critic/score/mean");
   ASSERT_EQ(plot.size(), 4u);
-  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 50);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x132331, 6), 2000);
+  EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0xFF7F0E, 30), 50);
 }
 
 TEST_F(GuiRunsTest, FramesModeShootsTheCompareViewOnceItsDataHasArrived) {
@@ -371,6 +376,124 @@ TEST_F(GuiRunsTest, TheDashboardSaysWhenItsDatabaseIsMissing) {
   auto error = item_rect(r.state, "db_error");
   ASSERT_EQ(error.size(), 4u);
   EXPECT_GT(count_color(r.screenshot, error[0], error[1], error[2], error[3], 0xFFBF4C, 30), 30);
+}
+
+// Runs as a user has them: the headline metrics among others whose names
+// sort before them, and graph files saved from the editor, so the node
+// positions under layout: differ from run to run.
+class GuiPpoRunsTest : public test::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    db_ = path("rlwb.db");
+    core::TrackingWriter w(db_);
+    for (int r = 0; r < 2; ++r) {
+      const nlohmann::json layout = {{"gen", {{"x", 100 + 50 * r}, {"y", 40}}},
+                                     {"ref", {{"x", 300}, {"y", 40 + 10 * r}}}};
+      ids_[r] = w.start_run("run-" + std::to_string(r), "experiments/ppo.yaml", "", "ppo", r,
+                            {{"trainer", {{"lr", 0.1 * (r + 1)}, {"steps", 100}}}, {"layout", layout}});
+      for (int step = 0; step < 100; ++step) {
+        for (const char* key : {"actor/entropy", "actor/grad_norm", "actor/kl_loss", "actor/pg_loss",
+                                "actor/ppo_kl", "critic/score/mean", "perf/throughput"})
+          w.log_metric(ids_[r], key, step, (r + 1) * std::log1p(step) + 0.1 * std::sin(step));
+        if (step % 10 == 0) w.log_metric(ids_[r], "val/score/mean", step, (r + 1) * 0.01 * step);
+      }
+      w.end_run(ids_[r], "finished");
+    }
+  }
+  std::vector<std::string> compare_args() const {
+    return {"--db", db_, "--compare", std::to_string(ids_[0]) + "," + std::to_string(ids_[1])};
+  }
+  std::string db_;
+  int64_t ids_[2] = {0, 0};
+};
+
+std::vector<std::string> diff_keys(const nlohmann::json& state) {
+  std::vector<std::string> keys;
+  for (const auto& row : state.at("compare").at("diff")) keys.push_back(row.at("key").get<std::string>());
+  return keys;
+}
+
+TEST_F(GuiPpoRunsTest, TheCompareViewShowsNoLayoutKeysUntilTheCheckboxIsClicked) {
+  const std::string settle = "wait @compare/loaded 20000\nwait @plot/critic/score/mean 10000\nframes 3\n";
+  auto before = run_gui(dir_, compare_args(), settle, "before");
+  ASSERT_EQ(before.exit_code, 0) << before.log;
+  EXPECT_EQ(diff_keys(before.state), std::vector<std::string>{"trainer.lr"});
+  EXPECT_EQ(before.state["compare"]["hidden_layout_keys"], 2);  // gen.x and ref.y differ
+  EXPECT_EQ(item_rect(before.state, "diff/layout.gen.x").size(), 0u);
+  ASSERT_EQ(item_rect(before.state, "compare/layout_keys").size(), 4u);
+
+  auto after = run_gui(dir_, compare_args(), settle + "click @compare/layout_keys\nframes 3\n", "after");
+  ASSERT_EQ(after.exit_code, 0) << after.log;
+  EXPECT_TRUE(after.state["compare"]["layout_keys"].get<bool>());
+  EXPECT_EQ(diff_keys(after.state), (std::vector<std::string>{"layout.gen.x", "layout.ref.y", "trainer.lr"}));
+  EXPECT_EQ(after.state["compare"]["hidden_layout_keys"], 0);
+  // The row is drawn, its key in the colour of a differing key.
+  auto row = item_rect(after.state, "diff/layout.gen.x");
+  ASSERT_EQ(row.size(), 4u);
+  EXPECT_GT(count_color(after.screenshot, row[0], row[1], row[2], row[3], 0xFFCC66, 30), 20);
+  // Clicked again, they are hidden again.
+  auto again = run_gui(
+      dir_, compare_args(),
+      settle + "click @compare/layout_keys\nframes 2\nclick @compare/layout_keys\nframes 3\n", "again");
+  ASSERT_EQ(again.exit_code, 0) << again.log;
+  EXPECT_EQ(diff_keys(again.state), std::vector<std::string>{"trainer.lr"});
+}
+
+// The plot grid is two columns wide: the held-out score top left, the
+// reward right of it, the KL below the score; then the rest by name.
+void expect_headline_plots_first(const test::GuiResult& r, const std::string& view) {
+  const std::vector<std::string> first = {"val/score/mean", "critic/score/mean", "actor/kl_loss",
+                                          "actor/entropy"};
+  const auto& shown = r.state.at(view).at("shown");
+  ASSERT_GE(shown.size(), first.size()) << shown.dump();
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(shown[i], first[i]) << view << " plot " << i;
+  auto score = item_rect(r.state, "plot/val/score/mean"),
+       reward = item_rect(r.state, "plot/critic/score/mean"), kl = item_rect(r.state, "plot/actor/kl_loss");
+  ASSERT_EQ(score.size(), 4u);
+  ASSERT_EQ(reward.size(), 4u);
+  ASSERT_EQ(kl.size(), 4u);
+  EXPECT_EQ(reward[1], score[1]) << view;
+  EXPECT_GT(reward[0], score[2] - 1) << view;
+  EXPECT_EQ(kl[0], score[0]) << view;
+  EXPECT_GT(kl[1], score[3] - 1) << view;
+  // The metric list on the left has the same order.
+  auto listed_first = item_rect(r.state, "metric/val/score/mean"),
+       listed_later = item_rect(r.state, "metric/actor/entropy");
+  ASSERT_EQ(listed_first.size(), 4u);
+  ASSERT_EQ(listed_later.size(), 4u);
+  EXPECT_LT(listed_first[1], listed_later[1]) << view;
+  // And the held-out score's plot has its line (blue: the first run).
+  EXPECT_GT(count_color(r.screenshot, score[0], score[1], score[2], score[3], 0x1F77B4, 30), 50) << view;
+}
+
+TEST_F(GuiPpoRunsTest, TheHeadlineMetricsAreTheFirstPlotsOnTheDashboardAndInTheCompareView) {
+  auto dashboard = run_gui(dir_, {"--db", db_, "--run", std::to_string(ids_[0])},
+                           "wait @plot/val/score/mean 10000\nframes 3\n", "dashboard");
+  ASSERT_EQ(dashboard.exit_code, 0) << dashboard.log;
+  expect_headline_plots_first(dashboard, "dashboard");
+
+  auto compare =
+      run_gui(dir_, compare_args(), "wait @compare/loaded 20000\nwait @plot/val/score/mean 10000\nframes 3\n",
+              "compare");
+  ASSERT_EQ(compare.exit_code, 0) << compare.log;
+  expect_headline_plots_first(compare, "compare");
+  // The summary table lists the metrics in the same order, top to bottom.
+  const auto& summary = compare.state["compare"]["summary"];
+  ASSERT_GE(summary.size(), 6u);
+  EXPECT_EQ(summary[0]["metric"], "val/score/mean");
+  EXPECT_EQ(summary[2]["metric"], "critic/score/mean");
+  EXPECT_EQ(summary[4]["metric"], "actor/kl_loss");
+  const std::string run = "/" + std::to_string(ids_[0]);
+  std::vector<int> rows;
+  for (const char* metric : {"val/score/mean", "critic/score/mean", "actor/kl_loss", "actor/entropy"}) {
+    auto cell = item_rect(compare.state, std::string("summary/") + metric + run);
+    ASSERT_EQ(cell.size(), 4u) << metric;
+    rows.push_back(cell[1]);
+  }
+  EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end()) && rows.front() < rows.back())
+      << ::testing::PrintToString(rows);
 }
 
 }  // namespace

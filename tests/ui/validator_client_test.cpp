@@ -3,6 +3,7 @@
 // errors are issues with lines, results are tagged with their version, and
 // the catalog a file implies when no --catalog is given.
 #include "ui/graph/validator_client.h"
+#include "core/validate/validator.h"
 
 #include <gtest/gtest.h>
 

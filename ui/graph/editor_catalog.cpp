@@ -1,4 +1,5 @@
 #include "ui/graph/editor_catalog.h"
+#include "core/validate/validator.h"
 
 #include <algorithm>
 #include <limits>

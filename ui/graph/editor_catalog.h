@@ -1,8 +1,9 @@
 // The method catalog the editor validates against and its palette offers.
 // The real one (every worker role's methods, the reward types, the
-// controller's builtins and tasks) is built by workers/catalog.h, which
-// needs LibTorch, so the GUI cannot build it: it reads it as JSON
-// (`rlwb-gui --catalog FILE`). Without that file the editor falls back to
+// controller's builtins and tasks) is built by app/catalog.h, which
+// needs LibTorch, so ui/ does not build it: rlwb-gui's main hands it in
+// (WorkbenchOptions::build_catalog), or it is read as JSON
+// (`rlwb-gui --catalog FILE`). Without either the editor falls back to
 // the catalog the opened file implies (catalog_from_calls): the calls it
 // makes count as known, so a call it did not make (a typo typed into the
 // editor) is flagged, but so is a method the file never used.
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "core/graph/experiment.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::ui {
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/graph/experiment.h"
+#include "core/validate/validator.h"
 #include "imgui.h"
 #include "ui/graph/canvas_view.h"
 #include "ui/graph/editor_catalog.h"

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "imgui.h"
+#include "core/validate/validator.h"
+#include "core/config/experiment_options.h"
 #include "imgui_stdlib.h"
 #include "ui/graph/graph_editor.h"
 #include "ui/platform/item_registry.h"
@@ -421,7 +423,7 @@ void draw_experiment_inspector(GraphEditor& ed) {
   ImGui::TextUnformatted("seed");
   ImGui::SetNextItemWidth(-1);
   if (ImGui::InputInt("##seed", &seed)) doc.begin_gesture(), exp.seed = seed;
-  int steps = exp.steps();
+  int steps = core::config::trainer_steps(exp);
   ImGui::TextUnformatted("trainer.steps");
   ImGui::SetNextItemWidth(-1);
   if (ImGui::InputInt("##steps", &steps)) doc.begin_gesture(), exp.trainer["steps"] = steps;

@@ -1,4 +1,5 @@
 #include "ui/graph/validator_client.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::ui {
 namespace {

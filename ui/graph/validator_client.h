@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/graph/experiment.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::ui {
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/tracking/headline_metrics.h"
 #include "imgui.h"
 #include "imgui_stdlib.h"
 #include "ui/platform/item_registry.h"
@@ -75,7 +76,7 @@ void draw_legend(RunStore& store, CompareState& state) {
 }
 
 void update_tables(RunStore& store, CompareState& state, const std::vector<std::string>& metrics) {
-  uint64_t v = data_version(store, state) * 31 + (state.all_keys ? 1 : 0) +
+  uint64_t v = data_version(store, state) * 31 + (state.all_keys ? 1 : 0) + (state.layout_keys ? 2 : 0) +
                static_cast<uint64_t>(state.at_step + 7) * 131;
   for (const auto& m : metrics) v = v * 1099511628211ull ^ std::hash<std::string>()(m);
   if (v == state.tables_version) return;
@@ -85,7 +86,7 @@ void update_tables(RunStore& store, CompareState& state, const std::vector<std::
     RunData* run = store.run(id);
     params.push_back(run ? run->params : core::ParamList{});
   }
-  state.diff = core::config_diff(params, state.all_keys);
+  state.diff = core::config_diff(params, {.all_keys = state.all_keys, .layout_keys = state.layout_keys});
   state.summary.clear();
   std::optional<int64_t> at;
   if (state.at_step >= 0) at = state.at_step;
@@ -104,11 +105,20 @@ void update_tables(RunStore& store, CompareState& state, const std::vector<std::
     }
 }
 
-void draw_diff(RunStore& store, CompareState& state) {
+void draw_diff(CompareState& state) {
   ImGui::Checkbox("show all keys", &state.all_keys);
   items().record_last_item("compare/all_keys");
+  // The editor's node positions (layout:) differ between any two files saved
+  // by hand; they say nothing about the run, so they wait to be asked for.
   ImGui::SameLine();
-  ImGui::TextDisabled("%zu key(s) %s", state.diff.size(), state.all_keys ? "" : "differ");
+  const std::string layout_label =
+      state.diff.hidden_layout_keys > 0
+          ? "show layout keys (" + std::to_string(state.diff.hidden_layout_keys) + " hidden)###layout_keys"
+          : std::string("show layout keys###layout_keys");
+  ImGui::Checkbox(layout_label.c_str(), &state.layout_keys);
+  items().record_last_item("compare/layout_keys");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%zu key(s) %s", state.diff.rows.size(), state.all_keys ? "" : "differ");
   const int columns = 1 + static_cast<int>(state.runs.size());
   if (columns > 63) return;
   if (ImGui::BeginTable("diff", columns,
@@ -119,7 +129,7 @@ void draw_diff(RunStore& store, CompareState& state) {
     ImGui::TableSetupColumn("key");
     for (int64_t id : state.runs) ImGui::TableSetupColumn(("#" + std::to_string(id)).c_str());
     ImGui::TableHeadersRow();
-    for (const core::ConfigDiffRow& row : state.diff) {
+    for (const core::ConfigDiffRow& row : state.diff.rows) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       if (row.differs)
@@ -172,8 +182,10 @@ void draw_summary(CompareState& state) {
       const auto& s = specs->Specs[0];
       auto key = [&](const core::MetricRunSummary* r) -> std::pair<double, std::string> {
         switch (s.ColumnUserID) {
-          case 0:
-            return {0, r->metric};
+          case 0:  // the order of the plots: the headline metrics first
+            return {static_cast<double>(std::find(state.shown.begin(), state.shown.end(), r->metric) -
+                                        state.shown.begin()),
+                    ""};
           case 1:
             return {static_cast<double>(r->run), ""};
           case 2:
@@ -195,6 +207,7 @@ void draw_summary(CompareState& state) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(r->metric.c_str());
+      items().record_last_item("summary/" + r->metric + "/" + std::to_string(r->run));
       ImGui::TableNextColumn();
       size_t index =
           static_cast<size_t>(std::find(state.runs.begin(), state.runs.end(), r->run) - state.runs.begin());
@@ -237,8 +250,10 @@ void draw_compare(RunStore& store, CompareState& state) {
   for (int64_t id : state.runs)
     if (RunData* run = store.run(id))
       for (const auto& [k, s] : run->metrics) key_set.insert(k);
-  std::vector<std::string> keys(key_set.begin(), key_set.end());
+  const std::vector<std::string> keys =
+      core::headline_first(std::vector<std::string>(key_set.begin(), key_set.end()));
   const std::vector<std::string> metrics = shown_metrics(keys, state.chosen, state.user_chose);
+  state.shown = metrics;
   update_tables(store, state, metrics);
 
   draw_legend(store, state);
@@ -258,7 +273,7 @@ void draw_compare(RunStore& store, CompareState& state) {
     if (ImGui::Selectable("(each run)", state.group_by.empty())) state.group_by.clear();
     std::vector<core::ParamList> params;
     for (int64_t id : state.runs) params.push_back(store.run(id) ? store.run(id)->params : core::ParamList{});
-    for (const auto& row : core::config_diff(params, false)) {
+    for (const auto& row : core::config_diff(params).rows) {
       if (ImGui::Selectable(row.key.c_str(), state.group_by == row.key)) state.group_by = row.key;
       items().record_last_item("group_by/" + row.key);
     }
@@ -337,7 +352,7 @@ void draw_compare(RunStore& store, CompareState& state) {
   ImGui::SameLine();
   ImGui::BeginChild("compare_tables", ImVec2(tables, avail.y), false);
   ImGui::TextUnformatted("Config diff");
-  draw_diff(store, state);
+  draw_diff(state);
   ImGui::Separator();
   ImGui::TextUnformatted("Summary");
   draw_summary(state);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/tracking/headline_metrics.h"
 #include "imgui.h"
 #include "imgui_stdlib.h"
 #include "ui/platform/item_registry.h"
@@ -182,8 +183,9 @@ void draw_dashboard(RunStore& store, DashboardState& state) {
     bool plots = ImGui::BeginTabItem("Plots");
     items().record_last_item("tab/Plots");
     if (plots) {
-      std::vector<std::string> keys;
-      for (const auto& [k, s] : run->metrics) keys.push_back(k);
+      std::vector<std::string> names;
+      for (const auto& [k, s] : run->metrics) names.push_back(k);
+      const std::vector<std::string> keys = core::headline_first(names);
       ImGui::BeginChild("metric_list", ImVec2(240, 0), true);
       draw_metric_picker(keys, state.chosen, state.user_chose, state.metric_filter);
       ImGui::EndChild();
@@ -192,19 +194,19 @@ void draw_dashboard(RunStore& store, DashboardState& state) {
       if (keys.empty())
         ImGui::TextDisabled(store.loading(info.id) ? "loading metrics..." : "no metrics logged yet");
       const float w = state.plot.smoothing;
-      draw_plot_grid(shown_metrics(keys, state.chosen, state.user_chose), state.plot, state.plots,
-                     [&](const std::string& key) {
-                       MetricSeries& s = run->metrics[key];
-                       PlotSeries p;
-                       p.label = run_label(*run);
-                       p.color = series_color(0);
-                       p.x = state.plot.wall_time ? &s.wall : &s.step;
-                       p.y = &s.value;
-                       if (w > 0) p.smooth = &s.smoothed(w);
-                       p.version = plot_version(s.version, state.plot);
-                       p.cache = &state.caches[key];
-                       return std::vector<PlotSeries>{p};
-                     });
+      state.shown = shown_metrics(keys, state.chosen, state.user_chose);
+      draw_plot_grid(state.shown, state.plot, state.plots, [&](const std::string& key) {
+        MetricSeries& s = run->metrics[key];
+        PlotSeries p;
+        p.label = run_label(*run);
+        p.color = series_color(0);
+        p.x = state.plot.wall_time ? &s.wall : &s.step;
+        p.y = &s.value;
+        if (w > 0) p.smooth = &s.smoothed(w);
+        p.version = plot_version(s.version, state.plot);
+        p.cache = &state.caches[key];
+        return std::vector<PlotSeries>{p};
+      });
       ImGui::EndChild();
       ImGui::EndTabItem();
     }

@@ -51,6 +51,7 @@ struct DashboardState {
   std::map<std::string, PlotCache> caches;
   int tab = 0;  // 0 plots, 1 events, 2 samples
   int sample_step = -1;
+  std::vector<std::string> shown;  // the plots drawn, in order (also for --dump-state)
 };
 
 struct CompareState {
@@ -60,6 +61,7 @@ struct CompareState {
   std::string metric_filter;
   std::string group_by;  // param key; empty: one line per run
   bool all_keys = false;
+  bool layout_keys = false;  // the diff lists the keys under layout: too
   PlotSettings plot;
   std::map<std::string, PlotState> plots;
   std::map<std::string, PlotCache> caches;  // "metric\trun" or "metric\tgroup"
@@ -74,13 +76,16 @@ struct CompareState {
   int at_step = -1;  // summary's "at step" (-1: none)
   std::string csv_path = "compare_summary.csv";
   std::string status;
-  // What the tables show (also for --dump-state).
-  std::vector<core::ConfigDiffRow> diff;
+  // What the plots and tables show (also for --dump-state).
+  std::vector<std::string> shown;
+  core::ConfigDiff diff;
   std::vector<core::MetricRunSummary> summary;
   uint64_t tables_version = UINT64_MAX;
 };
 
 // Metrics a view shows before the user picks: the first this many keys.
+// Both views list the keys with the headline metrics first
+// (core/tracking/headline_metrics.h), so these are among them.
 inline constexpr size_t kDefaultMetrics = 12;
 
 // [shared by the dashboard and the compare view]

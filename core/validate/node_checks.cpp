@@ -4,7 +4,7 @@
 // ports that callee has, every required input among them.
 #include <map>
 
-#include "core/graph/checks.h"
+#include "core/validate/checks.h"
 #include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/common/command_line.h"
-#include "workers/method_registry.h"
+#include "app/worker_roles.h"
 #include "workers/worker_server.h"
 
 namespace {
@@ -71,5 +71,5 @@ int main(int argc, char** argv) {
   if (!store.empty())
     if (std::string problem = parse_store(store, options.spmd); !problem.empty())
       return rlwb::core::report_usage_error(app, "--store " + problem);
-  return rlwb::workers::run_worker(options, rlwb::workers::builtin_roles());
+  return rlwb::workers::run_worker(options, rlwb::app::worker_roles());
 }

@@ -1,4 +1,4 @@
-// Internal to core/graph: the validator's checks, one family per file.
+// Internal to core/validate: the validator's checks, one family per file.
 // validate_experiment() runs them all and sorts what they find by line.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/graph/experiment.h"
+#include "core/validate/validator.h"
 
 namespace rlwb::core::graph_detail {
 

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "core/config/experiment_options.h"
-#include "core/graph/checks.h"
+#include "core/validate/checks.h"
 
 namespace rlwb::core {
 

@@ -3,7 +3,7 @@
 // the editor's layout.
 #include <algorithm>
 
-#include "core/graph/checks.h"
+#include "core/validate/checks.h"
 #include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {
@@ -104,6 +104,20 @@ void check_models(IssueList& out, const MethodCatalog& catalog) {
   }
 }
 
+// The reward type's own check of `rewards.<name>.config`; its message
+// starts with the key, whose line the issue gets.
+void check_reward_settings(IssueList& out, const RewardSpec& reward, const RewardSettingsCheck& check) {
+  try {
+    check(reward, out.exp());
+  } catch (const std::exception& e) {
+    const std::string message = e.what();
+    const std::string prefix = "rewards." + reward.name + ".config";
+    std::string key = prefix;
+    if (message.rfind(prefix, 0) == 0) key = message.substr(0, message.find_first_of(": ", prefix.size()));
+    out.add(out.line(key), "", message, "see docs/rewards.md for the settings of type " + reward.type);
+  }
+}
+
 void check_rewards(IssueList& out, const MethodCatalog& catalog) {
   const auto types = keys_of(catalog.reward_methods);
   for (const auto& [name, reward] : out.exp().rewards) {
@@ -118,6 +132,8 @@ void check_rewards(IssueList& out, const MethodCatalog& catalog) {
       out.add(out.line(at + ".type"), "",
               "reward '" + name + "' has type '" + reward.type + "' that no reward module implements",
               "types: " + list_names(types) + "." + did_you_mean(reward.type, types));
+    else if (auto check = catalog.reward_checks.find(reward.type); check != catalog.reward_checks.end())
+      check_reward_settings(out, reward, check->second);
   }
 }
 

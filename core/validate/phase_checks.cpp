@@ -6,7 +6,7 @@
 // name ones that exist.
 #include <algorithm>
 
-#include "core/graph/checks.h"
+#include "core/validate/checks.h"
 #include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <map>
 
-#include "core/graph/checks.h"
+#include "core/validate/checks.h"
 #include "core/graph/names.h"
 
 namespace rlwb::core::graph_detail {

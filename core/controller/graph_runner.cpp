@@ -1,0 +1,167 @@
+#include "core/controller/graph_runner.h"
+
+#include "core/controller/node_ports.h"
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <set>
+
+namespace rlwb::core {
+namespace {
+
+std::string describe_exception(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+}  // namespace
+
+// Nodes that finished, in the order they did; a stop request wakes the
+// waiter too. Shared with the nodes' completions, which may come after a
+// failed pass has returned.
+struct GraphRunner::Finished {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<size_t> nodes;
+  void post(size_t node) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      nodes.push_back(node);
+    }
+    cv.notify_one();
+  }
+  void wake() {
+    { std::lock_guard<std::mutex> lock(mu); }
+    cv.notify_one();
+  }
+};
+
+// A started node: a worker call, or a local node's thread.
+struct GraphRunner::Running {
+  GroupCall call;            // worker nodes
+  std::future<Batch> local;  // builtin and reward nodes
+  double start = 0;
+  Batch get() { return call.valid() ? call.get().merged : local.get(); }
+};
+
+GraphRunner::GraphRunner(NodeTargets& targets, const Builtins& builtins,
+                         const config::TrainerOptions& trainer, int64_t run_id, std::stop_token stop)
+    : targets_(targets), builtins_(builtins), trainer_(trainer), run_id_(run_id), stop_(std::move(stop)) {}
+
+double GraphRunner::seconds_since_start() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state, int64_t step,
+                                        Finished& finished_ref, size_t index) {
+  Running running;
+  running.start = seconds_since_start();
+  Batch input = port_inputs(node, state);  // the callee sees its ports, not the graph's columns
+  WantedPorts wanted(wanted_out_ports(node));
+  // Posts when the node's thread ends, also when it throws.
+  struct PostWhenDone {
+    Finished* finished;
+    size_t node;
+    ~PostWhenDone() { finished->post(node); }
+  };
+  Finished* finished = &finished_ref;
+  if (node.target == "builtin") {
+    auto fn_it = builtins_.find(node.method);
+    if (fn_it == builtins_.end())
+      throw std::runtime_error("node '" + node.id + "': this controller has no builtin '" + node.method +
+                               "'");
+    BuiltinFn fn = fn_it->second.fn;
+    nlohmann::json& kept = node_state_[node.id];  // a node runs at most once at a time
+    running.local =
+        std::async(std::launch::async, [this, fn, input = std::move(input), wanted = std::move(wanted), &node,
+                                        &kept, step, finished, index]() {
+          PostWhenDone done{finished, index};
+          BuiltinContext ctx{step, trainer_, wanted, kept, node.args};
+          return fn(input, ctx);
+        });
+    return running;
+  }
+  if (auto r = targets_.rewards.find(node.target); r != targets_.rewards.end()) {
+    RewardModule* module = r->second.get();
+    running.local = std::async(
+        std::launch::async,
+        [module, input = std::move(input), wanted = std::move(wanted), &node, step, finished, index]() {
+          PostWhenDone done{finished, index};
+          RewardCallContext ctx{step, node.id, wanted};
+          return module->call(node.method, input, ctx);
+        });
+    return running;
+  }
+  auto g = targets_.models.find(node.target);
+  if (g == targets_.models.end())
+    throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
+  // The output ports the node binds travel with the call (CallContext::out).
+  nlohmann::json context = {{"run", run_id_}, {"step", step}, {"node", node.id}, {"out", *wanted.named()}};
+  running.call = g->second->call(node.method, input, context, node.args);
+  return running;
+}
+
+StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step) {
+  StepReport report;
+  report.step = step;
+  auto finished = std::make_shared<Finished>();
+  std::stop_callback wake_on_stop(stop_, [finished] { finished->wake(); });
+  // Local nodes' futures wait for their threads when destroyed (also when
+  // this pass throws); worker calls post through the shared `finished`.
+  std::map<size_t, Running> running;
+  std::set<size_t> done;
+  while (done.size() < nodes.size()) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (done.count(i) || running.count(i)) continue;
+      bool ready = true;
+      for (auto& col : nodes[i].in) ready = ready && state.has(col);
+      if (!ready) continue;
+      running[i] = start(nodes[i], state, step, *finished, i);
+      if (running[i].call.valid()) running[i].call.on_ready([finished, i] { finished->post(i); });
+    }
+    if (running.empty())
+      throw std::runtime_error("graph is stuck: no node can start (a column is never produced)");
+    std::vector<size_t> ended;
+    {
+      std::unique_lock<std::mutex> lock(finished->mu);
+      finished->cv.wait(lock, [&] { return !finished->nodes.empty() || stop_.stop_requested(); });
+      if (finished->nodes.empty()) throw StopRequested();
+      ended.assign(finished->nodes.begin(), finished->nodes.end());
+      finished->nodes.clear();
+    }
+    for (size_t index : ended) {
+      auto it = running.find(index);
+      const NodeSpec& node = nodes[index];
+      Batch out;
+      try {
+        out = it->second.get();
+      } catch (...) {
+        throw std::runtime_error("node '" + node.id + "' (" + node.call +
+                                 ") failed: " + describe_exception(std::current_exception()));
+      }
+      double end = seconds_since_start();
+      report.spans.push_back({node.id, it->second.start, end});
+      report.metrics["timing_s/" + node.id] = end - it->second.start;
+      // Worker methods report their own compute time (rank 0's reply).
+      if (out.meta().contains("compute_s") && out.meta()["compute_s"].is_number())
+        report.metrics["compute_s/" + node.id] = out.meta()["compute_s"].get<double>();
+      if (out.meta().contains("metrics"))
+        for (auto& [k, v] : out.meta()["metrics"].items())
+          if (v.is_number()) report.metrics[k] = v.get<double>();
+      state.union_with(column_outputs(node, out));  // ports back to the node's columns
+      done.insert(index);
+      running.erase(it);
+    }
+  }
+  report.batch = std::move(state);
+  return report;
+}
+
+}  // namespace rlwb::core

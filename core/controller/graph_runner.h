@@ -1,0 +1,84 @@
+// One pass of a dataflow graph over a Batch: every node whose input
+// columns exist starts at once -- so independent nodes on different pools
+// run at the same time -- and each node's output columns join the batch as
+// it finishes. A node's columns are renamed to its callee's ports before
+// the call and its output ports back to columns after it
+// (core/controller/node_ports.h). Worker nodes are RPCs to a model's WorkerGroup (their
+// replies complete them: no thread waits per node); builtin and reward
+// nodes run in this process on a thread each. The runner wakes only when a
+// node finishes or a stop is requested.
+#pragma once
+
+#include "core/config/trainer_options.h"
+#include "core/controller/builtins.h"
+#include "core/controller/reward_module.h"
+#include "core/graph/experiment.h"
+#include "core/rpc/worker_group.h"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+namespace rlwb::core {
+
+// When one node ran within a pass (seconds since the runner was made).
+struct NodeSpan {
+  std::string node;
+  double start = 0, end = 0;
+};
+
+struct StepReport {
+  int64_t step = 0;
+  double seconds = 0;
+  std::vector<NodeSpan> spans;
+  std::map<std::string, double> metrics;  // timing_s/<node>, compute_s/<node>, the nodes' metrics
+  Batch batch;                            // every column the pass produced
+};
+
+// A pass ended because a stop was requested (Ctrl-C, the GUI's stop).
+class StopRequested : public std::runtime_error {
+ public:
+  StopRequested() : std::runtime_error("interrupted by the user (Ctrl-C)") {}
+};
+
+// The models and reward modules a graph's nodes call, by name (builtins
+// come from the build's registry).
+struct NodeTargets {
+  std::map<std::string, std::unique_ptr<WorkerGroup>> models;
+  std::map<std::string, std::unique_ptr<RewardModule>> rewards;
+};
+
+class GraphRunner {
+ public:
+  // `trainer` reaches the builtins; `run_id` the workers' call context.
+  GraphRunner(NodeTargets& targets, const Builtins& builtins, const config::TrainerOptions& trainer,
+              int64_t run_id, std::stop_token stop);
+
+  // Runs `nodes` once over `state`. Throws: a node's failure (naming the
+  // node and its call), a node that does not return a bound output port, a
+  // graph that cannot go on (a column never produced), StopRequested.
+  StepReport run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step);
+
+  double seconds_since_start() const;
+
+ private:
+  struct Finished;
+  struct Running;
+  Running start(const NodeSpec& node, const Batch& state, int64_t step, Finished& finished, size_t index);
+
+  NodeTargets& targets_;
+  const Builtins& builtins_;
+  const config::TrainerOptions& trainer_;
+  int64_t run_id_;
+  std::stop_token stop_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  // Builtin state kept from one pass to the next (the adaptive KL
+  // coefficient, Safe-RLHF's multiplier), by node id.
+  std::map<std::string, nlohmann::json> node_state_;
+};
+
+}  // namespace rlwb::core

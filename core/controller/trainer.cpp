@@ -1,0 +1,177 @@
+#include "core/controller/trainer.h"
+
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <ctime>
+#include <filesystem>
+
+namespace rlwb::core {
+
+std::string CheckpointFolders::path(const std::string& name) {
+  if (run_folder_.empty()) {
+    char stamp[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    run_folder_ = "run-" + std::to_string(run_id_) + "-" + stamp + "-" + std::to_string(getpid());
+  }
+  return (std::filesystem::absolute(root_) / run_folder_ / name).lexically_normal().string();
+}
+
+Trainer::Trainer(const Experiment& exp, const config::ExperimentOptions& settings,
+                 const tasks::TaskSources& tasks, GraphRunner& runner, NodeTargets& targets,
+                 TrackingWriter* tracking, int64_t run_id, CheckpointFolders& folders, TrainerHooks hooks)
+    : exp_(exp),
+      settings_(settings),
+      tasks_(tasks),
+      runner_(runner),
+      targets_(targets),
+      tracking_(tracking),
+      run_id_(run_id),
+      folders_(folders),
+      hooks_(std::move(hooks)) {
+  // The loader read them and the validator checked them.
+  if (auto p = exp.phase_nodes.find("warm_start"); p != exp.phase_nodes.end()) warm_start_nodes_ = p->second;
+  if (auto p = exp.phase_nodes.find("eval"); p != exp.phase_nodes.end()) eval_nodes_ = p->second;
+}
+
+void Trainer::fit(TrainingRecord& record) {
+  warm_start();
+  if (auto e = evaluate(0)) record.evals.push_back(*e);
+  const int64_t steps = settings_.trainer.steps;
+  const int64_t eval_every = settings_.trainer.eval.every;
+  for (int64_t step = 1; step <= steps; ++step) {
+    StepReport report = rl_step(step);
+    log_metrics(report.metrics, step);
+    log_samples(report);
+    if (eval_every > 0 && (step % eval_every == 0 || step == steps))
+      if (auto e = evaluate(step)) record.evals.push_back(*e);
+    if (hooks_.step_done)
+      hooks_.step_done(report, record.evals.empty() ? std::nullopt : std::optional(record.evals.back()));
+    record.steps.push_back(std::move(report));
+  }
+  record.checkpoints = save_models();
+}
+
+Batch Trainer::task_batch(const tasks::TaskDraw& draw) const {
+  auto task = tasks_.find(settings_.task.name);
+  if (task == tasks_.end())
+    throw std::runtime_error("task '" + settings_.task.name + "' is not a task source of this controller");
+  return task->second.make(settings_.task, draw, exp_.seed);
+}
+
+StepReport Trainer::rl_step(int64_t step) {
+  auto step_start = std::chrono::steady_clock::now();
+  tasks::TaskDraw draw{step, false, settings_.task.batch_size, settings_.task.samples_per_prompt};
+  StepReport report = runner_.run(exp_.nodes, task_batch(draw), step);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+  report.metrics["perf/time_per_step"] = report.seconds;
+  // Tokens through the step's models per second: the sums of the token
+  // masks (trainer.token_masks; by default prompt + response).
+  double tokens = 0;
+  for (const auto& col : settings_.trainer.token_masks)
+    if (report.batch.has_tensor(col)) tokens += report.batch.tensor(col).sum().item<double>();
+  if (tokens > 0) report.metrics["perf/throughput"] = tokens / report.seconds;
+  return report;
+}
+
+// trainer.warm_start: supervised steps before RL (SFT), then the trained
+// weights are copied into the models that start from them (reference,
+// critic) through a checkpoint directory.
+void Trainer::warm_start() {
+  const auto& ws = settings_.trainer.warm_start;
+  if (!ws.enabled) return;
+  for (int64_t s = 1; s <= ws.steps; ++s) {
+    // Warm start and evaluation take one sample per prompt.
+    tasks::TaskDraw draw{s, false, ws.batch_size.value_or(settings_.task.batch_size), 1};
+    StepReport r = runner_.run(warm_start_nodes_, task_batch(draw), s);
+    log_metrics(r.metrics, s, "warm_start/");
+    if (hooks_.warm_start_step) hooks_.warm_start_step(s, ws.steps, r.metrics);
+  }
+  if (ws.sync_from.empty()) return;
+  std::string dir = folders_.path(ws.sync_from + "-warm-start");
+  model(ws.sync_from, "trainer.warm_start.sync.from")
+      .call("save_checkpoint", Batch{}, {}, {{"dir", dir}})
+      .get();
+  if (tracking_) tracking_->log_artifact(run_id_, "checkpoint", dir);
+  for (auto& to : ws.sync_to)
+    model(to, "trainer.warm_start.sync.to").call("load_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+  event("warm start done after " + std::to_string(ws.steps) + " steps; " + ws.sync_from + " saved to " + dir);
+}
+
+// trainer.eval: the eval nodes over the task's test split; the score
+// column's row sums, averaged, are val/score/mean.
+std::optional<EvalReport> Trainer::evaluate(int64_t step) {
+  if (eval_nodes_.empty()) return std::nullopt;
+  const auto& ev = settings_.trainer.eval;
+  tasks::TaskDraw draw{step, true, ev.batch_size.value_or(settings_.task.test_size()), 1};
+  StepReport r = runner_.run(eval_nodes_, task_batch(draw), step);
+  if (!r.batch.has_tensor(ev.score))
+    throw std::runtime_error("trainer.eval.score names column '" + ev.score +
+                             "', which the eval nodes do not produce");
+  torch::Tensor scores = r.batch.tensor(ev.score).to(torch::kFloat64);
+  if (scores.dim() == 2) scores = scores.sum(1);
+  EvalReport report{step, scores.mean().item<double>(), scores.size(0)};
+  std::map<std::string, double> metrics = {{"val/score/mean", report.score}};
+  for (auto& [k, v] : r.metrics)
+    if (k.rfind("timing_s/", 0) == 0) metrics["val/" + k] = v;
+  log_metrics(metrics, step);
+  if (hooks_.evaluated) hooks_.evaluated(report);
+  return report;
+}
+
+// trainer.samples: the first rows of a step, for the samples view.
+void Trainer::log_samples(const StepReport& r) {
+  const auto& cfg = settings_.trainer.samples;
+  if (!tracking_ || !cfg.enabled) return;
+  const Batch& b = r.batch;
+  if (!b.has(cfg.prompt) || !b.has(cfg.response)) return;
+  auto prompts = b.objects(cfg.prompt);
+  auto responses = b.objects(cfg.response);
+  torch::Tensor scores;
+  if (b.has_tensor(cfg.score)) {
+    scores = b.tensor(cfg.score).to(torch::kFloat64);
+    if (scores.dim() == 2) scores = scores.sum(1);
+  }
+  int64_t rows = std::min<int64_t>(cfg.rows, static_cast<int64_t>(prompts.size()));
+  auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (int64_t i = 0; i < rows; ++i) {
+    nlohmann::json details = nlohmann::json::object();
+    for (auto& col : cfg.details)
+      if (b.has_objects(col)) details[col] = b.objects(col)[i];
+    tracking_->log_sample(run_id_, r.step, text(prompts[i]), text(responses[i]),
+                          scores.defined() ? scores[i].item<double>() : 0.0, details);
+  }
+}
+
+// trainer.save: final checkpoints (HF layout) of the named models.
+std::map<std::string, std::string> Trainer::save_models() {
+  std::map<std::string, std::string> saved;
+  for (auto& name : settings_.trainer.save) {
+    std::string dir = folders_.path(name);
+    model(name, "trainer.save").call("save_checkpoint", Batch{}, {}, {{"dir", dir}}).get();
+    if (tracking_) tracking_->log_artifact(run_id_, "checkpoint", dir);
+    saved[name] = dir;
+  }
+  return saved;
+}
+
+WorkerGroup& Trainer::model(const std::string& name, const std::string& where) {
+  auto g = targets_.models.find(name);
+  if (g == targets_.models.end())
+    throw std::runtime_error(where + " names model '" + name + "', which the graph does not have");
+  return *g->second;
+}
+
+void Trainer::log_metrics(const std::map<std::string, double>& metrics, int64_t step,
+                          const std::string& prefix) {
+  if (!tracking_) return;
+  for (auto& [k, v] : metrics) tracking_->log_metric(run_id_, prefix + k, step, v);
+}
+
+void Trainer::event(const std::string& text) {
+  if (tracking_ && run_id_) tracking_->log_event(run_id_, "info", "controller", text);
+}
+
+}  // namespace rlwb::core

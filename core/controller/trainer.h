@@ -1,0 +1,96 @@
+// The RL trainer: the loop around the graph, as verl's fit() reads --
+//   warm start (supervised steps, then a checkpoint copied into the models
+//   that start from it); evaluate; for each step: run the graph on the
+//   task's batch, log its metrics and samples, evaluate every N steps;
+//   save the models named in trainer.save.
+// Everything goes into the tracking DB (when there is one); progress is
+// reported through TrainerHooks (the CLI prints it, tests watch it). A stop
+// request ends the current pass (StopRequested); the caller records it.
+#pragma once
+
+#include "core/config/experiment_options.h"
+#include "core/controller/graph_runner.h"
+#include "core/tasks/tasks.h"
+#include "core/tracking/tracking.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlwb::core {
+
+// A held-out evaluation (trainer.eval): the mean score over the test split.
+struct EvalReport {
+  int64_t step = 0;  // 0: before the first RL step (after the warm start)
+  double score = 0;  // mean over rows of each row's summed score
+  int64_t rows = 0;
+};
+
+// What a run reports as it goes. Every hook is optional and runs on the
+// trainer's thread.
+struct TrainerHooks {
+  std::function<void(int64_t step, int64_t steps, const std::map<std::string, double>& metrics)>
+      warm_start_step;
+  std::function<void(const EvalReport&)> evaluated;
+  // After each RL step, with the latest evaluation (if any yet).
+  std::function<void(const StepReport&, const std::optional<EvalReport>& last_eval)> step_done;
+};
+
+struct TrainingRecord {
+  std::vector<EvalReport> evals;
+  std::vector<StepReport> steps;
+  std::map<std::string, std::string> checkpoints;  // model -> directory saved at the end
+};
+
+// Where a run's checkpoints go: <root>/run-<id>-<start time>-<pid>/<name>,
+// unique even when two runs with different tracking DBs (same run id) run
+// at once. The run's folder is made on first use.
+class CheckpointFolders {
+ public:
+  CheckpointFolders(std::string root, int64_t run_id) : root_(std::move(root)), run_id_(run_id) {}
+  std::string path(const std::string& name);
+
+ private:
+  std::string root_, run_folder_;
+  int64_t run_id_;
+};
+
+class Trainer {
+ public:
+  // `tracking` may be null; `run_id` is the run's id in it (0 without).
+  Trainer(const Experiment& exp, const config::ExperimentOptions& settings, const tasks::TaskSources& tasks,
+          GraphRunner& runner, NodeTargets& targets, TrackingWriter* tracking, int64_t run_id,
+          CheckpointFolders& folders, TrainerHooks hooks);
+
+  // The whole training; fills `record` as it goes, so what was done before
+  // a failure or a stop is kept. Throws on failure and StopRequested.
+  void fit(TrainingRecord& record);
+
+ private:
+  void warm_start();
+  std::optional<EvalReport> evaluate(int64_t step);
+  StepReport rl_step(int64_t step);
+  void log_samples(const StepReport& r);
+  std::map<std::string, std::string> save_models();
+
+  Batch task_batch(const tasks::TaskDraw& draw) const;
+  WorkerGroup& model(const std::string& name, const std::string& where);
+  void log_metrics(const std::map<std::string, double>& metrics, int64_t step,
+                   const std::string& prefix = "");
+  void event(const std::string& text);
+
+  const Experiment& exp_;
+  const config::ExperimentOptions& settings_;
+  const tasks::TaskSources& tasks_;
+  GraphRunner& runner_;
+  NodeTargets& targets_;
+  TrackingWriter* tracking_;
+  int64_t run_id_;
+  CheckpointFolders& folders_;
+  TrainerHooks hooks_;
+  std::vector<NodeSpec> warm_start_nodes_, eval_nodes_;  // from trainer.warm_start / trainer.eval
+};
+
+}  // namespace rlwb::core
