@@ -22,16 +22,15 @@ core::MethodCatalog build_catalog(const workers::RoleRegistry& roles, const core
                                   const core::tasks::TaskSources& tasks,
                                   const core::RewardTypes* reward_types) {
   core::MethodCatalog catalog;
-  const nlohmann::json described = roles.describe();  // keep alive while iterating
-  for (auto& [role, methods] : described.items())
-    for (auto& [method, mode] : methods.items()) catalog.role_methods[role].insert(method);
+  for (const auto& [role, spec] : roles.roles())
+    for (const auto& m : spec.methods) catalog.role_methods[role][m.name] = m.ports;
   if (reward_types)
-    for (auto& [name, type] : *reward_types) {
+    for (const auto& [name, type] : *reward_types) {
       catalog.reward_methods[name] = type.methods;
       if (type.check) catalog.reward_checks[name] = type.check;
     }
-  for (auto& [name, fn] : builtins) catalog.builtins.insert(name);
-  for (auto& [name, task] : tasks) catalog.task_columns[name] = task.columns;
+  for (const auto& [name, builtin] : builtins) catalog.builtins[name] = builtin.ports;
+  for (const auto& [name, task] : tasks) catalog.task_columns[name] = task.columns;
   catalog.machine_gpus = count_gpus();
   // CPU workers may oversubscribe the cores (tests run 4 ranks on 2 cores),
   // but not without bound.

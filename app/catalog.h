@@ -1,6 +1,7 @@
 // The validator's catalog for this build: every registered role's methods,
-// the builtins and task sources, the reward types, and this machine's
-// capacity. Used by the CLI (rlwb run / validate), the GUI and tests.
+// the reward types' and the builtins, each with its ports, the task
+// sources, and this machine's capacity. Used by the CLI (rlwb run /
+// validate), the GUI and tests.
 #pragma once
 
 #include "core/controller/builtins.h"

@@ -212,6 +212,7 @@ nlohmann::json dump_state(AppState& app) {
                         {"line", i.line},
                         {"message", i.message},
                         {"hint", i.hint},
+                        {"phase", i.phase},
                         {"severity", i.severity == core::Severity::error ? "error" : "warning"}});
     editor["issues"] = issues;
     editor["issues_current"] = app.editor.issues_version == doc->version();

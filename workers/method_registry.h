@@ -1,12 +1,17 @@
 // Roles and their methods, as the worker process hosts them. A role (actor,
 // critic, reference, ...) is a class; each of its methods is registered
 // together with its dispatch mode, so the rule for fanning a call out lives
-// next to the method (the controller learns it at registration). The same
-// registry gives the graph validator its catalog of role methods. The
-// build's registry is assembled in app/registries.h; this file knows no role.
+// next to the method (the controller learns it at registration), and with
+// its named ports (core/graph/ports.h). A method reads its inputs by port
+// name (the controller has named the node's columns by port before the
+// call) and returns its outputs by port name; it never sees the graph's
+// column names. The same registry gives the graph validator its catalog of
+// role methods and their ports (app/catalog.h). The build's registry is
+// assembled in app/registries.h; this file knows no role.
 #pragma once
 
 #include "core/batch/batch.h"
+#include "core/graph/ports.h"
 #include "core/rpc/dispatch.h"
 
 #include <functional>
@@ -36,8 +41,11 @@ class Role {
 
 struct CallContext {
   const nlohmann::json& args;     // per-call arguments from the controller
-  const nlohmann::json& context;  // run, step, node (profiling context)
+  const nlohmann::json& context;  // run, step, node (profiling context), out (wanted ports)
   WorkerEnv& env;
+  // The output ports the node binds (context's "out"; every port when the
+  // caller names none).
+  core::WantedPorts out = core::WantedPorts::from_context(context);
 };
 
 using MethodFn = std::function<core::Batch(Role&, const core::Batch&, CallContext&)>;
@@ -47,6 +55,7 @@ struct MethodSpec {
   std::string name;
   core::DispatchMode mode = core::DispatchMode::split_dp;
   MethodFn fn;
+  core::CallPorts ports;
 };
 
 struct RoleSpec {
@@ -64,18 +73,22 @@ class RoleRegistry {
   // {role: {method: dispatch mode name}} -- sent in the register message.
   nlohmann::json describe() const;
   std::vector<std::string> role_names() const;
+  const std::map<std::string, RoleSpec>& roles() const { return roles_; }
 
  private:
   std::map<std::string, RoleSpec> roles_;
 };
 
-// Typed helper: registers `fn` (a member-like lambda taking R&) as a method.
+// Typed helper: registers `fn` (a member-like lambda taking R&) as a
+// method with its ports.
 template <class R>
-MethodSpec method(std::string name, core::DispatchMode mode,
+MethodSpec method(std::string name, core::DispatchMode mode, core::CallPorts ports,
                   std::function<core::Batch(R&, const core::Batch&, CallContext&)> fn) {
-  return MethodSpec{std::move(name), mode, [fn](Role& role, const core::Batch& in, CallContext& ctx) {
+  return MethodSpec{std::move(name), mode,
+                    [fn](Role& role, const core::Batch& in, CallContext& ctx) {
                       return fn(static_cast<R&>(role), in, ctx);
-                    }};
+                    },
+                    std::move(ports)};
 }
 
 }  // namespace rlwb::workers

@@ -5,33 +5,39 @@
 namespace rlwb::core {
 namespace {
 
-// out[0] = sum of the input tensor columns.
-Batch add_columns(const Batch& input, BuiltinContext& ctx) {
-  if (ctx.in.empty() || ctx.out.size() != 1)
-    throw std::runtime_error("builtin.add needs at least one input column and exactly one output column");
-  torch::Tensor sum = input.tensor(ctx.in[0]).clone();
-  for (size_t i = 1; i < ctx.in.size(); ++i) sum = sum + input.tensor(ctx.in[i]);
+// sum = the sum of every input port (any names; tensors).
+Batch add_columns(const Batch& input, BuiltinContext&) {
+  if (input.tensors().empty())
+    throw std::runtime_error("builtin.add needs at least one tensor input, e.g. in: [a, b]");
+  torch::Tensor sum;
+  for (const auto& [port, tensor] : input.tensors()) sum = sum.defined() ? sum + tensor : tensor.clone();
   Batch out;
-  out.set_tensor(ctx.out[0], sum);
+  out.set_tensor("sum", sum);
   return out;
 }
 
-// Logs the mean of every input column as metric "<column>/mean"; passes
-// nothing on, so it may only have outputs that it copies (none by default).
-Batch column_means(const Batch& input, BuiltinContext& ctx) {
+// Logs the mean of every input port as metric "<port>/mean"; writes nothing.
+Batch column_means(const Batch& input, BuiltinContext&) {
   Batch out;
   nlohmann::json metrics = nlohmann::json::object();
-  for (auto& name : ctx.in)
-    metrics[name + "/mean"] = input.tensor(name).to(torch::kFloat64).mean().item<double>();
+  for (const auto& [port, tensor] : input.tensors())
+    metrics[port + "/mean"] = tensor.to(torch::kFloat64).mean().item<double>();
   out.meta()["metrics"] = metrics;
   return out;
+}
+
+// Variadic: any input port, `out` as given.
+CallPorts any_inputs(std::vector<PortSpec> out) {
+  CallPorts ports = call_ports({}, std::move(out));
+  ports.any_in = true;
+  return ports;
 }
 
 }  // namespace
 
 void add_basic_builtins(Builtins& builtins) {
-  builtins["add"] = add_columns;
-  builtins["column_means"] = column_means;
+  builtins["add"] = {add_columns, any_inputs({out_port("sum", "the sum of the input tensors")})};
+  builtins["column_means"] = {column_means, any_inputs({})};
 }
 
 }  // namespace rlwb::core

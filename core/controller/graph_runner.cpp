@@ -1,5 +1,7 @@
 #include "core/controller/graph_runner.h"
 
+#include "core/controller/node_ports.h"
+
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -17,12 +19,6 @@ std::string describe_exception(std::exception_ptr e) {
   } catch (...) {
     return "unknown error";
   }
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string s;
-  for (auto& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s.empty() ? "(nothing)" : s;
 }
 
 }  // namespace
@@ -67,7 +63,8 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
                                         Finished& finished_ref, size_t index) {
   Running running;
   running.start = seconds_since_start();
-  Batch input = state.select(node.in);
+  Batch input = port_inputs(node, state);  // the callee sees its ports, not the graph's columns
+  WantedPorts wanted(wanted_out_ports(node));
   // Posts when the node's thread ends, also when it throws.
   struct PostWhenDone {
     Finished* finished;
@@ -80,22 +77,24 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
     if (fn_it == builtins_.end())
       throw std::runtime_error("node '" + node.id + "': this controller has no builtin '" + node.method +
                                "'");
-    BuiltinFn fn = fn_it->second;
+    BuiltinFn fn = fn_it->second.fn;
     nlohmann::json& kept = node_state_[node.id];  // a node runs at most once at a time
-    running.local = std::async(std::launch::async,
-                               [this, fn, input = std::move(input), &node, &kept, step, finished, index]() {
-                                 PostWhenDone done{finished, index};
-                                 BuiltinContext ctx{step, trainer_, node.in, node.out, kept, node.args};
-                                 return fn(input, ctx);
-                               });
+    running.local =
+        std::async(std::launch::async, [this, fn, input = std::move(input), wanted = std::move(wanted), &node,
+                                        &kept, step, finished, index]() {
+          PostWhenDone done{finished, index};
+          BuiltinContext ctx{step, trainer_, wanted, kept, node.args};
+          return fn(input, ctx);
+        });
     return running;
   }
   if (auto r = targets_.rewards.find(node.target); r != targets_.rewards.end()) {
     RewardModule* module = r->second.get();
-    running.local =
-        std::async(std::launch::async, [module, input = std::move(input), &node, step, finished, index]() {
+    running.local = std::async(
+        std::launch::async,
+        [module, input = std::move(input), wanted = std::move(wanted), &node, step, finished, index]() {
           PostWhenDone done{finished, index};
-          RewardCallContext ctx{step, node.id, node.in, node.out};
+          RewardCallContext ctx{step, node.id, wanted};
           return module->call(node.method, input, ctx);
         });
     return running;
@@ -103,9 +102,8 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
   auto g = targets_.models.find(node.target);
   if (g == targets_.models.end())
     throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
-  // The node's column names travel with the call so a method can serve any names.
-  nlohmann::json context = {
-      {"run", run_id_}, {"step", step}, {"node", node.id}, {"in", node.in}, {"out", node.out}};
+  // The output ports the node binds travel with the call (CallContext::out).
+  nlohmann::json context = {{"run", run_id_}, {"step", step}, {"node", node.id}, {"out", *wanted.named()}};
   running.call = g->second->call(node.method, input, context, node.args);
   return running;
 }
@@ -157,14 +155,7 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
       if (out.meta().contains("metrics"))
         for (auto& [k, v] : out.meta()["metrics"].items())
           if (v.is_number()) report.metrics[k] = v.get<double>();
-      for (auto& col : node.out)
-        if (!out.has(col))
-          throw std::runtime_error("node '" + node.id + "' (" + node.call +
-                                   ") did not return its output column '" + col +
-                                   "'; it returned: " + join(out.column_names()));
-      Batch produced = out.select(node.out);
-      produced.meta() = nlohmann::json::object();
-      state.union_with(produced);
+      state.union_with(column_outputs(node, out));  // ports back to the node's columns
       done.insert(index);
       running.erase(it);
     }

@@ -1,7 +1,9 @@
 // One pass of a dataflow graph over a Batch: every node whose input
 // columns exist starts at once -- so independent nodes on different pools
 // run at the same time -- and each node's output columns join the batch as
-// it finishes. Worker nodes are RPCs to a model's WorkerGroup (their
+// it finishes. A node's columns are renamed to its callee's ports before
+// the call and its output ports back to columns after it
+// (core/controller/node_ports.h). Worker nodes are RPCs to a model's WorkerGroup (their
 // replies complete them: no thread waits per node); builtin and reward
 // nodes run in this process on a thread each. The runner wakes only when a
 // node finishes or a stop is requested.
@@ -57,7 +59,7 @@ class GraphRunner {
               int64_t run_id, std::stop_token stop);
 
   // Runs `nodes` once over `state`. Throws: a node's failure (naming the
-  // node and its call), a node that does not return an output column, a
+  // node and its call), a node that does not return a bound output port, a
   // graph that cannot go on (a column never produced), StopRequested.
   StepReport run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step);
 

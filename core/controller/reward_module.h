@@ -9,12 +9,13 @@
 // weighted_sum) and handed to the controller through
 // ControllerOptions::reward_types, so core/ does not depend on rewards/.
 //
-// Column conventions for `score` (see docs/rewards.md): the node's `in`
-// columns are, by position, the response text (object column), then what
-// the type needs (ground truth, test cases, ...), and the response mask
-// [B, R]; `out` is the token-level score [B, R] float32 (each row's score
-// at its last response token, 0 elsewhere, as verl) and optionally a
-// details object column (extracted answer, verdict, failing test).
+// Ports of `score` (see docs/rewards.md), declared by each type: in
+// `response_text` (object column), what the type needs (`ground_truth`,
+// `tests`, ...) and `response_mask` [B, R]; out `token_level_scores` [B, R]
+// float32 (each row's score at its last response token, 0 elsewhere, as
+// verl) and `reward_details`, an object column (extracted answer, verdict,
+// failing test). The runner names the input columns by port and the output
+// ports back by the node's columns (core/controller/node_ports.h).
 #pragma once
 
 #include "core/batch/batch.h"
@@ -31,16 +32,16 @@ namespace rlwb::core {
 
 struct RewardCallContext {
   int64_t step = 0;
-  const std::string& node;              // graph node id
-  const std::vector<std::string>& in;   // the node's input column names, in order
-  const std::vector<std::string>& out;  // the node's output column names, in order
+  const std::string& node;  // graph node id (metrics are named by it)
+  const WantedPorts& out;   // the output ports the node binds
 };
 
 class RewardModule {
  public:
   virtual ~RewardModule() = default;
-  // Runs one method on the node's input columns and returns its output
-  // columns (and {"metrics": {...}} in meta if it has any). May be called
+  // Runs one method on the node's inputs (the batch's columns named by
+  // port) and returns its output ports (and {"metrics": {...}} in meta if
+  // it has any). May be called
   // from several node threads at once: implementations are thread-safe.
   // Throws std::exception with a message naming the module and the column.
   virtual Batch call(const std::string& method, const Batch& input, const RewardCallContext& ctx) = 0;
@@ -51,7 +52,7 @@ using RewardTypes = std::map<std::string, RewardType>;
 
 struct RewardType {
   std::string description;
-  std::set<std::string> methods;  // what the validator accepts after "<name>."
+  MethodPorts methods;  // what the validator accepts after "<name>.", with the ports
   // Checks a reward's settings for the validator, before anything starts,
   // without starting anything: throws std::exception whose message starts
   // with the key ("rewards.<name>.config.<key>: ..."). The catalog hands it

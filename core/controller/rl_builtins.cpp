@@ -9,15 +9,12 @@ namespace alg = algorithms;
 
 namespace {
 
-// A column the builtin reads by its default name, unless the node's args rename it.
-std::string column(const BuiltinContext& ctx, const std::string& name) { return ctx.args.value(name, name); }
-
-torch::Tensor need(const Batch& in, const std::string& name, const std::string& node,
+torch::Tensor need(const Batch& in, const std::string& port, const std::string& node,
                    const std::string& why) {
-  if (!in.has_tensor(name))
-    throw std::runtime_error("builtin." + node + " needs the tensor column '" + name + "' (" + why +
-                             "); add it to the node's in: list");
-  return in.tensor(name);
+  if (!in.has_tensor(port))
+    throw std::runtime_error("builtin." + node + " needs a tensor at input port '" + port + "' (" + why +
+                             "); bind it in the node's in: [" + port + "] or in: {" + port + ": <column>}");
+  return in.tensor(port);
 }
 
 torch::Tensor optional(const Batch& in, const std::string& name) {
@@ -40,16 +37,15 @@ torch::Tensor masked_values(const torch::Tensor& x, const torch::Tensor& mask) {
 
 Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   const auto& settings = ctx.trainer.algorithm;
-  auto scores =
-      need(in, column(ctx, "token_level_scores"), "compute_advantage", "the rewards").to(torch::kFloat32);
-  auto mask = need(in, column(ctx, "response_mask"), "compute_advantage", "which tokens are real");
+  auto scores = need(in, "token_level_scores", "compute_advantage", "the rewards").to(torch::kFloat32);
+  auto mask = need(in, "response_mask", "compute_advantage", "which tokens are real");
   auto maskf = mask.to(torch::kFloat32);
   nlohmann::json metrics = nlohmann::json::object();
 
   torch::Tensor rewards = scores;
   if (settings.use_kl_in_reward) {
-    auto lp = need(in, column(ctx, "old_log_probs"), "compute_advantage", "use_kl_in_reward");
-    auto ref = need(in, column(ctx, "ref_log_probs"), "compute_advantage", "use_kl_in_reward");
+    auto lp = need(in, "old_log_probs", "compute_advantage", "use_kl_in_reward");
+    auto ref = need(in, "ref_log_probs", "compute_advantage", "use_kl_in_reward");
     const auto& kc = settings.kl_ctrl;
     alg::KlControlOptions ko;
     ko.type = kc.type;
@@ -71,9 +67,9 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   alg::AdvantageInputs inputs;
   inputs.token_level_rewards = rewards;
   inputs.response_mask = maskf;
-  inputs.values = optional(in, column(ctx, "values"));
-  inputs.group_index = optional(in, column(ctx, "group_index"));
-  if (auto b = optional(in, column(ctx, "baseline_scores")); b.defined())
+  inputs.values = optional(in, "values");
+  inputs.group_index = optional(in, "group_index");
+  if (auto b = optional(in, "baseline_scores"); b.defined())
     inputs.baseline_scores = b.dim() == 2 ? b.sum(1) : b;
   alg::AdvantageOptions options;
   options.gamma = settings.gamma;
@@ -94,23 +90,19 @@ Batch compute_advantage(const Batch& in, BuiltinContext& ctx) {
   put_stats(metrics, "response_length", lengths);
   metrics["response_length/clip_ratio"] = (lengths >= mask.size(1)).to(torch::kFloat64).mean().item<double>();
 
-  if (ctx.out.size() < 1)
-    throw std::runtime_error("builtin.compute_advantage needs out: [advantages, returns]");
   Batch out;
-  out.set_tensor(ctx.out[0], result.advantages);
-  if (ctx.out.size() > 1) out.set_tensor(ctx.out[1], result.returns);
+  out.set_tensor("advantages", result.advantages);
+  out.set_tensor("returns", result.returns);
   out.meta()["metrics"] = metrics;
   return out;
 }
 
 Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
   const auto& settings = ctx.trainer.algorithm.safe_rlhf;
-  auto reward_adv =
-      need(in, column(ctx, "reward_advantages"), "safe_rlhf_advantage", "advantages from the reward");
-  auto cost_adv = need(in, column(ctx, "cost_advantages"), "safe_rlhf_advantage", "advantages from the cost");
-  auto cost = need(in, column(ctx, "cost_scores"), "safe_rlhf_advantage", "the episode costs");
-  auto mask = need(in, column(ctx, "response_mask"), "safe_rlhf_advantage", "which tokens are real")
-                  .to(torch::kFloat32);
+  auto reward_adv = need(in, "reward_advantages", "safe_rlhf_advantage", "advantages from the reward");
+  auto cost_adv = need(in, "cost_advantages", "safe_rlhf_advantage", "advantages from the cost");
+  auto cost = need(in, "cost_scores", "safe_rlhf_advantage", "the episode costs");
+  auto mask = need(in, "response_mask", "safe_rlhf_advantage", "which tokens are real").to(torch::kFloat32);
   alg::LagrangeOptions lo;
   lo.cost_threshold = settings.cost_threshold;
   lo.lambda_init =
@@ -124,8 +116,7 @@ Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
   lambda.update(mean_cost);
   ctx.state = {{"lambda", lambda.value()}};
   Batch out;
-  if (ctx.out.empty()) throw std::runtime_error("builtin.safe_rlhf_advantage needs out: [advantages]");
-  out.set_tensor(ctx.out[0], alg::safe_rlhf_advantage(reward_adv, cost_adv, mask, used));
+  out.set_tensor("advantages", alg::safe_rlhf_advantage(reward_adv, cost_adv, mask, used));
   nlohmann::json metrics = nlohmann::json::object();
   for (auto& [k, v] : lambda.metrics()) metrics[k] = v;
   metrics["critic/cost/mean"] = mean_cost;
@@ -133,9 +124,34 @@ Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
   return out;
 }
 
+CallPorts compute_advantage_ports() {
+  return call_ports(
+      {
+          required_port("token_level_scores", "[B,R] scores from a reward module or reward model"),
+          required_port("response_mask", "[B,R] 1 on response tokens"),
+          optional_port("old_log_probs", "[B,R] the policy's log-probs (use_kl_in_reward)"),
+          optional_port("ref_log_probs", "[B,R] the reference's log-probs (use_kl_in_reward)"),
+          optional_port("values", "[B,R] the critic's values (gae)"),
+          optional_port("group_index", "[B] the prompt of each row (grpo, rloo, ...)"),
+          optional_port("baseline_scores", "[B,R] or [B] the greedy response's score (remax)"),
+      },
+      {out_port("advantages", "[B,R]"), out_port("returns", "[B,R]")});
+}
+
+CallPorts safe_rlhf_advantage_ports() {
+  return call_ports(
+      {
+          required_port("reward_advantages", "[B,R] advantages from the reward"),
+          required_port("cost_advantages", "[B,R] advantages from the cost"),
+          required_port("cost_scores", "[B,R] or [B] the episode costs"),
+          required_port("response_mask", "[B,R] 1 on response tokens"),
+      },
+      {out_port("advantages", "[B,R] the Lagrangian mix of the two")});
+}
+
 void add_rl_builtins(Builtins& builtins) {
-  builtins["compute_advantage"] = compute_advantage;
-  builtins["safe_rlhf_advantage"] = safe_rlhf_advantage;
+  builtins["compute_advantage"] = {compute_advantage, compute_advantage_ports()};
+  builtins["safe_rlhf_advantage"] = {safe_rlhf_advantage, safe_rlhf_advantage_ports()};
 }
 
 }  // namespace rlwb::core

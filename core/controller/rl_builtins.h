@@ -1,13 +1,15 @@
-// The controller-side RL nodes (builtin.<name>), added by add_rl_builtins:
+// The controller-side RL nodes (builtin.<name>), added by add_rl_builtins
+// with the ports below (the *_ports() functions):
 //
-//   compute_advantage  in: any of the columns below, by name
+//   compute_advantage  in ports:
 //                        token_level_scores [B,R]  (required) reward-module or RM scores
 //                        response_mask [B,R]       (required)
 //                        old_log_probs, ref_log_probs  (KL in the reward)
 //                        values [B,R]              (gae)
 //                        group_index [B]           (grpo, dr_grpo, rloo, reinforce_plus_plus_baseline)
 //                        baseline_scores [B,R] or [B]  (remax: the greedy response's score)
-//                      out: [advantages, returns]
+//                      out ports: advantages, returns
+//                      args: {metrics_prefix: critic} (a second advantage node logs under its own)
 //     trainer.algorithm: {adv_estimator: grpo, gamma: 1.0, lam: 1.0,
 //       use_kl_in_reward: false, kl_penalty: kl, kl_ctrl: {type: fixed|adaptive,
 //       kl_coef: 0.001, target_kl: 0.1, horizon: 10000}}
@@ -15,8 +17,8 @@
 //     critic/advantages/*, critic/returns/*, critic/values/mean,
 //     response_length/mean|max|min|clip_ratio, actor/reward_kl_penalty(_coeff).
 //
-//   safe_rlhf_advantage  in: reward_advantages, cost_advantages, cost_scores, response_mask (by name)
-//                        out: [advantages]
+//   safe_rlhf_advantage  in ports: reward_advantages, cost_advantages, cost_scores, response_mask
+//                        (all required); out port: advantages
 //     trainer.algorithm.safe_rlhf: {cost_threshold, lambda_init, lambda_lr, lambda_max}
 //     Updates the Lagrange multiplier from the batch's mean episode cost
 //     each step (state kept across steps) and mixes the two advantages.
@@ -28,6 +30,8 @@ namespace rlwb::core {
 
 Batch compute_advantage(const Batch& input, BuiltinContext& ctx);
 Batch safe_rlhf_advantage(const Batch& input, BuiltinContext& ctx);
+CallPorts compute_advantage_ports();
+CallPorts safe_rlhf_advantage_ports();
 
 // compute_advantage and safe_rlhf_advantage.
 void add_rl_builtins(Builtins& builtins);

@@ -34,7 +34,7 @@ const std::vector<std::string>& trainer_phases() {
 bool same_content(const Experiment& a, const Experiment& b) {
   auto same_node = [](const NodeSpec& x, const NodeSpec& y) {
     return x.id == y.id && x.call == y.call && x.target == y.target && x.method == y.method && x.in == y.in &&
-           x.out == y.out;
+           x.out == y.out && x.in_ports == y.in_ports && x.out_ports == y.out_ports;
   };
   if (a.nodes.size() != b.nodes.size()) return false;
   for (std::size_t i = 0; i < a.nodes.size(); ++i)

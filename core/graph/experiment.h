@@ -14,7 +14,9 @@
 //   nodes:   [{id: gen, call: actor.generate, in: [prompts], out: [responses]}, ...]
 //   layout:  {gen: {x: 100, y: 40}}
 // A node's call is `<model>.<method>`, `<reward>.<method>` or
-// `builtin.<name>` (run inside the controller).
+// `builtin.<name>` (run inside the controller). Its `in`/`out` bind the
+// callee's named ports (core/graph/ports.h) to columns: a list when each
+// column is named like its port, a map {port: column} where they differ.
 #pragma once
 
 #include <map>
@@ -23,6 +25,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "core/graph/ports.h"
 
 namespace rlwb::core {
 
@@ -61,12 +65,23 @@ struct NodeSpec {
                        // the saved file takes the call from here
   std::string target;  // part before the first '.'
   std::string method;  // part after it
+  // The columns the node reads and writes, in file order: what the runner
+  // waits for and the dataflow checks follow.
   std::vector<std::string> in, out;
+  // The callee's port of each column, by position (in_ports[i] is in[i]'s
+  // port). Empty in the list form (`in: [a, b]`: every column is the port
+  // of its own name); the map form (`in: {port: column}`) fills it, and the
+  // writer writes a map when it is not empty.
+  std::vector<std::string> in_ports, out_ports;
   // Per-call options for the method (e.g. {greedy: true} on a generate
   // node); they reach the worker as CallContext::args.
   nlohmann::json args = nlohmann::json::object();
   int line = 0;  // 1-based line in the file (file_of("nodes.<i>")), 0 when unknown
   bool operator==(const NodeSpec&) const = default;  // includes line; see same_content()
+
+  // The port in[i] / out[i] is bound to.
+  const std::string& in_port(std::size_t i) const { return i < in_ports.size() ? in_ports[i] : in[i]; }
+  const std::string& out_port(std::size_t i) const { return i < out_ports.size() ? out_ports[i] : out[i]; }
 };
 
 struct Experiment {
@@ -129,16 +144,16 @@ struct GraphIssue {
   std::string message;  // what is wrong
   std::string hint;     // what to do about it
   Severity severity = Severity::error;
-  // "file:line: node 'x': message (hint: ...)"; warnings say "warning: "
-  // after the location; the line is left out when 0, the file when empty.
+  // The trainer phase ("warm_start", "eval") whose nodes the issue is
+  // about; "" for the graph's own nodes and file-level issues. A phase's
+  // node may share its id with a node of the graph, so `node` alone does
+  // not say which one is meant.
+  std::string phase = "";
+  // "file:line: node 'x': trainer.<phase>: message (hint: ...)"; warnings
+  // say "warning: " after the location; the line is left out when 0, the
+  // file when empty, the phase when "".
   std::string to_string() const;
 };
-
-// The trainer phase ("warm_start", "eval") whose nodes an issue is about,
-// from its message's "trainer.<phase>: " prefix; "" for the graph's own
-// nodes and file-level issues. A phase's node may share its id with a node
-// of the graph, so `node` alone does not say which one is meant.
-std::string issue_phase(const GraphIssue& issue);
 
 // True when any issue is an error (not just a warning).
 bool has_errors(const std::vector<GraphIssue>& issues);

@@ -119,8 +119,8 @@ class StructReader {
       auto dot = node.call.find('.');
       node.target = node.call.substr(0, dot);
       node.method = dot == std::string::npos ? "" : node.call.substr(dot + 1);
-      get_columns(item, "in", at, node.in);
-      get_columns(item, "out", at, node.out);
+      get_columns(item, "in", at, node.in, node.in_ports);
+      get_columns(item, "out", at, node.out, node.out_ports);
       if (item.contains("args")) {
         if (item["args"].is_object())
           node.args = item["args"];
@@ -175,21 +175,39 @@ class StructReader {
       wrong(join_path(at, key), value, "a whole number", "write e.g. " + example);
   }
 
+  // `in`/`out`: a list of columns, each bound to the port of its name, or
+  // a map {port: column} (columns then in the map's order, ports alongside).
   void get_columns(const json& map, const std::string& key, const std::string& at,
-                   std::vector<std::string>& out) {
+                   std::vector<std::string>& columns, std::vector<std::string>& ports) {
     if (!map.contains(key)) return;
     const json& value = map[key];
     const std::string path = join_path(at, key);
+    if (value.is_object()) {
+      for (const auto& [port, column] : value.items()) {
+        if (column.is_string()) {
+          ports.push_back(port);
+          columns.push_back(column.get<std::string>());
+        } else {
+          wrong(join_path(path, port), column, "a column name",
+                "write " + key + ": {" + port + ": <column>}, or quote the name");
+        }
+      }
+      return;
+    }
     if (!value.is_array()) {
       std::string example = value.is_string() ? value.get<std::string>() : "column_a, column_b";
-      wrong(path, value, "a list of column names", "write " + key + ": [" + example + "]");
+      wrong(path, value, "a list of column names or a map {port: column}",
+            "write " + key + ": [" + example + "]");
       return;
     }
     for (std::size_t i = 0; i < value.size(); ++i) {
       if (value[i].is_string())
-        out.push_back(value[i].get<std::string>());
+        columns.push_back(value[i].get<std::string>());
       else
-        wrong(join_path(path, std::to_string(i)), value[i], "a column name", "quote it");
+        wrong(join_path(path, std::to_string(i)), value[i], "a column name",
+              value[i].is_object() ? "a list holds column names; write the whole " + key +
+                                         " as a map {port: column, ...} to name a port apart from its column"
+                                   : "quote it");
     }
   }
 

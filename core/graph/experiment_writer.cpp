@@ -30,6 +30,15 @@ json raw_node(const json& raw, std::size_t index, const std::string& id) {
   return json::object();
 }
 
+// A node's `in` or `out`: the list of columns, or the map {port: column}
+// when the node was given ports (NodeSpec::in_ports).
+json bindings(const std::vector<std::string>& columns, const std::vector<std::string>& ports) {
+  if (ports.empty()) return columns;
+  json map = json::object();
+  for (std::size_t i = 0; i < columns.size(); ++i) map[i < ports.size() ? ports[i] : columns[i]] = columns[i];
+  return map;
+}
+
 json document_of(const Experiment& exp) {
   json doc = exp.raw.is_object() ? exp.raw : json::object();
   put(doc, "name", exp.name, "");
@@ -78,8 +87,8 @@ json document_of(const Experiment& exp) {
     json n = raw_node(exp.raw, i, node.id);
     put(n, "id", node.id, "");
     put(n, "call", node.call, "");
-    put(n, "in", node.in, json::array());
-    put(n, "out", node.out, json::array());
+    put(n, "in", bindings(node.in, node.in_ports), json::array());
+    put(n, "out", bindings(node.out, node.out_ports), json::array());
     put(n, "args", node.args, json::object());
     nodes.push_back(n);
   }
@@ -109,6 +118,10 @@ graph_detail::YamlShape shape_of(const std::vector<std::string>& path) {
   if (is({"task"})) return {{"name"}};
   if (is({"trainer"})) return {{"steps"}};
   if (is({"nodes", "#"})) return {{"id", "call", "in", "out"}};
+  // A node's {port: column} map reads like its list form: on one line.
+  if (is({"nodes", "#", "in"}) || is({"nodes", "#", "out"}) || is({"trainer", "*", "nodes", "#", "in"}) ||
+      is({"trainer", "*", "nodes", "#", "out"}))
+    return {{}, true};
   if (is({"layout", "*"})) return {{"x", "y"}, true};
   return {};
 }

@@ -1,6 +1,5 @@
 // GraphIssue's one-line form and GraphError, which carries every issue.
 #include <algorithm>
-#include <cctype>
 
 #include "core/graph/experiment.h"
 
@@ -12,22 +11,10 @@ std::string GraphIssue::to_string() const {
   if (!text.empty()) text += ": ";
   if (severity == Severity::warning) text += "warning: ";
   if (!node.empty()) text += "node '" + node + "': ";
+  if (!phase.empty()) text += "trainer." + phase + ": ";
   text += message;
   if (!hint.empty()) text += " (hint: " + hint + ")";
   return text;
-}
-
-std::string issue_phase(const GraphIssue& issue) {
-  // The validator prefixes the messages about a phase's nodes with
-  // "trainer.<phase>: " (core/validate/checks.h, IssueList).
-  const std::string prefix = "trainer.";
-  if (issue.message.rfind(prefix, 0) != 0) return "";
-  std::size_t end = prefix.size();
-  while (end < issue.message.size() &&
-         (std::islower(static_cast<unsigned char>(issue.message[end])) || issue.message[end] == '_'))
-    ++end;
-  if (end == prefix.size() || issue.message.compare(end, 2, ": ") != 0) return "";
-  return issue.message.substr(prefix.size(), end - prefix.size());
 }
 
 bool has_errors(const std::vector<GraphIssue>& issues) {

@@ -22,7 +22,7 @@ struct KeyLine {
 
 // Collects issues for one experiment, with the lines of the keys they are
 // about. Node checks look at one list of nodes: the graph's (`nodes`), or a
-// trainer phase's (`trainer.eval.nodes`), whose messages then say so.
+// trainer phase's (`trainer.eval.nodes`), whose issues then carry the phase.
 class IssueList {
  public:
   IssueList(const Experiment& exp, std::vector<GraphIssue>& issues)
@@ -33,7 +33,7 @@ class IssueList {
         issues_(issues),
         nodes_(&exp.phase_nodes.at(phase)),
         nodes_path_("trainer." + phase + ".nodes"),
-        where_("trainer." + phase + ": ") {}
+        phase_(phase) {}
 
   const Experiment& exp() const { return exp_; }
   // The nodes under check, and the key path of their list.
@@ -48,7 +48,7 @@ class IssueList {
   void add(const KeyLine& line, const std::string& node, const std::string& message, const std::string& hint,
            Severity severity = Severity::error) {
     issues_.push_back(
-        {line.file.empty() ? exp_.file : line.file, line.line, node, where_ + message, hint, severity});
+        {line.file.empty() ? exp_.file : line.file, line.line, node, message, hint, severity, phase_});
   }
 
  private:
@@ -56,14 +56,15 @@ class IssueList {
   std::vector<GraphIssue>& issues_;
   const std::vector<NodeSpec>* nodes_;
   std::string nodes_path_;
-  std::string where_;  // message prefix naming the phase
+  std::string phase_;  // "" for the graph's own nodes
 };
 
 // Pools (size, device, machine capacity), models (role, pool, parallel
 // sizes), rewards (type), the task's name, layout. (Unknown keys and every
 // setting's type and range: core/config, run by validate_experiment.)
 void check_resources(IssueList& out, const MethodCatalog& catalog);
-// Node ids and calls (target and method exist).
+// Node ids and calls (target and method exist), and the ports the node
+// binds (each one the callee has, every required input bound).
 void check_node_calls(IssueList& out, const MethodCatalog& catalog);
 // Columns: read but never written, written twice, cycles.
 void check_dataflow(IssueList& out, const MethodCatalog& catalog);

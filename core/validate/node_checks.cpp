@@ -1,6 +1,7 @@
-// Checks of each node's identity and call: ids are present and unique, and
+// Checks of each node's identity and call: ids are present and unique,
 // `call` names a model method of the model's role, a method of the reward's
-// type, or a builtin the controller runs.
+// type, or a builtin the controller runs, and the node's `in`/`out` bind
+// ports that callee has, every required input among them.
 #include <map>
 
 #include "core/validate/checks.h"
@@ -9,14 +10,24 @@
 namespace rlwb::core::graph_detail {
 namespace {
 
-std::vector<std::string> sorted(const std::set<std::string>& names) { return {names.begin(), names.end()}; }
+std::vector<std::string> method_names(const MethodPorts& methods) {
+  std::vector<std::string> names;
+  for (const auto& [name, _] : methods) names.push_back(name);
+  return names;
+}
+
+std::vector<std::string> port_names(const std::vector<PortSpec>& ports) {
+  std::vector<std::string> names;
+  for (const auto& port : ports) names.push_back(port.name);
+  return names;
+}
 
 // The methods `target` offers, or nothing when it (or its role/type) is
 // unknown; `owner` describes it for messages.
 struct Target {
   bool known = false;      // target names a model, reward or "builtin"
   bool checkable = false;  // and its method list is known
-  const std::set<std::string>* methods = nullptr;
+  const MethodPorts* methods = nullptr;
   std::string owner;
 };
 
@@ -36,6 +47,36 @@ Target resolve_target(const Experiment& exp, const MethodCatalog& catalog, const
     if (type != catalog.reward_methods.end()) t.checkable = true, t.methods = &type->second;
   }
   return t;
+}
+
+// The node's bindings against the callee's ports: each port it names
+// exists, and every required input is bound.
+void check_ports(IssueList& out, std::size_t index, const CallPorts& ports) {
+  if (!ports.known) return;  // a catalog that names only methods
+  const NodeSpec& node = out.nodes()[index];
+  const std::string callee = "'" + node.call + "'";
+  auto unknown = [&](const std::string& field, const std::string& kind, const std::string& port,
+                     const std::vector<PortSpec>& declared) {
+    const auto names = port_names(declared);
+    out.add(out.node_line(index, field), node.id, callee + " has no " + kind + " port '" + port + "'",
+            "its " + kind + " ports: " + list_names(names) + "; to bind a column named otherwise, write " +
+                field + ": {<port>: " + port + ", ...}." + did_you_mean(port, names));
+  };
+  for (std::size_t i = 0; i < node.in.size(); ++i)
+    if (!ports.any_in && !ports.find_in(node.in_port(i))) unknown("in", "input", node.in_port(i), ports.in);
+  for (std::size_t i = 0; i < node.out.size(); ++i)
+    if (!ports.find_out(node.out_port(i))) unknown("out", "output", node.out_port(i), ports.out);
+  for (const auto& port : ports.in) {
+    if (!port.required) continue;
+    bool bound = false;
+    for (std::size_t i = 0; i < node.in.size() && !bound; ++i) bound = node.in_port(i) == port.name;
+    if (!bound)
+      out.add(
+          out.node_line(index, "in"), node.id,
+          callee + " needs input port '" + port.name + "' (" + port.doc + "), which the node does not bind",
+          "add " + port.name + " to in: when a column of that name exists, or bind another column: in: {" +
+              port.name + ": <column>, ...}");
+  }
 }
 
 void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index) {
@@ -66,8 +107,12 @@ void check_call(IssueList& out, const MethodCatalog& catalog, std::size_t index)
     return;
   }
   // A model with an unknown role is reported at the model, not at each call.
-  if (!target.checkable || target.methods->count(node.method)) return;
-  const auto methods = sorted(*target.methods);
+  if (!target.checkable) return;
+  if (auto method = target.methods->find(node.method); method != target.methods->end()) {
+    check_ports(out, index, method->second);
+    return;
+  }
+  const auto methods = method_names(*target.methods);
   const std::string choices = list_names(methods) + "." + did_you_mean(node.method, methods);
   if (node.target == "builtin")
     out.add(line, node.id, "calls builtin '" + node.method + "' that the controller does not have",

@@ -53,9 +53,8 @@ std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodC
   config::parse_experiment_options(exp, settings);
   for (const auto& p : settings.problems()) {
     auto [node, phase] = node_of_path(exp, p.path);
-    // A phase's node: the message names the phase as IssueList's do.
-    const std::string where = phase.empty() ? "" : "trainer." + phase + ": ";
-    issues.push_back({exp.file_of(p.path), p.line, node, where + p.path + ": " + p.message, p.hint});
+    issues.push_back(
+        {exp.file_of(p.path), p.line, node, p.path + ": " + p.message, p.hint, Severity::error, phase});
   }
   std::stable_sort(issues.begin(), issues.end(), [](const GraphIssue& a, const GraphIssue& b) {
     auto key = [](const GraphIssue& i) { return i.line > 0 ? i.line : INT32_MAX; };

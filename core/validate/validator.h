@@ -21,15 +21,16 @@ namespace rlwb::core {
 // with the key it is about ("rewards.<name>.config.<key>: ...").
 using RewardSettingsCheck = std::function<void(const RewardSpec& spec, const Experiment& exp)>;
 
-// What the validator may accept: methods per worker role and per reward
-// type, builtins the controller runs, columns the task provides at the start
-// of each step, and the machine's capacity. Built at the composition root
-// (app/catalog.h, from the registries in app/registries.h).
+// What the validator may accept: methods (with their ports, MethodPorts in
+// core/graph/ports.h) per worker role and per reward type, builtins the
+// controller runs, columns the task provides at the start of each step, and
+// the machine's capacity. Built at the composition root (app/catalog.h, from
+// the registries in app/registries.h).
 struct MethodCatalog {
-  std::map<std::string, std::set<std::string>> role_methods;
-  std::map<std::string, std::set<std::string>> reward_methods;
+  std::map<std::string, MethodPorts> role_methods;           // role -> methods
+  std::map<std::string, MethodPorts> reward_methods;         // reward type -> methods
   std::map<std::string, RewardSettingsCheck> reward_checks;  // by reward type
-  std::set<std::string> builtins;
+  MethodPorts builtins;
   std::map<std::string, std::vector<std::string>> task_columns;  // task name -> columns
   int machine_gpus = 0;
   int machine_cpu_workers = 64;  // most CPU worker processes we allow

@@ -140,9 +140,9 @@ class CodeReward : public core::RewardModule {
                    const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "code");
     const std::string module = "code reward '" + name_ + "'";
-    auto mask = response_mask_column(input, ctx, module);
-    auto responses = text_column(input, ctx, 0, module);
-    const auto& test_values = object_column(input, ctx, 1, module);
+    auto mask = response_mask_port(input, ctx, module);
+    auto responses = text_port(input, ctx, "response_text", module);
+    const auto& test_values = object_port(input, ctx, "tests", module);
 
     const size_t rows = responses.size();
     std::vector<double> scores(rows, 0.0);
@@ -158,7 +158,7 @@ class CodeReward : public core::RewardModule {
         req.tests = parse_test_cases(test_values[i]);
       } catch (const std::invalid_argument& e) {
         throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): row " + std::to_string(i) +
-                                 " of column '" + ctx.in[1] + "' " + e.what() +
+                                 " of input port 'tests' " + e.what() +
                                  "; write [{\"stdin\": ..., \"expected\": ...} or {\"assert\": ...}, ...] or "
                                  "{\"inputs\": [...], \"outputs\": [...]} (docs/rewards.md)");
       }
@@ -268,7 +268,7 @@ CodeSettings code_settings(const core::RewardSpec& spec) {
 core::RewardType code_reward_type() {
   core::RewardType type;
   type.description = "code: runs the response as a program in the sandbox against the row's test cases";
-  type.methods = {"score"};
+  type.methods = score_method({core::required_port("tests", "the test cases per row (docs/rewards.md)")});
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     return std::unique_ptr<core::RewardModule>(std::make_unique<CodeReward>(spec.name, code_settings(spec)));
   };

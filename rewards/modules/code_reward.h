@@ -11,11 +11,11 @@
 //   limits, compile_limits  ({wall_ms, cpu_ms, memory_mb, ...} as sandbox/limits.h)
 //   address  | sandbox_binary, executors (0: one per CPU)
 //   timeout_s (300: bound on one batch)   startup_timeout_s (30)
-// Columns: in [response_text, tests, response_mask]; a row's tests are
+// Ports: in response_text, tests, response_mask; a row's tests are
 // [{"stdin": ..., "expected": ...} | {"assert": ...}, ...] (the sandbox's own
 // form) or {"inputs": [...], "outputs": [...]} (APPS style), or that JSON
-// as a string. out [scores, details {verdict, score, passed, total,
-// failing_test, detail, stderr}].
+// as a string. Out token_level_scores, reward_details {verdict, score,
+// passed, total, failing_test, detail, stderr}.
 #pragma once
 
 #include "core/controller/reward_module.h"

@@ -22,8 +22,8 @@ class FormatReward : public core::RewardModule {
                    const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "format");
     const std::string module = "format reward '" + name_ + "'";
-    auto mask = response_mask_column(input, ctx, module);
-    auto responses = text_column(input, ctx, 0, module);
+    auto mask = response_mask_port(input, ctx, module);
+    auto responses = text_port(input, ctx, "response_text", module);
     std::vector<double> scores;
     std::vector<nlohmann::json> details;
     for (const auto& text : responses) {
@@ -53,7 +53,7 @@ core::RewardType format_reward_type() {
   core::RewardType type;
   type.description =
       "format: a regular expression over the response; one score on a match, another on a miss";
-  type.methods = {"score"};
+  type.methods = score_method({});
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     RewardConfig config(spec, {"pattern", "match", "ignore_case", "on_match", "on_miss"});
     if (!config.has("pattern"))

@@ -5,7 +5,8 @@
 //   match ("search" | "full")    anywhere in the response (default), or the whole response
 //   ignore_case (bool, false)
 //   on_match (number, 1), on_miss (number, 0)
-// Columns: in [response_text, response_mask], out [scores, details {matched}].
+// Ports: in response_text, response_mask; out token_level_scores,
+// reward_details {matched}.
 #pragma once
 
 #include "core/controller/reward_module.h"

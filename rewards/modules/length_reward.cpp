@@ -31,14 +31,15 @@ class LengthReward : public core::RewardModule {
                    const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "length");
     const std::string module = "length reward '" + name_ + "'";
-    auto mask = response_mask_column(input, ctx, module);
+    auto mask = response_mask_port(input, ctx, module);
     std::vector<int64_t> lengths;
     if (s_.chars) {
-      if (ctx.in.size() < 2)
+      if (!input.has("response_text"))
         throw std::runtime_error("reward node '" + ctx.node + "' (" + module +
                                  "): unit chars reads the response " +
                                  "text: give the node in: [response_text, response_mask]");
-      for (const auto& text : text_column(input, ctx, 0, module)) lengths.push_back(utf8_length(text));
+      for (const auto& text : text_port(input, ctx, "response_text", module))
+        lengths.push_back(utf8_length(text));
     } else {
       auto per_row = mask.to(torch::kInt64).sum(1).contiguous();
       lengths.assign(per_row.data_ptr<int64_t>(), per_row.data_ptr<int64_t>() + per_row.numel());
@@ -66,7 +67,7 @@ core::RewardType length_reward_type() {
   core::RewardType type;
   type.description =
       "length: a penalty for responses longer (or shorter) than a target, in tokens or characters";
-  type.methods = {"score"};
+  type.methods = score_method({}, /*text_required=*/false);
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     RewardConfig config(spec, {"unit", "target", "penalty", "max_length", "max_penalty", "below_penalty"});
     LengthSettings s;

@@ -9,8 +9,8 @@
 //   max_penalty (number)        cap on the penalty (default: none; 1 with max_length)
 //   below_penalty (number, 0)   per unit short of the target
 // score = -min(max_penalty, penalty * max(0, len - target) + below_penalty * max(0, target - len))
-// Columns: in [response_text, response_mask] ([response_mask] alone for
-// tokens), out [scores, details {length, penalty}].
+// Ports: in response_text (read for chars only), response_mask; out
+// token_level_scores, reward_details {length, penalty}.
 #pragma once
 
 #include "core/controller/reward_module.h"

@@ -2,7 +2,8 @@
 // truth (rewards/math/math_check.h), else 0. Config:
 //   last_number_fallback (bool, false)  take the last number when nothing is marked
 //   percent ("drop_sign" | "fraction" | "either")
-// Columns: in [response_text, ground_truth, response_mask], out [scores, details].
+// Ports: in response_text, ground_truth, response_mask; out
+// token_level_scores, reward_details.
 #include "rewards/modules/math_reward.h"
 
 #include "rewards/math/math_check.h"
@@ -20,9 +21,9 @@ class MathReward : public core::RewardModule {
                    const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "math");
     const std::string module = "math reward '" + name_ + "'";
-    auto mask = response_mask_column(input, ctx, module);
-    auto responses = text_column(input, ctx, 0, module);
-    auto references = text_column(input, ctx, 1, module);
+    auto mask = response_mask_port(input, ctx, module);
+    auto responses = text_port(input, ctx, "response_text", module);
+    auto references = text_port(input, ctx, "ground_truth", module);
     auto verdicts = check_math_answers(responses, references, options_);
     std::vector<double> scores;
     std::vector<nlohmann::json> details;
@@ -44,7 +45,7 @@ class MathReward : public core::RewardModule {
 core::RewardType math_reward_type() {
   core::RewardType type;
   type.description = "math answer checker: 1 when the final answer equals the ground truth";
-  type.methods = {"score"};
+  type.methods = score_method({core::required_port("ground_truth", "the reference answer per row")});
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     RewardConfig config(spec, {"last_number_fallback", "percent"});
     MathCheckOptions options;

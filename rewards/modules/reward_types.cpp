@@ -9,13 +9,16 @@
 namespace rlwb::rewards {
 
 const core::RewardTypes& builtin_reward_types() {
-  static const core::RewardTypes types = {
-      {"math", math_reward_type()},
-      {"code", code_reward_type()},
-      {"format", format_reward_type()},
-      {"length", length_reward_type()},
-      {"weighted_sum", weighted_sum_reward_type()},
-  };
+  static const core::RewardTypes types = [] {
+    core::RewardTypes t = {
+        {"math", math_reward_type()},
+        {"code", code_reward_type()},
+        {"format", format_reward_type()},
+        {"length", length_reward_type()},
+    };
+    t.emplace("weighted_sum", weighted_sum_reward_type(t));  // its terms read what these read
+    return t;
+  }();
   return types;
 }
 

@@ -1,7 +1,9 @@
-// What every reward module does with columns: read the response texts and
-// another object column by position in the node's `in` list, and write the
-// per-row scores as verl does -- the whole score on each row's last response
-// token ([B, R] float32, 0 elsewhere) -- plus an optional details column.
+// What every reward module does with its ports: read the response texts
+// and the other object inputs by port name, and write the per-row scores as
+// verl does -- the whole score on each row's last response token ([B, R]
+// float32, 0 elsewhere) -- plus the details column. The runner has named
+// the node's columns by port before the call (core/controller/node_ports.h),
+// so a module never sees the graph's column names.
 #pragma once
 
 #include "core/controller/reward_module.h"
@@ -15,21 +17,26 @@ namespace rlwb::rewards {
 // the reward and its type.
 void require_score_method(const std::string& method, const std::string& reward, const std::string& type);
 
-// The values of object column in[index]. Throws naming the module, the
-// node and the column when the node has fewer inputs, the batch lacks the
-// column, or it is a tensor column.
-const std::vector<nlohmann::json>& object_column(const core::Batch& input, const core::RewardCallContext& ctx,
-                                                 size_t index, const std::string& module);
+// The ports of `score`: in `response_text` (required unless
+// `text_required` is false), the type's own `reads`, and `response_mask`;
+// out `token_level_scores` and `reward_details`.
+core::MethodPorts score_method(std::vector<core::PortSpec> reads, bool text_required = true);
 
-// The text of object column in[index] (strings; other JSON is dumped).
-std::vector<std::string> text_column(const core::Batch& input, const core::RewardCallContext& ctx,
-                                     size_t index, const std::string& module);
+// The values of object input port `port`. Throws naming the module, the
+// node and the port when the node binds no column to it, or binds a tensor
+// column.
+const std::vector<nlohmann::json>& object_port(const core::Batch& input, const core::RewardCallContext& ctx,
+                                               const std::string& port, const std::string& module);
 
-// The response mask: the last tensor column of `in` ([B, R]).
-torch::Tensor response_mask_column(const core::Batch& input, const core::RewardCallContext& ctx,
-                                   const std::string& module);
+// The text of object input port `port` (strings; other JSON is dumped).
+std::vector<std::string> text_port(const core::Batch& input, const core::RewardCallContext& ctx,
+                                   const std::string& port, const std::string& module);
 
-// out[0] = scores at the last response token; out[1] (if the node has it) =
+// The input port `response_mask`, a tensor [B, R].
+torch::Tensor response_mask_port(const core::Batch& input, const core::RewardCallContext& ctx,
+                                 const std::string& module);
+
+// token_level_scores = scores at the last response token; reward_details =
 // details; meta.metrics["reward/<node>/mean"] = mean score.
 core::Batch score_output(const std::vector<double>& scores, std::vector<nlohmann::json> details,
                          const torch::Tensor& response_mask, const core::RewardCallContext& ctx);

@@ -14,7 +14,6 @@ namespace {
 struct Term {
   std::string name;
   double weight = 1;
-  std::vector<std::string> in;  // empty: the node's inputs
   std::unique_ptr<core::RewardModule> module;
 };
 
@@ -27,30 +26,17 @@ class WeightedSumReward : public core::RewardModule {
                    const core::RewardCallContext& ctx) override {
     require_score_method(method, name_, "weighted_sum");
     const std::string module = "weighted_sum reward '" + name_ + "'";
-    auto mask = response_mask_column(input, ctx, module);
-    for (const auto& term : terms_)
-      for (const auto& col : term.in)
-        if (std::find(ctx.in.begin(), ctx.in.end(), col) == ctx.in.end())
-          throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): term '" + term.name +
-                                   "' reads column '" + col +
-                                   "', which is not among the node's inputs; add it " + "to the node's `in`");
-
-    // Each term writes its own scratch columns; its metrics go under
-    // reward/<node>/<term>/ through the node name it is given.
-    struct TermCall {
-      std::string node;
-      std::vector<std::string> in, out;
-    };
-    std::vector<TermCall> calls;
-    for (const auto& term : terms_)
-      calls.push_back({ctx.node + "/" + term.name,
-                       term.in.empty() ? ctx.in : term.in,
-                       {"__score_" + term.name, "__details_" + term.name}});
+    auto mask = response_mask_port(input, ctx, module);
+    // Every term reads the node's input ports it needs by name; its metrics
+    // go under reward/<node>/<term>/ through the node name it is given.
+    const core::WantedPorts both({"token_level_scores", "reward_details"});
+    std::vector<std::string> term_nodes;
+    for (const auto& term : terms_) term_nodes.push_back(ctx.node + "/" + term.name);
     std::vector<std::future<core::Batch>> running;
     for (size_t t = 0; t < terms_.size(); ++t)
       running.push_back(std::async(std::launch::async, [&, t] {
-        core::RewardCallContext term_ctx{ctx.step, calls[t].node, calls[t].in, calls[t].out};
-        return terms_[t].module->call("score", input.select(calls[t].in), term_ctx);
+        core::RewardCallContext term_ctx{ctx.step, term_nodes[t], both};
+        return terms_[t].module->call("score", input, term_ctx);
       }));
 
     const int64_t rows = mask.size(0);
@@ -66,14 +52,14 @@ class WeightedSumReward : public core::RewardModule {
         if (failure.empty()) failure = "term '" + terms_[t].name + "': " + e.what();
         continue;
       }
-      const auto& scores = out.tensor(calls[t].out[0]);
+      const auto& scores = out.tensor("token_level_scores");
       if (scores.sizes() != total.sizes())
         throw std::runtime_error("reward node '" + ctx.node + "' (" + module + "): term '" + terms_[t].name +
                                  "' returned scores of another shape than the response mask");
       total += terms_[t].weight * scores.to(torch::kFloat32);
       auto row_scores = scores.to(torch::kFloat64).sum(1).contiguous();
       const auto* row_score = row_scores.data_ptr<double>();
-      const auto& term_details = out.objects(calls[t].out[1]);
+      const auto& term_details = out.objects("reward_details");
       for (int64_t i = 0; i < rows; ++i) {
         nlohmann::json d =
             term_details[i].is_object() ? term_details[i] : nlohmann::json{{"value", term_details[i]}};
@@ -137,21 +123,17 @@ std::vector<Term> parse_terms(const core::RewardSpec& spec, const core::Experime
       term.weight = value.get<double>();
     } else if (value.is_object()) {
       for (const auto& [key, v] : value.items())
-        if (key != "weight" && key != "in")
-          throw std::runtime_error(where + ": unknown key '" + key + "'; a term is a weight or {weight, in}");
+        if (key == "in")
+          throw std::runtime_error(where + ".in: a term reads the node's input ports by name " +
+                                   "(response_text, ground_truth, tests, response_mask); bind the " +
+                                   "node's ports instead (docs/rewards.md)");
+        else if (key != "weight")
+          throw std::runtime_error(where + ": unknown key '" + key + "'; a term is a weight or {weight}");
       if (!value.contains("weight") || !value["weight"].is_number())
         throw std::runtime_error(where + ".weight: must be a number");
       term.weight = value["weight"].get<double>();
-      if (value.contains("in")) {
-        const auto& in = value["in"];
-        bool ok = in.is_array() && !in.empty() &&
-                  std::all_of(in.begin(), in.end(), [](const nlohmann::json& c) { return c.is_string(); });
-        if (!ok) throw std::runtime_error(where + ".in: must be a list of column names");
-        term.in = in.get<std::vector<std::string>>();
-      }
     } else {
-      throw std::runtime_error(where + ": must be a weight (number) or {weight: w, in: [columns]}, got " +
-                               value.dump());
+      throw std::runtime_error(where + ": must be a weight (number) or {weight: w}, got " + value.dump());
     }
     auto it = exp.rewards.find(name);
     if (it == exp.rewards.end()) {
@@ -175,11 +157,22 @@ std::vector<Term> parse_terms(const core::RewardSpec& spec, const core::Experime
 
 }  // namespace
 
-core::RewardType weighted_sum_reward_type() {
+core::RewardType weighted_sum_reward_type(const core::RewardTypes& term_types) {
   core::RewardType type;
   type.description =
       "weighted_sum: the weighted sum of other rewards of the graph, with their details merged";
-  type.methods = {"score"};
+  // What any term may read: every input port of the other types, optional
+  // here (a term that needs one says so when it runs); the mask is required.
+  std::vector<core::PortSpec> reads;
+  for (const auto& [name, term_type] : term_types)
+    for (const auto& [method, ports] : term_type.methods)
+      for (const auto& port : ports.in) {
+        if (port.name == "response_text" || port.name == "response_mask") continue;
+        bool seen =
+            std::any_of(reads.begin(), reads.end(), [&](const auto& p) { return p.name == port.name; });
+        if (!seen) reads.push_back(core::optional_port(port.name, port.doc + " (for a " + name + " term)"));
+      }
+  type.methods = score_method(std::move(reads), /*text_required=*/false);
   type.create = [](const core::RewardSpec& spec, const core::Experiment& exp,
                    const core::RewardTypes& types) {
     return std::unique_ptr<core::RewardModule>(

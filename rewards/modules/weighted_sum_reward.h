@@ -4,12 +4,11 @@
 // through the reward types, calls every term on the node's input (the
 // terms run at the same time), adds their token-level scores times their
 // weights and merges their details by term name. Config (docs/rewards.md):
-//   terms: {reward_name: weight, ...}
-//      or  {reward_name: {weight: w, in: [columns]}, ...}
-// where `in` (a subset of the node's inputs, same order rules) gives a
-// term its own columns; by default a term reads the node's inputs.
-// Columns: in [response_text, ..., response_mask], out [scores, details
-// {term: {score, ...term details}}]. Metrics: reward/<node>/mean and
+//   terms: {reward_name: weight, ...}  or  {reward_name: {weight: w}, ...}
+// Each term reads the node's input ports by name. Ports: in response_mask
+// and every input port of `term_types` (response_text, ground_truth,
+// tests, ...; optional), out token_level_scores, reward_details {term:
+// {score, ...term details}}. Metrics: reward/<node>/mean and
 // reward/<node>/<term>/mean for each term.
 #pragma once
 
@@ -17,6 +16,6 @@
 
 namespace rlwb::rewards {
 
-core::RewardType weighted_sum_reward_type();
+core::RewardType weighted_sum_reward_type(const core::RewardTypes& term_types);
 
 }  // namespace rlwb::rewards

@@ -27,6 +27,12 @@ TEST(GraphIssue, WarningsSayWarning) {
   EXPECT_TRUE(has_errors({issue, GraphIssue{"exp.yaml", 5, "", "x", ""}}));
 }
 
+TEST(GraphIssue, ToStringShowsTheTrainerPhaseBeforeTheMessage) {
+  GraphIssue issue{"exp.yaml", 20, "eval_gen", "has no method 'genrate'", "", Severity::error, "eval"};
+  EXPECT_EQ(issue.to_string(), "exp.yaml:20: node 'eval_gen': trainer.eval: has no method 'genrate'");
+  EXPECT_EQ(issue.message, "has no method 'genrate'");
+}
+
 TEST(GraphIssue, DefaultSeverityIsError) { EXPECT_EQ(GraphIssue{}.severity, Severity::error); }
 
 TEST(GraphError, WhatListsEveryIssueOnItsOwnLine) {

@@ -153,6 +153,39 @@ TEST(GraphLoader, InputsThatAreNotAListSuggestTheListForm) {
   EXPECT_THAT(issue.hint, HasSubstr("in: [prompts]"));
 }
 
+TEST(GraphLoader, AListBindsEachColumnToThePortOfItsName) {
+  Experiment exp = load_experiment_text(
+      "nodes:\n  - {id: gen, call: actor.generate, in: [prompts], out: [responses, response_mask]}\n",
+      "exp.yaml");
+  const NodeSpec& gen = exp.nodes.at(0);
+  EXPECT_EQ(gen.out, (std::vector<std::string>{"responses", "response_mask"}));
+  EXPECT_TRUE(gen.in_ports.empty());
+  EXPECT_EQ(gen.in_port(0), "prompts");
+  EXPECT_EQ(gen.out_port(1), "response_mask");
+}
+
+TEST(GraphLoader, AMapBindsPortsToColumnsOfOtherNames) {
+  Experiment exp = load_experiment_text(
+      "nodes:\n  - {id: b, call: math.score, in: {response_text: greedy_text, ground_truth: ground_truth},\n"
+      "     out: {token_level_scores: baseline_scores}}\n",
+      "exp.yaml");
+  const NodeSpec& b = exp.nodes.at(0);
+  // The columns (what the runner waits for), in the map's order, each with its port.
+  EXPECT_EQ(b.in, (std::vector<std::string>{"ground_truth", "greedy_text"}));
+  EXPECT_EQ(b.in_ports, (std::vector<std::string>{"ground_truth", "response_text"}));
+  EXPECT_EQ(b.out, (std::vector<std::string>{"baseline_scores"}));
+  EXPECT_EQ(b.out_port(0), "token_level_scores");
+}
+
+TEST(GraphLoader, APortMappedToSomethingOtherThanAColumnNameIsAnIssue) {
+  auto issues = load_issues("nodes:\n  - id: b\n    call: m.f\n    in: {x: [a, b]}\n");
+  GraphIssue issue = issue_with(issues, "'nodes.0.in.x' should be a column name");
+  EXPECT_EQ(issue.line, 4);
+  issues = load_issues("nodes:\n  - id: b\n    call: m.f\n    in: [a, {x: b}]\n");
+  EXPECT_THAT(issue_with(issues, "'nodes.0.in.1' should be a column name").hint,
+              HasSubstr("write the whole in as a map {port: column, ...}"));
+}
+
 TEST(GraphLoader, WorkersThatAreTextAreAnIssueWithLine) {
   auto issues = load_issues("pools:\n  main:\n    workers: abc\n");
   GraphIssue issue = issue_with(issues, "'pools.main.workers' should be a whole number");

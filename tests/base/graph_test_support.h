@@ -14,14 +14,23 @@
 
 namespace rlwb::core::testing {
 
+// Methods by name, their ports not declared (so not checked).
+inline MethodPorts methods(std::initializer_list<const char*> names) {
+  MethodPorts out;
+  for (const char* name : names) out[name];
+  return out;
+}
+
+// Like the workers' registry, but without ports: the graph tests that are
+// not about ports bind whatever columns they like.
 inline MethodCatalog test_catalog() {
   MethodCatalog catalog;
-  catalog.role_methods = {{"actor", {"generate", "compute_log_prob", "update"}},
-                          {"reference", {"compute_ref_log_prob"}},
-                          {"critic", {"compute_values", "update"}},
-                          {"reward_model", {"compute_scores"}}};
-  catalog.reward_methods = {{"math", {"score"}}, {"code", {"score"}}};
-  catalog.builtins = {"grpo_advantage", "gae_advantage", "kl_penalty"};
+  catalog.role_methods = {{"actor", methods({"generate", "compute_log_prob", "update"})},
+                          {"reference", methods({"compute_ref_log_prob"})},
+                          {"critic", methods({"compute_values", "update"})},
+                          {"reward_model", methods({"compute_scores"})}};
+  catalog.reward_methods = {{"math", methods({"score"})}, {"code", methods({"score"})}};
+  catalog.builtins = methods({"grpo_advantage", "gae_advantage", "kl_penalty"});
   catalog.task_columns = {{"arithmetic", {"prompts", "answers"}}};
   catalog.machine_gpus = 2;
   catalog.machine_cpu_workers = 8;

@@ -346,15 +346,16 @@ TEST(GraphValidator, PhaseNodesAreCheckedLikeGraphNodesBeforeAnythingStarts) {
   GraphIssue issue = issue_with(issues, "has no method 'genrate'");
   EXPECT_EQ(issue.line, 20);
   EXPECT_EQ(issue.node, "eval_gen");
-  EXPECT_THAT(issue.message, HasSubstr("trainer.eval: "));
-  EXPECT_EQ(issue_phase(issue), "eval");  // so the editor does not mark a graph node of that id
+  EXPECT_EQ(issue.phase, "eval");  // so the editor does not mark a graph node of that id
+  EXPECT_THAT(issue.to_string(), HasSubstr("node 'eval_gen': trainer.eval: model 'actor'"));
+  EXPECT_EQ(issue.message.find("trainer."), std::string::npos) << "the phase is a field, not a prefix";
   EXPECT_THAT(issue.hint, HasSubstr("did you mean 'generate'"));
   // A warm-start node reading a column nobody provides.
   issues = validate_phases("in: [prompts, answers], out: []", "in: [prompts, answer], out: []");
   issue = issue_with(issues, "reads column 'answer' that no node writes");
   EXPECT_EQ(issue.line, 15);
-  EXPECT_THAT(issue.message, HasSubstr("trainer.warm_start: "));
-  EXPECT_EQ(issue_phase(issue), "warm_start");
+  EXPECT_EQ(issue.phase, "warm_start");
+  EXPECT_THAT(issue.to_string(), HasSubstr("trainer.warm_start: reads column 'answer'"));
   // Phase columns are their own: an eval node may not read a step's column.
   issues = validate_phases("in: [eval_responses, answers]", "in: [responses, answers]");
   EXPECT_EQ(issue_with(issues, "reads column 'responses' that no node writes").node, "eval_score");
@@ -370,7 +371,7 @@ TEST(GraphValidator, PhaseKeysMustNameModelsAndColumnsThatExist) {
   GraphIssue score =
       issue_with(issues, "trainer.eval.score names column 'eval_score', which no eval node writes");
   EXPECT_EQ(score.line, 18);
-  EXPECT_EQ(issue_phase(score), "");  // a trainer key, not a phase's node
+  EXPECT_EQ(score.phase, "");  // a trainer key, not a phase's node
   EXPECT_THAT(score.hint, HasSubstr("eval_responses, eval_scores"));
   issues = validate_phases("save: [actor]", "save: [actor, reward]");
   EXPECT_EQ(issue_with(issues, "trainer.save names model 'reward'").line, 22);
@@ -382,6 +383,117 @@ TEST(GraphValidator, PhaseKeysMustNameModelsAndColumnsThatExist) {
               HasSubstr("did you mean 'responses'"));
   issues = validate_phases("  save: [actor]\n", "  save: [actor]\n  token_masks: responses\n");
   issue_with(issues, "trainer.token_masks should be a list of column names");
+}
+
+// Named ports: a catalog whose methods declare them, and a small graph
+// binding them. Line numbers on the right.
+MethodCatalog port_catalog() {
+  MethodCatalog catalog = test_catalog();
+  catalog.role_methods["actor"]["generate"] = call_ports(
+      {required_port("prompts", "one prompt per row")},
+      {out_port("responses", "[B,R]"), out_port("response_mask", "[B,R]"), out_port("response_text", "")});
+  catalog.reward_methods["math"]["score"] = call_ports(
+      {required_port("response_text", "the text"), required_port("ground_truth", "the reference answer"),
+       required_port("response_mask", "[B,R]")},
+      {out_port("token_level_scores", "[B,R]"), out_port("reward_details", "")});
+  CallPorts add = call_ports({}, {out_port("sum", "")});
+  add.any_in = true;
+  catalog.builtins["add"] = add;
+  return catalog;
+}
+
+const std::string kPorts = R"(name: ports
+pools:
+  main: {workers: 2}
+models:
+  actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}
+rewards:
+  math: {type: math}
+task: {name: arithmetic}
+nodes:
+  - {id: gen, call: actor.generate, in: [prompts], out: [responses, response_mask, response_text]}
+  - {id: score, call: math.score, in: {response_text: response_text, ground_truth: answers, response_mask: response_mask}, out: {token_level_scores: scores}}
+  - {id: sum, call: builtin.add, in: [scores, responses], out: {sum: total}}
+)";
+//   1 name, 2 pools, 3 main, 4 models, 5 actor, 6 rewards, 7 math, 8 task,
+//   9 nodes, 10 gen, 11 score, 12 sum
+
+std::vector<GraphIssue> validate_ports(const std::string& from, const std::string& to) {
+  return validate_experiment(load_experiment_text(edit(kPorts, from, to), "exp.yaml"), port_catalog());
+}
+
+TEST(GraphValidator, NodesThatBindDeclaredPortsHaveNoIssues) {
+  auto issues = validate_experiment(load_experiment_text(kPorts, "exp.yaml"), port_catalog());
+  for (const auto& issue : issues) ADD_FAILURE() << issue.to_string();
+}
+
+TEST(GraphValidator, AnUnknownInputPortListsThePortsWithADidYouMean) {
+  auto issues = validate_ports("ground_truth: answers", "ground_truht: answers");
+  GraphIssue issue = issue_with(issues, "has no input port");
+  EXPECT_EQ(issue.message, "'math.score' has no input port 'ground_truht'");
+  EXPECT_EQ(issue.hint,
+            "its input ports: response_text, ground_truth, response_mask; to bind a column named otherwise, "
+            "write in: {<port>: ground_truht, ...}. did you mean 'ground_truth'?");
+  EXPECT_EQ(issue.line, 11);
+  EXPECT_EQ(issue.node, "score");
+}
+
+TEST(GraphValidator, AListEntryIsAPortOfTheColumnsName) {
+  // in: [prompt] binds port 'prompt', which generate does not have.
+  auto issues = validate_ports("call: actor.generate, in: [prompts]", "call: actor.generate, in: [prompt]");
+  EXPECT_EQ(issue_with(issues, "has no input port").to_string(),
+            "exp.yaml:10: node 'gen': 'actor.generate' has no input port 'prompt' (hint: its input ports: "
+            "prompts; to bind a column named otherwise, write in: {<port>: prompt, ...}. did you mean "
+            "'prompts'?)");
+}
+
+TEST(GraphValidator, AnUnknownOutputPortIsAnError) {
+  auto issues = validate_ports("out: {token_level_scores: scores}", "out: {scores: scores}");
+  GraphIssue issue = issue_with(issues, "has no output port");
+  EXPECT_EQ(issue.message, "'math.score' has no output port 'scores'");
+  EXPECT_EQ(issue.hint,
+            "its output ports: token_level_scores, reward_details; to bind a column named otherwise, write "
+            "out: {<port>: scores, ...}. did you mean 'token_level_scores'?");
+  EXPECT_EQ(issue.line, 11);
+}
+
+TEST(GraphValidator, AMissingRequiredInputPortIsAnError) {
+  auto issues = validate_ports("ground_truth: answers, ", "");
+  GraphIssue issue = issue_with(issues, "needs input port");
+  EXPECT_EQ(
+      issue.message,
+      "'math.score' needs input port 'ground_truth' (the reference answer), which the node does not bind");
+  EXPECT_EQ(issue.hint,
+            "add ground_truth to in: when a column of that name exists, or bind another column: in: "
+            "{ground_truth: <column>, ...}");
+  EXPECT_EQ(issue.line, 11);
+  EXPECT_EQ(issues.size(), 1u) << "an optional output left unbound is fine";
+}
+
+TEST(GraphValidator, AVariadicBuiltinTakesInputPortsOfAnyName) {
+  auto issues =
+      validate_ports("in: [scores, responses], out: {sum: total}", "in: [scores], out: {total: total}");
+  EXPECT_EQ(issue_with(issues, "has no").message, "'builtin.add' has no output port 'total'");
+  EXPECT_EQ(issues.size(), 1u);
+}
+
+TEST(GraphValidator, PortsGoUncheckedWhenTheCatalogNamesOnlyMethods) {
+  // A catalog that lists methods without their ports (a catalog file, the editor's).
+  MethodCatalog catalog = test_catalog();
+  catalog.builtins["add"];
+  auto issues = validate_experiment(
+      load_experiment_text(edit(kPorts, "ground_truth: answers", "anything: answers"), "exp.yaml"), catalog);
+  for (const auto& issue : issues) ADD_FAILURE() << issue.to_string();
+}
+
+TEST(GraphValidator, PhaseNodesBindPortsToo) {
+  const std::string text = edit(kPorts, "task: {name: arithmetic}\n",
+                                "task: {name: arithmetic}\ntrainer:\n  eval:\n    score: s\n    nodes:\n"
+                                "      - {id: gen, call: actor.generate, in: [promts], out: [responses]}\n");
+  auto issues = validate_experiment(load_experiment_text(text, "exp.yaml"), port_catalog());
+  GraphIssue issue = issue_with(issues, "has no input port 'promts'");
+  EXPECT_EQ(issue.phase, "eval");
+  EXPECT_EQ(issue.node, "gen");
 }
 
 TEST(GraphValidator, ExperimentBuiltInCodeIsValidated) {

@@ -54,6 +54,23 @@ TEST(GraphWriter, WritesNodeColumnsAsFlowLists) {
   EXPECT_THAT(shuffled, HasSubstr("    out: []\n"));
 }
 
+TEST(GraphWriter, PortsNamedApartFromTheirColumnsAreWrittenAsAFlowMap) {
+  const std::string text =
+      "nodes:\n  - {id: b, call: math.score, in: [response_text, response_mask], out: {token_level_scores: "
+      "s}}\n";
+  Experiment exp = load_experiment_text(text, "exp.yaml");
+  std::string yaml = experiment_to_yaml(exp);
+  EXPECT_THAT(yaml, HasSubstr("    in: [response_text, response_mask]\n    out: {token_level_scores: s}\n"));
+  Experiment again = reload(exp);
+  EXPECT_TRUE(same_content(exp, again));
+  EXPECT_EQ(experiment_to_yaml(again), yaml);
+  // An edit in code that binds a port keeps the map form.
+  exp.nodes[0].in = {"text", "response_mask"};
+  exp.nodes[0].in_ports = {"response_text", "response_mask"};
+  EXPECT_THAT(experiment_to_yaml(exp),
+              HasSubstr("    in: {response_mask: response_mask, response_text: text}\n"));
+}
+
 TEST(GraphWriter, SavingTheSavedFileAgainGivesTheSameBytes) {
   for (const char* name : {"grpo_good.yaml", "shuffled.yaml"}) {
     Experiment original = load_experiment_file(fixture_path(name));

@@ -18,7 +18,7 @@ using namespace rlwb;
 
 namespace {
 
-const std::vector<std::string> kIn = {"responses", "tests", "response_mask"};
+const std::vector<std::string> kIn = {"response_text", "tests", "response_mask"};
 
 const char* kAdd = "a, b = map(int, input().split())\nprint(a + b)\n";
 const char* kSubtract = "a, b = map(int, input().split())\nprint(a - b)\n";
@@ -278,13 +278,14 @@ TEST(CodeRewardConfig, BadSettingsAreNamed) {
       {"rewards.r.config.timeout_s", "out of range"});
 }
 
-TEST_F(CodeReward, BadTestsColumnNamesTheRowAndTheForm) {
+TEST_F(CodeReward, BadTestsNameTheRowThePortAndTheForm) {
   core::Batch b = batch_of({kAdd, kAdd}, {{"tests", {add_tests(), json::array({{{"stdin", "1 2\n"}}})}}});
-  expect_error([&] { score(*module_, b, kIn); },
-               {"row 1 of column 'tests'", "test 0 has neither 'expected' nor 'assert'", "docs/rewards.md"});
+  expect_error(
+      [&] { score(*module_, b, kIn); },
+      {"row 1 of input port 'tests'", "test 0 has neither 'expected' nor 'assert'", "docs/rewards.md"});
   core::Batch empty = batch_of({kAdd}, {{"tests", {json::array()}}});
-  expect_error([&] { score(*module_, empty, kIn); }, {"row 0 of column 'tests'", "has no test cases"});
+  expect_error([&] { score(*module_, empty, kIn); }, {"row 0 of input port 'tests'", "has no test cases"});
   core::Batch tensor = batch_of({kAdd});
   tensor.set_tensor("tests", torch::zeros({1}));
-  expect_error([&] { score(*module_, tensor, kIn); }, {"'tests'", "is a tensor column"});
+  expect_error([&] { score(*module_, tensor, kIn); }, {"input port 'tests'", "is bound to a tensor column"});
 }

@@ -5,7 +5,7 @@ using namespace rlwb::rewards::testing;
 using namespace rlwb;
 
 namespace {
-const std::vector<std::string> kIn = {"responses", "response_mask"};
+const std::vector<std::string> kIn = {"response_text", "response_mask"};
 }
 
 TEST(FormatReward, SearchFindsThePatternAnywhereAndScoresMatchAndMiss) {

@@ -5,13 +5,13 @@ using namespace rlwb::rewards::testing;
 using namespace rlwb;
 
 namespace {
-const std::vector<std::string> kIn = {"responses", "response_mask"};
+const std::vector<std::string> kIn = {"response_text", "response_mask"};
 }
 
 TEST(LengthReward, TokensComeFromTheMaskAndArePenalisedPerTokenOverTheTarget) {
   auto len = make_reward("length", {{"target", 4}, {"penalty", 0.25}});
   core::Batch b;
-  b.set_objects("responses", {"a", "b", "c"});  // the text does not count for tokens
+  b.set_objects("response_text", {"a", "b", "c"});  // the text does not count for tokens
   b.set_tensor("response_mask", mask_of({2, 4, 7}, 8));
   auto s = score(*len, b, kIn);
   EXPECT_EQ(s.scores, (std::vector<double>{0, 0, -0.75}));

@@ -1,9 +1,11 @@
 // Test support for reward modules: hand-made batches (response text, other
 // object columns, a response mask of given lengths), modules built through
 // the real type registry from a config as a graph file would give it, and
-// a call that returns the scores, details and metrics.
+// a call, through the runner's port renaming (core/controller/node_ports.h),
+// that returns the scores, details and metrics.
 #pragma once
 
+#include "core/controller/node_ports.h"
 #include "rewards/modules/reward_types.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +26,7 @@ inline torch::Tensor mask_of(const std::vector<int64_t>& lengths, int64_t width)
   return mask;
 }
 
-// Columns "responses" (text), "response_mask" (one token per character,
+// Columns "response_text", "response_mask" (one token per character,
 // width = longest + 2), plus the given object columns.
 inline core::Batch batch_of(const std::vector<std::string>& responses,
                             const std::vector<std::pair<std::string, std::vector<json>>>& objects = {}) {
@@ -36,7 +38,7 @@ inline core::Batch batch_of(const std::vector<std::string>& responses,
     lengths.push_back(static_cast<int64_t>(r.size()));
     width = std::max<int64_t>(width, static_cast<int64_t>(r.size()));
   }
-  b.set_objects("responses", texts);
+  b.set_objects("response_text", texts);
   b.set_tensor("response_mask", mask_of(lengths, width + 2));
   for (const auto& [name, values] : objects) b.set_objects(name, values);
   return b;
@@ -59,16 +61,30 @@ struct Scored {
   json metrics;
 };
 
+// Calls `score` as a node with `in` columns and `out` columns would: in the
+// list form each column is bound to the port of its name; `in_ports` /
+// `out_ports` (same length) bind them to other ports, as the map form does.
 inline Scored score(core::RewardModule& module, const core::Batch& batch, const std::vector<std::string>& in,
-                    std::vector<std::string> out = {"scores", "details"}, const std::string& node = "rw") {
-  core::RewardCallContext ctx{3, node, in, out};
-  core::Batch result = module.call("score", batch, ctx);
+                    std::vector<std::string> out = {"token_level_scores", "reward_details"},
+                    const std::string& node = "rw", std::vector<std::string> in_ports = {},
+                    std::vector<std::string> out_ports = {}) {
+  core::NodeSpec spec;
+  spec.id = node;
+  spec.call = "r.score";
+  spec.in = in;
+  spec.out = out;
+  spec.in_ports = std::move(in_ports);
+  spec.out_ports = std::move(out_ports);
+  const core::WantedPorts wanted(core::wanted_out_ports(spec));
+  core::RewardCallContext ctx{3, node, wanted};
+  core::Batch reply = module.call("score", core::port_inputs(spec, batch), ctx);
+  core::Batch result = core::column_outputs(spec, reply);
   Scored s;
   s.tokens = result.tensor(out[0]);
   auto rows = s.tokens.to(torch::kFloat64).sum(1);
   for (int64_t i = 0; i < rows.size(0); ++i) s.scores.push_back(rows[i].item<double>());
   if (out.size() > 1) s.details = result.objects(out[1]);
-  s.metrics = result.meta().value("metrics", json::object());
+  s.metrics = reply.meta().value("metrics", json::object());
   return s;
 }
 

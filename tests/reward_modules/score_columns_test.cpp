@@ -1,7 +1,7 @@
 // What every reward type shares (rewards/modules/score_columns.h): the score
-// on each row's last response token as verl does, the mean metric, and
-// clear errors for columns that are missing, of the wrong kind, or out of
-// place, and for config keys a type does not know.
+// on each row's last response token as verl does, the mean metric, inputs
+// by port (never by position), clear errors for ports that are unbound or
+// of the wrong kind, and for config keys a type does not know.
 #include "reward_test_support.h"
 
 using namespace rlwb::rewards::testing;
@@ -10,10 +10,10 @@ using namespace rlwb;
 TEST(RewardScoreColumns, ScoreLandsOnTheLastResponseTokenOfEachRow) {
   auto math = make_reward("math", json::object());
   core::Batch b;
-  b.set_objects("responses", {"#### 4", "#### 5", "the answer is \\boxed{7}"});
-  b.set_objects("answers", {"4", "4", "7"});
+  b.set_objects("response_text", {"#### 4", "#### 5", "the answer is \\boxed{7}"});
+  b.set_objects("ground_truth", {"4", "4", "7"});
   b.set_tensor("response_mask", mask_of({3, 6, 1}, 8));
-  auto s = score(*math, b, {"responses", "answers", "response_mask"});
+  auto s = score(*math, b, {"response_text", "ground_truth", "response_mask"});
   ASSERT_EQ(s.tokens.sizes(), (std::vector<int64_t>{3, 8}));
   EXPECT_EQ(s.tokens.scalar_type(), torch::kFloat32);
   auto expected = torch::zeros({3, 8});
@@ -27,21 +27,34 @@ TEST(RewardScoreColumns, ScoreLandsOnTheLastResponseTokenOfEachRow) {
 TEST(RewardScoreColumns, EmptyResponseKeepsItsScoreAtPositionZero) {
   auto fmt = make_reward("format", {{"pattern", "^$"}, {"match", "full"}});
   core::Batch b;
-  b.set_objects("responses", {"", "x"});
+  b.set_objects("response_text", {"", "x"});
   b.set_tensor("response_mask", mask_of({0, 1}, 4));
-  auto s = score(*fmt, b, {"responses", "response_mask"});
+  auto s = score(*fmt, b, {"response_text", "response_mask"});
   EXPECT_FLOAT_EQ(s.tokens[0][0].item<float>(), 1.0f);
   EXPECT_DOUBLE_EQ(s.scores[1], 0.0);
 }
 
-TEST(RewardScoreColumns, MissingInputColumnIsNamed) {
-  auto fmt = make_reward("format", {{"pattern", "x"}});
-  auto b = batch_of({"x"});
+TEST(RewardScoreColumns, UnboundInputPortIsNamedWithHowToBindIt) {
+  auto math = make_reward("math", json::object());
+  auto b = batch_of({"#### 1"}, {{"answers", {"1"}}});
   expect_error(
       [&] {
-        score(*fmt, b, {"answers", "response_mask"});
+        score(*math, b, {"response_text", "response_mask"});
       },
-      {"reward node 'rw'", "input column 'answers' is not in the batch"});
+      {"reward node 'rw' (math reward 'r')", "needs input port 'ground_truth'",
+       "in: {ground_truth: <column>, ...}"});
+}
+
+TEST(RewardScoreColumns, AColumnOfAnotherNameReachesThePortItIsBoundTo) {
+  auto math = make_reward("math", json::object());
+  auto b = batch_of({"#### 1", "#### 2"}, {{"answers", {"1", "1"}}});
+  // in: {response_text: response_text, ground_truth: answers, response_mask: response_mask},
+  // out: {token_level_scores: math_scores, reward_details: why}
+  auto s =
+      score(*math, b, {"response_text", "answers", "response_mask"}, {"math_scores", "why"}, "rw",
+            {"response_text", "ground_truth", "response_mask"}, {"token_level_scores", "reward_details"});
+  EXPECT_EQ(s.scores, (std::vector<double>{1, 0}));
+  EXPECT_EQ(s.details[1]["extracted"], "2");
 }
 
 TEST(RewardScoreColumns, TensorWhereTextIsExpectedIsAWrongKindError) {
@@ -49,44 +62,57 @@ TEST(RewardScoreColumns, TensorWhereTextIsExpectedIsAWrongKindError) {
   auto b = batch_of({"x"});
   expect_error(
       [&] {
-        score(*fmt, b, {"response_mask", "response_mask"});
+        score(*fmt, b, {"response_mask", "response_mask"}, {"token_level_scores", "reward_details"}, "rw",
+              {"response_text", "response_mask"});
       },
-      {"'response_mask'", "is a tensor column", "must be an object column"});
+      {"input port 'response_text'", "is bound to a tensor column", "must be an object column"});
 }
 
-TEST(RewardScoreColumns, LastInputMustBeTheResponseMask) {
+TEST(RewardScoreColumns, TheResponseMaskIsAPortNotAPosition) {
   auto math = make_reward("math", json::object());
-  auto b = batch_of({"#### 1"}, {{"answers", {"1"}}});
+  auto b = batch_of({"#### 1"}, {{"ground_truth", {"1"}}});
+  // Any order of the node's columns: the mask is found by its port.
+  auto s = score(*math, b, {"response_mask", "ground_truth", "response_text"});
+  EXPECT_EQ(s.scores, (std::vector<double>{1}));
   expect_error(
       [&] {
-        score(*math, b, {"responses", "response_mask", "answers"});
+        score(*math, b, {"response_text", "ground_truth", "ground_truth"}, {"token_level_scores"}, "rw",
+              {"response_text", "ground_truth", "response_mask"});
       },
-      {"last input column 'answers' must be the response mask", "an object column"});
+      {"input port 'response_mask' must be a tensor [rows, response_len]", "an object column"});
 }
 
-TEST(RewardScoreColumns, TooFewInputsSaysWhatTheNodeNeeds) {
-  auto math = make_reward("math", json::object());
-  auto b = batch_of({"#### 1"});
-  expect_error(
-      [&] {
-        score(*math, b, {"responses", "response_mask"});
-      },
-      {"needs at least 3 input columns", "the response text, what the type reads, then the response mask",
-       "the node has 2"});
-}
-
-TEST(RewardScoreColumns, NodeWithoutOutputColumnIsAnError) {
+TEST(RewardScoreColumns, ANodeMayTakeTheScoresWithoutTheDetails) {
   auto fmt = make_reward("format", {{"pattern", "x"}});
-  auto b = batch_of({"x"});
-  expect_error([&] { score(*fmt, b, {"responses", "response_mask"}, {}); }, {"needs an output column"});
+  auto s = score(*fmt, batch_of({"x", "y"}), {"response_text", "response_mask"}, {"token_level_scores"});
+  EXPECT_EQ(s.scores, (std::vector<double>{1, 0}));
+  EXPECT_TRUE(s.details.empty());
 }
 
 TEST(RewardScoreColumns, UnknownMethodIsNamed) {
   auto fmt = make_reward("format", {{"pattern", "x"}});
   auto b = batch_of({"x"});
-  std::vector<std::string> in = {"responses", "response_mask"}, out = {"s"};
-  core::RewardCallContext ctx{0, "rw", in, out};
+  const core::WantedPorts wanted;
+  core::RewardCallContext ctx{0, "rw", wanted};
   expect_error([&] { fmt->call("grade", b, ctx); }, {"reward 'r' (format) has no method 'grade'", "'score'"});
+}
+
+TEST(RewardTypes, EveryTypeDeclaresTheScorePorts) {
+  for (const auto& [name, type] : rewards::builtin_reward_types()) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(type.methods.count("score"));
+    const auto& ports = type.methods.at("score");
+    EXPECT_TRUE(ports.known);
+    ASSERT_NE(ports.find_in("response_mask"), nullptr);
+    EXPECT_TRUE(ports.find_in("response_mask")->required);
+    EXPECT_NE(ports.find_out("token_level_scores"), nullptr);
+    EXPECT_NE(ports.find_out("reward_details"), nullptr);
+  }
+  // weighted_sum takes what its terms may read.
+  const auto& sum = rewards::builtin_reward_types().at("weighted_sum").methods.at("score");
+  EXPECT_NE(sum.find_in("ground_truth"), nullptr);
+  EXPECT_NE(sum.find_in("tests"), nullptr);
+  EXPECT_FALSE(sum.find_in("ground_truth")->required);
 }
 
 TEST(RewardConfigErrors, UnknownKeyOfEveryTypeIsNamedWithTheTypesSettings) {

@@ -34,8 +34,9 @@ const json kRewards = {
 TEST(WeightedSumReward, AddsWeightedTermScoresOnTheLastTokenAndMergesDetails) {
   auto exp = experiment(kRewards);
   auto total = build(exp, "total");
-  auto b = batch_of({"#### 12", "Answer: 12", "#### 7 and more"}, {{"answers", {"12", "12", "12"}}});
-  auto s = score(*total, b, {"responses", "answers", "response_mask"}, {"scores", "details"}, "sum");
+  auto b = batch_of({"#### 12", "Answer: 12", "#### 7 and more"}, {{"ground_truth", {"12", "12", "12"}}});
+  auto s = score(*total, b, {"response_text", "ground_truth", "response_mask"},
+                 {"token_level_scores", "reward_details"}, "sum");
   // row 0: correct 1 + fmt 0.5*1 + short 2*(-0.1*1); row 1: 1 + 0 + 2*(-0.4); row 2: 0 + 0.5 + 2*(-0.9)
   std::vector<double> expected = {1.3, 0.2, -1.3};
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(s.scores[i], expected[i], 1e-5) << "row " << i;
@@ -50,11 +51,10 @@ TEST(WeightedSumReward, AddsWeightedTermScoresOnTheLastTokenAndMergesDetails) {
   EXPECT_NEAR(s.metrics["reward/sum/fmt/mean"].get<double>(), 2.0 / 3, 1e-9);
 }
 
-// Math reads the reference and code the tests, both at position 1: each
-// term gets its own columns; the code term runs on a real sandbox.
-TEST(WeightedSumReward, TermsWithTheirOwnColumnsCombineCodeAndMath) {
-  json terms = {{"answer", {{"weight", 0.25}, {"in", {"responses", "answers", "response_mask"}}}},
-                {"runs", {{"weight", 1}, {"in", {"responses", "tests", "response_mask"}}}}};
+// Math reads the ground truth and code the tests, each by its port; the
+// code term runs on a real sandbox.
+TEST(WeightedSumReward, TermsReadTheirOwnPortsSoCodeAndMathCombine) {
+  json terms = {{"answer", {{"weight", 0.25}}}, {"runs", 1}};
   json rewards = {
       {"answer", {{"type", "math"}, {"config", {{"last_number_fallback", true}}}}},
       {"runs", {{"type", "code"}, {"config", {{"sandbox_binary", RLWB_SANDBOX_BIN}, {"executors", 2}}}}},
@@ -63,26 +63,21 @@ TEST(WeightedSumReward, TermsWithTheirOwnColumnsCombineCodeAndMath) {
   auto exp = experiment(rewards);
   auto both = build(exp, "both");
   json tests = json::array({{{"expected", "42\n"}}});
-  auto b = batch_of({"print(42)", "print(41)"}, {{"answers", {"42", "41"}}, {"tests", {tests, tests}}});
-  auto s = score(*both, b, {"responses", "answers", "tests", "response_mask"});
+  auto b = batch_of({"print(42)", "print(41)"}, {{"ground_truth", {"42", "41"}}, {"tests", {tests, tests}}});
+  auto s = score(*both, b, {"response_text", "ground_truth", "tests", "response_mask"});
   EXPECT_NEAR(s.scores[0], 1.25, 1e-6) << s.details[0];
   EXPECT_NEAR(s.scores[1], 0.25, 1e-6) << s.details[1];
   EXPECT_EQ(s.details[0]["runs"]["verdict"], "ok");
   EXPECT_EQ(s.details[1]["runs"]["verdict"], "wrong_answer");
 }
 
-TEST(WeightedSumReward, TermReadingAColumnTheNodeLacksIsNamed) {
+TEST(WeightedSumReward, ATermsOwnInIsAnErrorThatSaysPortsAreByName) {
   json rewards = kRewards;
   rewards["total"]["config"]["terms"] = {
-      {"correct", {{"weight", 1}, {"in", {"responses", "gold", "response_mask"}}}}};
+      {"correct", {{"weight", 1}, {"in", {"response_text", "gold", "response_mask"}}}}};
   auto exp = experiment(rewards);
-  auto total = build(exp, "total");
-  auto b = batch_of({"#### 1"}, {{"answers", {"1"}}});
-  expect_error(
-      [&] {
-        score(*total, b, {"responses", "answers", "response_mask"});
-      },
-      {"term 'correct' reads column 'gold'", "not among the node's inputs"});
+  expect_error([&] { build(exp, "total"); },
+               {"rewards.total.config.terms.correct.in", "reads the node's input ports by name"});
 }
 
 TEST(WeightedSumReward, FailingTermIsNamed) {
@@ -91,9 +86,9 @@ TEST(WeightedSumReward, FailingTermIsNamed) {
   auto b = batch_of({"#### 1"});
   expect_error(
       [&] {
-        score(*total, b, {"responses", "response_mask"});
+        score(*total, b, {"response_text", "response_mask"});
       },
-      {"weighted_sum reward 'total'", "term 'correct'", "needs at least 3 input columns"});
+      {"weighted_sum reward 'total'", "term 'correct'", "needs input port 'ground_truth'"});
 }
 
 TEST(WeightedSumReward, BadConfigIsNamed) {

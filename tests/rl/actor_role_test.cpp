@@ -14,7 +14,6 @@ using core::Batch;
 
 const std::vector<std::string> kGenOut = {"responses",     "response_mask", "response_text",
                                           "old_log_probs", "prompt_ids",    "prompt_mask"};
-const std::vector<std::string> kSeqIn = {"prompt_ids", "prompt_mask", "responses", "response_mask"};
 
 Batch prompts(int64_t rows, const std::string& text) {
   Batch b;
@@ -24,7 +23,7 @@ Batch prompts(int64_t rows, const std::string& text) {
 
 TEST(ActorRole, GenerateReturnsEveryColumnWithMatchingRows) {
   LocalRole actor("actor", tiny_actor_config());
-  Batch out = actor.call("generate", prompts(5, "1+2="), {"prompts"}, kGenOut);
+  Batch out = actor.call("generate", prompts(5, "1+2="), kGenOut);
   for (auto& c : kGenOut) EXPECT_TRUE(out.has(c)) << c;
   EXPECT_EQ(out.tensor("responses").sizes(), (std::vector<int64_t>{5, 3}));
   EXPECT_EQ(out.objects("response_text").size(), 5u);
@@ -36,30 +35,25 @@ TEST(ActorRole, GenerateReturnsEveryColumnWithMatchingRows) {
 
 TEST(ActorRole, UpdateRaisesTheLogProbOfPositivelyAdvantagedResponses) {
   LocalRole actor("actor", tiny_actor_config(1e-2));
-  Batch rollout = actor.call("generate", prompts(32, "1+2="), {"prompts"}, kGenOut);
-  auto lp_before = actor.call("log_prob", rollout, kSeqIn, {"lp"}).tensor("lp");
+  Batch rollout = actor.call("generate", prompts(32, "1+2="), kGenOut);
+  auto lp_before = actor.call("log_prob", rollout).tensor("old_log_probs");
   // +1 for the first half of the rows, -1 for the rest.
   auto adv = torch::ones({32, 3});
   adv.slice(0, 16) = -1;
   adv = adv * rollout.tensor("response_mask").to(torch::kFloat32);
   Batch in = rollout;
   in.set_tensor("advantages", adv);
-  std::vector<std::string> upd_in = {"prompt_ids",    "prompt_mask",   "responses",
-                                     "response_mask", "old_log_probs", "advantages"};
-  actor.call("update", in, upd_in, {});
-  auto lp_after = actor.call("log_prob", rollout, kSeqIn, {"lp"}).tensor("lp");
+  actor.call("update", in);
+  auto lp_after = actor.call("log_prob", rollout).tensor("old_log_probs");
   auto mask = rollout.tensor("response_mask").to(torch::kFloat32);
   auto seq_delta = ((lp_after - lp_before) * mask).sum(1);
   EXPECT_GT(seq_delta.slice(0, 0, 16).mean().item<double>(), seq_delta.slice(0, 16).mean().item<double>());
   EXPECT_GT(seq_delta.slice(0, 0, 16).mean().item<double>(), 0.0);
 }
 
-const std::vector<std::string> kUpdateIn = {"prompt_ids",    "prompt_mask",   "responses",
-                                            "response_mask", "old_log_probs", "advantages"};
-
 // A rollout of 32 rows with random advantages on the response tokens.
 Batch rollout_with_advantages(LocalRole& actor) {
-  Batch in = actor.call("generate", prompts(32, "1+2="), {"prompts"}, kGenOut);
+  Batch in = actor.call("generate", prompts(32, "1+2="), kGenOut);
   torch::manual_seed(5);
   in.set_tensor("advantages", torch::randn({32, 3}) * in.tensor("response_mask").to(torch::kFloat32));
   return in;
@@ -80,16 +74,15 @@ void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want, 
 // ranks, and leave the same weights: `probe` (a scoring method) gives the
 // same output over the whole batch.
 void expect_split_updates_match(const std::string& role, nlohmann::json config, LocalRole& single,
-                                const nlohmann::json& want, const Batch& in,
-                                const std::vector<std::string>& update_in, const std::string& probe,
-                                const std::string& per_rank = "") {
+                                const nlohmann::json& want, const Batch& in, const std::string& probe,
+                                const std::string& probe_port, const std::string& per_rank = "") {
   config["micro_batch_size"] = 5;
   LocalRole micro(role, config);
-  expect_same_metrics(micro.call("update", in, update_in, {}).meta()["metrics"], want, "micro-batches of 5");
+  expect_same_metrics(micro.call("update", in).meta()["metrics"], want, "micro-batches of 5");
 
   config["micro_batch_size"] = 16;
   TwoRanks two(role, config);
-  auto outs = two.call_split("update", in, update_in, {});
+  auto outs = two.call_split("update", in);
   EXPECT_EQ(outs[0].meta()["metrics"].dump(), outs[1].meta()["metrics"].dump());
   auto global = [&](nlohmann::json m) {
     if (!per_rank.empty()) m.erase(per_rank);
@@ -97,9 +90,9 @@ void expect_split_updates_match(const std::string& role, nlohmann::json config, 
   };
   expect_same_metrics(global(outs[0].meta()["metrics"]), global(want), "two ranks");
 
-  auto expected = single.call(probe, in, kSeqIn, {"x"}).tensor("x");
+  auto expected = single.call(probe, in).tensor(probe_port);
   for (LocalRole* other : {&micro, two.ranks[0].get()}) {
-    auto got = other->call(probe, in, kSeqIn, {"x"}).tensor("x");
+    auto got = other->call(probe, in).tensor(probe_port);
     EXPECT_TRUE(torch::allclose(expected, got, 0, 1e-5)) << (expected - got).abs().max();
   }
 }
@@ -119,25 +112,24 @@ TEST(ActorRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
     config["micro_batch_size"] = 32;
     LocalRole single("actor", config);
     Batch in = rollout_with_advantages(single);
-    nlohmann::json one_metrics = single.call("update", in, kUpdateIn, {}).meta()["metrics"];
+    nlohmann::json one_metrics = single.call("update", in).meta()["metrics"];
     for (const char* key :
          {"actor/pg_loss", "actor/pg_clipfrac", "actor/ppo_kl", "actor/entropy", "actor/grad_norm"})
       EXPECT_TRUE(one_metrics.contains(key)) << key;
 
-    expect_split_updates_match("actor", config, single, one_metrics, in, kUpdateIn, "log_prob");
+    expect_split_updates_match("actor", config, single, one_metrics, in, "log_prob", "old_log_probs");
 
     // And the metric is the loss: one step's pg_loss is the policy loss of
     // the whole batch under the weights before the step.
     config["ppo"]["epochs"] = 1;
     LocalRole fresh("actor", config);
-    auto lp = fresh.call("log_prob", in, kSeqIn, {"lp"}).tensor("lp");
+    auto lp = fresh.call("log_prob", in).tensor("old_log_probs");
     core::algorithms::PolicyLossOptions options;
     options.aggregation = core::algorithms::parse_loss_agg_mode(mode);
     double expected = core::algorithms::policy_loss(in.tensor("old_log_probs"), lp, in.tensor("advantages"),
                                                     in.tensor("response_mask"), options)
                           .loss.item<double>();
-    double reported =
-        fresh.call("update", in, kUpdateIn, {}).meta()["metrics"]["actor/pg_loss"].get<double>();
+    double reported = fresh.call("update", in).meta()["metrics"]["actor/pg_loss"].get<double>();
     EXPECT_NEAR(reported, expected, 1e-6);
   }
 }
@@ -152,17 +144,15 @@ TEST(CriticRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBatch) {
   config.erase("rollout");  // the critic does not sample: its config has no rollout section
   config["micro_batch_size"] = 32;
   LocalRole single("critic", config);
-  in.set_tensor("values", single.call("values", in, kSeqIn, {"v"}).tensor("v"));
+  in.set_tensor("values", single.call("values", in).tensor("values"));
   torch::manual_seed(6);
   in.set_tensor("returns", torch::randn({32, 3}) * in.tensor("response_mask").to(torch::kFloat32));
-  const std::vector<std::string> critic_in = {"prompt_ids",    "prompt_mask", "responses",
-                                              "response_mask", "values",      "returns"};
-  nlohmann::json one_metrics = single.call("update", in, critic_in, {}).meta()["metrics"];
+  nlohmann::json one_metrics = single.call("update", in).meta()["metrics"];
   EXPECT_GT(one_metrics["critic/vf_loss"].get<double>(), 0.0);
   EXPECT_GT(one_metrics["critic/vf_clipfrac"].get<double>(), 0.0);
 
   // Explained variance is the one metric each rank computes over its own rows.
-  expect_split_updates_match("critic", config, single, one_metrics, in, critic_in, "values",
+  expect_split_updates_match("critic", config, single, one_metrics, in, "values", "values",
                              "critic/vf_explained_var");
 }
 

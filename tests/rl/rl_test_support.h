@@ -1,6 +1,7 @@
 // In-process access to the model roles for tests: create a role as a worker
-// would (one rank, no c10d group) and call its methods with a node's column
-// lists, without the RPC layer.
+// would (one rank, no c10d group) and call its methods without the RPC
+// layer, as the controller does: inputs named by port, the wanted output
+// ports in the context.
 #pragma once
 
 #include "core/batch/batch.h"
@@ -32,12 +33,14 @@ struct LocalRole {
     this->role = role_->create(config, env);
   }
 
-  core::Batch call(const std::string& method, const core::Batch& in, std::vector<std::string> in_cols,
-                   std::vector<std::string> out_cols, nlohmann::json args = nlohmann::json::object(),
-                   int64_t step = 1) {
+  // `in`'s columns are the method's input ports; `out_ports` the output
+  // ports wanted (none named: every port).
+  core::Batch call(const std::string& method, const core::Batch& in, std::vector<std::string> out_ports = {},
+                   nlohmann::json args = nlohmann::json::object(), int64_t step = 1) {
     const auto* m = app::worker_roles().find_method(role_name, method);
     if (!m) throw std::runtime_error("no method " + method);
-    nlohmann::json context = {{"step", step}, {"in", in_cols}, {"out", out_cols}};
+    nlohmann::json context = {{"step", step}};
+    if (!out_ports.empty()) context["out"] = out_ports;
     workers::CallContext ctx{args, context, env};
     return m->fn(*role, in, ctx);
   }
@@ -89,15 +92,14 @@ struct TwoRanks {
 
   // Each rank calls `method` on its half of `in`'s rows (split_dp), at once.
   std::vector<core::Batch> call_split(const std::string& method, const core::Batch& in,
-                                      const std::vector<std::string>& in_cols,
-                                      const std::vector<std::string>& out_cols) {
+                                      const std::vector<std::string>& out_ports = {}) {
     const int64_t half = in.rows() / 2;
     std::vector<core::Batch> outs(2);
     std::vector<std::thread> threads;
     for (int rank = 0; rank < 2; ++rank)
       threads.emplace_back([&, rank] {
         core::Batch part = in.slice(rank * half, rank == 0 ? half : in.rows());
-        outs[rank] = ranks[rank]->call(method, part, in_cols, out_cols);
+        outs[rank] = ranks[rank]->call(method, part, out_ports);
       });
     for (auto& t : threads) t.join();
     return outs;

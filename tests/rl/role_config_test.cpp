@@ -32,7 +32,7 @@ fs::path tiny_checkpoint() {
   fs::path dir = fs::temp_directory_path() /
                  ("rlwb-role-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
   LocalRole actor("actor", tiny_actor_config());
-  actor.call("save_checkpoint", core::Batch{}, {}, {}, {{"dir", dir.string()}});
+  actor.call("save_checkpoint", core::Batch{}, {}, {{"dir", dir.string()}});
   return dir;
 }
 
@@ -87,12 +87,12 @@ TEST(RoleConfig, PromptLongerThanTheContextNamesTheSetting) {
   LocalRole actor("actor", tiny_actor_config());  // context 16, 3 new tokens
   core::Batch b;
   b.set_objects("prompts", {nlohmann::json("1234567+1234567=")});
-  auto msg = error_of([&] { actor.call("generate", b, {"prompts"}, {"responses", "response_mask"}); });
+  auto msg = error_of([&] { actor.call("generate", b, {"responses", "response_mask"}); });
   EXPECT_NE(msg.find("max_position_embeddings"), std::string::npos) << msg;
   auto sft = error_of([&] {
     core::Batch s = b;
     s.set_objects("answers", {nlohmann::json("2469134")});
-    actor.call("sft_update", s, {"prompts", "answers"}, {});
+    actor.call("sft_update", s);
   });
   EXPECT_NE(sft.find("max_position_embeddings"), std::string::npos) << sft;
 }

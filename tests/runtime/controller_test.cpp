@@ -46,7 +46,7 @@ trainer: {steps: 2}
 nodes:
   - {id: square, call: sq.square, in: [x], out: [x_sq]}
   - {id: negate, call: ng.negate, in: [x], out: [x_neg]}
-  - {id: total, call: builtin.add, in: [x_sq, x_neg], out: [total]}
+  - {id: total, call: builtin.add, in: [x_sq, x_neg], out: {sum: total}}
 )";
 
 TEST(Controller, ThreeNodeGraphRunsIndependentNodesAtTheSameTime) {

@@ -151,6 +151,8 @@ TEST_F(GraphDocumentTest, CopyPasteGivesFreshIdsAndRenamesWrittenColumns) {
   const auto& total2 = nodes.back();
   EXPECT_EQ(sq2.out, std::vector<std::string>{"x_sq_2"});               // x_sq has a writer already
   EXPECT_EQ(total2.in, (std::vector<std::string>{"x_sq_2", "x_neg"}));  // follows the pasted writer
+  EXPECT_EQ(sq2.out_port(0), "x_sq");                                   // on the same ports
+  EXPECT_EQ(total2.in_port(0), "x_sq");
   EXPECT_EQ(doc.position("square_2"), (Vec2{100, 80}));
   EXPECT_TRUE(doc.undo());  // one gesture
   EXPECT_EQ(doc.experiment().nodes.size(), 5u);

@@ -39,6 +39,15 @@ TEST(CheckLink, ReplacingAnInputRewiresIt) {
   ASSERT_TRUE(check_link(exp, "negate", "x_neg", "global", 0).ok);
   apply_link(exp, "x_neg", "global", 0);
   EXPECT_EQ(exp.nodes[3].in, std::vector<std::string>{"x_neg"});
+  EXPECT_EQ(exp.nodes[3].in_port(0), "x");  // the slot keeps its port
+}
+
+TEST(CheckLink, RewiringAListSlotKeepsItsPortThroughTheMapForm) {
+  core::Experiment exp = demo();
+  ASSERT_TRUE(check_link(exp, "negate", "x_neg", "square", 0).ok);
+  apply_link(exp, "x_neg", "square", 0);  // square: in: [x]
+  EXPECT_EQ(exp.nodes[0].in, std::vector<std::string>{"x_neg"});
+  EXPECT_EQ(exp.nodes[0].in_port(0), "x");
 }
 
 TEST(CheckLink, RefusesACycle) {

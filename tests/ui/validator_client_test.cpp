@@ -64,6 +64,22 @@ TEST(ValidateText, AnUnknownMethodIsAnIssueOnItsNodeAndLine) {
   EXPECT_EQ(dump(validate_text(demo_text(), "demo.yaml", demo_catalog())), "");
 }
 
+TEST(ValidateText, ACatalogFileWithPortsChecksTheNodesBindings) {
+  const core::MethodCatalog catalog = catalog_from_json(R"({"role_methods": {"demo": {
+      "square": {"in": [{"name": "x", "required": true}], "out": ["x_sq"]},
+      "negate": {"in": ["x"], "out": ["x_neg"]},
+      "global_sum": {"in": [{"name": "x", "required": true, "doc": "numbers"}], "out": ["total"]}}},
+    "builtins": {"add": {"any_in": true, "out": ["sum"]}, "column_means": {"any_in": true}},
+    "task_columns": {"toy_numbers": ["x", "prompts"]}, "machine_cpu_workers": 8})");
+  EXPECT_EQ(dump(validate_text(demo_text(), "demo.yaml", catalog)), "");
+  const std::string text = demo_with("in: {x: total}", "in: {xs: total}");
+  auto issues = validate_text(text, "demo.yaml", catalog);
+  ASSERT_EQ(issues.size(), 2u) << dump(issues);
+  EXPECT_EQ(issues[0].message, "'squarer.global_sum' has no input port 'xs'");
+  EXPECT_EQ(issues[1].message,
+            "'squarer.global_sum' needs input port 'x' (numbers), which the node does not bind");
+}
+
 TEST(ValidateText, AFileThatDoesNotLoadGivesTheLoadersIssuesWithTheirLines) {
   const std::string text = demo_with("  steps: 3", "  steps: [3");
   auto issues = validate_text(text, "demo.yaml", demo_catalog());
@@ -107,8 +123,17 @@ TEST(ValidatorClient, AnEditWithinThePauseIsCheckedOnceNotPerKey) {
 TEST(CatalogFromCalls, TheFileItselfIsValidAndACallItDidNotMakeIsNot) {
   const core::Experiment exp = core::load_experiment_text(demo_text(), "demo.yaml");
   const core::MethodCatalog implied = catalog_from_calls(exp);
-  EXPECT_EQ(implied.role_methods.at("demo"), (std::set<std::string>{"square", "negate", "global_sum"}));
-  EXPECT_EQ(implied.builtins, (std::set<std::string>{"add", "column_means"}));
+  auto names = [](const core::MethodPorts& methods) {
+    std::set<std::string> out;
+    for (const auto& [name, ports] : methods) {
+      out.insert(name);
+      EXPECT_FALSE(ports.known) << name << ": the file does not say what its callees' ports are";
+    }
+    return out;
+  };
+  EXPECT_EQ(names(implied.role_methods.at("demo")),
+            (std::set<std::string>{"square", "negate", "global_sum"}));
+  EXPECT_EQ(names(implied.builtins), (std::set<std::string>{"add", "column_means"}));
   EXPECT_EQ(implied.task_columns.at("toy_numbers"), std::vector<std::string>{"x"});
   EXPECT_EQ(dump(validate_text(demo_text(), "demo.yaml", implied)), "");
   auto issues = validate_text(demo_with("squarer.square", "squarer.nope"), "demo.yaml", implied);

@@ -17,13 +17,17 @@
 
 namespace rlwb::ui {
 
-// A catalog as JSON: {"role_methods": {role: [method...]}, "reward_methods":
-// {type: [...]}, "builtins": [...], "task_columns": {task: [...]},
-// "machine_gpus": N, "machine_cpu_workers": N}. Throws on a malformed file.
+// A catalog as JSON: {"role_methods": {role: METHODS}, "reward_methods":
+// {type: METHODS}, "builtins": METHODS, "task_columns": {task: [...]},
+// "machine_gpus": N, "machine_cpu_workers": N}, where METHODS is a list of
+// method names (their ports then go unchecked) or a map {method: {"in":
+// [port...], "out": [port...], "any_in": bool}} with a port a name or
+// {"name", "required", "doc"}. Throws on a malformed file.
 core::MethodCatalog catalog_from_json(const std::string& text);
 
 // The catalog `exp` implies: for each model's role and each reward's type
-// the methods its nodes (the graph's and the trainer phases') call on them,
+// the methods its nodes (the graph's and the trainer phases') call on them
+// (with their ports unknown, so not checked),
 // the builtins they call, its task with the columns they read that no node
 // of the same graph writes, and no limit on the machine (the editor does
 // not know where the graph will run).

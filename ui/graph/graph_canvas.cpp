@@ -92,14 +92,21 @@ std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
     box.min = ed.view.to_screen(ImVec2(p.x, p.y), origin);
     box.max = ed.view.to_screen(ImVec2(p.x + kNodeWidth, p.y + height), origin);
     box.header = kHeader * z;
-    for (size_t i = 0; i < node.in.size(); ++i)
+    auto label = [](const std::string& port, const std::string& column) {
+      return port == column ? column : port + ": " + column;
+    };
+    for (size_t i = 0; i < node.in.size(); ++i) {
       box.ins.push_back(
           {node.in[i], ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+      box.in_labels.push_back(label(node.in_port(i), node.in[i]));
+    }
     box.add_in = ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
-    for (size_t i = 0; i < node.out.size(); ++i)
+    for (size_t i = 0; i < node.out.size(); ++i) {
       box.outs.push_back(
           {node.out[i],
            ed.view.to_screen(ImVec2(p.x + kNodeWidth, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+      box.out_labels.push_back(label(node.out_port(i), node.out[i]));
+    }
     boxes.push_back(box);
   }
   return boxes;
@@ -360,7 +367,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
   // Problems by node (a trainer phase's nodes are not on the canvas).
   std::map<std::string, std::vector<const core::GraphIssue*>> node_issues;
   for (const auto& issue : ed.issues)
-    if (!issue.node.empty() && core::issue_phase(issue).empty()) node_issues[issue.node].push_back(&issue);
+    if (!issue.node.empty() && issue.phase.empty()) node_issues[issue.node].push_back(&issue);
 
   // Links.
   for (size_t i = 0; i < links.size(); ++i) {
@@ -445,8 +452,9 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
     };
     for (size_t i = 0; i < box.ins.size(); ++i) {
       const auto& [col, at] = box.ins[i];
+      const std::string& shown = i < box.in_labels.size() ? box.in_labels[i] : col;
       dl->AddCircleFilled(at, kPinRadius * z, pin_color(false, col, static_cast<int>(i)));
-      text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z, 0.9f);
+      text_at(dl, ImVec2(at.x + 9 * z, at.y - 8 * z), IM_COL32(200, 205, 215, 255), shown, z, 0.9f);
       items().record("pin/" + box.id + "/in/" + col, ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
     if (!box.task) {
@@ -459,10 +467,12 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       }
       items().record("pin/" + box.id + "/in/+", ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
-    for (const auto& [col, at] : box.outs) {
+    for (size_t i = 0; i < box.outs.size(); ++i) {
+      const auto& [col, at] = box.outs[i];
+      const std::string& shown = i < box.out_labels.size() ? box.out_labels[i] : col;
       dl->AddCircleFilled(at, kPinRadius * z, pin_color(true, col, -1));
-      float w = ImGui::CalcTextSize(col.c_str()).x * z * 0.9f;
-      text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), col, z, 0.9f);
+      float w = ImGui::CalcTextSize(shown.c_str()).x * z * 0.9f;
+      text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), shown, z, 0.9f);
       items().record("pin/" + box.id + "/out/" + col, ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
   }

@@ -100,8 +100,11 @@ struct NodeBox {
   ImVec2 min, max;                                        // screen
   float header = 0;                                       // header height (screen)
   bool task = false;                                      // the task pseudo node
-  std::vector<std::pair<std::string, ImVec2>> ins, outs;  // pin name -> screen centre
-  ImVec2 add_in;                                          // the "+ in" slot
+  std::vector<std::pair<std::string, ImVec2>> ins, outs;  // pin name (column) -> screen centre
+  // What each pin shows: its column, or "port: column" where the node binds
+  // the column to a port of another name (`in: {port: column}`).
+  std::vector<std::string> in_labels, out_labels;
+  ImVec2 add_in;  // the "+ in" slot
 };
 
 }  // namespace rlwb::ui

@@ -18,12 +18,6 @@ void draw_canvas(GraphEditor& ed, ImVec2 size);  // graph_canvas.cpp
 
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream in(text);
@@ -32,6 +26,40 @@ std::vector<std::string> split_list(const std::string& text) {
     if (a != std::string::npos) out.push_back(part.substr(a, b - a + 1));
   }
   return out;
+}
+
+// A node's in/out as the inspector shows them: "a, b" in the list form,
+// "port: column" for an entry whose port is named otherwise.
+std::string join_bindings(const std::vector<std::string>& columns, const std::vector<std::string>& ports) {
+  std::string out;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const std::string& port = i < ports.size() ? ports[i] : columns[i];
+    out += (out.empty() ? "" : ", ") + (port == columns[i] ? columns[i] : port + ": " + columns[i]);
+  }
+  return out;
+}
+
+// The inverse: columns, and their ports (empty when every port is named
+// like its column, the list form).
+void split_bindings(const std::string& text, std::vector<std::string>& columns,
+                    std::vector<std::string>& ports) {
+  columns.clear();
+  ports.clear();
+  bool renamed = false;
+  auto trim = [](const std::string& s) {
+    auto a = s.find_first_not_of(" \t{}"), b = s.find_last_not_of(" \t{}");
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+  };
+  for (const auto& entry : split_list(text)) {
+    const auto colon = entry.find(':');
+    std::string port = trim(entry.substr(0, colon));
+    std::string column = colon == std::string::npos ? port : trim(entry.substr(colon + 1));
+    if (column.empty()) continue;
+    renamed = renamed || port != column;
+    ports.push_back(port);
+    columns.push_back(column);
+  }
+  if (!renamed) ports.clear();
 }
 
 core::NodeSpec* find_node(core::Experiment& exp, const std::string& id) {
@@ -221,7 +249,9 @@ void draw_problems(GraphEditor& ed) {
     ImVec4 color =
         issue.severity == core::Severity::error ? ImVec4(1, 0.45f, 0.4f, 1) : ImVec4(1, 0.75f, 0.3f, 1);
     ImGui::PushStyleColor(ImGuiCol_Text, color);
-    std::string label = (issue.node.empty() ? std::string() : "[" + issue.node + "] ") + issue.message;
+    std::string label = (issue.node.empty() ? std::string() : "[" + issue.node + "] ") +
+                        (issue.phase.empty() ? std::string() : "trainer." + issue.phase + ": ") +
+                        issue.message;
     // After an edit the lines are those of the text Save would write, not
     // of the file on disk: the node and the message say where instead.
     if (issue.line > 0 && !ed.doc->dirty()) label = "line " + std::to_string(issue.line) + ": " + label;
@@ -233,7 +263,7 @@ void draw_problems(GraphEditor& ed) {
     // The row is cut at the panel's width: the tooltip has all of it.
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s%s%s", label.c_str(), issue.hint.empty() ? "" : "\nhint: ", issue.hint.c_str());
-    if (clicked && !issue.node.empty() && core::issue_phase(issue).empty()) {
+    if (clicked && !issue.node.empty() && issue.phase.empty()) {
       ed.selected = {issue.node};
       ed.selected_link.reset();
       Vec2 p = ed.doc->position(issue.node);
@@ -261,8 +291,8 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
     ed.inspected_version = doc.version();
     ed.edit_id = node->id;
     ed.edit_call = node->call;
-    ed.edit_in = join(node->in);
-    ed.edit_out = join(node->out);
+    ed.edit_in = join_bindings(node->in, node->in_ports);
+    ed.edit_out = join_bindings(node->out, node->out_ports);
     ed.edit_config.clear();
     if (auto m = doc.experiment().models.find(node->target); m != doc.experiment().models.end())
       ed.edit_config = m->second.config.dump(2);
@@ -287,16 +317,18 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
     set_node_call(*find_node(doc.experiment(), id), ed.edit_call);
     doc.end_gesture();
   }
-  ImGui::TextUnformatted("in (columns read)");
+  ImGui::TextUnformatted("in (columns read; port: column to bind another)");
   if (edited_field("##in", &ed.edit_in, "inspector/in")) {
     doc.begin_gesture();
-    find_node(doc.experiment(), id)->in = split_list(ed.edit_in);
+    core::NodeSpec* edited = find_node(doc.experiment(), id);
+    split_bindings(ed.edit_in, edited->in, edited->in_ports);
     doc.end_gesture();
   }
-  ImGui::TextUnformatted("out (columns written)");
+  ImGui::TextUnformatted("out (columns written; port: column)");
   if (edited_field("##out", &ed.edit_out, "inspector/out")) {
     doc.begin_gesture();
-    find_node(doc.experiment(), id)->out = split_list(ed.edit_out);
+    core::NodeSpec* edited = find_node(doc.experiment(), id);
+    split_bindings(ed.edit_out, edited->out, edited->out_ports);
     doc.end_gesture();
   }
   node = find_node(doc.experiment(), id);
@@ -526,12 +558,17 @@ void update_validation(GraphEditor& ed) {
 std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const core::MethodCatalog* catalog) {
   std::vector<PaletteEntry> out;
   const core::MethodCatalog used = catalog_from_calls(exp);  // what the file already calls
-  auto methods_of = [](const std::map<std::string, std::set<std::string>>* known,
-                       const std::map<std::string, std::set<std::string>>& called, const std::string& key) {
+  auto names = [](const core::MethodPorts& methods) {
+    std::vector<std::string> out;
+    for (const auto& [name, ports] : methods) out.push_back(name);
+    return out;
+  };
+  auto methods_of = [&](const std::map<std::string, core::MethodPorts>* known,
+                        const std::map<std::string, core::MethodPorts>& called, const std::string& key) {
     if (known)
-      if (auto it = known->find(key); it != known->end()) return it->second;
+      if (auto it = known->find(key); it != known->end()) return names(it->second);
     auto it = called.find(key);
-    return it == called.end() ? std::set<std::string>{} : it->second;
+    return it == called.end() ? std::vector<std::string>{} : names(it->second);
   };
   for (const auto& [name, model] : exp.models)
     for (const auto& method :
@@ -541,7 +578,7 @@ std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const cor
     for (const auto& method :
          methods_of(catalog ? &catalog->reward_methods : nullptr, used.reward_methods, reward.type))
       if (!method.empty()) out.push_back({name + "." + method, "rewards"});
-  for (const auto& b : catalog && !catalog->builtins.empty() ? catalog->builtins : used.builtins)
+  for (const auto& b : names(catalog && !catalog->builtins.empty() ? catalog->builtins : used.builtins))
     if (!b.empty()) out.push_back({"builtin." + b, "builtins"});
   return out;
 }
@@ -551,8 +588,14 @@ std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& id
   for (const auto& node : doc.experiment().nodes) {
     if (!ids.count(node.id)) continue;
     Vec2 p = doc.position(node.id);
-    nodes.push_back(
-        {{"id", node.id}, {"call", node.call}, {"in", node.in}, {"out", node.out}, {"x", p.x}, {"y", p.y}});
+    nodes.push_back({{"id", node.id},
+                     {"call", node.call},
+                     {"in", node.in},
+                     {"out", node.out},
+                     {"in_ports", node.in_ports},
+                     {"out_ports", node.out_ports},
+                     {"x", p.x},
+                     {"y", p.y}});
   }
   return nlohmann::json{{"rlwb_nodes", nodes}}.dump();
 }
@@ -573,24 +616,34 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
     core::NodeSpec node;
     set_node_call(node, item.value("call", std::string()));
     node.id = doc.unique_node_id(item.value("id", std::string("node")));
-    for (const auto& c : item.value("out", std::vector<std::string>{})) {
+    node.in = item.value("in", std::vector<std::string>{});
+    node.in_ports = item.value("in_ports", std::vector<std::string>{});
+    const auto out = item.value("out", std::vector<std::string>{});
+    // A renamed output keeps its port: the copy's ports are the original's.
+    std::vector<std::string> out_ports = item.value("out_ports", std::vector<std::string>{});
+    if (out_ports.size() != out.size()) out_ports = out;
+    for (const auto& c : out) {
       std::string name = c;
       for (int i = 2; columns_taken.count(name); ++i) name = c + "_" + std::to_string(i);
       columns_taken.insert(name);
       renamed[c] = name;
       node.out.push_back(name);
     }
-    node.in = item.value("in", std::vector<std::string>{});
+    node.out_ports = out_ports == node.out ? std::vector<std::string>{} : out_ports;
     doc.experiment().nodes.push_back(node);
     doc.set_position(node.id, {std::round(item.value("x", 0.0f) + offset.x),
                                std::round(item.value("y", 0.0f) + offset.y)});
     ids.push_back(node.id);
   }
-  // Inputs fed by a pasted node follow its renamed output.
+  // Inputs fed by a pasted node follow its renamed output, on the same port.
   for (auto& node : doc.experiment().nodes)
-    if (std::find(ids.begin(), ids.end(), node.id) != ids.end())
+    if (std::find(ids.begin(), ids.end(), node.id) != ids.end()) {
+      std::vector<std::string> ports;
+      for (size_t i = 0; i < node.in.size(); ++i) ports.push_back(node.in_port(i));
       for (auto& c : node.in)
         if (auto it = renamed.find(c); it != renamed.end()) c = it->second;
+      node.in_ports = ports == node.in ? std::vector<std::string>{} : ports;
+    }
   doc.end_gesture();
   return ids;
 }

@@ -110,10 +110,14 @@ LinkCheck check_link(const core::Experiment& exp, const std::string& from, const
 void apply_link(core::Experiment& exp, const std::string& column, const std::string& to, int to_input) {
   for (auto& node : exp.nodes) {
     if (node.id != to) continue;
-    if (to_input < 0 || to_input >= static_cast<int>(node.in.size()))
-      node.in.push_back(column);
-    else
+    if (to_input < 0 || to_input >= static_cast<int>(node.in.size())) {
+      node.in.push_back(column);  // a new input: the port of the column's name
+      if (!node.in_ports.empty()) node.in_ports.push_back(column);
+    } else {
+      // The slot keeps its port: a column named otherwise binds through the map form.
+      if (node.in_ports.empty() && node.in[to_input] != column) node.in_ports = node.in;
       node.in[to_input] = column;
+    }
   }
 }
 

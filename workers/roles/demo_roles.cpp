@@ -27,15 +27,17 @@ void simulate_work(const DemoRole& role) {
 
 torch::Tensor rank_column(int64_t rows, int rank) { return torch::full({rows}, rank, torch::kInt64); }
 
-// Column names: a graph node's in/out lists (sent in the call context) win
-// over the method's defaults, so one method serves any column names.
-std::string in_column(const CallContext& ctx, const char* fallback) {
-  const auto& in = ctx.context.value("in", nlohmann::json::array());
-  return in.empty() ? fallback : in[0].get<std::string>();
+// Ports: `x` in, `out` out, or any input port with `any_in` (the methods
+// that echo their input for the dispatch tests).
+core::CallPorts x_to(const std::string& out) {
+  return core::call_ports({core::required_port("x", "[B] numbers")}, {core::out_port(out, "[B]")});
 }
-std::string out_column(const CallContext& ctx, const char* fallback) {
-  const auto& out = ctx.context.value("out", nlohmann::json::array());
-  return out.empty() ? fallback : out[0].get<std::string>();
+core::CallPorts echo(std::vector<std::string> added) {
+  std::vector<core::PortSpec> out;
+  for (auto& name : added) out.push_back(core::out_port(name, "[B] the answering rank's coordinate"));
+  core::CallPorts ports = core::call_ports({}, std::move(out));
+  ports.any_in = true;
+  return ports;
 }
 
 }  // namespace
@@ -55,28 +57,28 @@ void register_demo_roles(RoleRegistry& registry) {
   };
   using D = DemoRole;
   spec.methods = {
-      method<D>("square", DispatchMode::split_dp,
-                [](D& r, const Batch& in, CallContext& ctx) {
+      method<D>("square", DispatchMode::split_dp, x_to("x_sq"),
+                [](D& r, const Batch& in, CallContext&) {
                   simulate_work(r);
-                  auto x = in.tensor(in_column(ctx, "x"));
+                  auto x = in.tensor("x");
                   Batch out;
-                  out.set_tensor(out_column(ctx, "x_sq"), x * x * r.factor);
+                  out.set_tensor("x_sq", x * x * r.factor);
                   return out;
                 }),
-      method<D>("negate", DispatchMode::split_dp,
-                [](D& r, const Batch& in, CallContext& ctx) {
+      method<D>("negate", DispatchMode::split_dp, x_to("x_neg"),
+                [](D& r, const Batch& in, CallContext&) {
                   simulate_work(r);
                   Batch out;
-                  out.set_tensor(out_column(ctx, "x_neg"), -in.tensor(in_column(ctx, "x")) * r.factor);
+                  out.set_tensor("x_neg", -in.tensor("x") * r.factor);
                   return out;
                 }),
-      method<D>("tag_rank", DispatchMode::split_dp,
+      method<D>("tag_rank", DispatchMode::split_dp, echo({"rank"}),
                 [](D&, const Batch& in, CallContext& ctx) {
                   Batch out = in;
                   out.set_tensor("rank", rank_column(in.rows(), ctx.env.rank));
                   return out;
                 }),
-      method<D>("mesh_coords", DispatchMode::split_dp_mesh,
+      method<D>("mesh_coords", DispatchMode::split_dp_mesh, echo({"rank", "dp", "tp", "pp"}),
                 [](D&, const Batch& in, CallContext& ctx) {
                   Batch out = in;
                   const auto& m = ctx.env.mesh;
@@ -86,46 +88,46 @@ void register_demo_roles(RoleRegistry& registry) {
                   out.set_tensor("pp", rank_column(in.rows(), m.pp_index(ctx.env.rank)));
                   return out;
                 }),
-      method<D>("first_rank", DispatchMode::rank0,
+      method<D>("first_rank", DispatchMode::rank0, echo({"rank"}),
                 [](D&, const Batch&, CallContext& ctx) {
                   Batch out;
                   out.set_tensor("rank", rank_column(1, ctx.env.rank));
                   return out;
                 }),
-      method<D>("everyone", DispatchMode::broadcast,
+      method<D>("everyone", DispatchMode::broadcast, echo({"rank", "rows_seen"}),
                 [](D&, const Batch& in, CallContext& ctx) {
                   Batch out;
                   out.set_tensor("rank", rank_column(1, ctx.env.rank));
                   out.set_tensor("rows_seen", rank_column(1, static_cast<int>(in.rows())));
                   return out;
                 }),
-      method<D>("per_rank_echo", DispatchMode::all_to_all,
+      method<D>("per_rank_echo", DispatchMode::all_to_all, echo({"rank"}),
                 [](D&, const Batch& in, CallContext& ctx) {
                   Batch out = in;
                   out.set_tensor("rank", rank_column(in.rows(), ctx.env.rank));
                   return out;
                 }),
-      method<D>("global_sum", DispatchMode::split_dp,
+      method<D>("global_sum", DispatchMode::split_dp, x_to("total"),
                 [](D&, const Batch& in, CallContext& ctx) {
                   // Each rank sums its chunk; c10d all-reduce gives every rank the total.
-                  auto total = in.tensor(in_column(ctx, "x")).to(torch::kFloat64).sum().reshape({1});
+                  auto total = in.tensor("x").to(torch::kFloat64).sum().reshape({1});
                   ctx.env.spmd().all_reduce_sum(total);
                   Batch out;
-                  out.set_tensor(out_column(ctx, "total"), total.expand({in.rows()}).contiguous());
+                  out.set_tensor("total", total.expand({in.rows()}).contiguous());
                   return out;
                 }),
-      method<D>("expand", DispatchMode::split_dp,
+      method<D>("expand", DispatchMode::split_dp, x_to("x"),
                 [](D&, const Batch& in, CallContext&) { return in.select({"x"}).repeat(2, true); }),
-      method<D>("fail", DispatchMode::broadcast,
+      method<D>("fail", DispatchMode::broadcast, echo({}),
                 [](D& r, const Batch& in, CallContext& ctx) -> Batch {
                   if (ctx.context.value("step", int64_t{1}) < r.fail_from_step) return in.select({});
                   throw std::runtime_error(ctx.args.value("message", std::string("demo failure requested")));
                 }),
-      method<D>("crash", DispatchMode::rank0,
+      method<D>("crash", DispatchMode::rank0, echo({}),
                 [](D&, const Batch&, CallContext&) -> Batch {
                   std::abort();  // a worker dying in native code, as a segfault would
                 }),
-      method<D>("sleep", DispatchMode::broadcast,
+      method<D>("sleep", DispatchMode::broadcast, echo({}),
                 [](D&, const Batch& in, CallContext& ctx) {
                   std::this_thread::sleep_for(std::chrono::milliseconds(ctx.args.value("ms", 1000)));
                   return in;

@@ -77,10 +77,16 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
   broadcast_parameters(net, env);
 }
 
-model::SequenceBatch sequence_columns(const core::Batch& in, const CallContext& ctx) {
-  return model::join_prompt_response(
-      in.tensor(in_column(ctx, 0, "prompt_ids")), in.tensor(in_column(ctx, 1, "prompt_mask")),
-      in.tensor(in_column(ctx, 2, "responses")), in.tensor(in_column(ctx, 3, "response_mask")));
+model::SequenceBatch sequence_columns(const core::Batch& in) {
+  return model::join_prompt_response(in.tensor("prompt_ids"), in.tensor("prompt_mask"),
+                                     in.tensor("responses"), in.tensor("response_mask"));
+}
+
+std::vector<core::PortSpec> sequence_ports() {
+  return {core::required_port("prompt_ids", "[B,P] prompt tokens, left-padded"),
+          core::required_port("prompt_mask", "[B,P] 1 on prompt tokens"),
+          core::required_port("responses", "[B,R] response tokens"),
+          core::required_port("response_mask", "[B,R] 1 on response tokens")};
 }
 
 model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t begin, int64_t end) {
@@ -229,20 +235,6 @@ std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,
     texts.push_back(tokenizer.decode(ids, /*skip_special_tokens=*/true));
   }
   return texts;
-}
-
-std::string in_column(const CallContext& ctx, size_t i, const std::string& fallback) {
-  const auto& in = ctx.context.value("in", nlohmann::json::array());
-  return i < in.size() ? in[i].get<std::string>() : fallback;
-}
-
-std::string out_column(const CallContext& ctx, size_t i, const std::string& fallback) {
-  const auto& out = ctx.context.value("out", nlohmann::json::array());
-  return i < out.size() ? out[i].get<std::string>() : fallback;
-}
-
-bool has_out(const CallContext& ctx, size_t i) {
-  return i < ctx.context.value("out", nlohmann::json::array()).size();
 }
 
 void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config,

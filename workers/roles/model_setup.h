@@ -48,9 +48,11 @@ struct ModelRole : Role {
   void init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env, model::Head head);
 };
 
-// [prompt | response] rows from the node's first four input columns
-// (prompt_ids, prompt_mask, responses, response_mask), and a row range of them.
-model::SequenceBatch sequence_columns(const core::Batch& in, const CallContext& ctx);
+// [prompt | response] rows from the input ports prompt_ids, prompt_mask,
+// responses and response_mask, and a row range of them.
+model::SequenceBatch sequence_columns(const core::Batch& in);
+// Those four ports (all required), for a method's registration.
+std::vector<core::PortSpec> sequence_ports();
 model::SequenceBatch rows_of(const model::SequenceBatch& s, int64_t begin, int64_t end);
 
 // args.dir of a save/load call; throws when it is missing.
@@ -132,13 +134,6 @@ PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<
 std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,
                                              const torch::Tensor& responses,
                                              const torch::Tensor& response_mask);
-
-// Column name of the node's in[i] / out[i], or `fallback` when the node
-// lists fewer columns (the method's documented default).
-std::string in_column(const CallContext& ctx, size_t i, const std::string& fallback);
-std::string out_column(const CallContext& ctx, size_t i, const std::string& fallback);
-// Whether the node lists an output at position i.
-bool has_out(const CallContext& ctx, size_t i);
 
 // Checkpoints: save (HF layout + the tokenizer description) and reload in place.
 void save_checkpoint(model::Transformer& model, const nlohmann::json& tokenizer_config,

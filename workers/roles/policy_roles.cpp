@@ -1,13 +1,13 @@
 // The actor and reference roles: a causal language model with the
-// tokenizer. Methods and their columns (positional: a node's in/out lists
-// name them; the names below are the defaults):
-//   generate      split_dp  in [prompts]            out [responses, response_mask, response_text,
-//                                                        old_log_probs, prompt_ids, prompt_mask]
+// tokenizer. Methods and their ports (registered below with them):
+//   generate      split_dp  in prompts           out responses, response_mask, response_text,
+//                                                    old_log_probs, prompt_ids, prompt_mask
 //                 args {greedy: true} decodes greedily (ReMax's baseline, evaluation)
-//   log_prob      split_dp  in [prompt_ids, prompt_mask, responses, response_mask]  out [log_probs]
-//   update        split_dp  in [prompt_ids, prompt_mask, responses, response_mask, old_log_probs,
-//                               advantages, (ref_log_probs)]  out []  -- PPO epochs (actor only)
-//   sft_update    split_dp  in [prompts, answers]   out []  -- one supervised step (actor only)
+//   log_prob      split_dp  in prompt_ids, prompt_mask, responses, response_mask
+//                           out old_log_probs (actor) / ref_log_probs (reference)
+//   update        split_dp  in prompt_ids, prompt_mask, responses, response_mask, old_log_probs,
+//                               advantages, ref_log_probs (with ppo.use_kl_loss)  -- PPO epochs (actor only)
+//   sft_update    split_dp  in prompts, answers  -- one supervised step (actor only)
 //   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}
 // Config: core/config/model_options.h (model, tokenizer, optim, sft,
 // rollout, ppo), parsed by ModelRole::init.
@@ -50,32 +50,34 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
   // Different on every step and rank, the same on every rerun.
   const int64_t step = ctx.context.value("step", int64_t{0});
   options.seed = static_cast<uint64_t>(r.options.seed * 1000003 + step * 9973 + ctx.env.rank * 31 + 7);
-  auto prompts = tokenize_prompts(*r.tokenizer, in.objects(in_column(ctx, 0, "prompts")));
+  auto prompts = tokenize_prompts(*r.tokenizer, in.objects("prompts"));
   r.net->eval();
   auto result = model::generate(r.net, prompts.ids, prompts.mask, options);
   Batch out;
-  out.set_tensor(out_column(ctx, 0, "responses"), result.responses);
-  out.set_tensor(out_column(ctx, 1, "response_mask"), result.response_mask);
-  if (has_out(ctx, 2))
-    out.set_objects(out_column(ctx, 2, "response_text"),
-                    decode_responses(*r.tokenizer, result.responses, result.response_mask));
-  if (has_out(ctx, 3)) out.set_tensor(out_column(ctx, 3, "old_log_probs"), result.log_probs);
-  if (has_out(ctx, 4)) out.set_tensor(out_column(ctx, 4, "prompt_ids"), prompts.ids);
-  if (has_out(ctx, 5)) out.set_tensor(out_column(ctx, 5, "prompt_mask"), prompts.mask);
+  out.set_tensor("responses", result.responses);
+  out.set_tensor("response_mask", result.response_mask);
+  // The rest only when the node binds them (decoding costs, and replies
+  // travel over the wire).
+  if (ctx.out.wants("response_text"))
+    out.set_objects("response_text", decode_responses(*r.tokenizer, result.responses, result.response_mask));
+  if (ctx.out.wants("old_log_probs")) out.set_tensor("old_log_probs", result.log_probs);
+  if (ctx.out.wants("prompt_ids")) out.set_tensor("prompt_ids", prompts.ids);
+  if (ctx.out.wants("prompt_mask")) out.set_tensor("prompt_mask", prompts.mask);
   return out;
 }
 
-Batch log_prob(PolicyRole& r, const Batch& in, CallContext& ctx) {
+// Log-probs of the responses, as output port `port` (the actor's
+// old_log_probs, the reference's ref_log_probs).
+Batch log_prob(PolicyRole& r, const Batch& in, const std::string& port) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequence_columns(in, ctx);
+  auto seq = sequence_columns(in);
   const double temperature = r.options.rollout.temperature;
   std::vector<torch::Tensor> parts;
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
     parts.push_back(model::response_log_probs(r.net, rows_of(seq, b, e), temperature).log_probs);
   Batch out;
-  out.set_tensor(out_column(ctx, 0, "log_probs"),
-                 parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
+  out.set_tensor(port, parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
   return out;
 }
 
@@ -83,19 +85,18 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.options.ppo;
   if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
-  auto seq = sequence_columns(in, ctx);
-  auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
-  auto old_lp = in.tensor(in_column(ctx, 4, "old_log_probs"));
-  auto adv = in.tensor(in_column(ctx, 5, "advantages"));
+  auto seq = sequence_columns(in);
+  auto mask = in.tensor("response_mask").to(torch::kFloat32);
+  auto old_lp = in.tensor("old_log_probs");
+  auto adv = in.tensor("advantages");
   const bool use_kl_loss = ppo.use_kl_loss;
   torch::Tensor ref_lp;
   if (use_kl_loss) {
-    std::string col = in_column(ctx, 6, "ref_log_probs");
-    if (!in.has_tensor(col))
-      throw std::runtime_error(
-          r.where +
-          ".ppo.use_kl_loss is true: the update node needs the reference log-probs as its 7th input");
-    ref_lp = in.tensor(col);
+    if (!in.has_tensor("ref_log_probs"))
+      throw std::runtime_error(r.where +
+                               ".ppo.use_kl_loss is true: the update node needs the reference log-probs at "
+                               "input port 'ref_log_probs'");
+    ref_lp = in.tensor("ref_log_probs");
   }
   alg::PolicyLossOptions pl;
   pl.clip_low = ppo.clip_ratio_low.value_or(ppo.clip_ratio);
@@ -180,8 +181,8 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     r.sft_state = std::make_unique<TrainState>(r.net, r.options.warm_start_optim());
   }
   r.net->train();
-  auto prompts = tokenize_prompts(*r.tokenizer, in.objects(in_column(ctx, 0, "prompts")));
-  const auto& answers = in.objects(in_column(ctx, 1, "answers"));
+  auto prompts = tokenize_prompts(*r.tokenizer, in.objects("prompts"));
+  const auto& answers = in.objects("answers");
   std::vector<std::vector<int64_t>> targets;
   int64_t longest = 0;
   for (auto& a : answers) {
@@ -240,21 +241,52 @@ Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
   return Batch{};
 }
 
+// The ports of each method (registered with it).
+core::CallPorts generate_ports() {
+  using core::out_port;
+  return core::call_ports(
+      {core::required_port("prompts", "one prompt text per row")},
+      {out_port("responses", "[B,R] sampled tokens"), out_port("response_mask", "[B,R] 1 on response tokens"),
+       out_port("response_text", "the decoded responses"),
+       out_port("old_log_probs", "[B,R] the sampling policy's log-probs"),
+       out_port("prompt_ids", "[B,P] prompt tokens, left-padded"), out_port("prompt_mask", "[B,P]")});
+}
+
+core::CallPorts log_prob_ports(const std::string& out) {
+  return core::call_ports(sequence_ports(), {core::out_port(out, "[B,R] log-probs of the response tokens")});
+}
+
+core::CallPorts update_ports() {
+  auto in = sequence_ports();
+  in.push_back(core::required_port("old_log_probs", "[B,R] log-probs at sampling"));
+  in.push_back(core::required_port("advantages", "[B,R]"));
+  in.push_back(core::optional_port("ref_log_probs", "[B,R] the reference's log-probs (ppo.use_kl_loss)"));
+  return core::call_ports(std::move(in), {});
+}
+
+core::CallPorts sft_ports() {
+  return core::call_ports({core::required_port("prompts", "one prompt text per row"),
+                           core::required_port("answers", "the target text per row")},
+                          {});
+}
+
 }  // namespace
 
 void register_policy_roles(RoleRegistry& registry) {
   using P = PolicyRole;
+  const core::CallPorts none = core::call_ports({}, {});
   RoleSpec actor;
   actor.name = "actor";
   actor.description = "causal LM that generates rollouts and trains with PPO-style policy losses";
   actor.create = create_policy("actor");
   actor.methods = {
-      method<P>("generate", DispatchMode::split_dp, generate),
-      method<P>("log_prob", DispatchMode::split_dp, log_prob),
-      method<P>("update", DispatchMode::split_dp, update),
-      method<P>("sft_update", DispatchMode::split_dp, sft_update),
-      method<P>("save_checkpoint", DispatchMode::rank0, save),
-      method<P>("load_checkpoint", DispatchMode::broadcast, load),
+      method<P>("generate", DispatchMode::split_dp, generate_ports(), generate),
+      method<P>("log_prob", DispatchMode::split_dp, log_prob_ports("old_log_probs"),
+                [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); }),
+      method<P>("update", DispatchMode::split_dp, update_ports(), update),
+      method<P>("sft_update", DispatchMode::split_dp, sft_ports(), sft_update),
+      method<P>("save_checkpoint", DispatchMode::rank0, none, save),
+      method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
   };
   registry.add(actor);
 
@@ -263,10 +295,11 @@ void register_policy_roles(RoleRegistry& registry) {
   reference.description = "frozen causal LM: log-probs of the reference policy";
   reference.create = create_policy("reference");
   reference.methods = {
-      method<P>("log_prob", DispatchMode::split_dp, log_prob),
-      method<P>("generate", DispatchMode::split_dp, generate),
-      method<P>("save_checkpoint", DispatchMode::rank0, save),
-      method<P>("load_checkpoint", DispatchMode::broadcast, load),
+      method<P>("log_prob", DispatchMode::split_dp, log_prob_ports("ref_log_probs"),
+                [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "ref_log_probs"); }),
+      method<P>("generate", DispatchMode::split_dp, generate_ports(), generate),
+      method<P>("save_checkpoint", DispatchMode::rank0, none, save),
+      method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
   };
   registry.add(reference);
 }

@@ -1,11 +1,12 @@
 // The critic, reward-model and cost-model roles: a transformer with a value
-// head. Methods and their columns (positional; defaults shown):
-//   critic.values   split_dp  in [prompt_ids, prompt_mask, responses, response_mask]  out [values]
-//   critic.update   split_dp  in [prompt_ids, prompt_mask, responses, response_mask, values, returns]
-//                             out []  -- PPO epochs of the clipped value loss
+// head. Methods and their ports (registered below with them):
+//   critic.values   split_dp  in prompt_ids, prompt_mask, responses, response_mask  out values
+//   critic.update   split_dp  in prompt_ids, prompt_mask, responses, response_mask, values, returns
+//                             -- PPO epochs of the clipped value loss
 //   reward_model.score / cost_model.score
-//                   split_dp  in [prompt_ids, prompt_mask, responses, response_mask]
-//                             out [token_level_scores]  -- the sequence score on the last response token
+//                   split_dp  in prompt_ids, prompt_mask, responses, response_mask
+//                             out token_level_scores (reward_model) / cost_scores (cost_model)
+//                             -- the sequence score on the last response token
 //   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}; loading
 //   a causal-LM checkpoint (the SFT actor) keeps its backbone and starts a
 //   fresh value head.
@@ -36,27 +37,27 @@ RoleFactory create_value(const std::string& name) {
   };
 }
 
-Batch values(ValueRole& r, const Batch& in, CallContext& ctx) {
+Batch values(ValueRole& r, const Batch& in, CallContext&) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequence_columns(in, ctx);
+  auto seq = sequence_columns(in);
   std::vector<torch::Tensor> parts;
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
     parts.push_back(model::response_values(r.net, rows_of(seq, b, e)));
   Batch out;
-  out.set_tensor(out_column(ctx, 0, "values"),
-                 parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
+  out.set_tensor("values", parts.empty() ? torch::zeros({0, seq.response_length}) : torch::cat(parts));
   return out;
 }
 
-Batch score(ValueRole& r, const Batch& in, CallContext& ctx) {
+// The sequence scores as output port `port` (token_level_scores, cost_scores).
+Batch score(ValueRole& r, const Batch& in, const std::string& port) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequence_columns(in, ctx);
-  auto mask = in.tensor(in_column(ctx, 3, "response_mask"));
+  auto seq = sequence_columns(in);
+  auto mask = in.tensor("response_mask");
   auto scores = model::sequence_scores(r.net, seq.input_ids, seq.attention_mask);
   Batch out;
-  out.set_tensor(out_column(ctx, 0, "token_level_scores"), alg::place_score_at_last_token(scores, mask));
+  out.set_tensor(port, alg::place_score_at_last_token(scores, mask));
   return out;
 }
 
@@ -64,10 +65,10 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.options.ppo;
   if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
-  auto seq = sequence_columns(in, ctx);
-  auto mask = in.tensor(in_column(ctx, 3, "response_mask")).to(torch::kFloat32);
-  auto old_values = in.tensor(in_column(ctx, 4, "values"));
-  auto returns = in.tensor(in_column(ctx, 5, "returns"));
+  auto seq = sequence_columns(in);
+  auto mask = in.tensor("response_mask").to(torch::kFloat32);
+  auto old_values = in.tensor("values");
+  auto returns = in.tensor("returns");
   alg::ValueLossOptions vl;
   vl.clip_range_value = ppo.cliprange_value;
   const auto agg_mode = ppo.loss_agg_mode;
@@ -121,19 +122,32 @@ Batch load(ValueRole& r, const Batch&, CallContext& ctx) {
   return Batch{};
 }
 
-RoleSpec value_role(const std::string& name, const std::string& description, bool trainable) {
+// A value-head role: trainable (the critic: values, update) or a scorer
+// whose `score` writes output port `score_port`.
+RoleSpec value_role(const std::string& name, const std::string& description, bool trainable,
+                    const std::string& score_port = "") {
   using V = ValueRole;
   RoleSpec spec;
   spec.name = name;
   spec.description = description;
   spec.create = create_value(name);
-  spec.methods = {method<V>("save_checkpoint", DispatchMode::rank0, save),
-                  method<V>("load_checkpoint", DispatchMode::broadcast, load)};
+  const core::CallPorts none = core::call_ports({}, {});
+  spec.methods = {method<V>("save_checkpoint", DispatchMode::rank0, none, save),
+                  method<V>("load_checkpoint", DispatchMode::broadcast, none, load)};
   if (trainable) {
-    spec.methods.push_back(method<V>("values", DispatchMode::split_dp, values));
-    spec.methods.push_back(method<V>("update", DispatchMode::split_dp, update));
+    auto update_in = sequence_ports();
+    update_in.push_back(core::required_port("values", "[B,R] the values at sampling"));
+    update_in.push_back(core::required_port("returns", "[B,R] the targets"));
+    spec.methods.push_back(method<V>("values", DispatchMode::split_dp,
+                                     core::call_ports(sequence_ports(), {core::out_port("values", "[B,R]")}),
+                                     values));
+    spec.methods.push_back(
+        method<V>("update", DispatchMode::split_dp, core::call_ports(std::move(update_in), {}), update));
   } else {
-    spec.methods.push_back(method<V>("score", DispatchMode::split_dp, score));
+    spec.methods.push_back(method<V>(
+        "score", DispatchMode::split_dp,
+        core::call_ports(sequence_ports(), {core::out_port(score_port, "[B,R] the score on the last token")}),
+        [score_port](V& r, const Batch& in, CallContext&) { return score(r, in, score_port); }));
   }
   return spec;
 }
@@ -143,8 +157,10 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
 void register_value_roles(RoleRegistry& registry) {
   registry.add(
       value_role("critic", "value model: per-token values, trained with the clipped value loss", true));
-  registry.add(value_role("reward_model", "neural reward model: one score per response", false));
-  registry.add(value_role("cost_model", "neural cost model (Safe-RLHF): one cost per response", false));
+  registry.add(
+      value_role("reward_model", "neural reward model: one score per response", false, "token_level_scores"));
+  registry.add(
+      value_role("cost_model", "neural cost model (Safe-RLHF): one cost per response", false, "cost_scores"));
 }
 
 }  // namespace rlwb::workers::roles
