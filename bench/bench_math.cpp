@@ -86,7 +86,7 @@ std::string clip(std::string s, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string corpus = RLWB_SOURCE_DIR "/tests/rewards/math_corpus.jsonl";
+  std::string corpus = RLWB_SOURCE_DIR "/tests/rewards/math/math_corpus.jsonl";
   std::string python = RLWB_PYTHON;
   std::string script = RLWB_SOURCE_DIR "/bench/math_verify_ref.py";
   double seconds = 2.0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The reference side of bench/bench_math.cpp: Hugging Face math-verify on the
-math checker's corpus (tests/rewards/math_corpus.jsonl).
+math checker's corpus (tests/rewards/math/math_corpus.jsonl).
 
     python bench/math_verify_ref.py CORPUS.jsonl [--passes N]
 

@@ -1,5 +1,5 @@
 // The math checker over JSON Lines: `rlwb reward math --file`, the corpus test
-// (tests/rewards/math_corpus_test.cpp) and bench/bench_math.cpp read the same format.
+// (tests/rewards/math/math_corpus_test.cpp) and bench/bench_math.cpp read the same format.
 //
 // One JSON object a line:
 //   {"response": "... \\boxed{5}", "reference": "5"}            required

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/sandbox/sandbox_test_util.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::sandbox::testing {
 namespace {
@@ -229,7 +230,7 @@ TEST_F(SandboxEscapeTest, DnsLookupFails) {
 }
 
 TEST_F(SandboxEscapeTest, CannotReadFilesOutsideTheSandbox) {
-  std::string source_file = std::string(RLWB_SOURCE_DIR) + "/CMakeLists.txt";
+  std::string source_file = std::string(rlwb::testing::kSourceDir) + "/CMakeLists.txt";
   ASSERT_EQ(access(source_file.c_str(), R_OK), 0);
   Verdict v =
       run_program(Language::python3,
@@ -262,7 +263,7 @@ TEST_F(SandboxEscapeTest, CannotWriteOutsideTheWorkDir) {
       "ok = []\n"
       "for p in ['/x', '/usr/x', '/etc/x', '/dev/x', '/proc/x', '/tmp/../x', '/usr/bin/python3',\n"
       "          '" +
-          target + "', '" + std::string(RLWB_SOURCE_DIR) +
+          target + "', '" + std::string(rlwb::testing::kSourceDir) +
           "/x']:\n"
           "    try:\n"
           "        with open(p, 'a') as f: f.write('x')\n"
@@ -277,7 +278,7 @@ TEST_F(SandboxEscapeTest, CannotWriteOutsideTheWorkDir) {
   EXPECT_THAT(v.stdout_data, HasSubstr("written: [] fine"));
   struct stat st;
   EXPECT_NE(stat(target.c_str(), &st), 0) << "the sandbox wrote into the host's /tmp";
-  EXPECT_NE(stat((std::string(RLWB_SOURCE_DIR) + "/x").c_str(), &st), 0);
+  EXPECT_NE(stat((std::string(rlwb::testing::kSourceDir) + "/x").c_str(), &st), 0);
   rmdir(host_dir);
 }
 
@@ -410,7 +411,7 @@ TEST_F(SandboxEscapeTest, ProcShowsOnlyTheSandbox) {
   EXPECT_THAT(v.stdout_data, HasSubstr("cmd: rlwb-sandbox"));
   EXPECT_THAT(v.stdout_data, Not(HasSubstr("escape_test")));
   EXPECT_THAT(v.stdout_data, HasSubstr("environ 13"));  // EACCES
-  EXPECT_THAT(v.stdout_data, Not(HasSubstr(RLWB_SOURCE_DIR)));
+  EXPECT_THAT(v.stdout_data, Not(HasSubstr(rlwb::testing::kSourceDir)));
 }
 
 TEST_F(SandboxEscapeTest, OrphanedBackgroundProcessesDieWithTheRun) {

@@ -12,6 +12,7 @@
 #include "sandbox/classify.h"
 #include "sandbox/program_runner.h"
 #include "tests/sandbox/sandbox_test_util.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::sandbox::testing {
 namespace {
@@ -105,7 +106,8 @@ TEST(SandboxRunTest, WorkDirIsPrivateWritableAndFreshEachRun) {
 // is the small static rlwb-sandbox-executor (built next to rlwb-sandbox),
 // not rlwb-sandbox with ZeroMQ and its ~20 libraries.
 TEST(SandboxRunTest, ExecutorsRunTheSmallExecutorProgram) {
-  const std::string small = std::filesystem::path(RLWB_SANDBOX_BIN).parent_path() / "rlwb-sandbox-executor";
+  const std::string small =
+      std::filesystem::path(rlwb::testing::kSandboxBin).parent_path() / "rlwb-sandbox-executor";
   if (::access(small.c_str(), X_OK) != 0) GTEST_SKIP() << small << " is not built";
   for (pid_t pid : shared_sandbox().pool().pids()) {
     std::error_code ec;

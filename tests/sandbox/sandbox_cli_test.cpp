@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/sandbox/service_process.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::sandbox::testing {
 namespace {
@@ -84,7 +85,7 @@ TEST(SandboxCliTest, RunPrintsOneJsonVerdictAndExitsZero) {
   TempFiles tmp;
   std::string prog = tmp.write("sum.py", "a, b = map(int, input().split())\nprint(a + b)\n");
   std::string in = tmp.write("in.txt", "40 2\n");
-  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--stdin", in, "--json"});
+  Output o = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "python3", prog, "--stdin", in, "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   auto j = nlohmann::json::parse(o.out);
   EXPECT_EQ(j["verdict"], "ok");
@@ -98,12 +99,12 @@ TEST(SandboxCliTest, RunPrintsOneJsonVerdictAndExitsZero) {
 TEST(SandboxCliTest, FailingProgramStillExitsZero) {
   TempFiles tmp;
   std::string prog = tmp.write("crash.c", "int main(void) { volatile int* p = 0; return *p; }\n");
-  Output o = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "c", prog});
+  Output o = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "c", prog});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_THAT(o.out, HasSubstr("verdict: runtime_error"));
   EXPECT_THAT(o.out, HasSubstr("SIGSEGV"));
   std::string bad = tmp.write("bad.cpp", "int main() { return nope; }\n");
-  Output c = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "cpp", bad, "--json"});
+  Output c = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "cpp", bad, "--json"});
   EXPECT_EQ(c.status, 0);
   EXPECT_EQ(nlohmann::json::parse(c.out)["verdict"], "compile_error");
 }
@@ -111,35 +112,35 @@ TEST(SandboxCliTest, FailingProgramStillExitsZero) {
 TEST(SandboxCliTest, BadUsageIsExitTwoWithAClearMessage) {
   TempFiles tmp;
   std::string prog = tmp.write("x.py", "print(1)\n");
-  Output lang = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "ruby", prog});
+  Output lang = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "ruby", prog});
   EXPECT_EQ(lang.status, 2);
   EXPECT_THAT(lang.err, HasSubstr("unknown language 'ruby'"));
-  Output missing = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", "/nonexistent/prog.py"});
+  Output missing = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "python3", "/nonexistent/prog.py"});
   EXPECT_EQ(missing.status, 2);
   EXPECT_THAT(missing.err, HasSubstr("cannot read program file '/nonexistent/prog.py'"));
-  Output option = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--wal-ms", "5"});
+  Output option = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "python3", prog, "--wal-ms", "5"});
   EXPECT_EQ(option.status, 2);
   EXPECT_THAT(option.err, HasSubstr("unknown option --wal-ms"));
-  Output limit = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--wall-ms", "0"});
+  Output limit = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "python3", prog, "--wall-ms", "0"});
   EXPECT_EQ(limit.status, 2);
   EXPECT_THAT(limit.err, HasSubstr("limits.wall_ms = 0"));
-  Output command = run_cli({RLWB_SANDBOX_BIN, "fly"});
+  Output command = run_cli({rlwb::testing::kSandboxBin, "fly"});
   EXPECT_EQ(command.status, 2);
   EXPECT_THAT(command.err, HasSubstr("unknown command 'fly'"));
 }
 
 TEST(SandboxCliTest, HelpAtEveryLevelListsTheFlagsAndExitsZero) {
-  Output top = run_cli({RLWB_SANDBOX_BIN, "--help"});
+  Output top = run_cli({rlwb::testing::kSandboxBin, "--help"});
   EXPECT_EQ(top.status, 0) << top.err;
   EXPECT_THAT(top.out, HasSubstr("run"));
   EXPECT_THAT(top.out, HasSubstr("serve"));
   EXPECT_THAT(top.out, Not(HasSubstr("--executor"))) << "the executor mode is not for people";
-  Output run = run_cli({RLWB_SANDBOX_BIN, "run", "--help"});
+  Output run = run_cli({rlwb::testing::kSandboxBin, "run", "--help"});
   EXPECT_EQ(run.status, 0) << run.err;
   for (const char* flag : {"FILE", "--lang", "--stdin", "--json", "--endpoint", "--wall-ms", "--cpu-ms",
                            "--memory-mb", "--timeout-ms"})
     EXPECT_THAT(run.out, HasSubstr(flag));
-  Output serve = run_cli({RLWB_SANDBOX_BIN, "serve", "--help"});
+  Output serve = run_cli({rlwb::testing::kSandboxBin, "serve", "--help"});
   EXPECT_EQ(serve.status, 0) << serve.err;
   for (const char* flag : {"--endpoint", "--executors", "--max-queued"})
     EXPECT_THAT(serve.out, HasSubstr(flag));
@@ -148,16 +149,16 @@ TEST(SandboxCliTest, HelpAtEveryLevelListsTheFlagsAndExitsZero) {
 TEST(SandboxCliTest, AMissingOrMistypedValueIsExitTwoAndNamesTheFlag) {
   TempFiles tmp;
   std::string prog = tmp.write("v.py", "print(1)\n");
-  Output missing = run_cli({RLWB_SANDBOX_BIN, "run", prog, "--lang"});
+  Output missing = run_cli({rlwb::testing::kSandboxBin, "run", prog, "--lang"});
   EXPECT_EQ(missing.status, 2);
   EXPECT_THAT(missing.err, HasSubstr("--lang"));
-  Output typed = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "python3", prog, "--cpu-ms", "lots"});
+  Output typed = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "python3", prog, "--cpu-ms", "lots"});
   EXPECT_EQ(typed.status, 2);
   EXPECT_THAT(typed.err, HasSubstr("--cpu-ms"));
-  Output executors = run_cli({RLWB_SANDBOX_BIN, "serve", "--executors", "-1"});
+  Output executors = run_cli({rlwb::testing::kSandboxBin, "serve", "--executors", "-1"});
   EXPECT_EQ(executors.status, 2);
   EXPECT_THAT(executors.err, HasSubstr("--executors"));
-  Output no_command = run_cli({RLWB_SANDBOX_BIN});
+  Output no_command = run_cli({rlwb::testing::kSandboxBin});
   EXPECT_EQ(no_command.status, 2);
 }
 
@@ -165,14 +166,14 @@ TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
   TempFiles tmp;
   ServiceProcess service(1);
   std::string prog = tmp.write("hello.sh", "echo hello from the service\n");
-  Output o =
-      run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(), "--json"});
+  Output o = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "bash", prog, "--endpoint",
+                      service.endpoint(), "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "hello from the service\n");
   service.stop();
   // Nobody answers any more: the sandbox failed, not the program.
-  Output gone = run_cli({RLWB_SANDBOX_BIN, "run", "--lang", "bash", prog, "--endpoint", service.endpoint(),
-                         "--timeout-ms", "500", "--json"});
+  Output gone = run_cli({rlwb::testing::kSandboxBin, "run", "--lang", "bash", prog, "--endpoint",
+                         service.endpoint(), "--timeout-ms", "500", "--json"});
   EXPECT_EQ(gone.status, 1);
   auto j = nlohmann::json::parse(gone.out);
   EXPECT_EQ(j["verdict"], "sandbox_error");
@@ -181,15 +182,15 @@ TEST(SandboxCliTest, RunOnAServiceAndSandboxErrorIsExitOne) {
 
 TEST(SandboxCliTest, RlwbSandboxCommandWhenTheCliIsBuilt) {
   TempFiles tmp;
-  if (access(RLWB_CLI_BIN, X_OK) != 0) GTEST_SKIP() << "rlwb is not built in this build tree";
+  if (access(rlwb::testing::kCliBin, X_OK) != 0) GTEST_SKIP() << "rlwb is not built in this build tree";
   std::string prog = tmp.write("cli.py", "print(6 * 7)\n");
-  Output o = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--lang", "python3", prog, "--json"});
+  Output o = run_cli({rlwb::testing::kCliBin, "sandbox", "run", "--lang", "python3", prog, "--json"});
   EXPECT_EQ(o.status, 0) << o.err;
   EXPECT_EQ(nlohmann::json::parse(o.out)["stdout"], "42\n");
-  Output before = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--json", prog, "--lang", "python3"});
+  Output before = run_cli({rlwb::testing::kCliBin, "sandbox", "run", "--json", prog, "--lang", "python3"});
   EXPECT_EQ(before.status, 0) << before.err;
   EXPECT_EQ(nlohmann::json::parse(before.out)["verdict"], "ok");
-  Output usage = run_cli({RLWB_CLI_BIN, "sandbox", "run", "--lang", "cobol", prog});
+  Output usage = run_cli({rlwb::testing::kCliBin, "sandbox", "run", "--lang", "cobol", prog});
   EXPECT_EQ(usage.status, 2);
 }
 

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "sandbox/client.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::sandbox::testing {
 
@@ -22,8 +23,9 @@ class ServiceProcess {
   explicit ServiceProcess(int executors, std::vector<std::string> extra = {}) {
     endpoint_ = "ipc:///tmp/rlwb-sandbox-test-" + std::to_string(getpid()) + "-" +
                 std::to_string(counter()++) + ".sock";
-    std::vector<std::string> args = {RLWB_SANDBOX_BIN, "serve",       "--endpoint",
-                                     endpoint_,        "--executors", std::to_string(executors)};
+    std::vector<std::string> args = {
+        rlwb::testing::kSandboxBin, "serve", "--endpoint", endpoint_, "--executors",
+        std::to_string(executors)};
     args.insert(args.end(), extra.begin(), extra.end());
     log_ = endpoint_.substr(std::string("ipc://").size()) + ".log";
     pid_ = fork();

@@ -8,7 +8,8 @@
 #include <algorithm>
 
 #include "core/graph/experiment.h"
-#include "ui_test_support.h"
+#include "tests/ui/ui_test_support.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::ui {
 namespace {
@@ -24,7 +25,7 @@ class GuiEditorTest : public test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    if (!std::filesystem::exists(rlwb::testing::kGuiBin)) GTEST_SKIP() << "rlwb-gui not built";
     file_ = path("demo.yaml");
     write_bytes(file_, read_bytes(test::source_path("experiments/demo.yaml")));
   }

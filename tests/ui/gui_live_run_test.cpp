@@ -5,7 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/tracking/tracking.h"
-#include "ui_test_support.h"
+#include "tests/ui/ui_test_support.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::ui {
 namespace {
@@ -21,8 +22,9 @@ class GuiLiveRunTest : public test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
-    if (!std::filesystem::exists(RLWB_CLI_BIN) || !std::filesystem::exists(RLWB_WORKER_BIN))
+    if (!std::filesystem::exists(rlwb::testing::kGuiBin)) GTEST_SKIP() << "rlwb-gui not built";
+    if (!std::filesystem::exists(rlwb::testing::kCliBin) ||
+        !std::filesystem::exists(rlwb::testing::kWorkerBin))
       GTEST_SKIP() << "rlwb / rlwb-worker not built";
     file = path("demo.yaml");
     db = path("runs/rlwb.db");
@@ -48,7 +50,7 @@ wait @plot/global_total/mean 10000
 sleep 600
 frames 5
 )";
-  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", RLWB_CLI_BIN}, script);
+  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", rlwb::testing::kCliBin}, script);
   ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
                             << read_bytes(path("runs/logs/gui/controller-1.log"));
   EXPECT_EQ(r.state["launch"]["exit_code"], 0) << r.state["launch"].dump();
@@ -94,7 +96,7 @@ wait @launch/run/interrupted 30000
 wait @launch/controller/ended 30000
 frames 3
 )";
-  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", RLWB_CLI_BIN}, script);
+  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", rlwb::testing::kCliBin}, script);
   ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
                             << read_bytes(path("runs/logs/gui/controller-1.log"));
   const int64_t run = r.state["launch"]["run_id"];

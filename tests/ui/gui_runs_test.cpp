@@ -12,7 +12,8 @@
 #include <thread>
 
 #include "core/tracking/tracking.h"
-#include "ui_test_support.h"
+#include "tests/ui/ui_test_support.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::ui {
 namespace {
@@ -25,7 +26,7 @@ class GuiRunsTest : public test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    if (!std::filesystem::exists(rlwb::testing::kGuiBin)) GTEST_SKIP() << "rlwb-gui not built";
     db_ = path("rlwb.db");
     core::TrackingWriter w(db_);
     const double lrs[] = {0.1, 0.2, 0.1};
@@ -385,7 +386,7 @@ class GuiPpoRunsTest : public test::TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    if (!std::filesystem::exists(RLWB_GUI_BIN)) GTEST_SKIP() << "rlwb-gui not built";
+    if (!std::filesystem::exists(rlwb::testing::kGuiBin)) GTEST_SKIP() << "rlwb-gui not built";
     db_ = path("rlwb.db");
     core::TrackingWriter w(db_);
     for (int r = 0; r < 2; ++r) {

@@ -16,6 +16,7 @@
 
 #include "tests/test_files.h"
 #include "ui/platform/png.h"
+#include "tests/test_paths.h"
 
 namespace rlwb::ui::test {
 
@@ -28,7 +29,7 @@ using rlwb::testing::read_bytes;
 using rlwb::testing::write_bytes;
 
 inline std::string source_path(const std::string& relative) {
-  return std::string(RLWB_SOURCE_DIR) + "/" + relative;
+  return std::string(rlwb::testing::kSourceDir) + "/" + relative;
 }
 
 // Pixels in [x0,x1) x [y0,y1) whose colour is within `tolerance` of rgb.
@@ -63,7 +64,7 @@ struct GuiResult {
   std::string log;
 };
 
-#ifdef RLWB_GUI_BIN
+#ifdef RLWB_HAVE_GUI
 // Runs rlwb-gui in `dir` under xvfb-run: `args` plus --screenshot, --dump-state
 // and (when non-empty) --script with `script` as its text.
 inline GuiResult run_gui(const std::filesystem::path& dir, const std::vector<std::string>& args,
@@ -71,7 +72,8 @@ inline GuiResult run_gui(const std::filesystem::path& dir, const std::vector<std
   GuiResult result;
   const std::string shot = (dir / (tag + ".png")).string(), state = (dir / (tag + ".json")).string(),
                     log = (dir / (tag + ".log")).string();
-  std::string cmd = "cd '" + dir.string() + "' && xvfb-run -a -s '-screen 0 1600x1000x24' '" RLWB_GUI_BIN "'";
+  std::string cmd = "cd '" + dir.string() + "' && xvfb-run -a -s '-screen 0 1600x1000x24' '" +
+                    std::string(rlwb::testing::kGuiBin) + "'";
   for (const auto& a : args) cmd += " '" + a + "'";
   if (!script.empty()) {
     write_bytes((dir / (tag + ".script")).string(), script);

@@ -1,5 +1,5 @@
 // The equations of a Llama/Qwen2 decoder layer as free functions on
-// tensors, so that each can be checked by hand (tests/model/layers_test.cpp)
+// tensors, so that each can be checked by hand (tests/workers/model/layers_test.cpp)
 // and the Transformer (transformer.h) reads as a composition of them.
 //
 // Shapes: B batch, T query positions, S key positions, H query heads,

@@ -3,7 +3,7 @@
 // depend on what follows it: generation's prefill and the scoring passes
 // (sequence_scores.h) run each distinct prompt once and copy its KV cache
 // to the rows that share it. The result equals the row-by-row pass up to
-// float rounding (tests/model/sequence_scores_test.cpp).
+// float rounding (tests/workers/model/sequence_scores_test.cpp).
 #pragma once
 
 #include <torch/types.h>
