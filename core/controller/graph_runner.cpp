@@ -21,6 +21,18 @@ std::string describe_exception(std::exception_ptr e) {
   }
 }
 
+// Runs a local (builtin or reward) node's function and puts its time in
+// the result's meta as compute_s, as a worker's reply carries its method's
+// time: every node reports compute time one way.
+template <typename Fn>
+Batch timed_call(Fn&& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  Batch out = fn();
+  if (!out.meta().contains("compute_s"))
+    out.meta()["compute_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
 }  // namespace
 
 // Nodes that finished, in the order they did; a stop request wakes the
@@ -84,7 +96,7 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
                                         &kept, step, finished, index]() {
           PostWhenDone done{finished, index};
           BuiltinContext ctx{step, trainer_, wanted, kept, node.args};
-          return fn(input, ctx);
+          return timed_call([&] { return fn(input, ctx); });
         });
     return running;
   }
@@ -95,7 +107,7 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
         [module, input = std::move(input), wanted = std::move(wanted), &node, step, finished, index]() {
           PostWhenDone done{finished, index};
           RewardCallContext ctx{step, node.id, wanted};
-          return module->call(node.method, input, ctx);
+          return timed_call([&] { return module->call(node.method, input, ctx); });
         });
     return running;
   }
@@ -149,7 +161,7 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
       double end = seconds_since_start();
       report.spans.push_back({node.id, it->second.start, end});
       report.metrics["timing_s/" + node.id] = end - it->second.start;
-      // Worker methods report their own compute time (rank 0's reply).
+      // Worker methods report their own compute time (rank 0's reply), local nodes theirs.
       if (out.meta().contains("compute_s") && out.meta()["compute_s"].is_number())
         report.metrics["compute_s/" + node.id] = out.meta()["compute_s"].get<double>();
       if (out.meta().contains("metrics"))

@@ -69,6 +69,13 @@ TEST(Controller, ThreeNodeGraphRunsIndependentNodesAtTheSameTime) {
     EXPECT_GE(span["total"].start, std::max(span["square"].end, span["negate"].end) - 1e-6);
     // A serial run would take >= 0.8 s.
     EXPECT_LT(step.seconds, 0.75);
+    // Every node reports its compute time the same way: the worker's method
+    // (square sleeps 0.4 s) and the builtin's function alike.
+    ASSERT_TRUE(step.metrics.count("compute_s/square"));
+    EXPECT_GE(step.metrics.at("compute_s/square"), 0.39);
+    ASSERT_TRUE(step.metrics.count("compute_s/total")) << "a builtin node reports no compute_s";
+    EXPECT_GE(step.metrics.at("compute_s/total"), 0.0);
+    EXPECT_LE(step.metrics.at("compute_s/total"), span["total"].end - span["total"].start + 1e-6);
     auto x = torch::arange(6, torch::kFloat32) + static_cast<float>((step.step) * 6);
     EXPECT_TRUE(torch::allclose(step.batch.tensor("total"), x * x - x));
   }
