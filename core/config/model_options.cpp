@@ -131,20 +131,9 @@ void read_ppo(Section&& s, PpoOptions& p, const ModelSections& sections) {
     s.number("cliprange_value", p.cliprange_value, "value clip range; null: no clipping", above(0));
 }
 
-}  // namespace
-
-ModelOptions parse_model_options(const std::string& role, const json& config, const std::string& path,
-                                 ParseContext& ctx) {
-  ModelOptions o;
-  const ModelSections sections = model_sections_of(role);
-  if (!sections.known) return o;  // the validator reports the role
-  Section s(&config, path, ctx);
-  if (sections.demo) {
-    s.integer("sleep_ms", o.demo.sleep_ms, "each call sleeps this long", at_least(0))
-        .number("factor", o.demo.factor, "scale of the demo computation")
-        .integer("fail_from_step", o.demo.fail_from_step, "the fail method fails from this step on");
-    return o;
-  }
+// The network: a fresh model's shape or a checkpoint, the tokenizer, the
+// seed and the micro-batch (every role with weights reads these).
+void read_network(Section& s, const ParseContext& ctx, ModelOptions& o) {
   {
     ModelShapeOptions shape;
     read_shape(s.child("model", "the shape of a fresh model"), shape);
@@ -160,6 +149,21 @@ ModelOptions parse_model_options(const std::string& role, const json& config, co
   s.integer("seed", o.seed, "seed of the initial weights (every rank starts from rank 0's)")
       .integer("micro_batch_size", o.micro_batch_size, "rows per forward/backward pass on one rank",
                above(0));
+}
+
+}  // namespace
+
+ModelOptions parse_model_options(const std::string& role, const json& config, const std::string& path,
+                                 ParseContext& ctx) {
+  ModelOptions o;
+  const ModelSections sections = model_sections_of(role);
+  if (!sections.known) return o;  // the validator reports the role
+  Section s(&config, path, ctx);
+  if (sections.demo)
+    s.integer("sleep_ms", o.demo.sleep_ms, "each call sleeps this long", at_least(0))
+        .number("factor", o.demo.factor, "scale of the demo computation")
+        .integer("fail_from_step", o.demo.fail_from_step, "the fail method fails from this step on");
+  if (sections.network) read_network(s, ctx, o);
   if (sections.optim) read_optim(s.child("optim", "the RL optimizer"), o.optim);
   if (sections.sft) {
     Section sft = s.child("sft", "the warm start (supervised steps before RL)");

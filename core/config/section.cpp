@@ -1,5 +1,6 @@
 #include "core/config/section.h"
 
+#include "core/graph/key_lines.h"
 #include "core/graph/names.h"
 
 #include <algorithm>
@@ -59,13 +60,8 @@ std::string SettingsDoc::markdown() const {
 
 int ParseContext::line_of(const std::string& path) const {
   if (!lines_) return 0;
-  std::string at = path;
-  while (!at.empty()) {
-    if (auto it = lines_->find(at); it != lines_->end()) return it->second;
-    auto dot = at.rfind('.');
-    at = dot == std::string::npos ? std::string() : at.substr(0, dot);
-  }
-  return 0;
+  const std::string at = nearest_key_with_line(*lines_, path);
+  return at.empty() ? 0 : lines_->at(at);
 }
 
 void ParseContext::add(const std::string& path, std::string message, std::string hint) {

@@ -2,11 +2,11 @@
 // content equality.
 #include "core/graph/experiment.h"
 
+#include "core/graph/key_lines.h"
+
 namespace rlwb::core {
 
-namespace {
-// `path`, else its nearest ancestor, that has a line; "" if none does.
-std::string nearest_with_line(const std::map<std::string, int>& lines, const std::string& path) {
+std::string nearest_key_with_line(const std::map<std::string, int>& lines, const std::string& path) {
   std::string at = path;
   while (!at.empty() && !lines.count(at)) {
     auto dot = at.rfind('.');
@@ -14,15 +14,14 @@ std::string nearest_with_line(const std::map<std::string, int>& lines, const std
   }
   return at;
 }
-}  // namespace
 
 int Experiment::line_of(const std::string& path) const {
-  const std::string at = nearest_with_line(lines, path);
+  const std::string at = nearest_key_with_line(lines, path);
   return at.empty() ? 0 : lines.at(at);
 }
 
 std::string Experiment::file_of(const std::string& path) const {
-  auto it = line_files.find(nearest_with_line(lines, path));
+  auto it = line_files.find(nearest_key_with_line(lines, path));
   return it == line_files.end() ? file : it->second;
 }
 
