@@ -203,7 +203,14 @@ nlohmann::json dump_state(AppState& app) {
     json nodes = json::array();
     for (const auto& n : doc->experiment().nodes) {
       Vec2 p = doc->position(n.id);
-      nodes.push_back({{"id", n.id}, {"call", n.call}, {"in", n.in}, {"out", n.out}, {"x", p.x}, {"y", p.y}});
+      nodes.push_back({{"id", n.id},
+                       {"call", n.call},
+                       {"in", n.in},
+                       {"out", n.out},
+                       {"in_ports", n.in_ports},
+                       {"out_ports", n.out_ports},
+                       {"x", p.x},
+                       {"y", p.y}});
     }
     editor["nodes"] = nodes;
     json issues = json::array();

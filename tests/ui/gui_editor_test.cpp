@@ -111,6 +111,7 @@ frames 3
   EXPECT_EQ(added.id, "add");
   EXPECT_EQ(added.call, "builtin.add");
   EXPECT_EQ(added.in, (std::vector<std::string>{"x_sq", "x_neg"}));
+  EXPECT_EQ(added.out, (std::vector<std::string>{"sum"}));  // builtin.add's output port, from the catalog
   EXPECT_TRUE(saved.layout.contains("add"));
   // Reopening what was saved shows the same graph, and saving it unedited changes nothing.
   std::string bytes = read_bytes(file_);
@@ -122,6 +123,35 @@ frames 3
   // The new links were drawn (their midpoints are recorded like any item).
   auto link = item_rect(again.state, "link/square/x_sq/add");
   EXPECT_EQ(link.size(), 4u);
+}
+
+// A node added from the palette comes with its callee's ports as pins:
+// squarer.square reads x and writes x_sq, which node 'square' already
+// writes, so the new node writes x_sq_2 on port x_sq and the graph stays valid.
+TEST_F(GuiEditorTest, APaletteNodeComesWiredToItsCalleesPorts) {
+  const std::string script = R"(
+click @palette/filter
+text squarer.square
+wait @palette/squarer.square 20000
+click @palette/squarer.square
+frames 2
+wait @problems/ok 60000
+frames 2
+screenshot wired.png
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const auto& nodes = r.state["editor"]["nodes"];
+  ASSERT_EQ(nodes.size(), 6u) << r.state["editor"]["status"];
+  EXPECT_EQ(nodes[5]["id"], "square_2");
+  EXPECT_EQ(nodes[5]["in"], nlohmann::json({"x"}));
+  EXPECT_EQ(nodes[5]["in_ports"], nlohmann::json::array());  // the list form: x is its own port
+  EXPECT_EQ(nodes[5]["out"], nlohmann::json({"x_sq_2"}));
+  EXPECT_EQ(nodes[5]["out_ports"], nlohmann::json({"x_sq"}));
+  EXPECT_EQ(r.state["editor"]["issues"], nlohmann::json::array());
+  // Its pins are drawn, named by their columns.
+  EXPECT_EQ(item_rect(r.state, "pin/square_2/in/x").size(), 4u);
+  EXPECT_EQ(item_rect(r.state, "pin/square_2/out/x_sq_2").size(), 4u);
 }
 
 TEST_F(GuiEditorTest, WheelZoomsTowardTheCursorAndTheInspectorRenamesANode) {

@@ -161,13 +161,17 @@ std::string GraphDocument::unique_node_id(const std::string& base) const {
 }
 
 std::string GraphDocument::add_node(const std::string& call, Vec2 at, const std::vector<std::string>& in,
-                                    const std::vector<std::string>& out) {
+                                    const std::vector<std::string>& out,
+                                    const std::vector<std::string>& in_ports,
+                                    const std::vector<std::string>& out_ports) {
   begin_gesture();
   core::NodeSpec node;
   set_node_call(node, call);
   node.id = unique_node_id(node.method.empty() ? node.target : node.method);
   node.in = in;
   node.out = out;
+  node.in_ports = in_ports;
+  node.out_ports = out_ports;
   state_.exp.nodes.push_back(node);
   state_.pos[node.id] = at;
   end_gesture();

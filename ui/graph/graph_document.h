@@ -64,8 +64,11 @@ class GraphDocument {
   bool can_redo() const { return undo_.can_redo(); }
 
   // Edits (each a whole gesture). Return false and set `error` when refused.
+  // `in_ports`/`out_ports` as NodeSpec's: empty where each column is its own port.
   std::string add_node(const std::string& call, Vec2 at, const std::vector<std::string>& in = {},
-                       const std::vector<std::string>& out = {});
+                       const std::vector<std::string>& out = {},
+                       const std::vector<std::string>& in_ports = {},
+                       const std::vector<std::string>& out_ports = {});
   void delete_nodes(const std::set<std::string>& ids);
   bool rename_node(const std::string& id, const std::string& new_id, std::string& error);
   // A node id not used yet: `base`, else base_2, base_3, ...

@@ -10,6 +10,7 @@
 #include "core/config/experiment_options.h"
 #include "imgui_stdlib.h"
 #include "ui/graph/graph_editor.h"
+#include "ui/graph/node_pins.h"
 #include "ui/platform/item_registry.h"
 
 namespace rlwb::ui {
@@ -129,9 +130,18 @@ Vec2 free_spot(const GraphDocument& doc, Vec2 at) {
   return at;
 }
 
+// Adds a node calling `call` at `at`, with the pins its callee declares
+// (node_pins.h); `fed_column` feeds its first required input.
+std::string add_wired_node(GraphEditor& ed, const std::string& call, Vec2 at,
+                           const std::string& fed_column = "") {
+  const NodePins pins = pins_for_new_node(
+      ed.doc->experiment(), callee_ports(ed.doc->experiment(), ed.catalog.get(), call), fed_column);
+  return ed.doc->add_node(call, at, pins.in, pins.out, pins.in_ports, pins.out_ports);
+}
+
 void add_from_palette(GraphEditor& ed, const std::string& call) {
   Vec2 at = free_spot(*ed.doc, canvas_centre(ed));
-  std::string id = ed.doc->add_node(call, at);
+  std::string id = add_wired_node(ed, call, at);
   ed.selected = {id};
   ed.selected_link.reset();
   ed.status = "added node '" + id + "' (" + call + ")";
@@ -487,7 +497,7 @@ void draw_popups(GraphEditor& ed) {
     ImGui::TextDisabled("new node reading '%s'", ed.prewire_column.c_str());
     for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get())) {
       if (ImGui::Selectable(e.call.c_str())) {
-        std::string id = ed.doc->add_node(e.call, ed.prewire_at, {ed.prewire_column});
+        std::string id = add_wired_node(ed, e.call, ed.prewire_at, ed.prewire_column);
         ed.selected = {id};
         ed.status = "added node '" + id + "' reading '" + ed.prewire_column + "'";
       }
@@ -604,11 +614,7 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("rlwb_nodes") || !j["rlwb_nodes"].is_array())
     return {};
-  auto writers = column_writers(doc.experiment());
-  std::set<std::string> columns_taken;
-  for (const auto& [c, w] : writers) columns_taken.insert(c);
-  for (const auto& n : doc.experiment().nodes)
-    for (const auto& c : n.in) columns_taken.insert(c);
+  std::set<std::string> columns_taken = columns_in_use(doc.experiment());
   std::map<std::string, std::string> renamed;  // column written by a pasted node -> its new name
   std::vector<std::string> ids;
   doc.begin_gesture();
@@ -623,9 +629,7 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
     std::vector<std::string> out_ports = item.value("out_ports", std::vector<std::string>{});
     if (out_ports.size() != out.size()) out_ports = out;
     for (const auto& c : out) {
-      std::string name = c;
-      for (int i = 2; columns_taken.count(name); ++i) name = c + "_" + std::to_string(i);
-      columns_taken.insert(name);
+      const std::string name = fresh_column(c, columns_taken);
       renamed[c] = name;
       node.out.push_back(name);
     }
