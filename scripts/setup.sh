@@ -13,7 +13,7 @@ BUILD_DIR="${RLWB_BUILD_DIR:-$here/build}"
 packages=(build-essential cmake ninja-build ccache pkg-config
   libzmq3-dev cppzmq-dev libsqlitecpp-dev libsqlite3-dev libseccomp-dev
   libimgui-dev libglfw3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
-  nlohmann-json3-dev libcli11-dev libgloo-dev libginac-dev bubblewrap xvfb xauth python3-venv
+  nlohmann-json3-dev libcli11-dev libgloo-dev libginac-dev libgraphviz-dev bubblewrap xvfb xauth python3-venv
   clang-format clang-tidy)
 missing=()
 for p in "${packages[@]}"; do

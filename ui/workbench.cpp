@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "imgui.h"
+#include "ui/graph/node_geometry.h"
 #include "ui/platform/item_registry.h"
 #include "ui/platform/layer_cache.h"
 
@@ -203,6 +204,7 @@ nlohmann::json dump_state(AppState& app) {
     json nodes = json::array();
     for (const auto& n : doc->experiment().nodes) {
       Vec2 p = doc->position(n.id);
+      const Vec2 size = node_size(doc->experiment(), n);  // the box, in canvas units
       nodes.push_back({{"id", n.id},
                        {"call", n.call},
                        {"in", n.in},
@@ -210,7 +212,9 @@ nlohmann::json dump_state(AppState& app) {
                        {"in_ports", n.in_ports},
                        {"out_ports", n.out_ports},
                        {"x", p.x},
-                       {"y", p.y}});
+                       {"y", p.y},
+                       {"w", size.x},
+                       {"h", size.y}});
     }
     editor["nodes"] = nodes;
     json issues = json::array();

@@ -154,6 +154,72 @@ screenshot wired.png
   EXPECT_EQ(item_rect(r.state, "pin/square_2/out/x_sq_2").size(), 4u);
 }
 
+// Names the first two node boxes of a state dump that overlap, else "".
+std::string overlapping_boxes(const nlohmann::json& nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (size_t j = i + 1; j < nodes.size(); ++j) {
+      auto box = [&](size_t k, const char* f) { return nodes[k][f].get<float>(); };
+      if (box(i, "x") < box(j, "x") + box(j, "w") && box(j, "x") < box(i, "x") + box(i, "w") &&
+          box(i, "y") < box(j, "y") + box(j, "h") && box(j, "y") < box(i, "y") + box(i, "h"))
+        return nodes[i]["id"].get<std::string>() + " and " + nodes[j]["id"].get<std::string>();
+    }
+  return "";
+}
+
+// Auto-layout moves the nodes into Graphviz's layered layout as one edit:
+// no two boxes overlap, every link runs left to right, Undo puts them back.
+TEST_F(GuiEditorTest, AutoLayoutLaysTheGraphOutAsOneUndoableEdit) {
+  auto r = run_gui(dir_, args(), "click @button/Auto-layout\nframes 3\nscreenshot laid_out.png\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const auto& nodes = r.state["editor"]["nodes"];
+  ASSERT_EQ(nodes.size(), 5u);
+  EXPECT_EQ(overlapping_boxes(nodes), "");
+  std::map<std::string, nlohmann::json> by_id;
+  for (const auto& n : nodes) by_id[n["id"].get<std::string>()] = n;
+  // demo.yaml: square -> total -> global -> metrics, each a rank to the right.
+  for (auto [from, to] :
+       {std::pair{"square", "total"}, {"negate", "total"}, {"total", "global"}, {"global", "metrics"}})
+    EXPECT_LT(by_id[from]["x"].get<float>() + by_id[from]["w"].get<float>(), by_id[to]["x"].get<float>())
+        << from << " -> " << to;
+  EXPECT_TRUE(r.state["editor"]["dirty"]);
+  EXPECT_TRUE(r.state["editor"]["can_undo"]);
+  EXPECT_NE(r.state["editor"]["status"].get<std::string>().find("Graphviz"), std::string::npos);
+  // Every box is drawn where the dump says, on screen.
+  for (const char* id : {"node/square", "node/negate", "node/total", "node/global", "node/metrics"})
+    EXPECT_EQ(item_rect(r.state, id).size(), 4u) << id;
+  // Undo: back to the file's positions, nothing unsaved.
+  auto undone =
+      run_gui(dir_, args(), "click @button/Auto-layout\nframes 2\nclick @button/Undo\nframes 2\n", "undone");
+  ASSERT_EQ(undone.exit_code, 0) << undone.log;
+  EXPECT_FALSE(undone.state["editor"]["dirty"]);
+  const nlohmann::json stored = core::load_experiment_file(file_).layout;
+  for (const auto& n : undone.state["editor"]["nodes"]) {
+    EXPECT_FLOAT_EQ(n["x"].get<float>(), stored[n["id"].get<std::string>()]["x"].get<float>()) << n["id"];
+    EXPECT_FLOAT_EQ(n["y"].get<float>(), stored[n["id"].get<std::string>()]["y"].get<float>()) << n["id"];
+  }
+}
+
+// Every shipped experiment opens with its stored layout: boxes apart, and
+// in every row the input's label ends before the output's begins, measured
+// in the font the canvas draws with (the canvas records a
+// label_collision/<node> item where they meet).
+TEST_F(GuiEditorTest, EveryShippedExperimentIsDrawnWithoutOverlappingBoxesOrLabels) {
+  for (const auto& entry : std::filesystem::directory_iterator(test::source_path("experiments"))) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string name = entry.path().stem().string();
+    SCOPED_TRACE(name);
+    auto r = run_gui(dir_,
+                     {"--db", path("rlwb.db"), "--open", entry.path().string(), "--cli", "/nonexistent/rlwb",
+                      "--frames", "3"},
+                     "", name);
+    ASSERT_EQ(r.exit_code, 0) << r.log;
+    ASSERT_TRUE(r.state["editor"]["loaded"]);
+    EXPECT_EQ(overlapping_boxes(r.state["editor"]["nodes"]), "");
+    for (const auto& [id, rect] : r.state["items"].items())
+      EXPECT_EQ(id.rfind("label_collision/", 0), std::string::npos) << id << " at " << rect.dump();
+  }
+}
+
 TEST_F(GuiEditorTest, WheelZoomsTowardTheCursorAndTheInspectorRenamesANode) {
   const std::string script = R"(
 click @node/total

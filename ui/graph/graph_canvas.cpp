@@ -4,6 +4,7 @@
 
 #include "imgui.h"
 #include "ui/graph/graph_editor.h"
+#include "ui/graph/node_geometry.h"
 #include "ui/platform/item_registry.h"
 
 namespace rlwb::ui {
@@ -13,27 +14,11 @@ void draw_canvas(GraphEditor& ed, ImVec2 size);
 namespace {
 
 // World units (layout coordinates).
-constexpr float kNodeWidth = 190, kHeader = 40, kInfoLine = 17, kRow = 20, kTaskWidth = 170;
+constexpr float kHeader = kNodeHeader, kRow = kPinRow, kInfoLine = kNodeInfoLine;  // node_geometry.h
 constexpr float kPinRadius = 5, kPinHit = 9;
 
 ImVec2 add(ImVec2 a, ImVec2 b) { return {a.x + b.x, a.y + b.y}; }
 float dist2(ImVec2 a, ImVec2 b) { return (a.x - b.x) * (a.x - b.x) + (a.y - b.y) * (a.y - b.y); }
-
-// The lines under a node's title: where it runs and how it is split.
-std::vector<std::string> info_lines(const core::Experiment& exp, const core::NodeSpec& node) {
-  if (node.target == "builtin") return {"controller builtin"};
-  if (auto m = exp.models.find(node.target); m != exp.models.end()) {
-    const core::ModelSpec& model = m->second;
-    std::string pool = "pool " + (model.pool.empty() ? std::string("?") : model.pool);
-    if (auto p = exp.pools.find(model.pool); p != exp.pools.end())
-      pool += ": " + std::to_string(p->second.workers) + "x " + p->second.device;
-    return {pool, "role " + model.role + "  dp" + std::to_string(model.parallel.dp) + " tp" +
-                      std::to_string(model.parallel.tp) + " pp" + std::to_string(model.parallel.pp)};
-  }
-  if (auto r = exp.rewards.find(node.target); r != exp.rewards.end())
-    return {"reward module: " + r->second.type};
-  return {"unknown target '" + node.target + "'"};
-}
 
 ImU32 header_color(const core::Experiment& exp, const core::NodeSpec& node) {
   if (node.target == "builtin") return IM_COL32(88, 88, 104, 255);
@@ -85,27 +70,21 @@ std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
     NodeBox box;
     box.id = node.id;
     Vec2 p = doc.position(node.id);
-    float info = kInfoLine * static_cast<float>(info_lines(exp, node).size());
-    float pins_top = kHeader + info + 4;
-    size_t rows = std::max(node.in.size() + 1, std::max<size_t>(node.out.size(), 1));
-    float height = pins_top + kRow * static_cast<float>(rows) + 4;
+    const float pins_top = ui::pins_top(exp, node);
+    const Vec2 size = node_size(exp, node);
     box.min = ed.view.to_screen(ImVec2(p.x, p.y), origin);
-    box.max = ed.view.to_screen(ImVec2(p.x + kNodeWidth, p.y + height), origin);
+    box.max = ed.view.to_screen(ImVec2(p.x + size.x, p.y + size.y), origin);
     box.header = kHeader * z;
-    auto label = [](const std::string& port, const std::string& column) {
-      return port == column ? column : port + ": " + column;
-    };
     for (size_t i = 0; i < node.in.size(); ++i) {
       box.ins.push_back(
           {node.in[i], ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
-      box.in_labels.push_back(label(node.in_port(i), node.in[i]));
+      box.in_labels.push_back(pin_label(node.in_port(i), node.in[i]));
     }
     box.add_in = ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
     for (size_t i = 0; i < node.out.size(); ++i) {
       box.outs.push_back(
-          {node.out[i],
-           ed.view.to_screen(ImVec2(p.x + kNodeWidth, p.y + pins_top + kRow * (i + 0.5f)), origin)});
-      box.out_labels.push_back(label(node.out_port(i), node.out[i]));
+          {node.out[i], ed.view.to_screen(ImVec2(p.x + size.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+      box.out_labels.push_back(pin_label(node.out_port(i), node.out[i]));
     }
     boxes.push_back(box);
   }
@@ -473,6 +452,14 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       dl->AddCircleFilled(at, kPinRadius * z, pin_color(true, col, -1));
       float w = ImGui::CalcTextSize(shown.c_str()).x * z * 0.9f;
       text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), shown, z, 0.9f);
+      // The row's input label, measured in the real font, must end before this one starts.
+      if (i < box.ins.size() && !box.task) {
+        const std::string& in = i < box.in_labels.size() ? box.in_labels[i] : box.ins[i].first;
+        const float in_end = box.ins[i].second.x + 9 * z + ImGui::CalcTextSize(in.c_str()).x * z * 0.9f;
+        if (in_end + 2 * z > at.x - 9 * z - w)
+          items().record("label_collision/" + box.id, ImVec2(in_end, at.y - 8 * z),
+                         ImVec2(at.x, at.y + 8 * z));
+      }
       items().record("pin/" + box.id + "/out/" + col, ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
   }

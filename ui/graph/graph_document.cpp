@@ -7,6 +7,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "ui/graph/auto_layout.h"
 #include "ui/graph/link_rules.h"
 
 namespace rlwb::ui {
@@ -65,10 +66,16 @@ GraphDocument GraphDocument::from_text(const std::string& text, const std::strin
   return doc;
 }
 
-// Nodes without a layout entry go in columns by dependency depth, right of
-// the task box, below whatever is already placed in that column.
+// A file without positions is laid out whole. Otherwise the user's
+// positions are kept, and nodes without a layout entry go in columns by
+// dependency depth, right of the task box, below whatever is already placed
+// in that column.
 void GraphDocument::place_unpositioned_nodes() {
   const auto& exp = state_.exp;
+  if (state_.pos.empty()) {
+    state_.pos = auto_layout(exp);
+    return;
+  }
   auto writers = column_writers(exp);
   std::map<std::string, int> depth;
   for (size_t pass = 0; pass <= exp.nodes.size(); ++pass) {
@@ -147,6 +154,12 @@ bool GraphDocument::undo() {
 bool GraphDocument::redo() {
   if (in_gesture_) end_gesture();
   return undo_.redo(state_);
+}
+
+bool GraphDocument::arrange() {
+  begin_gesture();
+  for (const auto& [id, at] : auto_layout(state_.exp)) set_position(id, at);
+  return end_gesture();
 }
 
 std::string GraphDocument::unique_node_id(const std::string& base) const {

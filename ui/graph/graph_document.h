@@ -1,6 +1,8 @@
 // An experiment graph file open in the editor: the parsed experiment, where
 // each node sits on the canvas, undo/redo per gesture, and saving.
 //
+// A file without positions for its nodes opens laid out by auto_layout.h;
+// nodes missing from a layout that has others go below them by depth.
 // Opening never throws: a file that fails to load opens read-only with the
 // loader's issues in `load_issues()`, and save() refuses, so nothing is
 // overwritten. Saving an unedited document writes the bytes it was opened
@@ -71,6 +73,9 @@ class GraphDocument {
                        const std::vector<std::string>& out_ports = {});
   void delete_nodes(const std::set<std::string>& ids);
   bool rename_node(const std::string& id, const std::string& new_id, std::string& error);
+  // Lays every node out anew (auto_layout.h), as one gesture; false when
+  // nothing moved.
+  bool arrange();
   // A node id not used yet: `base`, else base_2, base_3, ...
   std::string unique_node_id(const std::string& base) const;
 

@@ -538,6 +538,11 @@ void draw_toolbar(GraphEditor& ed) {
   ImGui::SameLine();
   if (recorded_button("Frame all")) ed.frame_requested = true;
   ImGui::SameLine();
+  if (recorded_button("Auto-layout")) {
+    ed.status = ed.doc->arrange() ? "laid out by Graphviz (undo puts the nodes back)" : "already laid out";
+    ed.frame_requested = true;
+  }
+  ImGui::SameLine();
   if (recorded_button("Run...")) ed.wants_run = true;
   if (!loaded) ImGui::EndDisabled();
   if (ed.doc) {

@@ -126,7 +126,7 @@ TEST_F(GraphDocumentTest, AFileThatDoesNotParseOpensWithItsErrorsAndIsNeverOverw
   EXPECT_EQ(read_bytes(p), text);
 }
 
-TEST_F(GraphDocumentTest, NodesWithoutLayoutArePlacedByDependencyDepth) {
+TEST_F(GraphDocumentTest, AFileWithoutLayoutOpensLaidOutLeftToRight) {
   std::string p = path("nolayout.yaml");
   write_bytes(p,
               "name: t\nnodes:\n  - {id: a, call: m.f, in: [x], out: [y]}\n  - {id: b, call: m.g, "
@@ -134,6 +134,7 @@ TEST_F(GraphDocumentTest, NodesWithoutLayoutArePlacedByDependencyDepth) {
   GraphDocument doc = GraphDocument::open(p);
   ASSERT_TRUE(doc.loaded());
   EXPECT_LT(doc.position("a").x, doc.position("b").x);
+  EXPECT_FALSE(doc.dirty()) << "the layout at open is not an edit";
   // Unedited: the file stays as written (no layout added behind the user's back).
   doc.save();
   EXPECT_EQ(read_bytes(p).find("layout"), std::string::npos);

@@ -1,0 +1,94 @@
+// The editor's auto layout (Graphviz dot) on every shipped experiment: a
+// box for every node, no two boxes overlapping, links running left to
+// right, the same positions every time; and the shipped files' own stored
+// positions do not overlap either.
+#include "ui/graph/auto_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/graph/experiment.h"
+#include "tests/test_paths.h"
+#include "ui/graph/link_rules.h"
+#include "ui/graph/node_geometry.h"
+
+namespace rlwb::ui {
+namespace {
+
+std::vector<std::string> experiment_files() {
+  std::vector<std::string> files;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(rlwb::testing::kSourceDir) + "/experiments"))
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Names the first pair of boxes closer than `gap`, else "".
+std::string overlapping_pair(const core::Experiment& exp, const std::map<std::string, Vec2>& pos, float gap) {
+  for (size_t i = 0; i < exp.nodes.size(); ++i)
+    for (size_t j = i + 1; j < exp.nodes.size(); ++j) {
+      const auto &a = exp.nodes[i], &b = exp.nodes[j];
+      const Vec2 pa = pos.at(a.id), pb = pos.at(b.id), sa = node_size(exp, a), sb = node_size(exp, b);
+      const bool apart = pa.x + sa.x + gap <= pb.x || pb.x + sb.x + gap <= pa.x ||
+                         pa.y + sa.y + gap <= pb.y || pb.y + sb.y + gap <= pa.y;
+      if (!apart) return a.id + " and " + b.id;
+    }
+  return "";
+}
+
+TEST(AutoLayout, EveryShippedExperimentGetsBoxesThatDoNotOverlapAndLinksLeftToRight) {
+  const auto files = experiment_files();
+  ASSERT_GE(files.size(), 8u);
+  for (const auto& file : files) {
+    SCOPED_TRACE(file);
+    const core::Experiment exp = core::load_experiment_file(file);
+    const auto pos = auto_layout(exp);
+    ASSERT_EQ(pos.size(), exp.nodes.size());
+    for (const auto& node : exp.nodes) {
+      ASSERT_TRUE(pos.count(node.id)) << node.id;
+      EXPECT_GE(pos.at(node.id).x, 260.0f) << "room for the task box on the left";
+      EXPECT_GE(pos.at(node.id).y, 40.0f);
+    }
+    EXPECT_EQ(overlapping_pair(exp, pos, kLayoutNodeGap - 1), "");
+    for (const Link& link : graph_links(exp)) {
+      if (link.from == kTaskNode) continue;
+      const core::NodeSpec* from = nullptr;
+      for (const auto& n : exp.nodes)
+        if (n.id == link.from) from = &n;
+      ASSERT_NE(from, nullptr);
+      EXPECT_LT(pos.at(link.from).x + node_size(exp, *from).x, pos.at(link.to).x)
+          << link.from << " -> " << link.to << " (" << link.column << ") runs right to left";
+    }
+    EXPECT_EQ(auto_layout(exp), pos) << "not deterministic";
+  }
+}
+
+TEST(AutoLayout, TheShippedExperimentsStoredPositionsDoNotOverlap) {
+  for (const auto& file : experiment_files()) {
+    SCOPED_TRACE(file);
+    const core::Experiment exp = core::load_experiment_file(file);
+    std::map<std::string, Vec2> stored;
+    for (const auto& node : exp.nodes) {
+      ASSERT_TRUE(exp.layout.contains(node.id)) << node.id << " has no stored position";
+      stored[node.id] = {exp.layout[node.id]["x"].get<float>(), exp.layout[node.id]["y"].get<float>()};
+    }
+    EXPECT_EQ(overlapping_pair(exp, stored, 0), "");
+  }
+}
+
+TEST(AutoLayout, AnEmptyGraphAndACycleAreLaidOutWithoutFailing) {
+  core::Experiment empty;
+  EXPECT_TRUE(auto_layout(empty).empty());
+  const core::Experiment cycle = core::load_experiment_text(
+      "name: c\nnodes:\n  - {id: a, call: m.f, in: [z], out: [y]}\n  - {id: b, call: m.g, in: [y], out: "
+      "[z]}\n",
+      "cycle.yaml");
+  const auto pos = auto_layout(cycle);
+  ASSERT_EQ(pos.size(), 2u);
+  EXPECT_EQ(overlapping_pair(cycle, pos, kLayoutNodeGap - 1), "");
+}
+
+}  // namespace
+}  // namespace rlwb::ui
