@@ -134,6 +134,9 @@ int main(int argc, char** argv) {
   rlwb::ui::FrameLoopHooks hooks;
   hooks.draw = [&] { rlwb::ui::draw_workbench(*app); };
   hooks.settled = [&] { return rlwb::ui::workbench_settled(*app); };
+  // Closing with unsaved edits asks first; the dialog's choice ends the loop.
+  hooks.may_close = [&] { return rlwb::ui::request_quit(app->editor); };
+  hooks.wants_to_quit = [&] { return app->editor.quit_now; };
   hooks.before_exit = [&] {
     if (dump_state.empty()) return;
     std::ofstream out(dump_state);

@@ -38,7 +38,45 @@ void go_to(AppState& app, Screen s) {
   app.switch_screen = true;
 }
 
+// Where a run's experiment is written to be opened: beside the DB, in
+// reopened/run-<id>.yaml; a file there with other content (edited since)
+// is kept, and the next free name (run-<id>-2.yaml, ...) is used.
+std::string reopened_path(const std::string& db, int64_t run, const std::string& text) {
+  const auto dir = std::filesystem::path(db).parent_path() / "reopened";
+  std::filesystem::create_directories(dir);
+  for (int i = 1;; ++i) {
+    const auto path =
+        dir / ("run-" + std::to_string(run) + (i > 1 ? "-" + std::to_string(i) : std::string()) + ".yaml");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      std::ofstream(path, std::ios::binary) << text;
+      return path.string();
+    }
+    const std::string there((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (there == text) return path.string();
+  }
+}
+
+// "Open in editor" on a run: the experiment exactly as it ran (the resolved
+// text the run stored), in the editor, remembered as that run's.
+void open_run_in_editor(AppState& app, int64_t run) {
+  const RunData* view = app.store.run(run);
+  if (!view || view->info.experiment_text.empty()) {
+    app.editor.status = "run " + std::to_string(run) + " stored no experiment text";
+    go_to(app, Screen::editor);
+    return;
+  }
+  try {
+    request_open(app.editor, reopened_path(app.store.db_path(), run, view->info.experiment_text), run);
+  } catch (const std::exception& e) {
+    app.editor.status = "cannot write run " + std::to_string(run) + "'s experiment: " + e.what();
+  }
+  go_to(app, Screen::editor);
+}
+
 void handle_requests(AppState& app, ViewRequests& r) {
+  if (r.open_in_editor) open_run_in_editor(app, r.open_in_editor);
+  if (app.editor.pending_quit && app.screen != Screen::editor) go_to(app, Screen::editor);
   if (r.open_dashboard) {
     if (app.dashboard.run != r.open_dashboard) {
       app.dashboard = DashboardState{};
@@ -182,6 +220,7 @@ void draw_workbench(AppState& app) {
     ImGui::EndTabBar();
   }
   app.switch_screen = false;
+  draw_unsaved_dialog(app.editor);
   ImGui::End();
   handle_requests(app, requests);
 }
@@ -198,6 +237,7 @@ nlohmann::json dump_state(AppState& app) {
     editor["dirty"] = doc->dirty();
     editor["can_undo"] = doc->can_undo();
     editor["can_redo"] = doc->can_redo();
+    editor["origin_run"] = app.editor.origin_run;
     json load_issues = json::array();
     for (const auto& i : doc->load_issues()) load_issues.push_back(i.to_string());
     editor["load_issues"] = load_issues;
@@ -233,6 +273,10 @@ nlohmann::json dump_state(AppState& app) {
   editor["selected"] = app.editor.selected;
   editor["status"] = app.editor.status;
   editor["zoom"] = app.editor.view.zoom;
+  // What waits for the "unsaved changes" dialog: "quit", "open PATH" or "".
+  editor["pending"] = app.editor.pending_quit   ? "quit"
+                      : app.editor.pending_open ? "open " + app.editor.pending_open->first
+                                                : std::string();
   out["editor"] = editor;
 
   out["runs"] = {{"db", app.store.db_path()},     {"error", app.store.error()}, {"visible", app.runs.visible},

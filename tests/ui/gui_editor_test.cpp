@@ -220,6 +220,62 @@ TEST_F(GuiEditorTest, EveryShippedExperimentIsDrawnWithoutOverlappingBoxesOrLabe
   }
 }
 
+// Closing the window with unsaved edits asks first: Cancel goes on editing,
+// Discard quits leaving the file as it was, Save writes the edits and
+// quits. With nothing unsaved it closes at once.
+TEST_F(GuiEditorTest, ClosingWithUnsavedEditsAsksFirst) {
+  const std::string original = read_bytes(file_);
+  const std::string edit = "drag @node/metrics +120,0\nframes 2\nclose\nframes 3\n";
+  const std::string after = "frames 2\nclick @node/square\nframes 2\n";  // shows whether it went on
+  auto asked = run_gui(dir_, args(), edit + "screenshot asked.png\n", "asked");
+  ASSERT_EQ(asked.exit_code, 0) << asked.log;
+  EXPECT_EQ(asked.state["editor"]["pending"], "quit");
+  EXPECT_EQ(item_rect(asked.state, "unsaved/dialog").size(), 4u);
+  EXPECT_EQ(item_rect(asked.state, "unsaved/discard").size(), 4u);
+  EXPECT_EQ(read_bytes(file_), original);
+
+  auto cancel = run_gui(dir_, args(), edit + "click @unsaved/cancel\n" + after, "cancel");
+  ASSERT_EQ(cancel.exit_code, 0) << cancel.log;
+  EXPECT_EQ(cancel.state["editor"]["pending"], "");
+  EXPECT_TRUE(cancel.state["editor"]["dirty"]);
+  EXPECT_EQ(cancel.state["editor"]["selected"], nlohmann::json({"square"})) << "it did not go on";
+  EXPECT_EQ(read_bytes(file_), original);
+
+  auto discard = run_gui(dir_, args(), edit + "click @unsaved/discard\n" + after, "discard");
+  ASSERT_EQ(discard.exit_code, 0) << discard.log;
+  EXPECT_NE(discard.state["editor"]["selected"], nlohmann::json({"square"})) << "it went on after Discard";
+  EXPECT_EQ(read_bytes(file_), original);
+
+  auto save = run_gui(dir_, args(), edit + "click @unsaved/save\n" + after, "save");
+  ASSERT_EQ(save.exit_code, 0) << save.log;
+  EXPECT_NE(save.state["editor"]["selected"], nlohmann::json({"square"})) << "it went on after Save";
+  EXPECT_GT(core::load_experiment_file(file_).layout["metrics"]["x"].get<float>(), 850.0f);
+
+  auto clean = run_gui(dir_, args(), "close\n" + after, "clean");
+  ASSERT_EQ(clean.exit_code, 0) << clean.log;
+  EXPECT_NE(clean.state["editor"]["selected"], nlohmann::json({"square"})) << "a clean editor did not close";
+}
+
+// Opening another file with unsaved edits asks the same; Discard opens it.
+TEST_F(GuiEditorTest, OpeningAnotherFileWithUnsavedEditsAsksFirst) {
+  const std::string original = read_bytes(file_);
+  const std::string other = path("other.yaml");
+  write_bytes(other, original);
+  const std::string open = "drag @node/metrics +120,0\nframes 2\nclick @editor/path\nkey ctrl+a\ntext " +
+                           other + "\nclick @button/Open\nframes 3\n";
+  auto asked = run_gui(dir_, args(), open, "asked");
+  ASSERT_EQ(asked.exit_code, 0) << asked.log;
+  EXPECT_EQ(asked.state["editor"]["pending"], "open " + other);
+  EXPECT_EQ(asked.state["editor"]["file"], file_) << "opened over the unsaved edits";
+  EXPECT_TRUE(asked.state["editor"]["dirty"]);
+  auto discarded = run_gui(dir_, args(), open + "click @unsaved/discard\nframes 2\n", "discarded");
+  ASSERT_EQ(discarded.exit_code, 0) << discarded.log;
+  EXPECT_EQ(discarded.state["editor"]["file"], other);
+  EXPECT_FALSE(discarded.state["editor"]["dirty"]);
+  EXPECT_EQ(discarded.state["editor"]["pending"], "");
+  EXPECT_EQ(read_bytes(file_), original);
+}
+
 TEST_F(GuiEditorTest, WheelZoomsTowardTheCursorAndTheInspectorRenamesANode) {
   const std::string script = R"(
 click @node/total

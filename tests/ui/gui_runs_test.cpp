@@ -60,6 +60,57 @@ TEST_F(GuiRunsTest, TheRunsTableListsEveryRunNewestFirst) {
   EXPECT_GT(count_color(r.screenshot, 0, row[1], 1600, row[3], 0xFF7366, 30), 10);
 }
 
+// "Open in editor" on a run opens its experiment as it ran -- the text the
+// run stored, not the file on disk now -- marked as that run's, in a file
+// beside the DB; opening it again reuses that file unless it was edited
+// since (then a new one, the edited file kept). A run that stored no text
+// says so.
+TEST_F(GuiRunsTest, OpenInEditorShowsTheExperimentAsTheRunRanIt) {
+  std::string text = test::read_bytes(test::source_path("experiments/demo.yaml"));
+  ASSERT_NE(text.find("name: demo"), std::string::npos);
+  text.replace(text.find("name: demo"), 10, "name: as-it-ran");
+  int64_t id = 0;
+  {
+    core::TrackingWriter w(db_);
+    id = w.start_run("with-text", "experiments/demo.yaml", text, "demo", 1, {});
+    w.end_run(id, "finished");
+  }
+  const std::string row = "runs/row/" + std::to_string(id);
+  const std::string open =
+      "wait @" + row + " 20000\nclick @" + row + "\nclick @\"button/Open in editor\"\nframes 3\n";
+  auto r = run_gui(dir_, {"--db", db_, "--screen", "runs", "--cli", "/nonexistent/rlwb"},
+                   open + "screenshot opened.png\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["screen"], "editor");
+  const std::string reopened = (dir_ / "reopened" / ("run-" + std::to_string(id) + ".yaml")).string();
+  EXPECT_EQ(r.state["editor"]["file"], reopened);
+  EXPECT_EQ(r.state["editor"]["origin_run"], id);
+  EXPECT_TRUE(r.state["editor"]["loaded"]);
+  EXPECT_EQ(r.state["editor"]["nodes"].size(), 5u);
+  EXPECT_EQ(test::read_bytes(reopened), text);
+  EXPECT_EQ(item_rect(r.state, "editor/file").size(), 4u);
+
+  // Again: the same file. Edited since: a new one, the edited file kept.
+  auto again = run_gui(dir_, {"--db", db_, "--screen", "runs", "--cli", "/nonexistent/rlwb"}, open, "again");
+  EXPECT_EQ(again.state["editor"]["file"], reopened);
+  test::write_bytes(reopened, text + "# my edit\n");
+  auto edited =
+      run_gui(dir_, {"--db", db_, "--screen", "runs", "--cli", "/nonexistent/rlwb"}, open, "edited");
+  const std::string second = (dir_ / "reopened" / ("run-" + std::to_string(id) + "-2.yaml")).string();
+  EXPECT_EQ(edited.state["editor"]["file"], second);
+  EXPECT_EQ(test::read_bytes(second), text);
+  EXPECT_EQ(test::read_bytes(reopened), text + "# my edit\n");
+
+  // A run without stored text.
+  const std::string bare = "runs/row/" + std::to_string(ids_[0]);
+  auto none = run_gui(
+      dir_, {"--db", db_, "--screen", "runs", "--cli", "/nonexistent/rlwb"},
+      "wait @" + bare + " 20000\nclick @" + bare + "\nclick @\"button/Open in editor\"\nframes 3\n", "none");
+  EXPECT_NE(none.state["editor"]["status"].get<std::string>().find("stored no experiment text"),
+            std::string::npos)
+      << none.state["editor"]["status"];
+}
+
 TEST_F(GuiRunsTest, ClickingAHeaderSortsByThatColumnAndAgainReversesIt) {
   const std::string click = "click @\"runs/header/best score\"\nframes 2\n";
   const std::string wait = "wait @runs/row/" + std::to_string(ids_[0]) + " 20000\n";

@@ -88,11 +88,30 @@ struct GraphEditor {
   std::vector<core::GraphIssue> issues;
   uint64_t issues_version = 0;
   bool wants_run = false;  // the toolbar's Run button was pressed (the app switches to Launch)
+
+  // The run whose experiment this document holds ("Open in editor" on a
+  // run); 0 for a file opened by path.
+  int64_t origin_run = 0;
+  // Waiting for the "unsaved changes" dialog (unsaved_guard.cpp): a file
+  // to open (with its origin run), or quitting. The dialog is up while
+  // either is set.
+  std::optional<std::pair<std::string, int64_t>> pending_open;
+  bool pending_quit = false;
+  bool quit_now = false;  // the user chose to quit: the frame loop ends
 };
 
 // Opens `path` into the editor (a file that does not load shows its errors).
 void open_graph(GraphEditor& editor, const std::string& path);
 void draw_graph_editor(GraphEditor& editor);
+
+// Opens `path`, or, when the open document has unsaved edits, asks first
+// (Save, Discard, Cancel) and opens it once the user chose Save or Discard.
+void request_open(GraphEditor& editor, const std::string& path, int64_t origin_run = 0);
+// The window asks to close: true when nothing is unsaved; otherwise the
+// dialog asks and false is returned (quit_now is set once the user agrees).
+bool request_quit(GraphEditor& editor);
+// The dialog, when something waits for it (call every frame, on any screen).
+void draw_unsaved_dialog(GraphEditor& editor);
 
 // Link/pin geometry on the canvas, shared by drawing and hit tests.
 struct NodeBox {

@@ -526,7 +526,7 @@ void draw_toolbar(GraphEditor& ed) {
                                         ImGuiInputTextFlags_EnterReturnsTrue);
   items().record_last_item("editor/path");
   ImGui::SameLine();
-  if (recorded_button("Open") || enter) open_graph(ed, ed.open_path);
+  if (recorded_button("Open") || enter) request_open(ed, ed.open_path);
   const bool loaded = ed.doc && ed.doc->loaded();
   ImGui::SameLine();
   if (!loaded) ImGui::BeginDisabled();
@@ -547,7 +547,11 @@ void draw_toolbar(GraphEditor& ed) {
   if (!loaded) ImGui::EndDisabled();
   if (ed.doc) {
     ImGui::SameLine();
-    ImGui::TextDisabled("%s%s", ed.doc->path().c_str(), ed.doc->dirty() ? "  (unsaved changes)" : "");
+    const std::string origin =
+        ed.origin_run ? "  (the experiment of run " + std::to_string(ed.origin_run) + ")" : "";
+    ImGui::TextDisabled("%s%s%s", ed.doc->path().c_str(), origin.c_str(),
+                        ed.doc->dirty() ? "  (unsaved changes)" : "");
+    items().record_last_item("editor/file");
   }
   ImGui::TextDisabled("%s", ed.status.empty() ? " " : ed.status.c_str());
   items().record_last_item("editor/status");

@@ -182,7 +182,10 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
   Image last_image;
   for (;;) {
     glfwPollEvents();
-    if (!headless && glfwWindowShouldClose(window)) break;
+    if (!headless && glfwWindowShouldClose(window)) {
+      if (!hooks.may_close || hooks.may_close()) break;
+      glfwSetWindowShouldClose(window, GLFW_FALSE);  // the app asks first
+    }
     ImGui_ImplOpenGL3_NewFrame();  // creates the font texture on the first frame
     if (!font_filter_set) {
       use_nearest_filter(static_cast<GLuint>(reinterpret_cast<intptr_t>(ImGui::GetIO().Fonts->TexID)));
@@ -219,6 +222,7 @@ int run_frame_loop(const FrameLoopOptions& options, const FrameLoopHooks& hooks)
         scripted = idle;
       }
       apply_script_frame(io, *scripted);
+      if (scripted->close && (!hooks.may_close || hooks.may_close())) break;
     }
 
     items().begin_frame();

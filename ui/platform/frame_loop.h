@@ -28,7 +28,11 @@ struct FrameLoopOptions {
 struct FrameLoopHooks {
   std::function<void()> draw;           // one frame of ImGui calls
   std::function<bool()> wants_to_quit;  // checked after each frame (may be empty)
-  std::function<void()> before_exit;    // last chance to read state while ImGui lives
+  // The window is asked to close (its close button, or a script's `close`):
+  // true lets it close; false keeps it open (the app asks the user first,
+  // then quits through wants_to_quit). Empty: it closes.
+  std::function<bool()> may_close;
+  std::function<void()> before_exit;  // last chance to read state while ImGui lives
   // Headless: `frames` are counted once this is true (the data a screen
   // shows has arrived), or after settle_timeout_s. May be empty.
   std::function<bool()> settled;

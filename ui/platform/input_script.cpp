@@ -196,6 +196,8 @@ std::vector<ScriptCommand> parse_script(const std::string& text) {
       need(2, "screenshot FILE.png");
       cmd.kind = ScriptCommand::Kind::screenshot;
       cmd.text = words[1];
+    } else if (verb == "close") {
+      cmd.kind = ScriptCommand::Kind::close;
     } else {
       throw ScriptError(where + "unknown command '" + verb + "'");
     }
@@ -213,6 +215,7 @@ ScriptFrame ScriptPlayer::hold() const {
   f.wheel = 0;
   f.key_down = 0;
   f.screenshot.clear();
+  f.close = false;  // one request, not one a frame
   f.delta_time = 1.0f / 60.0f;
   return f;
 }
@@ -319,6 +322,10 @@ void ScriptPlayer::expand(const ScriptCommand& cmd, const ItemRegistry& items) {
       f.screenshot = cmd.text;
       push(f);
       break;
+    case K::close:
+      f.close = true;
+      push(f);
+      break;
     case K::wait:
     case K::sleep:
       break;  // handled by next_frame
@@ -326,6 +333,7 @@ void ScriptPlayer::expand(const ScriptCommand& cmd, const ItemRegistry& items) {
   if (!queue_.empty()) {
     state_ = queue_.back();
     state_.screenshot.clear();
+    state_.close = false;
   }
 }
 

@@ -14,6 +14,7 @@
 //   wait @ITEM MS             render until ITEM is on screen (error after MS)
 //   sleep MS                  render frames for MS of wall-clock time
 //   screenshot FILE.png       write the current frame
+//   close                     ask the window to close, as its close button does
 //
 // POS is "X,Y" in window pixels, "@ITEM" (the centre of a recorded item, see
 // item_registry.h), "@ITEM~DX,DY" (offset from that centre), or, as the
@@ -45,7 +46,7 @@ struct ScriptPos {
 };
 
 struct ScriptCommand {
-  enum class Kind { frames, move, click, dclick, drag, scroll, key, text, wait, sleep, screenshot };
+  enum class Kind { frames, move, click, dclick, drag, scroll, key, text, wait, sleep, screenshot, close };
   Kind kind = Kind::frames;
   int line = 0;
   int count = 0;   // frames, sleep/wait milliseconds, drag steps
@@ -70,6 +71,7 @@ struct ScriptFrame {
   float wheel = 0;
   float delta_time = 1.0f / 60.0f;
   std::string screenshot;  // write a screenshot after this frame
+  bool close = false;      // the window is asked to close (FrameLoopHooks::may_close decides)
 };
 
 // Plays commands one frame at a time. Item positions are looked up when a

@@ -202,6 +202,8 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
   const bool running = any_running(store, state.selected);
   ImGui::BeginDisabled(n != 1);
   if (recorded_button("Dashboard")) requests.open_dashboard = *state.selected.begin();
+  ImGui::SameLine();
+  if (recorded_button("Open in editor")) requests.open_in_editor = *state.selected.begin();
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(n < 2);

@@ -19,6 +19,7 @@ namespace rlwb::ui {
 struct ViewRequests {
   int64_t open_dashboard = 0;    // run id
   std::vector<int64_t> compare;  // run ids
+  int64_t open_in_editor = 0;    // run id: its experiment, as it ran, in the editor
 };
 
 struct RunsTableState {

@@ -61,6 +61,21 @@ TEST(ScriptPlayer, AClickHoversPressesAndReleasesAtTheItemsCentre) {
   EXPECT_TRUE(player.done());
 }
 
+// `close` asks once: the frames after it do not ask again.
+TEST(ScriptPlayer, CloseAsksTheWindowToCloseInOneFrame) {
+  ItemRegistry registry;
+  ScriptPlayer player(parse_script("move 5,5\nclose\nframes 3\n"));
+  std::vector<ScriptFrame> frames;
+  while (auto f = player.next_frame(registry)) frames.push_back(*f);
+  ASSERT_EQ(frames.size(), 5u);
+  int asking = 0;
+  for (const auto& f : frames) asking += f.close;
+  EXPECT_EQ(asking, 1);
+  EXPECT_TRUE(frames[1].close);
+  EXPECT_FLOAT_EQ(frames[4].mouse.x, 5) << "the pointer stays where it was";
+  EXPECT_THROW(parse_script("clos\n"), ScriptError);
+}
+
 TEST(ScriptPlayer, ADragHoldsTheButtonAllTheWay) {
   ItemRegistry registry;
   ScriptPlayer player(parse_script("drag 0,0 +100,50 steps=5\n"));
