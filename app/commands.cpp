@@ -107,8 +107,18 @@ struct RunArgs {
   std::string db = kDefaultTrackingDb;
   std::string name;
   std::string transport = "ipc";
+  int64_t from_run = 0;
   std::string argv0;
 };
+
+// --from-run must name a run of this DB: checked before anything starts.
+bool check_from_run(const RunArgs& args) {
+  if (args.from_run == 0) return true;
+  if (std::filesystem::exists(args.db) && core::TrackingReader(args.db).run(args.from_run)) return true;
+  std::cerr << "rlwb: --from-run " << args.from_run << ": no such run in " << args.db
+            << " (see 'rlwb runs list --db " << args.db << "')\n";
+  return false;
+}
 
 int run(const RunArgs& args) {
   core::Experiment exp;
@@ -118,9 +128,11 @@ int run(const RunArgs& args) {
     print_graph_error(e);
     return 1;
   }
+  if (!check_from_run(args)) return 2;
   core::ControllerOptions options = app::controller_options();
   options.worker_binary = find_worker_binary(args.argv0);
   options.run_name = args.name;
+  options.from_run = args.from_run;
   options.transport = args.transport;
   // Runs left 'running' by a controller that died (power loss, SIGKILL)
   // are closed as failed before a new one starts.
@@ -166,6 +178,10 @@ core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
   add_experiment_args(*command, args->experiment);
   add_db_option(*command, args->db);
   command->add_option("--name", args->name, "name of the run in the tracking database");
+  command
+      ->add_option("--from-run", args->from_run,
+                   "the run this one relaunches (recorded with it; the GUI's Open in editor sets it)")
+      ->check(CLI::PositiveNumber);
   command->add_option("--transport", args->transport, "controller <-> worker transport")
       ->check(CLI::IsMember({"ipc", "tcp"}))
       ->capture_default_str();

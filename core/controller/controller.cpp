@@ -47,7 +47,7 @@ RunResult Controller::run() {
   RunResult result;
   if (tracking_)
     result.run_id = tracking_->start_run(options_.run_name.empty() ? exp_.name : options_.run_name, exp_.file,
-                                         exp_.text, exp_.algorithm, exp_.seed, exp_.raw);
+                                         exp_.text, exp_.algorithm, exp_.seed, exp_.raw, options_.from_run);
   auto event = [&](const std::string& text) {
     if (tracking_ && result.run_id) tracking_->log_event(result.run_id, "info", "controller", text);
   };

@@ -28,6 +28,7 @@ namespace rlwb::core {
 struct ControllerOptions {
   std::string worker_binary;      // path of rlwb-worker
   std::string run_name;           // default: experiment name
+  int64_t from_run = 0;           // the tracked run this one was relaunched from (0: none)
   std::string log_dir;            // worker logs; default: runs/logs/run-<run id>
   std::string transport = "ipc";  // "ipc" (one host) or "tcp"
   RpcOptions rpc;

@@ -77,6 +77,7 @@ std::string run_fields(const RunInfo& run, const std::vector<std::pair<std::stri
       {"last step", format_step(run.last_step)},
   };
   if (run.last_score) rows.push_back({"last score", format_number(*run.last_score)});
+  if (run.from_run > 0) rows.push_back({"from run", std::to_string(run.from_run) + " (relaunched from it)"});
   for (const auto& [key, value] : tags) rows.push_back({"tag " + key, value});
   return render_text_table(rows, "  ");
 }

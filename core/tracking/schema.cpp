@@ -91,6 +91,9 @@ CREATE TABLE tags (
   value  TEXT NOT NULL,
   PRIMARY KEY (run_id, key)) WITHOUT ROWID;
 )sql"},
+    {3, R"sql(
+ALTER TABLE runs ADD COLUMN from_run INTEGER NOT NULL DEFAULT 0;  -- the run it was relaunched from; 0: none
+)sql"},
 };
 static_assert(std::size(kMigrations) == kTrackingSchemaVersion, "one migration per schema version");
 

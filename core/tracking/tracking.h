@@ -56,6 +56,7 @@ struct RunInfo {
   // highest step of any metric for their runs.)
   int64_t last_step = -1;
   int64_t pid = 0;                   // the controller process that ran it
+  int64_t from_run = 0;              // the run it was relaunched from (rlwb run --from-run); 0: none
   std::optional<double> last_score;  // last kRunScoreMetric, if logged
 };
 
@@ -120,7 +121,7 @@ class TrackingWriter {
 
   int64_t start_run(const std::string& name, const std::string& experiment_file,
                     const std::string& experiment_text, const std::string& algorithm, int64_t seed,
-                    const nlohmann::json& params /* flattened on write */);
+                    const nlohmann::json& params /* flattened on write */, int64_t from_run = 0);
   void log_metric(int64_t run, const std::string& key, int64_t step, double value);
   // level: "debug", "info", "warning" or "error".
   void log_event(int64_t run, const std::string& level, const std::string& source, const std::string& text);

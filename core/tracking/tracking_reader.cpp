@@ -22,7 +22,7 @@ double real_or_nan(const SQLite::Column& column) { return column.isNull() ? kNaN
 std::string select_runs() {
   return std::string(
              "SELECT id, name, experiment_file, experiment_text, algorithm, status, host, seed, "
-             "start_time, end_time, last_step, pid, "
+             "start_time, end_time, last_step, pid, from_run, "
              // The score of the last step; 'NaN' text keeps a NaN apart from no score.
              "(SELECT coalesce(value, 'NaN') FROM metrics m WHERE m.run_id = runs.id AND m.key = '") +
          kRunScoreMetric + "' ORDER BY step DESC, m.rowid DESC LIMIT 1) FROM runs";
@@ -42,7 +42,8 @@ RunInfo read_run(SQLite::Statement& query) {
   run.end_time = query.getColumn(9).isNull() ? 0 : query.getColumn(9).getDouble();
   run.last_step = query.getColumn(10).getInt64();
   run.pid = query.getColumn(11).getInt64();
-  const SQLite::Column score = query.getColumn(12);
+  run.from_run = query.getColumn(12).getInt64();
+  const SQLite::Column score = query.getColumn(13);
   if (score.isText()) {
     run.last_score = kNaN;
   } else if (!score.isNull()) {

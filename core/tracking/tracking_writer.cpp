@@ -323,7 +323,7 @@ TrackingWriter::~TrackingWriter() = default;
 
 int64_t TrackingWriter::start_run(const std::string& name, const std::string& experiment_file,
                                   const std::string& experiment_text, const std::string& algorithm,
-                                  int64_t seed, const nlohmann::json& params) {
+                                  int64_t seed, const nlohmann::json& params, int64_t from_run) {
   if (name.empty()) throw TrackingError("a run needs a name");
   const auto flat_params = flatten_params(params);
   const ProcessIdentity owner = current_process_identity();
@@ -336,7 +336,7 @@ int64_t TrackingWriter::start_run(const std::string& name, const std::string& ex
       SQLite::Statement insert(
           impl_->db,
           "INSERT INTO runs (name, experiment_file, experiment_text, algorithm, status, host, "
-          "seed, start_time, pid, process_start) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)");
+          "seed, start_time, pid, process_start, from_run) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)");
       insert.bind(1, name);
       insert.bind(2, experiment_file);
       insert.bind(3, experiment_text);
@@ -346,6 +346,7 @@ int64_t TrackingWriter::start_run(const std::string& name, const std::string& ex
       insert.bind(7, unix_time_now());
       insert.bind(8, owner.pid);
       insert.bind(9, owner.start);
+      insert.bind(10, from_run);
       insert.exec();
       run = impl_->db.getLastInsertRowid();
       SQLite::Statement insert_param(impl_->db, "INSERT INTO params (run_id, key, value) VALUES (?, ?, ?)");

@@ -160,6 +160,26 @@ TEST(Cli, RunRecordsTheRunAndRunsListAndShowReadIt) {
   EXPECT_NE(missing.text.find("no run 99"), std::string::npos) << missing.text;
 }
 
+// --from-run records the run relaunched; one that is not in the DB is an
+// error before anything starts.
+TEST(Cli, FromRunIsRecordedAndAnUnknownOneStartsNothing) {
+  std::string db = temp_db();
+  auto first = run_cli({"run", demo_file(), "trainer.steps=1", "--db", db});
+  ASSERT_EQ(first.code, 0) << first.text;
+  auto again = run_cli({"run", demo_file(), "trainer.steps=1", "--db", db, "--from-run", "1"});
+  ASSERT_EQ(again.code, 0) << again.text;
+  EXPECT_EQ(rlwb::core::TrackingReader(db).run(2)->from_run, 1);
+  auto show = run_cli({"runs", "show", "2", "--db", db});
+  EXPECT_NE(show.text.find("from run"), std::string::npos) << show.text;
+  EXPECT_NE(show.text.find("1 (relaunched from it)"), std::string::npos) << show.text;
+  auto unknown = run_cli({"run", demo_file(), "trainer.steps=1", "--db", db, "--from-run", "7"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.text.find("--from-run 7: no such run in " + db), std::string::npos) << unknown.text;
+  EXPECT_EQ(rlwb::core::TrackingReader(db).list_runs().size(), 2u) << "a run was started";
+  auto negative = run_cli({"run", demo_file(), "--db", db, "--from-run", "-3"});
+  EXPECT_EQ(negative.code, 2) << negative.text;
+}
+
 TEST(Cli, CtrlCStopsTheRunCleanlyAndLeavesNoWorkerBehind) {
   std::string db = temp_db();
   pid_t cli = spawn_cli({"run", demo_file(), "trainer.steps=100000", "--db", db});

@@ -4,6 +4,8 @@
 // finish. Needs rlwb and rlwb-worker built.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/tracking/tracking.h"
 #include "tests/ui/ui_test_support.h"
 #include "tests/test_paths.h"
@@ -74,6 +76,52 @@ frames 5
   EXPECT_GT(count_color(r.screenshot, plot[0], plot[1], plot[2], plot[3], 0x1F77B4, 30), 20);
   // While it ran, the dashboard was already up (status 'running').
   EXPECT_TRUE(std::filesystem::exists(path("running.png")));
+}
+
+// From a past run back to a new one: open the run's experiment in the
+// editor, launch it, and the new run records where it came from; the runs
+// table compares the two side by side.
+TEST_F(GuiLiveRunTest, ARunReopenedAndLaunchedAgainRecordsItsOriginAndComparesWithIt) {
+  int64_t origin = 0;
+  {
+    core::TrackingWriter w(db);
+    origin = w.start_run("origin", file, read_bytes(file), "demo", 1, {{"trainer", {{"steps", 3}}}});
+    w.end_run(origin, "finished");
+  }
+  const std::string row = "runs/row/" + std::to_string(origin);
+  const std::string script = "wait @" + row + " 20000\nclick @" + row + R"(
+click @"button/Open in editor"
+frames 2
+click @tab/Launch
+wait @launch/overrides 20000
+click @launch/overrides
+text trainer.steps=1
+click @"button/Start run"
+wait @launch/run 60000
+wait @launch/run/finished 120000
+click @tab/Runs
+wait @runs/row/2 20000
+click @runs/row/2
+frames 2
+screenshot relaunched.png
+click @"button/Compare with origin"
+frames 3
+)";
+  auto r = run_gui(dir_, {"--db", db, "--screen", "runs", "--cli", rlwb::testing::kCliBin}, script);
+  ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
+                            << read_bytes(path("runs/logs/gui/controller-1.log"));
+  EXPECT_EQ(r.state["editor"]["origin_run"], origin);
+  const auto& argv = r.state["launch"]["argv"];
+  auto at = std::find(argv.begin(), argv.end(), "--from-run");
+  ASSERT_NE(at, argv.end()) << argv.dump();
+  EXPECT_EQ(*(at + 1), std::to_string(origin));
+  const int64_t relaunched = r.state["launch"]["run_id"];
+  ASSERT_GT(relaunched, origin);
+  core::TrackingReader reader(db);
+  EXPECT_EQ(reader.run(relaunched)->from_run, origin);
+  EXPECT_EQ(reader.run(relaunched)->status, "finished");
+  EXPECT_EQ(r.state["screen"], "compare");
+  EXPECT_EQ(r.state["compare"]["runs"], nlohmann::json({origin, relaunched}));
 }
 
 TEST_F(GuiLiveRunTest, TheLaunchScreenListsTheWorkersAndStopEndsTheRunAsInterrupted) {

@@ -111,6 +111,36 @@ TEST_F(GuiRunsTest, OpenInEditorShowsTheExperimentAsTheRunRanIt) {
       << none.state["editor"]["status"];
 }
 
+// A run relaunched from another says so on its row, and "Compare with
+// origin" compares the two; a run with no origin has no such button.
+TEST_F(GuiRunsTest, ARelaunchedRunShowsItsOriginAndComparesWithIt) {
+  int64_t again = 0;
+  {
+    core::TrackingWriter w(db_);
+    again = w.start_run("again", "reopened/run-1.yaml", "", "grpo", 1, {{"trainer", {{"lr", 0.3}}}}, ids_[0]);
+    w.end_run(again, "finished");
+  }
+  const std::string row = "runs/row/" + std::to_string(again);
+  auto shown =
+      run_gui(dir_, {"--db", db_, "--screen", "runs"},
+              "wait @" + row + " 20000\nclick @" + row + "\nframes 2\nscreenshot from.png\n", "shown");
+  ASSERT_EQ(shown.exit_code, 0) << shown.log;
+  EXPECT_EQ(item_rect(shown.state, "runs/from/" + std::to_string(again)).size(), 4u);
+  EXPECT_EQ(item_rect(shown.state, "runs/from/" + std::to_string(ids_[0])).size(), 0u);
+  EXPECT_EQ(item_rect(shown.state, "button/Compare with origin").size(), 4u);
+  auto compared = run_gui(dir_, {"--db", db_, "--screen", "runs"},
+                          "wait @" + row + " 20000\nclick @" + row +
+                              "\nframes 2\nclick @\"button/Compare with origin\"\nframes 3\n",
+                          "compared");
+  ASSERT_EQ(compared.exit_code, 0) << compared.log;
+  EXPECT_EQ(compared.state["screen"], "compare");
+  EXPECT_EQ(compared.state["compare"]["runs"], nlohmann::json({ids_[0], again}));
+  const std::string plain = "runs/row/" + std::to_string(ids_[1]);
+  auto none = run_gui(dir_, {"--db", db_, "--screen", "runs"},
+                      "wait @" + plain + " 20000\nclick @" + plain + "\nframes 2\n", "none");
+  EXPECT_EQ(item_rect(none.state, "button/Compare with origin").size(), 0u);
+}
+
 TEST_F(GuiRunsTest, ClickingAHeaderSortsByThatColumnAndAgainReversesIt) {
   const std::string click = "click @\"runs/header/best score\"\nframes 2\n";
   const std::string wait = "wait @runs/row/" + std::to_string(ids_[0]) + " 20000\n";

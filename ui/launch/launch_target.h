@@ -22,7 +22,8 @@ struct LaunchRequest {
   std::string experiment_file;
   std::vector<std::string> overrides;  // key.path=value
   std::string db;
-  std::string name;  // run name ("" : the experiment's)
+  std::string name;      // run name ("" : the experiment's)
+  int64_t from_run = 0;  // the run relaunched (rlwb run --from-run); 0: none
 };
 
 // A worker process of the running controller, as the OS sees it.

@@ -36,6 +36,7 @@ void start_run(LaunchState& state, GraphEditor& editor, RunStore& store) {
     request.overrides = split_overrides(state.overrides_text);
     request.db = store.db_path();
     request.name = state.run_name;
+    request.from_run = editor.origin_run;  // a run's experiment, opened from the Runs screen
     state.last_argv = launch_argv(request);
     state.target->start(request);
     state.launched_pid = state.target->controller_pid();

@@ -159,6 +159,7 @@ std::vector<std::string> launch_argv(const LaunchRequest& r) {
   argv.insert(argv.end(), r.overrides.begin(), r.overrides.end());
   argv.insert(argv.end(), {"--db", r.db});
   if (!r.name.empty()) argv.insert(argv.end(), {"--name", r.name});
+  if (r.from_run > 0) argv.insert(argv.end(), {"--from-run", std::to_string(r.from_run)});
   return argv;
 }
 

@@ -205,6 +205,12 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
   ImGui::SameLine();
   if (recorded_button("Open in editor")) requests.open_in_editor = *state.selected.begin();
   ImGui::EndDisabled();
+  // A relaunched run next to the run it came from, with their config diff.
+  const RunData* only = n == 1 ? store.run(*state.selected.begin()) : nullptr;
+  if (only && only->info.from_run > 0 && store.run(only->info.from_run)) {
+    ImGui::SameLine();
+    if (recorded_button("Compare with origin")) requests.compare = {only->info.from_run, only->info.id};
+  }
   ImGui::SameLine();
   ImGui::BeginDisabled(n < 2);
   if (recorded_button(("Compare (" + std::to_string(n) + ")###compare").c_str()))
@@ -307,6 +313,12 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
       ImGui::TableSetColumnIndex(kId);
       ImGui::Text("%lld", static_cast<long long>(i.id));
       ImGui::TableSetColumnIndex(kExperiment);
+      if (i.from_run > 0) {  // relaunched from another run's experiment; first, as paths get clipped
+        ImGui::TextColored(ImVec4(0.95f, 0.85f, 0.5f, 1),
+                           "from run %lld:", static_cast<long long>(i.from_run));
+        items().record_last_item("runs/from/" + std::to_string(i.id));
+        ImGui::SameLine();
+      }
       ImGui::TextUnformatted(i.experiment_file.c_str());
       ImGui::TableSetColumnIndex(kAlgorithm);
       ImGui::TextUnformatted(i.algorithm.c_str());

@@ -93,10 +93,10 @@ TEST_F(TrackingTest, NewDatabaseHasEveryTableIndexAndTheCurrentVersionInWalMode)
   EXPECT_EQ(names_of(db, "index"),
             (std::set<std::string>{"metrics_by_key_step", "metrics_by_run", "events_by_run",
                                    "artifacts_by_run", "samples_by_run", "profiles_by_run"}));
-  EXPECT_EQ(
-      columns_of(db, "runs"),
-      (std::set<std::string>{"id", "name", "experiment_file", "experiment_text", "algorithm", "status",
-                             "host", "seed", "start_time", "end_time", "last_step", "pid", "process_start"}));
+  EXPECT_EQ(columns_of(db, "runs"),
+            (std::set<std::string>{"id", "name", "experiment_file", "experiment_text", "algorithm", "status",
+                                   "host", "seed", "start_time", "end_time", "last_step", "pid",
+                                   "process_start", "from_run"}));
   EXPECT_EQ(columns_of(db, "metrics"),
             (std::set<std::string>{"run_id", "key", "step", "value", "wall_time"}));
   EXPECT_EQ(columns_of(db, "samples"),
@@ -136,12 +136,14 @@ TEST_F(TrackingTest, OpeningAVersion1DatabaseMigratesItAndKeepsItsRuns) {
     SQLite::Database db(path());
     EXPECT_EQ(tracking_schema_version(db), kTrackingSchemaVersion);
     EXPECT_TRUE(columns_of(db, "runs").count("pid"));
+    EXPECT_TRUE(columns_of(db, "runs").count("from_run"));
   }
   TrackingReader reader(path());
   const auto old_run = reader.run(1);
   ASSERT_TRUE(old_run);
   EXPECT_EQ(old_run->name, "old-run");
   EXPECT_EQ(old_run->pid, 0);
+  EXPECT_EQ(old_run->from_run, 0);  // an old run was relaunched from none
   EXPECT_EQ(old_run->last_step, 2);
   EXPECT_DOUBLE_EQ(*old_run->last_score, 0.3);
   EXPECT_EQ(reader.metrics(1).size(), 3u);

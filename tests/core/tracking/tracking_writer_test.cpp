@@ -64,8 +64,20 @@ TEST_F(TrackingTest, StartRunStoresTheRunAndItsFlattenedParamsAtOnce) {
   EXPECT_EQ(info->end_time, 0);
   EXPECT_EQ(info->last_step, -1);
   EXPECT_FALSE(info->last_score);
+  EXPECT_EQ(info->from_run, 0);
   EXPECT_THAT(reader.params(run), ElementsAre(Pair("trainer.gpus.0", "0"), Pair("trainer.gpus.1", "1"),
                                               Pair("trainer.steps", "3")));
+}
+
+// A relaunched run records the run it came from (rlwb run --from-run).
+TEST_F(TrackingTest, ARelaunchedRunRecordsTheRunItCameFrom) {
+  TrackingWriter writer(path(), kNeverFlushMs);
+  const int64_t first = writer.start_run("first", "a.yaml", "", "grpo", 1, nullptr);
+  const int64_t again = writer.start_run("again", "reopened/run-1.yaml", "", "grpo", 1, nullptr, first);
+  TrackingReader reader(path());
+  EXPECT_EQ(reader.run(first)->from_run, 0);
+  EXPECT_EQ(reader.run(again)->from_run, first);
+  EXPECT_EQ(reader.list_runs().front().from_run, first);  // newest first
 }
 
 TEST_F(TrackingTest, QueuedMetricsAreCommittedTogetherOnFlushAndReadBackInOrder) {
