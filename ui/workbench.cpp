@@ -243,18 +243,11 @@ nlohmann::json dump_state(AppState& app) {
     editor["load_issues"] = load_issues;
     json nodes = json::array();
     for (const auto& n : doc->experiment().nodes) {
-      Vec2 p = doc->position(n.id);
+      json node = node_json(*doc, n);
       const Vec2 size = node_size(doc->experiment(), n);  // the box, in canvas units
-      nodes.push_back({{"id", n.id},
-                       {"call", n.call},
-                       {"in", n.in},
-                       {"out", n.out},
-                       {"in_ports", n.in_ports},
-                       {"out_ports", n.out_ports},
-                       {"x", p.x},
-                       {"y", p.y},
-                       {"w", size.x},
-                       {"h", size.y}});
+      node["w"] = size.x;
+      node["h"] = size.y;
+      nodes.push_back(node);
     }
     editor["nodes"] = nodes;
     json issues = json::array();

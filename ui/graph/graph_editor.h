@@ -41,7 +41,10 @@ struct PaletteEntry {
 // for each model and reward of the file.
 std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const core::MethodCatalog* catalog);
 
-// Copy/paste: nodes as JSON text {"rlwb_nodes": [{id, call, in, out, x, y}]}.
+// A node as JSON: {id, call, in, out, in_ports, out_ports, x, y}; what
+// copy/paste carries and the state dump shows.
+nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node);
+// Copy/paste: nodes as JSON text {"rlwb_nodes": [node_json...]}.
 std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids);
 // Pastes into doc as one gesture: fresh ids, outputs renamed when another
 // node already writes them (inputs among the pasted nodes follow), shifted

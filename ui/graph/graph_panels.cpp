@@ -602,20 +602,22 @@ std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const cor
   return out;
 }
 
+nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node) {
+  const Vec2 p = doc.position(node.id);
+  return {{"id", node.id},
+          {"call", node.call},
+          {"in", node.in},
+          {"out", node.out},
+          {"in_ports", node.in_ports},
+          {"out_ports", node.out_ports},
+          {"x", p.x},
+          {"y", p.y}};
+}
+
 std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids) {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& node : doc.experiment().nodes) {
-    if (!ids.count(node.id)) continue;
-    Vec2 p = doc.position(node.id);
-    nodes.push_back({{"id", node.id},
-                     {"call", node.call},
-                     {"in", node.in},
-                     {"out", node.out},
-                     {"in_ports", node.in_ports},
-                     {"out_ports", node.out_ports},
-                     {"x", p.x},
-                     {"y", p.y}});
-  }
+  for (const auto& node : doc.experiment().nodes)
+    if (ids.count(node.id)) nodes.push_back(node_json(doc, node));
   return nlohmann::json{{"rlwb_nodes", nodes}}.dump();
 }
 
