@@ -97,6 +97,9 @@ int main(int argc, char** argv) {
   command_line.add_option("--screen", options.screen, "the screen to show first")->check(kScreenName);
   command_line.add_option("--cli", options.cli,
                           "the rlwb CLI that launches runs (default: next to rlwb-gui)");
+  command_line
+      .add_option("--templates", options.templates, "folder of experiment files the editor's New... offers")
+      ->capture_default_str();
   command_line.add_option("--catalog", options.catalog,
                           "method catalog JSON the editor checks calls against (default: this build's)");
   const std::string headless = "Headless, for scripts and tests (under xvfb-run -a)";

@@ -134,6 +134,7 @@ bool parse_screen(const std::string& name, Screen& out) {
 void init_workbench(AppState& app, const WorkbenchOptions& o) {
   app.store.open(o.db, o.poll_ms);
   app.launch.cli = o.cli;
+  app.editor.templates_dir = o.templates;
   app.launch.log_dir = (std::filesystem::path(o.db).parent_path() / "logs" / "gui").string();
   if (!o.catalog.empty()) {
     try {
@@ -247,6 +248,7 @@ nlohmann::json dump_state(AppState& app) {
       const Vec2 size = node_size(doc->experiment(), n);  // the box, in canvas units
       node["w"] = size.x;
       node["h"] = size.y;
+      node["origin"] = doc->node_origin(n);  // "" unless inherited (defaults:)
       nodes.push_back(node);
     }
     editor["nodes"] = nodes;

@@ -27,12 +27,13 @@ bool parse_screen(const std::string& name, Screen& out);
 
 struct WorkbenchOptions {
   std::string db = "runs/rlwb.db";
-  std::string open_file;         // --open
-  std::vector<int64_t> compare;  // --compare 3,4
-  int64_t dashboard_run = 0;     // --run 3
-  std::string screen;            // --screen runs (default: from the above)
-  std::string cli;               // rlwb, for launching runs
-  std::string catalog;           // optional catalog JSON (ui/graph/editor_catalog.h)
+  std::string open_file;                  // --open
+  std::vector<int64_t> compare;           // --compare 3,4
+  int64_t dashboard_run = 0;              // --run 3
+  std::string screen;                     // --screen runs (default: from the above)
+  std::string cli;                        // rlwb, for launching runs
+  std::string catalog;                    // optional catalog JSON (ui/graph/editor_catalog.h)
+  std::string templates = "experiments";  // the experiment files New... offers as templates
   // This build's catalog (roles, builtins, tasks, reward types), assembled
   // by the program (app/gui_main.cpp) so the ui layer needs no LibTorch;
   // used when no catalog file is given.

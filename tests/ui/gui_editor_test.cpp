@@ -276,6 +276,74 @@ TEST_F(GuiEditorTest, OpeningAnotherFileWithUnsavedEditsAsksFirst) {
   EXPECT_EQ(read_bytes(file_), original);
 }
 
+// A graph with errors is not launched: the Launch screen says why (the
+// first problem and how many) before anything starts.
+TEST_F(GuiEditorTest, AGraphWithErrorsIsNotLaunchedAndTheLaunchScreenSaysWhy) {
+  write_demo_with_a_bad_call();
+  const std::string script = R"(
+click @tab/Launch
+wait @"button/Start run" 20000
+click @"button/Start run"
+frames 3
+)";
+  auto r = run_gui(dir_, args(), script);
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const std::string status = r.state["launch"]["status"];
+  EXPECT_EQ(status.rfind("not started: 1 error(s)", 0), 0u) << status;
+  EXPECT_NE(status.find("has no method 'global_summ'"), std::string::npos) << status;
+  EXPECT_EQ(r.state["launch"]["argv"], nlohmann::json::array()) << "something was started";
+  EXPECT_FALSE(std::filesystem::exists(path("rlwb.db"))) << "a run was recorded";
+}
+
+// A graph built on another (`defaults: [grpo.yaml]`) shows on each node
+// what it inherits and what the file sets itself.
+TEST_F(GuiEditorTest, AGraphBuiltOnAnotherShowsWhatEachNodeInheritsAndOverrides) {
+  auto r = run_gui(dir_,
+                   {"--db", path("rlwb.db"), "--open", test::source_path("experiments/reinforce_pp.yaml"),
+                    "--cli", "/nonexistent/rlwb", "--frames", "3"},
+                   "", "derived");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  std::map<std::string, std::string> origin;
+  for (const auto& n : r.state["editor"]["nodes"]) origin[n["id"]] = n["origin"];
+  EXPECT_EQ(origin["gen"], "from grpo.yaml");
+  EXPECT_EQ(origin["adv"], "from grpo.yaml; in set here");
+  EXPECT_EQ(origin["update"], "from grpo.yaml; in set here");
+  EXPECT_FALSE(r.state["editor"]["dirty"]);
+  EXPECT_EQ(item_rect(r.state, "origin/adv").size(), 4u) << "not drawn";
+  // The base itself inherits nothing.
+  auto base = run_gui(dir_,
+                      {"--db", path("rlwb.db"), "--open", test::source_path("experiments/grpo.yaml"), "--cli",
+                       "/nonexistent/rlwb", "--frames", "3"},
+                      "", "base");
+  ASSERT_EQ(base.exit_code, 0) << base.log;
+  for (const auto& n : base.state["editor"]["nodes"]) EXPECT_EQ(n["origin"], "") << n["id"];
+}
+
+// New... lists the experiment files as templates; picking one writes a
+// copy beside the open file and opens it. A template built on another
+// (rloo.yaml on grpo.yaml) is copied resolved, so the copy loads on its own.
+TEST_F(GuiEditorTest, NewFromATemplateWritesACopyBesideTheOpenFileAndOpensIt) {
+  const std::vector<std::string> templates = {"--templates", test::source_path("experiments")};
+  const std::string pick =
+      "click @button/New...\nwait @template/rloo 10000\nclick @template/rloo\nframes 3\n";
+  auto r = run_gui(dir_, args(templates), pick + "screenshot new.png\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  const std::string copy = path("rloo-new.yaml");
+  EXPECT_EQ(r.state["editor"]["file"], copy) << r.state["editor"]["status"];
+  EXPECT_TRUE(r.state["editor"]["loaded"]);
+  EXPECT_FALSE(r.state["editor"]["dirty"]);
+  ASSERT_TRUE(std::filesystem::exists(copy));
+  const core::Experiment made = core::load_experiment_file(copy);  // no grpo.yaml beside it
+  const core::Experiment original = core::load_experiment_file(test::source_path("experiments/rloo.yaml"));
+  EXPECT_TRUE(made.bases.empty());
+  EXPECT_EQ(made.nodes.size(), original.nodes.size());
+  EXPECT_EQ(made.algorithm, original.algorithm);
+  // Again: a second copy, the first one kept.
+  auto again = run_gui(dir_, args(templates), pick, "again");
+  EXPECT_EQ(again.state["editor"]["file"], path("rloo-new-2.yaml"));
+  EXPECT_TRUE(std::filesystem::exists(copy));
+}
+
 TEST_F(GuiEditorTest, WheelZoomsTowardTheCursorAndTheInspectorRenamesANode) {
   const std::string script = R"(
 click @node/total

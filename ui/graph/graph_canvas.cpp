@@ -406,6 +406,13 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       text_at(dl, ImVec2(box.min.x + pad, box.min.y + 4 * z), IM_COL32(245, 245, 250, 255), box.id, z, 1.05f);
       text_at(dl, ImVec2(box.min.x + pad, box.min.y + 21 * z), IM_COL32(210, 215, 225, 255), node->call, z,
               0.9f);
+      // Inherited from a base file (defaults:): said just above the box, so
+      // the box keeps its size and the layout its spacing.
+      if (const std::string origin = ed.doc->node_origin(*node); !origin.empty()) {
+        const ImVec2 at(box.min.x + 2 * z, box.min.y - 15 * z);
+        text_at(dl, at, IM_COL32(150, 175, 210, 255), origin, z, 0.8f);
+        items().record("origin/" + box.id, at, ImVec2(box.max.x, box.min.y));
+      }
       float y = box.min.y + box.header + 2 * z;
       for (const std::string& line : info_lines(exp, *node)) {
         text_at(dl, ImVec2(box.min.x + pad, y), IM_COL32(160, 168, 180, 255), line, z, 0.85f);

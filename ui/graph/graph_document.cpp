@@ -60,6 +60,13 @@ GraphDocument GraphDocument::from_text(const std::string& text, const std::strin
     if (at.is_object() && at.contains("x") && at.contains("y") && at["x"].is_number() && at["y"].is_number())
       doc.state_.pos[node.id] = {at["x"].get<float>(), at["y"].get<float>()};
   }
+  for (const std::string& base : doc.state_.exp.bases) {
+    try {
+      for (const core::NodeSpec& node : core::load_experiment_file(base).nodes)
+        doc.base_nodes_[node.id] = {std::filesystem::path(base).filename().string(), node};
+    } catch (const std::exception&) {  // the base loaded as part of this file; alone it may not
+    }
+  }
   doc.place_unpositioned_nodes();
   doc.state_.id = doc.next_id_++;
   doc.saved_id_ = doc.state_.id;
@@ -154,6 +161,20 @@ bool GraphDocument::undo() {
 bool GraphDocument::redo() {
   if (in_gesture_) end_gesture();
   return undo_.redo(state_);
+}
+
+std::string GraphDocument::node_origin(const core::NodeSpec& node) const {
+  auto it = base_nodes_.find(node.id);
+  if (it == base_nodes_.end()) return "";
+  const auto& [file, base] = it->second;
+  std::vector<std::string> set_here;
+  if (node.call != base.call) set_here.push_back("call");
+  if (node.in != base.in || node.in_ports != base.in_ports) set_here.push_back("in");
+  if (node.out != base.out || node.out_ports != base.out_ports) set_here.push_back("out");
+  if (node.args != base.args) set_here.push_back("args");
+  std::string origin = "from " + file;
+  for (size_t i = 0; i < set_here.size(); ++i) origin += (i == 0 ? "; " : ", ") + set_here[i];
+  return set_here.empty() ? origin : origin + " set here";
 }
 
 bool GraphDocument::arrange() {

@@ -76,6 +76,10 @@ class GraphDocument {
   // Lays every node out anew (auto_layout.h), as one gesture; false when
   // nothing moved.
   bool arrange();
+  // Where a node of a graph built on another (`defaults:`) comes from: ""
+  // for a node the file adds, "from grpo.yaml" for one it inherits as is,
+  // "from grpo.yaml; in set here" for one whose keys differ from the base's.
+  std::string node_origin(const core::NodeSpec& node) const;
   // A node id not used yet: `base`, else base_2, base_3, ...
   std::string unique_node_id(const std::string& base) const;
 
@@ -97,6 +101,9 @@ class GraphDocument {
   // Layout entries for ids that are no node (the validator warns about
   // them): kept as the user wrote them.
   nlohmann::json stray_layout_ = nlohmann::json::object();
+  // The nodes of the files `defaults:` names, by id, with the file's name
+  // (read once at open; a later base wins, as in the merge).
+  std::map<std::string, std::pair<std::string, core::NodeSpec>> base_nodes_;
   GraphState state_;
   GraphState gesture_start_;
   bool in_gesture_ = false;

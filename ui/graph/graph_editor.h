@@ -95,6 +95,7 @@ struct GraphEditor {
   // The run whose experiment this document holds ("Open in editor" on a
   // run); 0 for a file opened by path.
   int64_t origin_run = 0;
+  std::string templates_dir;  // New...: each *.yaml here is a template (WorkbenchOptions::templates)
   // Waiting for the "unsaved changes" dialog (unsaved_guard.cpp): a file
   // to open (with its origin run), or quitting. The dialog is up while
   // either is set.
@@ -105,6 +106,9 @@ struct GraphEditor {
 
 // Opens `path` into the editor (a file that does not load shows its errors).
 void open_graph(GraphEditor& editor, const std::string& path);
+// What the document is validated against: --catalog or this build's
+// catalog, else the one the open file implies (editor_catalog.h).
+std::shared_ptr<const core::MethodCatalog> validation_catalog(const GraphEditor& editor);
 void draw_graph_editor(GraphEditor& editor);
 
 // Opens `path`, or, when the open document has unsaved edits, asks first

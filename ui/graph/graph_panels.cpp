@@ -3,6 +3,8 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <fstream>
+#include <filesystem>
 #include <sstream>
 
 #include "imgui.h"
@@ -520,6 +522,42 @@ void draw_popups(GraphEditor& ed) {
   }
 }
 
+// New...: a copy of a template, beside the open file (else in the current
+// folder), named <template>-new.yaml (-2, -3, ... when taken), opened. A
+// template built on another is written resolved, so the copy stands alone.
+void new_from_template(GraphEditor& ed, const std::filesystem::path& source) {
+  namespace fs = std::filesystem;
+  try {
+    const core::Experiment exp = core::load_experiment_file(source.string());
+    const fs::path dir = ed.doc ? fs::path(ed.doc->path()).parent_path() : fs::current_path();
+    fs::path target = dir / (source.stem().string() + "-new.yaml");
+    for (int i = 2; fs::exists(target); ++i)
+      target = dir / (source.stem().string() + "-new-" + std::to_string(i) + ".yaml");
+    std::ofstream(target, std::ios::binary) << exp.text;
+    request_open(ed, target.string());
+    ed.status = "new experiment " + target.string() + " from the template " + source.filename().string();
+  } catch (const std::exception& e) {
+    ed.status = "template " + source.string() + " not used: " + e.what();
+  }
+}
+
+void draw_template_menu(GraphEditor& ed) {
+  namespace fs = std::filesystem;
+  if (recorded_button("New...")) ImGui::OpenPopup("templates");
+  if (!ImGui::BeginPopup("templates")) return;
+  std::vector<fs::path> templates;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(ed.templates_dir, ec))
+    if (e.path().extension() == ".yaml") templates.push_back(e.path());
+  std::sort(templates.begin(), templates.end());
+  if (templates.empty()) ImGui::TextDisabled("no *.yaml in %s", ed.templates_dir.c_str());
+  for (const auto& t : templates) {
+    if (ImGui::Selectable(t.stem().string().c_str())) new_from_template(ed, t);
+    items().record_last_item("template/" + t.stem().string());
+  }
+  ImGui::EndPopup();
+}
+
 void draw_toolbar(GraphEditor& ed) {
   ImGui::SetNextItemWidth(360);
   bool enter = ImGui::InputTextWithHint("##open_path", "experiments/demo.yaml", &ed.open_path,
@@ -527,6 +565,8 @@ void draw_toolbar(GraphEditor& ed) {
   items().record_last_item("editor/path");
   ImGui::SameLine();
   if (recorded_button("Open") || enter) request_open(ed, ed.open_path);
+  ImGui::SameLine();
+  draw_template_menu(ed);
   const bool loaded = ed.doc && ed.doc->loaded();
   ImGui::SameLine();
   if (!loaded) ImGui::BeginDisabled();
@@ -663,6 +703,12 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
   return ids;
 }
 
+std::shared_ptr<const core::MethodCatalog> validation_catalog(const GraphEditor& ed) {
+  if (ed.catalog) return ed.catalog;
+  if (!ed.doc || !ed.doc->loaded()) return nullptr;
+  return std::make_shared<const core::MethodCatalog>(catalog_from_calls(ed.doc->experiment()));
+}
+
 void open_graph(GraphEditor& ed, const std::string& path) {
   ed.doc = std::make_unique<GraphDocument>(GraphDocument::open(path));
   ed.open_path = path;
@@ -672,10 +718,7 @@ void open_graph(GraphEditor& ed, const std::string& path) {
   ed.issues.clear();
   ed.issues_version = 0;
   ed.yaml_cache_version = 0;
-  ed.validator.reset(ed.catalog         ? ed.catalog
-                     : ed.doc->loaded() ? std::make_shared<const core::MethodCatalog>(
-                                              catalog_from_calls(ed.doc->experiment()))
-                                        : nullptr);
+  ed.validator.reset(validation_catalog(ed));
   ed.inspected.clear();
   ed.status = ed.doc->loaded()
                   ? "opened " + path

@@ -6,14 +6,35 @@
 #include "core/tracking/time_now.h"
 #include "imgui.h"
 #include "imgui_stdlib.h"
+#include "ui/graph/validator_client.h"
 #include "ui/platform/item_registry.h"
 
 namespace rlwb::ui {
 namespace {
 
+// The errors of the document as it would run, or "" when it has none.
+// Checked here, in-process, so that an experiment that no longer validates
+// (a run's, reopened after RLWB changed) says why before anything starts.
+std::string launch_errors(const GraphEditor& editor) {
+  const auto catalog = validation_catalog(editor);
+  if (!catalog) return "";
+  std::string first;
+  int errors = 0;
+  for (const core::GraphIssue& issue :
+       validate_text(editor.doc->text_to_save(), editor.doc->path(), *catalog))
+    if (issue.severity == core::Severity::error && errors++ == 0) first = issue.to_string();
+  if (errors == 0) return "";
+  return std::to_string(errors) + " error(s) in the graph; the first: " + first +
+         " (the Editor's Problems list has them all)";
+}
+
 void start_run(LaunchState& state, GraphEditor& editor, RunStore& store) {
   if (!editor.doc || !editor.doc->loaded()) {
     state.status = "open a graph file that loads in the Editor first";
+    return;
+  }
+  if (const std::string errors = launch_errors(editor); !errors.empty()) {
+    state.status = "not started: " + errors;
     return;
   }
   if (editor.doc->dirty()) {
