@@ -130,6 +130,11 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
   std::map<size_t, Running> running;
   std::set<size_t> done;
   while (done.size() < nodes.size()) {
+    // A stop ends the pass at a node boundary: before it starts, or once the
+    // nodes that were running have ended. Checked here as well as in the
+    // wait below, which does not see it when a node had already finished
+    // (a fast reply that came before the wait) and would go on pass after pass.
+    if (stop_.stop_requested()) throw StopRequested();
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (done.count(i) || running.count(i)) continue;
       bool ready = true;

@@ -175,6 +175,29 @@ nodes:
   EXPECT_EQ(reader.metrics(result.run_id, 0, "timing_s/square").size(), 2u);
 }
 
+// A stop requested between two steps ends the run before the next step,
+// however fast the nodes: a builtin is done before the runner waits on it,
+// so a stop seen only by that wait would be missed.
+TEST(Controller, AStopBetweenStepsEndsTheRunBeforeTheNextStep) {
+  std::stop_source stop;
+  ControllerOptions o = options();
+  o.stop = stop.get_token();
+  o.hooks.step_done = [&](const StepReport& r, const std::optional<EvalReport>&) {
+    if (r.step == 2) stop.request_stop();
+  };
+  Controller controller(experiment(R"(
+name: fast
+task: {name: toy_numbers, batch_size: 2}
+trainer: {steps: 200}
+nodes:
+  - {id: total, call: builtin.add, in: [x], out: {sum: total}}
+)"),
+                        o, nullptr);
+  RunResult result = controller.run();
+  EXPECT_EQ(result.status, "interrupted") << result.error;
+  EXPECT_EQ(result.steps.size(), 2u);
+}
+
 // A stop requested before the workers have registered ends the start-up.
 TEST(Controller, StopRequestedBeforeStartUpEndsTheRunAsInterrupted) {
   std::stop_source stop;
