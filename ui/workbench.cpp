@@ -268,6 +268,7 @@ nlohmann::json dump_state(AppState& app) {
   editor["selected"] = app.editor.selected;
   editor["status"] = app.editor.status;
   editor["zoom"] = app.editor.view.zoom;
+  editor["offset"] = {app.editor.view.offset.x, app.editor.view.offset.y};
   // What waits for the "unsaved changes" dialog: "quit", "open PATH" or "".
   editor["pending"] = app.editor.pending_quit   ? "quit"
                       : app.editor.pending_open ? "open " + app.editor.pending_open->first

@@ -344,6 +344,43 @@ TEST_F(GuiEditorTest, NewFromATemplateWritesACopyBesideTheOpenFileAndOpensIt) {
   EXPECT_TRUE(std::filesystem::exists(copy));
 }
 
+// The search box marks every node whose id, call, column or port matches;
+// Enter selects the next match and centres the canvas on it. Clicking the
+// minimap centres the canvas on that point.
+TEST_F(GuiEditorTest, SearchCentresEachMatchAndTheMinimapMovesTheView) {
+  const std::string search = "click @editor/search\ntext global_total\nkey enter\nframes 2\n";
+  auto first = run_gui(dir_, args(), search + "screenshot found.png\n", "first");
+  ASSERT_EQ(first.exit_code, 0) << first.log;
+  EXPECT_EQ(first.state["editor"]["selected"], nlohmann::json({"global"}));
+  EXPECT_EQ(item_rect(first.state, "hit/global").size(), 4u);
+  EXPECT_EQ(item_rect(first.state, "hit/metrics").size(), 4u);
+  EXPECT_EQ(item_rect(first.state, "hit/square").size(), 0u);
+  EXPECT_NE(first.state["editor"]["status"].get<std::string>().find("2 match(es)"), std::string::npos);
+  const auto canvas = item_rect(first.state, "canvas"), global = item_rect(first.state, "node/global");
+  ASSERT_EQ(global.size(), 4u);
+  EXPECT_NEAR((global[0] + global[2]) / 2, (canvas[0] + canvas[2]) / 2, 150) << "not centred";
+  auto next = run_gui(dir_, args(), search + "key enter\nframes 2\n", "next");
+  EXPECT_EQ(next.state["editor"]["selected"], nlohmann::json({"metrics"}));
+
+  // The minimap: the part shown is outlined; a click elsewhere on it moves there.
+  auto before = run_gui(dir_, args({"--frames", "2"}), "", "before");
+  const auto map = item_rect(before.state, "minimap"), view = item_rect(before.state, "minimap/view");
+  ASSERT_EQ(map.size(), 4u);
+  ASSERT_EQ(view.size(), 4u);
+  auto moved = run_gui(dir_, args(), "frames 2\nclick @minimap~-70,-10\nframes 2\n", "moved");
+  const auto offset0 = before.state["editor"]["offset"], offset1 = moved.state["editor"]["offset"];
+  // Left of and above the graph's middle: the canvas now centres a point up
+  // and to the left, so the world moves right and down on screen.
+  EXPECT_GT(offset1[0].get<float>(), offset0[0].get<float>() + 50) << offset0 << " -> " << offset1;
+  EXPECT_GT(offset1[1].get<float>(), offset0[1].get<float>() + 10) << offset0 << " -> " << offset1;
+  const auto square0 = item_rect(before.state, "node/square"),
+             square1 = item_rect(moved.state, "node/square");
+  ASSERT_EQ(square0.size(), 4u);
+  ASSERT_EQ(square1.size(), 4u);
+  EXPECT_GT(square1[0], square0[0] + 50) << "the boxes did not move right on screen";
+  EXPECT_FALSE(moved.state["editor"]["dirty"]) << "a click on the minimap edited the graph";
+}
+
 TEST_F(GuiEditorTest, WheelZoomsTowardTheCursorAndTheInspectorRenamesANode) {
   const std::string script = R"(
 click @node/total

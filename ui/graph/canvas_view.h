@@ -30,6 +30,10 @@ struct CanvasView {
     offset.x += screen_delta.x / zoom;
     offset.y += screen_delta.y / zoom;
   }
+  // Puts `world` at the centre of a canvas of `size` pixels, at this zoom.
+  void centre_on(ImVec2 world, ImVec2 size) {
+    offset = {size.x / (2 * zoom) - world.x, size.y / (2 * zoom) - world.y};
+  }
   // Fits the world box into a canvas of `size` pixels with `margin` pixels around, centred.
   void frame(ImVec2 world_min, ImVec2 world_max, ImVec2 size, float margin = 40) {
     float w = std::max(world_max.x - world_min.x, 1.0f), h = std::max(world_max.y - world_min.y, 1.0f);

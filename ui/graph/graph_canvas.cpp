@@ -4,6 +4,7 @@
 
 #include "imgui.h"
 #include "ui/graph/graph_editor.h"
+#include "ui/graph/minimap.h"
 #include "ui/graph/node_geometry.h"
 #include "ui/platform/item_registry.h"
 
@@ -37,10 +38,10 @@ ImU32 header_color(const core::Experiment& exp, const core::NodeSpec& node) {
   return pool_colors[index % 5];
 }
 
-std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
-  const GraphDocument& doc = *ed.doc;
+// The boxes as `view` draws them with the canvas at `origin`.
+std::vector<NodeBox> layout_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin) {
   const core::Experiment& exp = doc.experiment();
-  const float z = ed.view.zoom;
+  const float z = view.zoom;
   std::vector<NodeBox> boxes;
   // The task box sits left of the leftmost node, level with the topmost.
   std::vector<std::string> task_cols = task_columns(exp);
@@ -57,13 +58,13 @@ std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
     task.id = kTaskNode;
     task.task = true;
     ImVec2 w(min_x - kTaskWidth - 80, min_y);
-    task.min = ed.view.to_screen(w, origin);
+    task.min = view.to_screen(w, origin);
     float height = 30 + kRow * static_cast<float>(task_cols.size()) + 6;
-    task.max = ed.view.to_screen(ImVec2(w.x + kTaskWidth, w.y + height), origin);
+    task.max = view.to_screen(ImVec2(w.x + kTaskWidth, w.y + height), origin);
     task.header = 28 * z;
     for (size_t i = 0; i < task_cols.size(); ++i)
       task.outs.push_back(
-          {task_cols[i], ed.view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
+          {task_cols[i], view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
     boxes.push_back(task);
   }
   for (const auto& node : exp.nodes) {
@@ -72,23 +73,33 @@ std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
     Vec2 p = doc.position(node.id);
     const float pins_top = ui::pins_top(exp, node);
     const Vec2 size = node_size(exp, node);
-    box.min = ed.view.to_screen(ImVec2(p.x, p.y), origin);
-    box.max = ed.view.to_screen(ImVec2(p.x + size.x, p.y + size.y), origin);
+    box.min = view.to_screen(ImVec2(p.x, p.y), origin);
+    box.max = view.to_screen(ImVec2(p.x + size.x, p.y + size.y), origin);
     box.header = kHeader * z;
     for (size_t i = 0; i < node.in.size(); ++i) {
       box.ins.push_back(
-          {node.in[i], ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+          {node.in[i], view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
       box.in_labels.push_back(pin_label(node.in_port(i), node.in[i]));
     }
-    box.add_in = ed.view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
+    box.add_in = view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
     for (size_t i = 0; i < node.out.size(); ++i) {
       box.outs.push_back(
-          {node.out[i], ed.view.to_screen(ImVec2(p.x + size.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+          {node.out[i], view.to_screen(ImVec2(p.x + size.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
       box.out_labels.push_back(pin_label(node.out_port(i), node.out[i]));
     }
     boxes.push_back(box);
   }
   return boxes;
+}
+
+// The boxes as the editor's view draws them.
+std::vector<NodeBox> layout_boxes(const GraphEditor& ed, ImVec2 origin) {
+  return layout_boxes(*ed.doc, ed.view, origin);
+}
+
+// The boxes in world units (the layout's coordinates).
+std::vector<NodeBox> world_boxes(const GraphEditor& ed) {
+  return layout_boxes(*ed.doc, CanvasView{}, ImVec2(0, 0));
 }
 
 struct PinHit {
@@ -175,15 +186,7 @@ void text_at(ImDrawList* dl, ImVec2 at, ImU32 color, const std::string& text, fl
 }
 
 void frame_all(GraphEditor& ed, ImVec2 size) {
-  ImVec2 origin(0, 0);
-  CanvasView unit;  // boxes in world units
-  auto boxes = [&] {
-    CanvasView saved = ed.view;
-    ed.view = unit;
-    auto b = layout_boxes(ed, origin);
-    ed.view = saved;
-    return b;
-  }();
+  const std::vector<NodeBox> boxes = world_boxes(ed);
   if (boxes.empty()) {
     ed.view = CanvasView{};
     return;
@@ -206,12 +209,30 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
   ImGui::InvisibleButton("canvas", size,
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
                              ImGuiButtonFlags_MouseButtonMiddle);
-  const bool hovered = ImGui::IsItemHovered();
   items().record("canvas", origin, end);
   if (ed.frame_requested) {
     frame_all(ed, size);
     ed.frame_requested = false;
   }
+  const std::vector<NodeBox> world = world_boxes(ed);
+  if (!ed.centre_on.empty()) {  // the search's match
+    for (const auto& b : world)
+      if (b.id == ed.centre_on)
+        ed.view.centre_on(ImVec2((b.min.x + b.max.x) / 2, (b.min.y + b.max.y) / 2), size);
+    ed.centre_on.clear();
+  }
+  // The minimap takes the pointer where it is; the canvas everywhere else.
+  const MinimapGeometry map = minimap_geometry(world, origin, size);
+  const bool on_map = ImGui::IsItemHovered() && map.contains(io.MousePos);
+  const bool hovered = ImGui::IsItemHovered() && !on_map && ed.drag != GraphEditor::Drag::minimap;
+  if (on_map && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ed.drag == GraphEditor::Drag::none)
+    ed.drag = GraphEditor::Drag::minimap;
+  if (ed.drag == GraphEditor::Drag::minimap) {
+    ed.view.centre_on(map.to_world(io.MousePos), size);
+    if (!ImGui::IsMouseDown(ImGuiMouseButton_Left)) ed.drag = GraphEditor::Drag::none;
+  }
+  const std::vector<std::string> hit_list = search_nodes(doc.experiment(), ed.search);
+  const std::set<std::string> hits(hit_list.begin(), hit_list.end());
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect(origin, end, true);
@@ -397,6 +418,11 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
                    : has_warning ? IM_COL32(230, 170, 50, 255)
                                  : IM_COL32(20, 20, 24, 255);
     dl->AddRect(box.min, box.max, border, 6 * z, 0, selected || has_error ? 2.5f : 1.5f);
+    if (hits.count(box.id)) {  // matches the toolbar's search
+      dl->AddRect(ImVec2(box.min.x - 4, box.min.y - 4), ImVec2(box.max.x + 4, box.max.y + 4),
+                  IM_COL32(240, 170, 60, 255), 8 * z, 0, 2.0f);
+      items().record("hit/" + box.id, box.min, box.max);
+    }
     items().record("node/" + box.id, box.min, ImVec2(box.max.x, box.min.y + box.header));
     const float pad = 8 * z;
     if (box.task) {
@@ -470,6 +496,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       items().record("pin/" + box.id + "/out/" + col, ImVec2(at.x - 5, at.y - 5), ImVec2(at.x + 5, at.y + 5));
     }
   }
+  draw_minimap(dl, map, world, ed.view, origin, size, hits);
   dl->PopClipRect();
 
   // Hover: the node's problems.

@@ -41,6 +41,10 @@ struct PaletteEntry {
 // for each model and reward of the file.
 std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const core::MethodCatalog* catalog);
 
+// The nodes whose id, call, columns or ports contain `text` (ignoring
+// case), in node order; none for empty text. The toolbar's search.
+std::vector<std::string> search_nodes(const core::Experiment& exp, const std::string& text);
+
 // A node as JSON: {id, call, in, out, in_ports, out_ports, x, y}; what
 // copy/paste carries and the state dump shows.
 nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node);
@@ -66,7 +70,7 @@ struct GraphEditor {
   std::set<std::string> selected;
   std::optional<Link> selected_link;
 
-  enum class Drag { none, pan, move, box, link };
+  enum class Drag { none, pan, move, box, link, minimap };
   Drag drag = Drag::none;
   ImVec2 drag_origin{0, 0};               // screen position where it started
   std::map<std::string, Vec2> move_from;  // positions when a move started
@@ -96,6 +100,11 @@ struct GraphEditor {
   // run); 0 for a file opened by path.
   int64_t origin_run = 0;
   std::string templates_dir;  // New...: each *.yaml here is a template (WorkbenchOptions::templates)
+  // The toolbar's search: Enter selects the next match and centres the
+  // canvas on it (`centre_on`, done by the canvas, which knows its size).
+  std::string search;
+  size_t search_next = 0;
+  std::string centre_on;
   // Waiting for the "unsaved changes" dialog (unsaved_guard.cpp): a file
   // to open (with its origin run), or quitting. The dialog is up while
   // either is set.

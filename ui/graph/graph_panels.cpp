@@ -3,6 +3,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <filesystem>
 #include <sstream>
@@ -578,6 +579,24 @@ void draw_toolbar(GraphEditor& ed) {
   ImGui::SameLine();
   if (recorded_button("Frame all")) ed.frame_requested = true;
   ImGui::SameLine();
+  ImGui::SetNextItemWidth(180);
+  if (ImGui::InputTextWithHint("##search", "find node or column", &ed.search,
+                               ImGuiInputTextFlags_EnterReturnsTrue)) {
+    const auto hits = search_nodes(ed.doc->experiment(), ed.search);
+    if (hits.empty()) {
+      ed.status = "no node or column matches '" + ed.search + "'";
+    } else {
+      const std::string& hit = hits[ed.search_next++ % hits.size()];
+      ed.selected = {hit};
+      ed.centre_on = hit;
+      ed.status =
+          "'" + ed.search + "': " + hit + " (" + std::to_string(hits.size()) + " match(es); Enter: next)";
+    }
+    ImGui::SetKeyboardFocusHere(-1);  // stay in the field for the next Enter
+  }
+  items().record_last_item("editor/search");
+  if (ImGui::IsItemEdited()) ed.search_next = 0;
+  ImGui::SameLine();
   if (recorded_button("Auto-layout")) {
     ed.status = ed.doc->arrange() ? "laid out by Graphviz (undo puts the nodes back)" : "already laid out";
     ed.frame_requested = true;
@@ -613,6 +632,24 @@ void update_validation(GraphEditor& ed) {
 }
 
 }  // namespace
+
+std::vector<std::string> search_nodes(const core::Experiment& exp, const std::string& text) {
+  if (text.empty()) return {};
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string needle = lower(text);
+  auto has = [&](const std::string& s) { return lower(s).find(needle) != std::string::npos; };
+  std::vector<std::string> hits;
+  for (const auto& node : exp.nodes) {
+    bool hit = has(node.id) || has(node.call);
+    for (const auto* names : {&node.in, &node.out, &node.in_ports, &node.out_ports})
+      for (const auto& name : *names) hit = hit || has(name);
+    if (hit) hits.push_back(node.id);
+  }
+  return hits;
+}
 
 std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const core::MethodCatalog* catalog) {
   std::vector<PaletteEntry> out;

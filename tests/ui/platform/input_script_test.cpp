@@ -135,5 +135,15 @@ TEST(CanvasView, ZoomKeepsThePointUnderTheCursorAndFrameFitsTheBox) {
   EXPECT_NEAR((a.y + b.y) / 2, 300, 1e-3);
 }
 
+TEST(CanvasView, CentreOnPutsTheWorldPointInTheMiddleAtTheSameZoom) {
+  CanvasView view;
+  view.zoom = 0.5f;
+  view.centre_on(ImVec2(900, -40), ImVec2(800, 600));
+  const ImVec2 at = view.to_screen(ImVec2(900, -40), ImVec2(0, 0));
+  EXPECT_NEAR(at.x, 400, 1e-3);
+  EXPECT_NEAR(at.y, 300, 1e-3);
+  EXPECT_FLOAT_EQ(view.zoom, 0.5f);
+}
+
 }  // namespace
 }  // namespace rlwb::ui
