@@ -26,14 +26,15 @@ MinimapGeometry minimap_geometry(const std::vector<NodeBox>& world, ImVec2 origi
 }
 
 void draw_minimap(ImDrawList* dl, const MinimapGeometry& map, const std::vector<NodeBox>& world,
-                  const CanvasView& view, ImVec2 origin, ImVec2 size, const std::set<std::string>& highlighted) {
+                  const CanvasView& view, ImVec2 origin, ImVec2 size,
+                  const std::set<std::string>& highlighted) {
   if (!map.shown) return;
   dl->AddRectFilled(map.min, map.max, IM_COL32(18, 19, 23, 230), 4);
   dl->AddRect(map.min, map.max, IM_COL32(70, 75, 90, 255), 4);
   for (const auto& b : world) {
     const ImU32 fill = highlighted.count(b.id) ? IM_COL32(240, 170, 60, 255)
-                       : b.task               ? IM_COL32(80, 110, 80, 255)
-                                              : IM_COL32(95, 105, 125, 255);
+                       : b.task                ? IM_COL32(80, 110, 80, 255)
+                                               : IM_COL32(95, 105, 125, 255);
     dl->AddRectFilled(map.to_screen(b.min), map.to_screen(b.max), fill, 1);
   }
   // What the canvas shows, clipped to the minimap.

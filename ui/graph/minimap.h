@@ -25,7 +25,9 @@ struct MinimapGeometry {
   ImVec2 to_world(ImVec2 screen) const {
     return {world_origin.x + (screen.x - min.x) / scale, world_origin.y + (screen.y - min.y) / scale};
   }
-  bool contains(ImVec2 p) const { return shown && p.x >= min.x && p.x <= max.x && p.y >= min.y && p.y <= max.y; }
+  bool contains(ImVec2 p) const {
+    return shown && p.x >= min.x && p.x <= max.x && p.y >= min.y && p.y <= max.y;
+  }
 };
 
 // Where the minimap goes for boxes in world units (world_boxes) on a canvas
@@ -36,6 +38,7 @@ MinimapGeometry minimap_geometry(const std::vector<NodeBox>& world, ImVec2 origi
 // rectangle `view` shows of the canvas. Records items "minimap" and
 // "minimap/view".
 void draw_minimap(ImDrawList* dl, const MinimapGeometry& map, const std::vector<NodeBox>& world,
-                  const CanvasView& view, ImVec2 origin, ImVec2 size, const std::set<std::string>& highlighted);
+                  const CanvasView& view, ImVec2 origin, ImVec2 size,
+                  const std::set<std::string>& highlighted);
 
 }  // namespace rlwb::ui

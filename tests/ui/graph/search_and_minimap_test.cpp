@@ -21,7 +21,8 @@ TEST(SearchNodes, MatchesIdsCallsColumnsAndPortsIgnoringCase) {
   EXPECT_EQ(search_nodes(exp, "x_sq"), (Strings{"square", "total"}));  // written by one, read by the other
   EXPECT_EQ(search_nodes(exp, "GLOBAL_TOTAL"), (Strings{"global", "metrics"}));
   EXPECT_EQ(search_nodes(exp, "negator.neg"), (Strings{"negate"}));  // the call
-  EXPECT_EQ(search_nodes(exp, "sum"), (Strings{"total", "global"}));  // ports: total's out 'sum', global's call
+  EXPECT_EQ(search_nodes(exp, "sum"),
+            (Strings{"total", "global"}));  // ports: total's out 'sum', global's call
   EXPECT_TRUE(search_nodes(exp, "").empty());
   EXPECT_TRUE(search_nodes(exp, "nothing-like-this").empty());
 }
