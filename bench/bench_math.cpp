@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
         throw std::runtime_error("verdict count differs from the corpus");
     } catch (const std::exception& e) {
       ref_problem = std::string(e.what()) + "; is math-verify installed? " + python +
-                    " -m pip install -r bench/bench_math_requirements.txt";
+                    " -m pip install -r scripts/python-requirements.txt";
       ref = nullptr;
     }
   }

@@ -16,7 +16,7 @@ wrapped in $...$ first, which is how math-verify finds a bare answer such as
 first 20 cases warms sympy up; then the corpus is checked --passes times (default 1) and the time of
 the parse+verify calls alone is reported, with and without the cases that took
 over a second (math-verify's 5 s parsing timeout). Needs: pip install math-verify (see
-bench/bench_math_requirements.txt).
+scripts/python-requirements.txt).
 """
 import argparse
 import json
@@ -39,7 +39,7 @@ def main():
         from math_verify import parse, verify
     except ImportError:
         sys.exit("math_verify_ref.py: math-verify is not installed; "
-                 "run: pip install -r bench/bench_math_requirements.txt")
+                 "run: pip install -r scripts/python-requirements.txt")
     cases = []
     with open(opts.corpus, encoding="utf-8") as f:
         for line in f:

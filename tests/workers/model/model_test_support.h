@@ -102,14 +102,7 @@ inline void write_file(const fs::path& p, const std::string& text) {
 
 // The python that has torch + transformers: $RLWB_PYTHON, else the venv of
 // scripts/setup.sh ($RLWB_HOME or ~/.local/share/rlwb).
-inline std::string reference_python() {
-  if (const char* p = std::getenv("RLWB_PYTHON")) return p;
-  std::string home =
-      std::getenv("RLWB_HOME")
-          ? std::getenv("RLWB_HOME")
-          : std::string(std::getenv("HOME") ? std::getenv("HOME") : "/root") + "/.local/share/rlwb";
-  return home + "/venv/bin/python";
-}
+using rlwb::testing::reference_python;
 
 struct PythonRun {
   int exit_code = -1;
