@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/experiment.h"
 #include "tests/test_files.h"
 #include "ui/platform/png.h"
 #include "tests/test_paths.h"
@@ -30,6 +31,11 @@ using rlwb::testing::write_bytes;
 
 inline std::string source_path(const std::string& relative) {
   return std::string(rlwb::testing::kSourceDir) + "/" + relative;
+}
+
+// experiments/demo.yaml, loaded: the graph most editor tests work on.
+inline core::Experiment demo_experiment() {
+  return core::load_experiment_text(read_bytes(source_path("experiments/demo.yaml")), "demo.yaml");
 }
 
 // Pixels in [x0,x1) x [y0,y1) whose colour is within `tolerance` of rgb.

@@ -9,13 +9,8 @@
 namespace rlwb::ui {
 namespace {
 
-core::Experiment demo() {
-  return core::load_experiment_text(test::read_bytes(test::source_path("experiments/demo.yaml")),
-                                    "demo.yaml");
-}
-
 TEST(GraphLinks, TaskColumnsAndLinksOfTheDemo) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   EXPECT_EQ(task_columns(exp), std::vector<std::string>{"x"});
   auto links = graph_links(exp);
   // square<-x, negate<-x, total<-x_sq,x_neg, global<-total, metrics<-total,global_total
@@ -27,7 +22,7 @@ TEST(GraphLinks, TaskColumnsAndLinksOfTheDemo) {
 }
 
 TEST(CheckLink, AValidLinkIntoANewInputSlot) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   LinkCheck c = check_link(exp, "square", "x_sq", "metrics", -1);
   EXPECT_TRUE(c.ok) << c.reason;
   apply_link(exp, "x_sq", "metrics", -1);
@@ -35,7 +30,7 @@ TEST(CheckLink, AValidLinkIntoANewInputSlot) {
 }
 
 TEST(CheckLink, ReplacingAnInputRewiresIt) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   ASSERT_TRUE(check_link(exp, "negate", "x_neg", "global", 0).ok);
   apply_link(exp, "x_neg", "global", 0);
   EXPECT_EQ(exp.nodes[3].in, std::vector<std::string>{"x_neg"});
@@ -43,7 +38,7 @@ TEST(CheckLink, ReplacingAnInputRewiresIt) {
 }
 
 TEST(CheckLink, RewiringAListSlotKeepsItsPortThroughTheMapForm) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   ASSERT_TRUE(check_link(exp, "negate", "x_neg", "square", 0).ok);
   apply_link(exp, "x_neg", "square", 0);  // square: in: [x]
   EXPECT_EQ(exp.nodes[0].in, std::vector<std::string>{"x_neg"});
@@ -51,19 +46,19 @@ TEST(CheckLink, RewiringAListSlotKeepsItsPortThroughTheMapForm) {
 }
 
 TEST(CheckLink, RefusesACycle) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   LinkCheck c = check_link(exp, "global", "global_total", "square", -1);
   EXPECT_FALSE(c.ok);
   EXPECT_NE(c.reason.find("cycle"), std::string::npos);
 }
 
 TEST(CheckLink, RefusesANodeReadingItsOwnOutput) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   EXPECT_FALSE(check_link(exp, "square", "x_sq", "square", -1).ok);
 }
 
 TEST(CheckLink, RefusesAColumnWithTwoWriters) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   exp.nodes[1].out.push_back("x_sq");  // negate writes x_sq too: a broken file
   LinkCheck c = check_link(exp, "square", "x_sq", "metrics", -1);
   EXPECT_FALSE(c.ok);
@@ -71,13 +66,13 @@ TEST(CheckLink, RefusesAColumnWithTwoWriters) {
 }
 
 TEST(CheckLink, RefusesADuplicateInputAndAnExistingLink) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   EXPECT_FALSE(check_link(exp, "square", "x_sq", "total", -1).ok);  // already reads x_sq
   EXPECT_FALSE(check_link(exp, "square", "x_sq", "total", 0).ok);   // that is this very link
 }
 
 TEST(CheckLink, RefusesAnOutputTheNodeDoesNotWriteAndTaskColumnsThatANodeWrites) {
-  core::Experiment exp = demo();
+  core::Experiment exp = test::demo_experiment();
   EXPECT_FALSE(check_link(exp, "square", "nope", "total", -1).ok);
   EXPECT_FALSE(check_link(exp, kTaskNode, "x_sq", "metrics", -1).ok);
   EXPECT_TRUE(check_link(exp, kTaskNode, "x", "metrics", -1).ok);

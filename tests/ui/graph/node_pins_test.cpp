@@ -12,11 +12,6 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-core::Experiment demo() {
-  return core::load_experiment_text(test::read_bytes(test::source_path("experiments/demo.yaml")),
-                                    "demo.yaml");
-}
-
 core::MethodCatalog catalog() {
   core::MethodCatalog c;
   c.role_methods["demo"]["square"] =
@@ -31,7 +26,7 @@ core::MethodCatalog catalog() {
 }
 
 TEST(NodePins, RequiredInputsAndEveryOutputEachOnTheColumnOfItsName) {
-  const core::Experiment exp = demo();
+  const core::Experiment exp = test::demo_experiment();
   const core::MethodCatalog c = catalog();
   NodePins pins = pins_for_new_node(exp, callee_ports(exp, &c, "squarer.pair"));
   EXPECT_EQ(pins.in, (Strings{"a", "b"}));
@@ -44,7 +39,7 @@ TEST(NodePins, RequiredInputsAndEveryOutputEachOnTheColumnOfItsName) {
 }
 
 TEST(NodePins, AnOutputAlreadyInUseGetsAFreshColumnOnTheSamePort) {
-  const core::Experiment exp = demo();  // node 'square' writes x_sq
+  const core::Experiment exp = test::demo_experiment();  // node 'square' writes x_sq
   const core::MethodCatalog c = catalog();
   NodePins pins = pins_for_new_node(exp, callee_ports(exp, &c, "squarer.square"));
   EXPECT_EQ(pins.out, (Strings{"x_sq_2"}));
@@ -52,7 +47,7 @@ TEST(NodePins, AnOutputAlreadyInUseGetsAFreshColumnOnTheSamePort) {
 }
 
 TEST(NodePins, ADroppedLinksColumnFeedsTheFirstRequiredInput) {
-  const core::Experiment exp = demo();
+  const core::Experiment exp = test::demo_experiment();
   const core::MethodCatalog c = catalog();
   NodePins pins = pins_for_new_node(exp, callee_ports(exp, &c, "squarer.pair"), "total");
   EXPECT_EQ(pins.in, (Strings{"total", "b"}));
@@ -65,7 +60,7 @@ TEST(NodePins, ADroppedLinksColumnFeedsTheFirstRequiredInput) {
 }
 
 TEST(NodePins, UnknownPortsGiveABareNodeOrOnlyTheDroppedColumn) {
-  const core::Experiment exp = demo();
+  const core::Experiment exp = test::demo_experiment();
   const core::MethodCatalog c = catalog();
   EXPECT_FALSE(callee_ports(exp, nullptr, "squarer.square").known);  // no catalog
   EXPECT_FALSE(callee_ports(exp, &c, "squarer.negate").known);       // a method it lacks

@@ -11,13 +11,8 @@ namespace {
 
 using Strings = std::vector<std::string>;
 
-core::Experiment demo() {
-  return core::load_experiment_text(test::read_bytes(test::source_path("experiments/demo.yaml")),
-                                    "demo.yaml");
-}
-
 TEST(SearchNodes, MatchesIdsCallsColumnsAndPortsIgnoringCase) {
-  const core::Experiment exp = demo();
+  const core::Experiment exp = test::demo_experiment();
   EXPECT_EQ(search_nodes(exp, "x_sq"), (Strings{"square", "total"}));  // written by one, read by the other
   EXPECT_EQ(search_nodes(exp, "GLOBAL_TOTAL"), (Strings{"global", "metrics"}));
   EXPECT_EQ(search_nodes(exp, "negator.neg"), (Strings{"negate"}));  // the call
