@@ -112,9 +112,14 @@ struct RunArgs {
 };
 
 // --from-run must name a run of this DB: checked before anything starts.
+// A file an older build wrote is brought to this schema first, as the run
+// would (readers refuse older files).
 bool check_from_run(const RunArgs& args) {
   if (args.from_run == 0) return true;
-  if (std::filesystem::exists(args.db) && core::TrackingReader(args.db).run(args.from_run)) return true;
+  if (std::filesystem::exists(args.db)) {
+    core::TrackingAdmin migrate_on_open(args.db);
+    if (core::TrackingReader(args.db).run(args.from_run)) return true;
+  }
   std::cerr << "rlwb: --from-run " << args.from_run << ": no such run in " << args.db
             << " (see 'rlwb runs list --db " << args.db << "')\n";
   return false;

@@ -4,6 +4,8 @@
 // level of rlwb and rlwb-worker answers to --help and to usage errors.
 #include "core/graph/experiment.h"
 #include "core/tracking/tracking.h"
+
+#include <SQLiteCpp/Database.h>
 #include "tests/core/rpc/runtime_test_support.h"
 #include "tests/test_paths.h"
 
@@ -178,6 +180,21 @@ TEST(Cli, FromRunIsRecordedAndAnUnknownOneStartsNothing) {
   EXPECT_EQ(rlwb::core::TrackingReader(db).list_runs().size(), 2u) << "a run was started";
   auto negative = run_cli({"run", demo_file(), "--db", db, "--from-run", "-3"});
   EXPECT_EQ(negative.code, 2) << negative.text;
+}
+
+// --from-run on a database an older build wrote (schema 2, no from_run
+// column): the run brings it to this schema, as any run does, and records
+// the origin.
+TEST(Cli, FromRunWorksOnADatabaseOfTheSchemaBefore) {
+  std::string db = temp_db();
+  ASSERT_EQ(run_cli({"run", demo_file(), "trainer.steps=1", "--db", db}).code, 0);
+  {
+    SQLite::Database old(db, SQLite::OPEN_READWRITE);
+    old.exec("ALTER TABLE runs DROP COLUMN from_run; UPDATE schema_version SET version = 2;");
+  }
+  auto again = run_cli({"run", demo_file(), "trainer.steps=1", "--db", db, "--from-run", "1"});
+  ASSERT_EQ(again.code, 0) << again.text;
+  EXPECT_EQ(rlwb::core::TrackingReader(db).run(2)->from_run, 1);
 }
 
 TEST(Cli, CtrlCStopsTheRunCleanlyAndLeavesNoWorkerBehind) {
