@@ -1,6 +1,8 @@
 #include "workers/worker_server.h"
 
 #include "core/rpc/protocol.h"
+#include "workers/profiler/kineto_session.h"
+#include "workers/profiler/op_profiler.h"
 
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace rlwb::workers {
@@ -245,7 +248,9 @@ class Worker {
   core::Batch dispatch(const std::string& model, const std::string& method, core::Message& msg) {
     if (method == core::kPingMethod) return std::move(msg.batch);  // liveness and RPC benchmarks: no copies
     const Json args = msg.header.value("args", Json::object());
-    const Json context = msg.header.value("context", Json::object());
+    Json context = msg.header.value("context", Json::object());
+    if (!context.is_object()) context = Json::object();  // a caller that passed {} sends null
+    if (method == core::kProfileMethod) return profile_command(args);
     if (method == core::kInitModelMethod) {
       std::string role = args.value("role", "");
       const RoleSpec* spec = registry_.find(role);
@@ -265,11 +270,37 @@ class Worker {
     if (!spec) throw std::runtime_error("role '" + it->second.role + "' has no method '" + method + "'");
     CallContext ctx{args, context, model_envs_[model]};
     auto start = std::chrono::steady_clock::now();
+    std::optional<profiler::OpProfiler::CallScope> profiled;
+    if (context.value("profile", false) && profiler::OpProfiler::instance().configured())
+      profiled.emplace(profiler::OpProfiler::instance(), context.value("node", method), method);
     core::Batch out = spec->fn(*it->second.instance, msg.batch, ctx);
+    profiled.reset();
     // The method's own time, so the controller can tell compute from
     // orchestration (bench_orchestration, timing_s vs compute_s).
     if (!out.meta().is_object()) out.meta() = Json::object();
     out.meta()["compute_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+  }
+
+  // kProfileMethod: configure the profiler, or hand over what it recorded;
+  // or start and stop torch's own profiler (profile.engine=kineto).
+  core::Batch profile_command(const Json& args) {
+    auto& p = profiler::OpProfiler::instance();
+    const std::string action = args.value("action", "");
+    core::Batch out;
+    if (action == "kineto_start") {
+      kineto_.start();
+    } else if (action == "kineto_stop") {
+      out.meta()["trace_bytes"] = kineto_.stop(args.at("path").get<std::string>());
+    } else if (action == "configure") {
+      p.configure(profiler::ProfilerSettings::from_json(args.value("options", Json::object())));
+    } else if (action == "collect") {
+      if (!p.configured()) throw std::runtime_error("the profiler was not configured on this worker");
+      out.meta()["profile"] = p.collect();
+    } else {
+      throw std::runtime_error("__profile__: unknown action '" + action +
+                               "' (configure, collect, kineto_start or kineto_stop)");
+    }
     return out;
   }
 
@@ -282,6 +313,7 @@ class Worker {
   const RoleRegistry& registry_;
   WorkerEnv env_;
   std::unique_ptr<SpmdGroup> spmd_;
+  profiler::KinetoSession kineto_;
   std::map<std::string, Hosted> models_;
   std::map<std::string, WorkerEnv> model_envs_;
 

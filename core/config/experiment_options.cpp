@@ -13,7 +13,7 @@ namespace {
 void check_structure_keys(const Experiment& exp, ParseContext& ctx) {
   const json& raw = exp.raw;
   Section top(&raw, "", ctx);
-  for (const char* key : {"name", "algorithm", "seed", "defaults", "task", "trainer", "layout"})
+  for (const char* key : {"name", "algorithm", "seed", "defaults", "task", "trainer", "layout", "profile"})
     top.raw(key, "", "");
   if (const json* pools = top.raw("pools", "", ""); pools && pools->is_object())
     for (const auto& [name, pool] : pools->items()) {
@@ -124,6 +124,12 @@ ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& 
   check_structure_keys(exp, ctx);
   o.task = parse_task_options(exp.task, ctx);
   o.trainer = parse_trainer_options(exp.trainer, ctx);
+  o.profile = parse_profile_options(exp.raw.value("profile", json::object()), ctx);
+  if (o.profile.enabled && o.profile.step_range.first > o.trainer.steps)
+    ctx.add("profile.steps",
+            "profiles from step " + std::to_string(o.profile.step_range.first) + " but the run has " +
+                std::to_string(o.trainer.steps) + " steps (trainer.steps)",
+            "choose steps within 1-" + std::to_string(o.trainer.steps));
   for (const auto& [name, model] : exp.models)
     o.models[name] = parse_model_options(model.role, model.config, "models." + name + ".config", ctx);
   if (ctx.ok()) check_batches(exp, o, ctx);
@@ -143,6 +149,7 @@ std::string settings_reference() {
   const json empty = json::object();
   parse_task_options(empty, ctx);
   parse_trainer_options(empty, ctx);
+  parse_profile_options(empty, ctx);
   for (const char* role : {"actor", "critic"}) parse_model_options(role, empty, "models.<name>.config", ctx);
   return doc.markdown();
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "core/config/model_options.h"
+#include "core/config/profile_options.h"
 #include "core/config/section.h"
 #include "core/config/task_options.h"
 #include "core/config/trainer_options.h"
@@ -23,6 +24,7 @@ struct ExperimentOptions {
   TaskOptions task;
   TrainerOptions trainer;
   std::map<std::string, ModelOptions> models;  // by model name
+  ProfileOptions profile;
 };
 
 ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& ctx);

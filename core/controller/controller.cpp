@@ -2,7 +2,9 @@
 
 #include "core/config/experiment_options.h"
 #include "core/controller/graph_runner.h"
+#include "core/controller/run_profiler.h"
 #include "core/controller/worker_cluster.h"
+#include "core/rpc/protocol.h"
 
 namespace rlwb::core {
 namespace {
@@ -75,6 +77,15 @@ RunResult Controller::run() {
     CheckpointFolders folders(options_.checkpoint_dir, result.run_id);
     Trainer trainer(exp_, settings, options_.tasks ? *options_.tasks : no_tasks, runner, targets, tracking_,
                     result.run_id, folders, options_.hooks);
+    std::unique_ptr<RunProfiler> profiler;
+    if (settings.profile.enabled) {
+      std::vector<std::string> ids;
+      for (auto& [name, pool] : exp_.pools)
+        for (int r = 0; r < pool.workers; ++r) ids.push_back(worker_id(name, r));
+      profiler = std::make_unique<RunProfiler>(settings.profile, exp_, settings.trainer.steps, workers.rpc(),
+                                               ids, tracking_, result.run_id, workers.log_dir());
+      trainer.set_profiler(profiler.get());
+    }
     trainer.fit(result);
     result.status = "finished";
     // Leaving the scope: the models go, then the workers.

@@ -2,6 +2,7 @@
 
 #include "core/controller/node_ports.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -60,8 +61,49 @@ struct GraphRunner::Running {
   GroupCall call;            // worker nodes
   std::future<Batch> local;  // builtin and reward nodes
   double start = 0;
-  Batch get() { return call.valid() ? call.get().merged : local.get(); }
+  int64_t input_rows = 0;
+  GroupResult get() {
+    if (call.valid()) return call.get();
+    GroupResult result;
+    result.merged = local.get();
+    return result;
+  }
 };
+
+namespace {
+
+// What the profiler keeps of a finished node (core/profile/run_profile.h).
+profile::NodeTiming node_timing(const NodeSpec& node, const GroupResult& result, double start, double end,
+                                int64_t input_rows, const std::string& kind, const std::string& pool,
+                                std::vector<std::string> after) {
+  profile::NodeTiming t;
+  t.node = node.id;
+  t.call = node.call;
+  t.kind = kind;
+  t.pool = pool;
+  t.start = start;
+  t.end = end;
+  t.after = std::move(after);
+  auto compute_of = [](const Batch& reply) {
+    const auto& meta = reply.meta();
+    return meta.is_object() && meta.contains("compute_s") && meta["compute_s"].is_number()
+               ? meta["compute_s"].get<double>()
+               : 0.0;
+  };
+  if (kind != "worker") {
+    t.ranks.push_back({0, compute_of(result.merged), end - start, input_rows});
+    return t;
+  }
+  t.dispatch_s = result.timing.dispatch_s;
+  t.collect_s = result.timing.collect_s;
+  for (size_t r = 0; r < result.per_rank.size(); ++r)
+    if (r < result.timing.reply_s.size() && result.timing.reply_s[r] >= 0)
+      t.ranks.push_back({static_cast<int>(r), compute_of(result.per_rank[r]), result.timing.reply_s[r],
+                         result.timing.rows[r]});
+  return t;
+}
+
+}  // namespace
 
 GraphRunner::GraphRunner(NodeTargets& targets, const Builtins& builtins,
                          const config::TrainerOptions& trainer, int64_t run_id, std::stop_token stop)
@@ -71,10 +113,11 @@ double GraphRunner::seconds_since_start() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
 }
 
-GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state, int64_t step,
+GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state, int64_t step, bool profile,
                                         Finished& finished_ref, size_t index) {
   Running running;
   running.start = seconds_since_start();
+  running.input_rows = state.rows();
   Batch input = port_inputs(node, state);  // the callee sees its ports, not the graph's columns
   WantedPorts wanted(wanted_out_ports(node));
   // Posts when the node's thread ends, also when it throws.
@@ -116,11 +159,12 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
     throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
   // The output ports the node binds travel with the call (CallContext::out).
   nlohmann::json context = {{"run", run_id_}, {"step", step}, {"node", node.id}, {"out", *wanted.named()}};
+  if (profile) context["profile"] = true;
   running.call = g->second->call(node.method, input, context, node.args);
   return running;
 }
 
-StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step) {
+StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step, bool profile) {
   StepReport report;
   report.step = step;
   auto finished = std::make_shared<Finished>();
@@ -129,6 +173,7 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
   // this pass throws); worker calls post through the shared `finished`.
   std::map<size_t, Running> running;
   std::set<size_t> done;
+  std::map<std::string, std::string> producer;  // column -> the node that wrote it
   while (done.size() < nodes.size()) {
     // A stop ends the pass at a node boundary: before it starts, or once the
     // nodes that were running have ended. Checked here as well as in the
@@ -140,7 +185,7 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
       bool ready = true;
       for (auto& col : nodes[i].in) ready = ready && state.has(col);
       if (!ready) continue;
-      running[i] = start(nodes[i], state, step, *finished, i);
+      running[i] = start(nodes[i], state, step, profile, *finished, i);
       if (running[i].call.valid()) running[i].call.on_ready([finished, i] { finished->post(i); });
     }
     if (running.empty())
@@ -156,15 +201,29 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
     for (size_t index : ended) {
       auto it = running.find(index);
       const NodeSpec& node = nodes[index];
-      Batch out;
+      GroupResult result;
       try {
-        out = it->second.get();
+        result = it->second.get();
       } catch (...) {
         throw std::runtime_error("node '" + node.id + "' (" + node.call +
                                  ") failed: " + describe_exception(std::current_exception()));
       }
       double end = seconds_since_start();
+      Batch& out = result.merged;
       report.spans.push_back({node.id, it->second.start, end});
+      {
+        std::vector<std::string> after;
+        for (auto& col : node.in)
+          if (auto p = producer.find(col);
+              p != producer.end() && std::find(after.begin(), after.end(), p->second) == after.end())
+            after.push_back(p->second);
+        const bool worker = targets_.models.count(node.target) > 0;
+        const std::string kind = node.target == "builtin" ? "builtin" : worker ? "worker" : "reward";
+        const std::string pool = worker ? targets_.models.at(node.target)->pool() : "";
+        report.timings.push_back(node_timing(node, result, it->second.start, end, it->second.input_rows, kind,
+                                             pool, std::move(after)));
+        for (auto& col : node.out) producer[col] = node.id;
+      }
       report.metrics["timing_s/" + node.id] = end - it->second.start;
       // Worker methods report their own compute time (rank 0's reply), local nodes theirs.
       if (out.meta().contains("compute_s") && out.meta()["compute_s"].is_number())

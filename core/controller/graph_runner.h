@@ -13,6 +13,7 @@
 #include "core/controller/builtins.h"
 #include "core/controller/reward_module.h"
 #include "core/graph/experiment.h"
+#include "core/profile/run_profile.h"
 #include "core/rpc/worker_group.h"
 
 #include <chrono>
@@ -37,6 +38,9 @@ struct StepReport {
   std::vector<NodeSpan> spans;
   std::map<std::string, double> metrics;  // timing_s/<node>, compute_s/<node>, the nodes' metrics
   Batch batch;                            // every column the pass produced
+  // Per node, in the order they finished: dispatch, each rank's compute and
+  // reply, collect, and the nodes it read from (the profiler's step rows).
+  std::vector<profile::NodeTiming> timings;
 };
 
 // A pass ended because a stop was requested (Ctrl-C, the GUI's stop).
@@ -61,14 +65,17 @@ class GraphRunner {
   // Runs `nodes` once over `state`. Throws: a node's failure (naming the
   // node and its call), a node that does not return a bound output port, a
   // graph that cannot go on (a column never produced), StopRequested.
-  StepReport run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step);
+  // With `profile`, the workers profile the pass's calls (the call
+  // context's "profile"; workers/profiler).
+  StepReport run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step, bool profile = false);
 
   double seconds_since_start() const;
 
  private:
   struct Finished;
   struct Running;
-  Running start(const NodeSpec& node, const Batch& state, int64_t step, Finished& finished, size_t index);
+  Running start(const NodeSpec& node, const Batch& state, int64_t step, bool profile, Finished& finished,
+                size_t index);
 
   NodeTargets& targets_;
   const Builtins& builtins_;

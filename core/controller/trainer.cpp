@@ -1,5 +1,7 @@
 #include "core/controller/trainer.h"
 
+#include "core/controller/run_profiler.h"
+
 #include <torch/torch.h>
 
 #include <unistd.h>
@@ -41,8 +43,27 @@ void Trainer::fit(TrainingRecord& record) {
   if (auto e = evaluate(0)) record.evals.push_back(*e);
   const int64_t steps = settings_.trainer.steps;
   const int64_t eval_every = settings_.trainer.eval.every;
+  if (profiler_) profiler_->start();
+  try {
+    rl_steps(record, steps, eval_every);
+  } catch (...) {
+    // What was profiled before a stop or a failure is kept.
+    if (profiler_) {
+      try {
+        profiler_->finish();
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  if (profiler_) profiler_->finish();
+  record.checkpoints = save_models();
+}
+
+void Trainer::rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every) {
   for (int64_t step = 1; step <= steps; ++step) {
     StepReport report = rl_step(step);
+    if (profiler_) profiler_->step_done(report);
     log_metrics(report.metrics, step);
     log_samples(report);
     if (eval_every > 0 && (step % eval_every == 0 || step == steps))
@@ -51,7 +72,6 @@ void Trainer::fit(TrainingRecord& record) {
       hooks_.step_done(report, record.evals.empty() ? std::nullopt : std::optional(record.evals.back()));
     record.steps.push_back(std::move(report));
   }
-  record.checkpoints = save_models();
 }
 
 Batch Trainer::task_batch(const tasks::TaskDraw& draw) const {
@@ -64,7 +84,7 @@ Batch Trainer::task_batch(const tasks::TaskDraw& draw) const {
 StepReport Trainer::rl_step(int64_t step) {
   auto step_start = std::chrono::steady_clock::now();
   tasks::TaskDraw draw{step, false, settings_.task.batch_size, settings_.task.samples_per_prompt};
-  StepReport report = runner_.run(exp_.nodes, task_batch(draw), step);
+  StepReport report = runner_.run(exp_.nodes, task_batch(draw), step, profiler_ && profiler_->profiles(step));
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   report.metrics["perf/time_per_step"] = report.seconds;
   // Tokens through the step's models per second: the sums of the token

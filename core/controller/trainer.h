@@ -21,6 +21,8 @@
 
 namespace rlwb::core {
 
+class RunProfiler;
+
 // A held-out evaluation (trainer.eval): the mean score over the test split.
 struct EvalReport {
   int64_t step = 0;  // 0: before the first RL step (after the warm start)
@@ -67,9 +69,12 @@ class Trainer {
   // The whole training; fills `record` as it goes, so what was done before
   // a failure or a stop is kept. Throws on failure and StopRequested.
   void fit(TrainingRecord& record);
+  // With a profiler (profile.enabled), the RL steps it names are profiled.
+  void set_profiler(RunProfiler* profiler) { profiler_ = profiler; }
 
  private:
   void warm_start();
+  void rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every);
   std::optional<EvalReport> evaluate(int64_t step);
   StepReport rl_step(int64_t step);
   void log_samples(const StepReport& r);
@@ -90,6 +95,7 @@ class Trainer {
   int64_t run_id_;
   CheckpointFolders& folders_;
   TrainerHooks hooks_;
+  RunProfiler* profiler_ = nullptr;
   std::vector<NodeSpec> warm_start_nodes_, eval_nodes_;  // from trainer.warm_start / trainer.eval
 };
 

@@ -203,7 +203,13 @@ void apply_overrides(json& doc, LineMap& lines, const std::vector<std::string>& 
   if (doc.is_null()) doc = json::object();  // an empty file
   for (const auto& text : overrides) {
     try {
-      apply(doc, lines, parse_override(text, file));
+      Override o = parse_override(text, file);
+      // The profile section is a run's switch, not part of the experiment:
+      // its keys all have defaults, so `profile.enabled=true` works on a file
+      // without the section, as ++ does (a misspelt key is then the typed
+      // parse's "unknown key", with its did-you-mean).
+      if (o.op == Op::set && o.path.size() > 1 && o.path.front() == "profile") o.op = Op::set_or_add;
+      apply(doc, lines, o);
     } catch (const OverrideProblem& problem) {
       issues.push_back({file, 0, "", "override '" + text + "': " + problem.message, problem.hint});
     }

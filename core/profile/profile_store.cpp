@@ -1,7 +1,5 @@
 #include "core/profile/profile_store.h"
 
-#include <charconv>
-
 namespace rlwb::core::profile {
 
 void write_profile_meta(TrackingWriter& db, int64_t run, const ProfileMeta& meta) {
@@ -14,34 +12,6 @@ void write_step_timing(TrackingWriter& db, int64_t run, const StepTiming& step) 
 
 void write_worker_window(TrackingWriter& db, int64_t run, const WorkerWindow& window) {
   db.log_profile(run, window.first_step, window.worker, "cct", to_json(window).dump());
-}
-
-namespace {
-
-bool parse_int(std::string_view text, int64_t& value) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  return ec == std::errc() && end == text.data() + text.size() && value >= 1;
-}
-
-}  // namespace
-
-StepRange parse_step_range(const std::string& text) {
-  const std::string forms =
-      "write A-B (steps A to B), A- (from A to the end) or A (one step), with A, B >= 1";
-  StepRange range;
-  auto dash = text.find('-');
-  std::string_view s(text);
-  if (dash == std::string::npos) {
-    if (!parse_int(s, range.first)) throw std::invalid_argument("bad step range '" + text + "': " + forms);
-    range.last = range.first;
-    return range;
-  }
-  if (!parse_int(s.substr(0, dash), range.first) ||
-      (dash + 1 < s.size() && !parse_int(s.substr(dash + 1), range.last)))
-    throw std::invalid_argument("bad step range '" + text + "': " + forms);
-  if (range.last != 0 && range.last < range.first)
-    throw std::invalid_argument("bad step range '" + text + "': the last step is before the first");
-  return range;
 }
 
 RunProfile load_run_profile(TrackingReader& db, int64_t run, std::optional<StepRange> steps) {

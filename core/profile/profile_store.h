@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/profile/run_profile.h"
+#include "core/profile/step_range.h"
 #include "core/tracking/tracking.h"
 
 #include <optional>
@@ -15,13 +16,6 @@ namespace rlwb::core::profile {
 void write_profile_meta(TrackingWriter& db, int64_t run, const ProfileMeta& meta);
 void write_step_timing(TrackingWriter& db, int64_t run, const StepTiming& step);
 void write_worker_window(TrackingWriter& db, int64_t run, const WorkerWindow& window);
-
-struct StepRange {
-  int64_t first = 1, last = 0;  // last 0: to the end
-};
-// "10-20", "15" (one step) or "10-" (to the end); throws std::invalid_argument
-// saying the accepted forms.
-StepRange parse_step_range(const std::string& text);
 
 // The run's profile; with `steps`, only the steps and the windows that
 // overlap them (a window outside the profiled steps is an error).

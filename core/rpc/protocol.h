@@ -32,6 +32,10 @@ inline constexpr const char* kShutdown = "shutdown";
 // Built-in methods every worker answers (not part of any role).
 inline constexpr const char* kInitModelMethod = "__init_model__";  // args: {role, config, mesh}
 inline constexpr const char* kPingMethod = "__ping__";             // echoes its input
+// The profiler (workers/profiler): args {action: "configure", options} before
+// the first profiled call; {action: "collect"} returns the context tree of
+// the calls profiled since the last collect in the reply's meta "profile".
+inline constexpr const char* kProfileMethod = "__profile__";
 
 // Where an error happened, as the worker reports it.
 struct RemoteErrorInfo {

@@ -1,5 +1,6 @@
 #include "core/rpc/worker_group.h"
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -14,6 +15,8 @@ struct CallState {
   Mesh mesh;
   DispatchPlan plan;
   std::vector<ReplyFuture> replies;  // one per rank; invalid for ranks not called
+  std::chrono::steady_clock::time_point began = std::chrono::steady_clock::now();
+  CallTiming timing;  // reply_s is written by the ranks' hooks, under `mu`
 
   std::mutex mu;
   std::condition_variable cv;
@@ -26,10 +29,16 @@ struct CallState {
   // A rank's reply is in (ok or not): called by that reply's hook. The hook
   // runs before `ready` is published, so whoever waits on the call sees its
   // effects -- the runner that is woken by it, or a test counting it.
-  void reply_arrived(bool ok) {
+  double since_began() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  }
+
+  void reply_arrived(size_t rank, bool ok) {
+    const double at = since_began();
     std::function<void()> run;
     {
       std::lock_guard<std::mutex> lock(mu);
+      timing.reply_s[rank] = at;
       --remaining;
       failed = failed || !ok;
       if (completing || (remaining > 0 && ok)) return;
@@ -81,7 +90,13 @@ GroupResult GroupCall::get() {
       if (reply.valid() && reply.wait_for(std::chrono::milliseconds(0))) reply.get();
   for (size_t r = 0; r < state->replies.size(); ++r)
     if (state->replies[r].valid()) result.per_rank[r] = state->replies[r].get();
+  const double collect_began = state->since_began();
   result.merged = collect_replies(state->mode, state->mesh, state->plan, result.per_rank);
+  {
+    std::lock_guard<std::mutex> lock(state->mu);
+    result.timing = state->timing;
+  }
+  result.timing.collect_s = state->since_began() - collect_began;
   return result;
 }
 
@@ -148,26 +163,30 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
   state->mode = mode;
   state->mesh = mesh_;
   state->plan = plan_dispatch(mode, mesh_, input, per_rank);
+  state->timing.reply_s.assign(mesh_.world(), -1.0);
+  state->timing.rows.assign(mesh_.world(), 0);
   for (int r = 0; r < mesh_.world(); ++r) {
     if (!state->plan.inputs[r]) {
       state->replies.emplace_back();
       continue;
     }
+    state->timing.rows[r] = state->plan.inputs[r]->rows();
     state->replies.push_back(
         rpc_.call(worker_id(pool_, r), model_, method, *state->plan.inputs[r], args, context));
     state->plan.inputs[r].reset();  // the wire holds what it needs
   }
   for (auto& reply : state->replies) state->remaining += reply.valid();
+  state->timing.dispatch_s = state->since_began();
   if (state->remaining == 0) {
     state->completing = state->ready = true;
     return GroupCall(state);
   }
   // Hooks hold the state weakly: the replies are inside it.
   std::weak_ptr<CallState> weak = state;
-  for (auto& reply : state->replies) {
-    if (!reply.valid()) continue;
-    reply.on_ready([weak](bool ok) {
-      if (auto s = weak.lock()) s->reply_arrived(ok);
+  for (size_t r = 0; r < state->replies.size(); ++r) {
+    if (!state->replies[r].valid()) continue;
+    state->replies[r].on_ready([weak, r](bool ok) {
+      if (auto s = weak.lock()) s->reply_arrived(r, ok);
     });
   }
   return GroupCall(state);

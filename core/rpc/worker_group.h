@@ -18,9 +18,19 @@
 
 namespace rlwb::core {
 
+// Where a call's time went, on the controller's clock (seconds since the
+// call began): for the profiler's per-node breakdown (core/profile).
+struct CallTiming {
+  double dispatch_s = 0;        // splitting the batch, encoding and sending every rank's part
+  std::vector<double> reply_s;  // per rank: when its reply was in; -1 for ranks not called
+  std::vector<int64_t> rows;    // per rank: the rows it was sent
+  double collect_s = 0;         // merging the replies
+};
+
 struct GroupResult {
   Batch merged;                 // the node's output
   std::vector<Batch> per_rank;  // every rank's reply (empty for ranks not called)
+  CallTiming timing;
 };
 
 namespace group_detail {

@@ -97,9 +97,27 @@ TEST(GraphSettings, AMisspeltTaskOrEvalKeyIsAnError) {
 }
 
 TEST(GraphSettings, AKeyAddedByAnOverrideThatNothingReadsIsAnError) {
-  auto exp = load_experiment_text(kGraph, "exp.yaml", {"+profile.enabled=true"});
-  auto issue = issue_with(validate_experiment(exp, test_catalog()), "profile: unknown key 'profile'");
+  auto exp = load_experiment_text(kGraph, "exp.yaml", {"+profiler.enabled=true"});
+  auto issue = issue_with(validate_experiment(exp, test_catalog()), "profiler: unknown key 'profiler'");
   EXPECT_THAT(issue.hint, HasSubstr("the keys of the file are: name, algorithm, seed"));
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'profile'?"));
+}
+
+TEST(GraphSettings, ProfileSettingsNeedNoSectionInTheFileAndAreChecked) {
+  auto exp = load_experiment_text(kGraph, "exp.yaml", {"profile.enabled=true", "profile.steps=2"});
+  EXPECT_TRUE(validate_experiment(exp, test_catalog()).empty());
+  EXPECT_TRUE(config::parse_experiment_options(exp).profile.profiles(2));
+  EXPECT_FALSE(config::parse_experiment_options(exp).profile.profiles(1));
+  auto typo = load_experiment_text(kGraph, "exp.yaml", {"profile.enabeld=true"});
+  auto issue =
+      issue_with(validate_experiment(typo, test_catalog()), "profile.enabeld: unknown key 'enabeld'");
+  EXPECT_THAT(issue.hint, HasSubstr("did you mean 'enabled'?"));
+  auto bad_range = load_experiment_text(kGraph, "exp.yaml", {"profile.enabled=true", "profile.steps=5-2"});
+  EXPECT_THAT(issue_with(validate_experiment(bad_range, test_catalog()), "profile.steps").message,
+              HasSubstr("the last step is before the first"));
+  auto beyond = load_experiment_text(kGraph, "exp.yaml", {"profile.enabled=true", "profile.steps=9-12"});
+  EXPECT_THAT(issue_with(validate_experiment(beyond, test_catalog()), "profile.steps").hint,
+              HasSubstr("choose steps within 1-2"));
 }
 
 TEST(GraphSettings, AMisspeltTaskNameIsOneProblemNotOnePerTaskSetting) {

@@ -1,0 +1,34 @@
+// The profile section of the graph file: whether and what the profiler
+// records (docs/profiler.md). Off by default; `rlwb run FILE
+// profile.enabled=true [profile.steps=10-20]` turns it on for one run. Used
+// by the validator and the controller.
+#pragma once
+
+#include "core/config/section.h"
+#include "core/profile/step_range.h"
+
+#include <string>
+
+namespace rlwb::core::config {
+
+// Who records the workers' operators: RLWB's context tree, or torch's own
+// profiler (Kineto), whose Chrome trace each worker writes next to its log
+// -- for comparing the two (bench_profiler) and for users who want Kineto's trace.
+enum class ProfileEngine { rlwb, kineto };
+
+struct ProfileOptions {
+  bool enabled = false;
+  ProfileEngine engine = ProfileEngine::rlwb;
+  std::string steps;              // as written; "" : every RL step
+  profile::StepRange step_range;  // parsed from `steps`
+  int64_t window = 0;             // RL steps per stored context tree; 0: one tree for all
+  bool shapes = true;             // input shapes of the operators
+  bool native_stacks = false;     // native frames between a method and its operators
+  bool trace = false;             // every operator call as an event, for the trace export
+  bool hardware_counters = true;  // cycles and instructions per method, where perf_event_open allows
+  bool profiles(int64_t step) const { return enabled && step_range.contains(step); }
+};
+
+ProfileOptions parse_profile_options(const nlohmann::json& profile, ParseContext& ctx);
+
+}  // namespace rlwb::core::config

@@ -1,0 +1,108 @@
+// A real GRPO run with profile.enabled: the tracking DB gets the profile's
+// settings, one row per profiled step with every node's per-rank timings and
+// the critical path, and each worker's calling-context tree per step window,
+// whose paths run from the graph's node ids through the role's methods to
+// ATen operators. Without the setting nothing is written.
+#include "core/controller/controller.h"
+#include "core/profile/profile_store.h"
+#include "core/tracking/tracking.h"
+#include "tests/core/rpc/runtime_test_support.h"
+#include "app/registries.h"
+#include "tests/test_paths.h"
+
+#include <gtest/gtest.h>
+
+using namespace rlwb::core;
+using profile::FrameKind;
+
+namespace {
+
+struct ProfiledRun {
+  int64_t run = 0;
+  std::string db;
+};
+
+ProfiledRun run_grpo(std::vector<std::string> overrides) {
+  auto tmp = std::filesystem::temp_directory_path();
+  ProfiledRun r;
+  r.db = (tmp / (rlwb::testing::unique_name("rlwb-profiled") + ".db")).string();
+  ControllerOptions o = rlwb::app::controller_options();
+  o.worker_binary = rlwb::testing::kWorkerBin;
+  o.log_dir = tmp / rlwb::testing::unique_name("rlwb-profiled-logs");
+  o.checkpoint_dir = tmp / rlwb::testing::unique_name("rlwb-profiled-ckpt");
+  for (const char* o : {"trainer.steps=3", "trainer.warm_start.steps=1", "trainer.eval.batch_size=16",
+                        "trainer.save=[]", "task.batch_size=8", "models.actor.config.ppo.mini_batch_size=64"})
+    overrides.insert(overrides.begin(), o);
+  Experiment exp =
+      load_experiment_file(std::string(rlwb::testing::kSourceDir) + "/experiments/grpo.yaml", overrides);
+  TrackingWriter tracking(r.db);
+  Controller controller(exp, o, &tracking);
+  RunResult result = controller.run();
+  tracking.flush();
+  EXPECT_EQ(result.status, "finished") << result.error;
+  r.run = result.run_id;
+  return r;
+}
+
+TEST(ProfiledRun, StoresStepTimingsAndEveryWorkersContextTreePerWindow) {
+  ProfiledRun r = run_grpo({"profile.enabled=true", "profile.steps=2-3", "profile.window=1"});
+  TrackingReader reader(r.db);
+  profile::RunProfile p = profile::load_run_profile(reader, r.run);
+  EXPECT_EQ(p.meta.first_step, 2);
+  EXPECT_EQ(p.meta.last_step, 3);
+  EXPECT_EQ(p.meta.models["actor"]["dp"], 2);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].step, 2);
+  for (auto& step : p.steps) {
+    ASSERT_EQ(step.nodes.size(), 5u);
+    const profile::NodeTiming* gen = step.find("gen");
+    ASSERT_NE(gen, nullptr);
+    EXPECT_EQ(gen->kind, "worker");
+    EXPECT_EQ(gen->pool, "train");
+    ASSERT_EQ(gen->ranks.size(), 2u);  // dp 2: both ranks, each with its half of the rows
+    EXPECT_EQ(gen->ranks[0].rows + gen->ranks[1].rows, 64);
+    EXPECT_GT(gen->ranks[0].compute_s, 0);
+    EXPECT_GT(gen->dispatch_s, 0);
+    EXPECT_LE(gen->slowest_compute(), gen->wall());
+    EXPECT_EQ(step.find("reward")->kind, "reward");
+    EXPECT_EQ(step.find("adv")->kind, "builtin");
+    EXPECT_EQ(step.find("adv")->after, (std::vector<std::string>{"reward", "gen"}));
+    // Everything waits for generation and the update waits for everything.
+    ASSERT_GE(step.critical_path.size(), 3u);
+    EXPECT_EQ(step.critical_path.front(), "gen");
+    EXPECT_EQ(step.critical_path.back(), "update");
+  }
+  // Two windows (steps 2 and 3) x two workers.
+  ASSERT_EQ(p.workers.size(), 4u);
+  for (auto& w : p.workers) {
+    EXPECT_TRUE(w.worker == "train/0" || w.worker == "train/1") << w.worker;
+    EXPECT_EQ(w.first_step, w.last_step);
+    EXPECT_GT(w.peak_bytes, 0);
+  }
+  profile::ContextTree tree = p.merged_tree("train/0");
+  const profile::Frame* update = tree.root().find(FrameKind::node, "update");
+  ASSERT_NE(update, nullptr) << tree.to_json().dump(1).substr(0, 2000);
+  const profile::Frame* method = update->find(FrameKind::method, "update");
+  ASSERT_NE(method, nullptr);
+  EXPECT_EQ(method->metrics.calls, 2);  // one per profiled step
+  int64_t ops = 0, op_ns = 0;
+  for (auto& c : method->children)
+    if (c->kind == FrameKind::op) ops += c->metrics.calls, op_ns += c->metrics.wall_ns;
+  EXPECT_GT(ops, 100) << "an update runs forward, backward and the optimizer";
+  EXPECT_LE(op_ns, method->metrics.wall_ns);
+  EXPECT_GT(op_ns, method->metrics.wall_ns / 4) << "most of an update's time is in operators";
+  ASSERT_NE(tree.root().find(FrameKind::node, "gen"), nullptr);
+  EXPECT_NE(tree.root().find(FrameKind::node, "ref"), nullptr);
+  // The warm start and evaluation before RL are not in the profile.
+  EXPECT_EQ(tree.root().find(FrameKind::node, "sft"), nullptr);
+  EXPECT_EQ(tree.root().find(FrameKind::node, "eval_gen"), nullptr);
+}
+
+TEST(ProfiledRun, OffByDefaultWritesNoProfile) {
+  ProfiledRun r = run_grpo({});
+  TrackingReader reader(r.db);
+  EXPECT_TRUE(reader.profiles(r.run).empty());
+  EXPECT_THROW(profile::load_run_profile(reader, r.run), profile::ProfileError);
+}
+
+}  // namespace
