@@ -14,13 +14,6 @@
 namespace rlwb::app {
 namespace {
 
-core::TrackingReader open_reader(const std::string& db) {
-  if (!std::filesystem::exists(db))
-    throw std::runtime_error("no tracking database at " + db +
-                             " (run an experiment first, or pass --db PATH)");
-  return core::TrackingReader(db);
-}
-
 struct ShowArgs {
   std::string db = kDefaultTrackingDb;
   int64_t id = 0;
@@ -44,7 +37,7 @@ struct ExportArgs {
 };
 
 int show(const ShowArgs& args) {
-  core::TrackingReader reader = open_reader(args.db);
+  core::TrackingReader reader = open_tracking_reader(args.db);
   if (!reader.run(args.id)) throw std::runtime_error("no run " + std::to_string(args.id) + " in " + args.db);
   std::cout << core::format_run_details(reader, args.id);
   return 0;
@@ -52,7 +45,7 @@ int show(const ShowArgs& args) {
 
 int compare(const CompareArgs& args) {
   if (args.ids.size() < 2) throw core::UsageError("needs at least two run ids, e.g. 'rlwb runs compare 3 4'");
-  core::TrackingReader reader = open_reader(args.db);
+  core::TrackingReader reader = open_tracking_reader(args.db);
   core::RunComparison comparison = core::compare_runs(
       reader, args.ids, args.metrics, args.at_step,
       core::ConfigDiffOptions{.all_keys = args.keys == "all", .layout_keys = args.layout_keys});
@@ -67,7 +60,7 @@ int compare(const CompareArgs& args) {
 }
 
 int export_metrics(const ExportArgs& args) {
-  core::TrackingReader reader = open_reader(args.db);
+  core::TrackingReader reader = open_tracking_reader(args.db);
   if (args.out.empty()) {
     core::export_run_metrics(reader, args.id, args.format, std::cout);
     return 0;
@@ -123,7 +116,7 @@ std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb) {
   return {
       {list,
        [list_db] {
-         core::TrackingReader reader = open_reader(*list_db);
+         core::TrackingReader reader = open_tracking_reader(*list_db);
          std::cout << core::format_runs_table(reader.list_runs());
          return 0;
        }},

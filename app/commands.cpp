@@ -173,6 +173,13 @@ void add_db_option(CLI::App& command, std::string& db) {
   command.add_option("--db", db, "the tracking database")->capture_default_str();
 }
 
+core::TrackingReader open_tracking_reader(const std::string& db) {
+  if (!std::filesystem::exists(db))
+    throw std::runtime_error("no tracking database at " + db +
+                             " (run an experiment first, or pass --db PATH)");
+  return core::TrackingReader(db);
+}
+
 core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
   auto args = std::make_shared<RunArgs>();
   args->argv0 = std::move(argv0);

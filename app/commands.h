@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/common/command_line.h"
+#include "core/tracking/tracking.h"
 
 namespace rlwb::app {
 
@@ -17,6 +18,9 @@ inline constexpr const char* kDefaultTrackingDb = "runs/rlwb.db";
 
 // Adds `--db PATH` (default kDefaultTrackingDb) to `command`.
 void add_db_option(CLI::App& command, std::string& db);
+// The tracking database at `db` for reading; a missing file is an error
+// that says how to get one (rather than an empty database made on the spot).
+core::TrackingReader open_tracking_reader(const std::string& db);
 
 // app/commands.cpp: rlwb run FILE [key.path=value ...] and rlwb validate FILE
 // [key.path=value ...]. `argv0` helps find rlwb-worker when /proc is missing.
@@ -27,6 +31,10 @@ core::Subcommand add_settings_command(CLI::App& rlwb);
 
 // app/cmd_runs.cpp: rlwb runs list | show ID | compare ID ID... | export ID
 std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb);
+
+// app/cmd_profile.cpp: rlwb profile show | export | diff, and rlwb analyze
+// (a stored profile read back: core/profile)
+std::vector<core::Subcommand> add_profile_commands(CLI::App& rlwb);
 
 // app/cmd_reward.cpp: rlwb reward math ...
 std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb);

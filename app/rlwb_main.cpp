@@ -5,6 +5,7 @@
 //   rlwb validate FILE [key.path=value ...] [--resolved]
 //   rlwb settings   (every setting with its type, default and meaning)
 //   rlwb runs list | show ID | compare ID ID... | export ID   [--db PATH]
+//   rlwb profile show | export | diff ..., rlwb analyze RUN   (a run's stored profile)
 //   rlwb reward math ... / rlwb sandbox run|serve ...
 //   rlwb --version
 #include <iostream>
@@ -25,8 +26,8 @@ int main(int argc, char** argv) {
   std::vector<rlwb::core::Subcommand> commands = {
       rlwb::app::add_run_command(rlwb, argc > 0 ? argv[0] : "rlwb"), rlwb::app::add_validate_command(rlwb),
       rlwb::app::add_settings_command(rlwb)};
-  for (auto* family :
-       {&rlwb::app::add_runs_commands, &rlwb::app::add_reward_commands, &rlwb::app::add_sandbox_commands}) {
+  for (auto* family : {&rlwb::app::add_runs_commands, &rlwb::app::add_profile_commands,
+                       &rlwb::app::add_reward_commands, &rlwb::app::add_sandbox_commands}) {
     std::vector<rlwb::core::Subcommand> added = (*family)(rlwb);
     commands.insert(commands.end(), added.begin(), added.end());
   }

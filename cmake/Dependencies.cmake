@@ -54,6 +54,15 @@ find_package(nlohmann_json REQUIRED)
 find_package(GTest REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(Threads REQUIRED)
+# Protocol Buffers and zlib: the gzip'd pprof export of profiles (core/profile/pprof.proto).
+# Torch's CMake config defines protobuf::libprotobuf as an empty stand-in (its
+# own protobuf is built in and hidden), so RLWB links the library by path.
+find_package(Protobuf REQUIRED)
+find_package(ZLIB REQUIRED)
+add_library(rlwb_protobuf INTERFACE)
+target_include_directories(rlwb_protobuf INTERFACE ${Protobuf_INCLUDE_DIRS})
+target_link_libraries(rlwb_protobuf INTERFACE ${Protobuf_LIBRARIES})
+add_library(rlwb::protobuf ALIAS rlwb_protobuf)
 
 # NCCL's header matching the wheel's libnccl (only workers/spmd_nccl.cpp uses it).
 find_path(RLWB_NCCL_INCLUDE_DIR nccl.h PATHS ${_site_packages}/nvidia/nccl/include /usr/local/cuda/include

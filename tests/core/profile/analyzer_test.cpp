@@ -1,0 +1,217 @@
+// The analyzer's rules, each on a profile bent into the problem it looks
+// for, with its evidence and change checked; the clean profile triggers
+// none; findings come ranked by expected gain; and a profile read back from
+// a tracking DB gives the same findings.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/profile/analyzer.h"
+#include "tests/core/profile/profile_fixtures.h"
+#include "tests/test_files.h"
+
+namespace rlwb::core::profile {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using namespace fixtures;
+
+std::vector<Finding> of_rule(const std::vector<Finding>& findings, const std::string& rule) {
+  std::vector<Finding> matching;
+  for (const Finding& f : findings)
+    if (f.rule == rule) matching.push_back(f);
+  return matching;
+}
+
+// The one finding of `rule` in `shape`'s profile (a test failure if not exactly one).
+Finding only_finding(const ProfileShape& shape, const std::string& rule) {
+  const std::vector<Finding> found = of_rule(analyze(grpo_profile(shape)), rule);
+  EXPECT_EQ(found.size(), 1u) << format_findings(analyze(grpo_profile(shape)));
+  return found.empty() ? Finding{} : found.front();
+}
+
+TEST(Analyzer, CleanProfileHasNoFindings) {
+  const std::vector<Finding> findings = analyze(grpo_profile());
+  EXPECT_TRUE(findings.empty()) << format_findings(findings);
+  EXPECT_THAT(format_findings(findings), HasSubstr("no findings"));
+}
+
+TEST(Analyzer, PoolIdleWhileAnotherPoolWorksOnTheCriticalPath) {
+  ProfileShape shape;
+  shape.step.ref_pool = "ref";
+  shape.step.ref.compute = {0.1};
+  shape.pools["ref"] = {{"workers", 1}, {"device", "cpu"}};
+  shape.models["reference"] = {{"pool", "ref"}, {"role", "reference"}, {"dp", 1}};
+  const Finding f = only_finding(shape, "pool-idle");
+  EXPECT_THAT(f.title, HasSubstr("pool 'ref' idles while pool 'main'"));
+  EXPECT_THAT(f.evidence, HasSubstr("runs critical-path nodes gen, update"));
+  EXPECT_THAT(f.change,
+              HasSubstr("pools.main.workers=3 models.reference.pool=main models.actor.parallel.dp=3"));
+  // ref idles through gen (0.305 s) and update (0.255 s); one of three workers joins.
+  EXPECT_NEAR(f.gain_s, (0.305 + 0.255) / 3, 1e-6);
+  EXPECT_GT(f.gain_share, 0.2);
+}
+
+TEST(Analyzer, StragglerRankWithEqualRowsPointsAtItsWorker) {
+  ProfileShape shape;
+  shape.step.gen.compute = {0.30, 0.45};
+  const Finding f = only_finding(shape, "straggler-rank");
+  EXPECT_THAT(f.title, HasSubstr("rank 1 of node 'gen'"));
+  EXPECT_THAT(f.evidence, HasSubstr("slowest in 4 of 4 steps"));
+  EXPECT_THAT(f.evidence, HasSubstr("rank 1: 450 ms compute"));
+  EXPECT_THAT(f.evidence, Not(HasSubstr("rows")));  // even rows are not evidence
+  EXPECT_THAT(f.change, HasSubstr("worker main/1 on host-a"));
+  EXPECT_NEAR(f.gain_s, 0.45 - 0.375, 1e-6);
+}
+
+TEST(Analyzer, StragglerRankWithUnevenRowsShowsRowsPerRank) {
+  ProfileShape shape;
+  shape.step.gen.compute = {0.30, 0.45};
+  shape.step.gen.rows = {16, 24};
+  const Finding f = only_finding(shape, "straggler-rank");
+  EXPECT_THAT(f.evidence, HasSubstr("rank 0: 300 ms compute, 16 rows"));
+  EXPECT_THAT(f.evidence, HasSubstr("rank 1: 450 ms compute, 24 rows"));
+  EXPECT_THAT(f.change, HasSubstr("models.actor.parallel.dp"));
+}
+
+TEST(Analyzer, OneSlowStepIsNotAStraggler) {
+  RunProfile p = grpo_profile();
+  // Rank 1 is slow in step 1 only: noise, not a straggler.
+  ProfileShape slow;
+  slow.step.gen.compute = {0.30, 0.90};
+  p.steps[0] = grpo_step(1, p.steps[0].nodes.front().start, slow.step);
+  EXPECT_TRUE(of_rule(analyze(p), "straggler-rank").empty());
+}
+
+TEST(Analyzer, RewardOnTheCriticalPathSuggestsOverlapWithTheNodeWaitingForIt) {
+  ProfileShape shape;
+  shape.step.reward_s = 0.3;
+  shape.step.ref_waits_for_reward = true;
+  const Finding f = only_finding(shape, "reward-critical");
+  EXPECT_THAT(f.title, HasSubstr("reward node 'reward' bounds"));
+  EXPECT_THAT(f.evidence, HasSubstr("critical path in 100.0% of the steps"));
+  EXPECT_THAT(f.evidence, HasSubstr("'ref' (105 ms)"));
+  EXPECT_THAT(f.change, HasSubstr("overlap 'reward' with 'ref'"));
+  EXPECT_NEAR(f.gain_s, 0.105, 1e-6);
+}
+
+TEST(Analyzer, CodeRewardOnTheCriticalPathSuggestsMoreExecutors) {
+  ProfileShape shape;
+  shape.step.reward_s = 0.3;
+  shape.step.reward_call = "code.score";
+  shape.step.ref_waits_for_reward = true;
+  shape.rewards = {{"code", {{"type", "code"}, {"executors", 4}}}};
+  const Finding f = only_finding(shape, "reward-critical");
+  EXPECT_EQ(f.change, "rewards.code.executors=8");
+  EXPECT_NEAR(f.gain_s, 0.15, 1e-6);
+}
+
+TEST(Analyzer, RewardOffTheCriticalPathIsNotFlagged) {
+  ProfileShape shape;
+  shape.step.reward_s = 0.09;  // long, but ref (0.105 s) runs beside it and is longer
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(shape)), "reward-critical").empty());
+}
+
+TEST(Analyzer, TransferOverheadOfAWorkerNode) {
+  ProfileShape shape;
+  shape.step.update.transfer = 0.15;
+  const Finding f = only_finding(shape, "transfer-overhead");
+  EXPECT_THAT(f.title, HasSubstr("node 'update' spends 37.2% of its time moving data"));
+  EXPECT_THAT(f.evidence, HasSubstr("transfer and queueing 150 ms"));
+  EXPECT_THAT(f.change, HasSubstr("shm_threshold_bytes"));
+  EXPECT_NEAR(f.gain_s, 0.075, 1e-6);
+}
+
+TEST(Analyzer, DispatchOverheadSuggestsLargerMicroBatches) {
+  ProfileShape shape;
+  shape.step.ref.dispatch = 0.05;
+  shape.models["reference"]["config"] = {{"micro_batch_size", 8}};
+  const Finding f = only_finding(shape, "dispatch-overhead");
+  EXPECT_THAT(f.evidence,
+              HasSubstr("dispatch (split, encode, send) 50.0 ms against a mean compute of 100 ms"));
+  EXPECT_THAT(f.evidence, HasSubstr("runs 1.0 times per step and rank"));
+  EXPECT_THAT(f.change, HasSubstr("models.reference.config.micro_batch_size=16"));
+  EXPECT_NEAR(f.gain_s, 0.025, 1e-6);
+}
+
+TEST(Analyzer, SoftmaxOverATinyLastDimension) {
+  ProfileShape shape;
+  shape.tree.softmax_shape = "[512,8]";
+  shape.tree.softmax_calls = 1000;
+  const Finding f = only_finding(shape, "op-small-softmax");
+  EXPECT_THAT(f.title, HasSubstr("aten::softmax over a last dimension of at most 8 under 'ref/log_probs'"));
+  EXPECT_THAT(f.evidence, HasSubstr("2000 calls per step (all ranks)"));
+  // 20 ms per window step and worker, all of it in tiny rows.
+  EXPECT_NEAR(f.gain_s, 0.8 * 0.020, 1e-6);
+}
+
+TEST(Analyzer, CopiesOfStridedOperandsUnderAMatrixProduct) {
+  ProfileShape shape;
+  shape.tree.copy_ns = 30'000'000;
+  const Finding f = only_finding(shape, "op-strided-copy");
+  EXPECT_THAT(f.title, HasSubstr("operands of aten::linear copied under 'update/update'"));
+  EXPECT_THAT(f.evidence,
+              HasSubstr("aten::contiguous take 30.0 ms per step and rank (30.0% of the product's"));
+  EXPECT_THAT(f.change, HasSubstr("workers/model/linear.cpp"));
+  EXPECT_NEAR(f.gain_s, 0.030, 1e-6);
+}
+
+TEST(Analyzer, ManySmallOpsPerGenerateCall) {
+  ProfileShape shape;
+  shape.tree.generate_ops = 5000;
+  shape.tree.generate_op_ns = 5000;
+  const Finding f = only_finding(shape, "op-many-small-ops");
+  EXPECT_THAT(f.title, HasSubstr("'gen/generate' runs 5000 small operators per call"));
+  EXPECT_THAT(f.evidence, HasSubstr("5.00 us each"));
+  EXPECT_NEAR(f.gain_s, 0.5 * 5000 * 5e-6, 1e-6);
+}
+
+TEST(Analyzer, ThreadsOversubscribeTheHost) {
+  ProfileShape shape;
+  shape.host_cores = 2;
+  shape.tree.threads = 2;
+  const Finding f = only_finding(shape, "threads-oversubscribed");
+  EXPECT_THAT(f.title, HasSubstr("4 intra-op threads on 2 cores of host host-a"));
+  EXPECT_THAT(f.evidence, HasSubstr("main/0: 2, main/1: 2"));
+  EXPECT_THAT(f.change, HasSubstr("at most 1 intra-op threads per worker"));
+  EXPECT_GT(f.gain_s, 0);
+}
+
+TEST(Analyzer, FindingsAreRankedByExpectedGainAndNumbered) {
+  ProfileShape shape;
+  shape.step.update.transfer = 0.15;      // gain 0.075 s
+  shape.step.gen.compute = {0.30, 0.50};  // gain 0.1 s
+  const std::vector<Finding> findings = analyze(grpo_profile(shape));
+  ASSERT_EQ(findings.size(), 2u) << format_findings(findings);
+  EXPECT_EQ(findings[0].rule, "straggler-rank");
+  EXPECT_EQ(findings[1].rule, "transfer-overhead");
+  EXPECT_GE(findings[0].score, findings[1].score);
+  const std::string text = format_findings(findings);
+  EXPECT_THAT(text, HasSubstr("1. [straggler-rank]"));
+  EXPECT_THAT(text, HasSubstr("2. [transfer-overhead]"));
+  EXPECT_THAT(text, HasSubstr("expected gain: 100 ms per step"));
+}
+
+class AnalyzerOnDbTest : public rlwb::testing::TempDirTest {
+ protected:
+  AnalyzerOnDbTest() : TempDirTest("rlwb-analyzer") {}
+};
+
+TEST_F(AnalyzerOnDbTest, ProfileReadBackFromTheDbGivesTheSameFindings) {
+  ProfileShape shape;
+  shape.step.gen.compute = {0.30, 0.45};
+  shape.tree.copy_ns = 30'000'000;
+  const RunProfile written = grpo_profile(shape);
+  int64_t run = 0;
+  {
+    TrackingWriter w(path("rlwb.db"));
+    run = write_profile(w, w.start_run("r", "f.yaml", "", "grpo", 1, nlohmann::json::object()), written);
+    w.end_run(run, "finished");
+  }
+  TrackingReader r(path("rlwb.db"));
+  EXPECT_EQ(format_findings(analyze(load_run_profile(r, run))), format_findings(analyze(written)));
+  EXPECT_EQ(analyze(load_run_profile(r, run)).size(), 2u);
+}
+
+}  // namespace
+}  // namespace rlwb::core::profile
