@@ -67,12 +67,15 @@ void RunProfiler::start() {
   for (auto& [name, pool] : exp_.pools)
     meta.pools[name] = {{"workers", pool.workers}, {"device", pool.device}};
   for (auto& [name, m] : exp_.models)
-    meta.models[name] = {{"pool", m.pool},
-                         {"role", m.role},
-                         {"dp", m.parallel.dp},
-                         {"tp", m.parallel.tp},
-                         {"pp", m.parallel.pp}};
-  for (auto& [name, r] : exp_.rewards) meta.rewards[name] = {{"type", r.type}, {"config", r.config}};
+    meta.models[name] = {{"pool", m.pool},      {"role", m.role},      {"dp", m.parallel.dp},
+                         {"tp", m.parallel.tp}, {"pp", m.parallel.pp}, {"config", m.config}};
+  for (auto& [name, r] : exp_.rewards) {
+    meta.rewards[name] = {{"type", r.type}, {"config", r.config}};
+    // The code reward's sandbox runs one executor per core unless told (the analyzer's reward rule).
+    if (r.type == "code")
+      meta.rewards[name]["executors"] =
+          r.config.value("executors", 0) > 0 ? r.config.value("executors", 0) : meta.host_cores;
+  }
   profile::write_profile_meta(*tracking_, run_id_, meta);
 }
 
@@ -84,10 +87,8 @@ void RunProfiler::step_done(const StepReport& report) {
   step.step = report.step;
   step.seconds = report.seconds;
   step.nodes = report.timings;
-  // The runner's clock starts with the run; a step's row counts from its first node.
-  double origin = step.nodes.empty() ? 0 : step.nodes.front().start;
-  for (auto& n : step.nodes) origin = std::min(origin, n.start);
-  for (auto& n : step.nodes) n.start -= origin, n.end -= origin;
+  // Times stay on the runner's clock (since the run's first pass), so the
+  // steps follow each other on the trace export's timeline.
   step.critical_path = profile::critical_path(step.nodes);
   if (tracking_) profile::write_step_timing(*tracking_, run_id_, step);
   const bool window_full = options_.window > 0 && report.step - window_first_ + 1 >= options_.window;

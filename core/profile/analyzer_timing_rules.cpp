@@ -275,7 +275,7 @@ void find_critical_rewards(const AnalysisInput& in, std::vector<Finding>& out) {
                  format_seconds(reward.wall_s);
     if (executors > 0) {
       f.evidence += ", on " + std::to_string(executors) + " executors";
-      f.change = "rewards." + name + ".executors=" + std::to_string(2 * executors);
+      f.change = "rewards." + name + ".config.executors=" + std::to_string(2 * executors);
       f.gain_s =
           0.5 * reward.critical_wall_s;  // rows are judged in parallel: twice the executors, half the time
     } else {

@@ -102,7 +102,7 @@ TEST(Analyzer, CodeRewardOnTheCriticalPathSuggestsMoreExecutors) {
   shape.step.ref_waits_for_reward = true;
   shape.rewards = {{"code", {{"type", "code"}, {"executors", 4}}}};
   const Finding f = only_finding(shape, "reward-critical");
-  EXPECT_EQ(f.change, "rewards.code.executors=8");
+  EXPECT_EQ(f.change, "rewards.code.config.executors=8");
   EXPECT_NEAR(f.gain_s, 0.15, 1e-6);
 }
 
