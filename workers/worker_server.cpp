@@ -271,10 +271,17 @@ class Worker {
     CallContext ctx{args, context, model_envs_[model]};
     auto start = std::chrono::steady_clock::now();
     std::optional<profiler::OpProfiler::CallScope> profiled;
-    if (context.value("profile", false) && profiler::OpProfiler::instance().configured())
-      profiled.emplace(profiler::OpProfiler::instance(), context.value("node", method), method);
+    std::optional<profiler::ContextUserScope> for_kineto;
+    if (context.value("profile", false)) {
+      const std::string node = context.value("node", method);
+      if (profiler::OpProfiler::instance().configured())
+        profiled.emplace(profiler::OpProfiler::instance(), node, method);
+      else
+        for_kineto.emplace(node, method);
+    }
     core::Batch out = spec->fn(*it->second.instance, msg.batch, ctx);
     profiled.reset();
+    for_kineto.reset();
     // The method's own time, so the controller can tell compute from
     // orchestration (bench_orchestration, timing_s vs compute_s).
     if (!out.meta().is_object()) out.meta() = Json::object();

@@ -9,7 +9,10 @@ ProfileOptions parse_profile_options(const nlohmann::json& profile, ParseContext
       .choice("engine", o.engine,
               EnumNames<ProfileEngine>{{"rlwb", ProfileEngine::rlwb}, {"kineto", ProfileEngine::kineto}},
               "rlwb: the context tree; kineto: torch's profiler, a Chrome trace per worker and window")
-      .integer("window", o.window, "RL steps per stored context tree; 0: one tree for all the steps",
+      .integer("every", o.every,
+               "profile one RL step in this many: the range's first, then every N-th (1: every step)",
+               above(0))
+      .integer("window", o.window, "profiled steps per stored context tree; 0: one tree for all of them",
                at_least(0))
       .flag("shapes", o.shapes, "record the input shapes of operators")
       .flag("native_stacks", o.native_stacks,

@@ -7,6 +7,7 @@
 #include "core/config/section.h"
 #include "core/profile/step_range.h"
 
+#include <algorithm>
 #include <string>
 
 namespace rlwb::core::config {
@@ -21,12 +22,24 @@ struct ProfileOptions {
   ProfileEngine engine = ProfileEngine::rlwb;
   std::string steps;              // as written; "" : every RL step
   profile::StepRange step_range;  // parsed from `steps`
-  int64_t window = 0;             // RL steps per stored context tree; 0: one tree for all
+  // One step in `every` of the range is profiled (the first of the range,
+  // then every `every`-th): operator callbacks cost a profiled step tens of
+  // percent on small operators, so by default a run pays a few percent.
+  int64_t every = 10;
+  int64_t window = 0;             // profiled steps per stored context tree; 0: one tree for all
   bool shapes = true;             // input shapes of the operators
   bool native_stacks = false;     // native frames between a method and its operators
   bool trace = false;             // every operator call as an event, for the trace export
   bool hardware_counters = true;  // cycles and instructions per method, where perf_event_open allows
-  bool profiles(int64_t step) const { return enabled && step_range.contains(step); }
+  bool profiles(int64_t step) const {
+    return enabled && step_range.contains(step) && (step - step_range.first) % every == 0;
+  }
+  // The last step profiles() accepts in a run of `steps` steps (0: none).
+  int64_t last_profiled_step(int64_t steps) const {
+    const int64_t last = step_range.last == 0 ? steps : std::min(step_range.last, steps);
+    if (last < step_range.first) return 0;
+    return last - (last - step_range.first) % every;
+  }
 };
 
 ProfileOptions parse_profile_options(const nlohmann::json& profile, ParseContext& ctx);

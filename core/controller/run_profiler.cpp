@@ -17,7 +17,7 @@ RunProfiler::RunProfiler(const config::ProfileOptions& options, const Experiment
                          int64_t run_id, std::string trace_dir)
     : options_(options),
       exp_(exp),
-      last_step_(options.step_range.last == 0 ? steps : std::min(options.step_range.last, steps)),
+      last_step_(options.last_profiled_step(steps)),
       rpc_(rpc),
       workers_(std::move(workers)),
       tracking_(tracking),
@@ -51,9 +51,7 @@ void RunProfiler::start() {
                                    {"native_stacks", options_.native_stacks},
                                    {"trace", options_.trace},
                                    {"hardware_counters", options_.hardware_counters}};
-  if (options_.engine == config::ProfileEngine::kineto)
-    each_worker({{"action", "kineto_start"}}, "starting torch's profiler");
-  else
+  if (options_.engine == config::ProfileEngine::rlwb)
     each_worker({{"action", "configure"}, {"options", settings}}, "starting the profiler");
   if (!tracking_) return;
   profile::ProfileMeta meta;
@@ -79,6 +77,12 @@ void RunProfiler::start() {
   profile::write_profile_meta(*tracking_, run_id_, meta);
 }
 
+void RunProfiler::step_starting(int64_t step) {
+  // torch's profiler records everything while on: it runs for the profiled steps only.
+  if (profiles(step) && options_.engine == config::ProfileEngine::kineto)
+    each_worker({{"action", "kineto_start"}}, "starting torch's profiler");
+}
+
 void RunProfiler::step_done(const StepReport& report) {
   if (!profiles(report.step)) return;
   if (window_first_ == 0) window_first_ = report.step;
@@ -91,7 +95,9 @@ void RunProfiler::step_done(const StepReport& report) {
   // steps follow each other on the trace export's timeline.
   step.critical_path = profile::critical_path(step.nodes);
   if (tracking_) profile::write_step_timing(*tracking_, run_id_, step);
-  const bool window_full = options_.window > 0 && report.step - window_first_ + 1 >= options_.window;
+  if (options_.engine == config::ProfileEngine::kineto) collect_kineto(report.step);
+  ++window_steps_;
+  const bool window_full = options_.window > 0 && window_steps_ >= options_.window;
   if (window_full || report.step >= last_step_) collect(report.step);
 }
 
@@ -99,12 +105,12 @@ void RunProfiler::finish() {
   if (window_first_ != 0) collect(window_last_);
 }
 
-void RunProfiler::collect_kineto(int64_t first, int64_t last_step) {
-  const std::string steps = std::to_string(first) + "-" + std::to_string(last_step);
+void RunProfiler::collect_kineto(int64_t step) {
+  const std::string steps = std::to_string(step);
   for (size_t i = 0; i < workers_.size(); ++i) {
     std::string name = workers_[i];
     std::replace(name.begin(), name.end(), '/', '-');
-    const std::string path = trace_dir_ + "/kineto-" + name + "-steps-" + steps + ".json";
+    const std::string path = trace_dir_ + "/kineto-" + name + "-step-" + steps + ".json";
     auto reply =
         rpc_.call(workers_[i], "", kProfileMethod, Batch{}, {{"action", "kineto_stop"}, {"path", path}},
                   nlohmann::json::object(), kCollectTimeout);
@@ -112,24 +118,24 @@ void RunProfiler::collect_kineto(int64_t first, int64_t last_step) {
       Batch done = reply.get();
       if (tracking_) {
         tracking_->log_artifact(run_id_, "kineto_trace", path);
-        tracking_->log_profile(run_id_, first, workers_[i], "kineto",
+        tracking_->log_profile(run_id_, step, workers_[i], "kineto",
                                nlohmann::json{{"path", path},
                                               {"bytes", done.meta().value("trace_bytes", int64_t{0})},
-                                              {"first_step", first},
-                                              {"last_step", last_step}}
+                                              {"first_step", step},
+                                              {"last_step", step}}
                                    .dump());
       }
     } catch (const std::exception& e) {
-      warn("worker " + workers_[i] + ": writing torch's trace for steps " + steps + " failed: " + e.what());
+      warn("worker " + workers_[i] + ": writing torch's trace for step " + steps + " failed: " + e.what());
     }
   }
-  if (last_step < last_step_) each_worker({{"action", "kineto_start"}}, "restarting torch's profiler");
 }
 
 void RunProfiler::collect(int64_t last_step) {
   const int64_t first = window_first_;
   window_first_ = 0;
-  if (options_.engine == config::ProfileEngine::kineto) return collect_kineto(first, last_step);
+  window_steps_ = 0;
+  if (options_.engine == config::ProfileEngine::kineto) return;  // written after each step
   auto replies =
       each_worker({{"action", "collect"}}, "collecting the profile of steps " + std::to_string(first) + "-" +
                                                std::to_string(last_step));

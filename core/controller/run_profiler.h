@@ -1,8 +1,10 @@
 // The controller's side of the profiler (docs/profiler.md), for a run with
 // profile.enabled: tells the workers what to record, writes one step row
 // per profiled RL step (what the graph runner saw of each node and the
-// step's critical path), and at the end of each step window collects every
-// worker's context tree into the tracking DB. A worker whose profile cannot
+// step's critical path), and at the end of each window of profiled steps
+// collects every worker's context tree into the tracking DB. With
+// profile.engine=kineto, torch's profiler runs on the workers during each
+// profiled step instead and writes one trace per worker and step. A worker whose profile cannot
 // be collected leaves a warning event and a gap, never a failed run.
 #pragma once
 
@@ -31,6 +33,8 @@ class RunProfiler {
   bool profiles(int64_t step) const { return options_.profiles(step); }
   // Configures the workers and writes the profile's settings row.
   void start();
+  // Before an RL step (torch's profiler is started for a profiled one).
+  void step_starting(int64_t step);
   // After an RL step: its step row; the worker trees when a window ends.
   void step_done(const StepReport& report);
   // Collects a window that is still open (the run ended, failed or stopped).
@@ -41,7 +45,7 @@ class RunProfiler {
 
  private:
   void collect(int64_t last_step);
-  void collect_kineto(int64_t first, int64_t last_step);
+  void collect_kineto(int64_t step);
   // Sends `args` to every worker's kProfileMethod; each reply, or null
   // where the worker failed (then a warning names it and `what`).
   std::vector<std::optional<Batch>> each_worker(const nlohmann::json& args, const std::string& what);
@@ -57,6 +61,7 @@ class RunProfiler {
   std::string trace_dir_;
   int64_t window_first_ = 0;  // first step of the open window; 0: none open
   int64_t window_last_ = 0;   // its last step so far
+  int64_t window_steps_ = 0;  // profiled steps in it
   std::vector<profile::WorkerWindow> collected_;
 };
 

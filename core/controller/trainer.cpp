@@ -62,6 +62,7 @@ void Trainer::fit(TrainingRecord& record) {
 
 void Trainer::rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every) {
   for (int64_t step = 1; step <= steps; ++step) {
+    if (profiler_) profiler_->step_starting(step);
     StepReport report = rl_step(step);
     if (profiler_) profiler_->step_done(report);
     log_metrics(report.metrics, step);

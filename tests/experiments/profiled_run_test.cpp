@@ -12,6 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
 using namespace rlwb::core;
 using profile::FrameKind;
 
@@ -45,7 +49,8 @@ ProfiledRun run_grpo(std::vector<std::string> overrides) {
 }
 
 TEST(ProfiledRun, StoresStepTimingsAndEveryWorkersContextTreePerWindow) {
-  ProfiledRun r = run_grpo({"profile.enabled=true", "profile.steps=2-3", "profile.window=1"});
+  ProfiledRun r =
+      run_grpo({"profile.enabled=true", "profile.steps=2-3", "profile.every=1", "profile.window=1"});
   TrackingReader reader(r.db);
   profile::RunProfile p = profile::load_run_profile(reader, r.run);
   EXPECT_EQ(p.meta.first_step, 2);
@@ -96,6 +101,50 @@ TEST(ProfiledRun, StoresStepTimingsAndEveryWorkersContextTreePerWindow) {
   // The warm start and evaluation before RL are not in the profile.
   EXPECT_EQ(tree.root().find(FrameKind::node, "sft"), nullptr);
   EXPECT_EQ(tree.root().find(FrameKind::node, "eval_gen"), nullptr);
+}
+
+TEST(ProfiledRun, EveryNthStepIsProfiledFromTheFirst) {
+  ProfiledRun r = run_grpo({"profile.enabled=true", "profile.every=2"});
+  TrackingReader reader(r.db);
+  profile::RunProfile p = profile::load_run_profile(reader, r.run);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[0].step, 1);
+  EXPECT_EQ(p.steps[1].step, 3);
+  EXPECT_EQ(p.meta.last_step, 3);
+  ASSERT_EQ(p.workers.size(), 2u);  // one window: both profiled steps in one tree per worker
+  EXPECT_EQ(p.workers[0].first_step, 1);
+  EXPECT_EQ(p.workers[0].last_step, 3);
+  const profile::Frame* gen = p.workers[0].tree.root().find(FrameKind::node, "gen");
+  ASSERT_NE(gen, nullptr);
+  EXPECT_EQ(gen->metrics.calls, 2);
+}
+
+// torch's profiler as the engine: one Chrome trace per worker and profiled
+// step, in which the call's context is the user scope rlwb/<node>/<method>.
+TEST(ProfiledRun, KinetoEngineWritesTorchsTraceWithTheCallContext) {
+  ProfiledRun r = run_grpo({"profile.enabled=true", "profile.steps=2", "profile.engine=kineto"});
+  TrackingReader reader(r.db);
+  int traces = 0;
+  for (auto& row : reader.profiles(r.run)) {
+    if (row.kind != "kineto") continue;
+    ++traces;
+    auto info = nlohmann::json::parse(row.data);
+    EXPECT_EQ(info["first_step"], 2);
+    std::ifstream in(info["path"].get<std::string>());
+    ASSERT_TRUE(in) << info.dump();
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(static_cast<int64_t>(text.str().size()), info["bytes"].get<int64_t>());
+    auto trace = nlohmann::json::parse(text.str());
+    std::set<std::string> names;
+    for (auto& e : trace["traceEvents"])
+      if (e.contains("name")) names.insert(e["name"].get<std::string>());
+    EXPECT_TRUE(names.count("rlwb/update/update")) << "the call context as a user scope";
+    EXPECT_TRUE(names.count("aten::mm") || names.count("mkldnn::_linear_pointwise"));
+  }
+  EXPECT_EQ(traces, 2);  // two workers, one profiled step
+  EXPECT_THROW(profile::load_run_profile(reader, r.run, profile::parse_step_range("2")).workers.at(0),
+               std::out_of_range);  // no context trees from this engine
 }
 
 TEST(ProfiledRun, OffByDefaultWritesNoProfile) {

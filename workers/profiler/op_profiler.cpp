@@ -98,7 +98,6 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
 struct OpProfiler::Impl {
   ProfilerSettings settings;
   bool installed = false;
-  at::CallbackHandle op_callback = 0, shape_callback = 0;
   ContextTree tree;
   std::atomic<uint64_t> generation{1};
   std::atomic<int> calls_active{0};
@@ -123,10 +122,6 @@ namespace {
 
 OpProfiler::Impl* g_impl = nullptr;  // set once, before the callbacks are installed
 
-bool is_call_scope(const at::RecordFunction& fn) {
-  return fn.scope() == at::RecordScope::USER_SCOPE && std::strncmp(fn.name(), kScopePrefix, 5) == 0;
-}
-
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadState& t = tls;
   if (!t.in_call) {
@@ -134,13 +129,15 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
       g_impl->other_thread_ops.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
-  if (is_call_scope(fn)) return nullptr;
+  const char* name = fn.name();  // not free: read once
+  if (fn.scope() == at::RecordScope::USER_SCOPE && std::strncmp(name, kScopePrefix, 5) == 0) return nullptr;
   Frame* parent = t.open.back().frame;
   if (g_impl->settings.native_stacks && parent->kind != FrameKind::op)
-    parent = g_impl->native.attach(
-        parent, [&](Frame* p, const char* name) { return g_impl->child_of(t, p, FrameKind::native, name); });
-  Frame* frame = g_impl->child_of(t, parent, FrameKind::op, fn.name());
-  t.open.push_back({frame, now_ns(), fn.name()});
+    parent = g_impl->native.attach(parent, [&](Frame* p, const char* native) {
+      return g_impl->child_of(t, p, FrameKind::native, native);
+    });
+  Frame* frame = g_impl->child_of(t, parent, FrameKind::op, name);
+  t.open.push_back({frame, now_ns(), name});
   return nullptr;
 }
 
@@ -199,32 +196,44 @@ OpProfiler& OpProfiler::instance() {
 
 OpProfiler::OpProfiler() : impl_(std::make_unique<Impl>()) { g_impl = impl_.get(); }
 
-OpProfiler::~OpProfiler() {
-  if (impl_->op_callback) at::removeCallback(impl_->op_callback);
-  if (impl_->shape_callback) at::removeCallback(impl_->shape_callback);
-}
+OpProfiler::~OpProfiler() = default;
 
 bool OpProfiler::configured() const { return impl_->installed; }
 
 void OpProfiler::configure(const ProfilerSettings& settings) {
   impl_->settings = settings;
-  if (impl_->shape_callback) {
-    at::removeCallback(impl_->shape_callback);
-    impl_->shape_callback = 0;
-  }
-  if (!impl_->op_callback)
-    impl_->op_callback =
-        at::addGlobalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
-                                  .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
-                                           at::RecordScope::USER_SCOPE}));
-  if (settings.shapes)
-    impl_->shape_callback = at::addGlobalCallback(at::RecordFunctionCallback(on_shape_start)
-                                                      .needsInputs(true)
-                                                      .samplingProb(kShapeSampling)
-                                                      .scopes({at::RecordScope::FUNCTION}));
   impl_->installed = true;
   impl_->trace_origin_ns = now_ns();
 }
+
+namespace {
+
+// The callbacks live only while a call is profiled, and only on its
+// thread: operators outside profiled calls (other steps, other threads)
+// pay nothing, not even RecordFunction's own set-up.
+std::vector<at::CallbackHandle> add_call_callbacks(const ProfilerSettings& settings) {
+  std::vector<at::CallbackHandle> handles;
+  handles.push_back(
+      at::addThreadLocalCallback(at::RecordFunctionCallback(on_op_start, on_op_end)
+                                     .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION,
+                                              at::RecordScope::USER_SCOPE})));
+  if (settings.shapes)
+    handles.push_back(at::addThreadLocalCallback(at::RecordFunctionCallback(on_shape_start)
+                                                     .needsInputs(true)
+                                                     .samplingProb(kShapeSampling)
+                                                     .scopes({at::RecordScope::FUNCTION})));
+  return handles;
+}
+
+}  // namespace
+
+ContextUserScope::ContextUserScope(const std::string& node, const std::string& method)
+    : label_(kScopePrefix + node + "/" + method),
+      scope_(std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE)) {
+  if (scope_->isActive()) scope_->before(label_.c_str());
+}
+
+ContextUserScope::~ContextUserScope() = default;  // the RecordFunction's end ends the scope
 
 struct OpProfiler::CallScope::State {
   Impl* impl;
@@ -232,9 +241,9 @@ struct OpProfiler::CallScope::State {
   Frame* method;
   int64_t start_ns, start_cpu_ns;
   CounterValues start_counters;
-  std::string label;
+  std::vector<at::CallbackHandle> callbacks;
   std::unique_ptr<c10::DebugInfoGuard> memory_guard;
-  std::unique_ptr<at::RecordFunction> user_scope;
+  std::unique_ptr<ContextUserScope> user_scope;
 };
 
 OpProfiler::CallScope::CallScope(OpProfiler& profiler, const std::string& node, const std::string& method)
@@ -265,18 +274,17 @@ OpProfiler::CallScope::CallScope(OpProfiler& profiler, const std::string& node, 
   t.in_call = true;
   impl->calls_active.fetch_add(1);
   if (impl->settings.native_stacks) impl->native.enter_call();
+  state_->callbacks = add_call_callbacks(impl->settings);
   state_->memory_guard =
       std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, impl->memory);
-  // The context as a user scope, for every RecordFunction observer.
-  state_->label = kScopePrefix + node + "/" + method;
-  state_->user_scope = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
-  if (state_->user_scope->isActive()) state_->user_scope->before(state_->label.c_str());
+  state_->user_scope = std::make_unique<ContextUserScope>(node, method);
 }
 
 OpProfiler::CallScope::~CallScope() {
   Impl* impl = state_->impl;
   if (!impl) return;
   state_->user_scope.reset();  // ends the user scope
+  for (at::CallbackHandle h : state_->callbacks) at::removeCallback(h);
   state_->memory_guard.reset();
   ThreadState& t = tls;
   const int64_t wall = now_ns() - state_->start_ns;

@@ -21,6 +21,10 @@
 #include <memory>
 #include <string>
 
+namespace at {
+struct RecordFunction;
+}
+
 namespace rlwb::workers::profiler {
 
 struct ProfilerSettings {
@@ -29,6 +33,21 @@ struct ProfilerSettings {
   bool trace = false;
   bool hardware_counters = true;
   static ProfilerSettings from_json(const nlohmann::json& j);
+};
+
+// A profiled call's context as a LibTorch user scope, "rlwb/<node>/<method>",
+// for every RecordFunction observer (torch's profiler too, with
+// profile.engine=kineto). OpProfiler::CallScope opens one itself.
+class ContextUserScope {
+ public:
+  ContextUserScope(const std::string& node, const std::string& method);
+  ~ContextUserScope();
+  ContextUserScope(const ContextUserScope&) = delete;
+  ContextUserScope& operator=(const ContextUserScope&) = delete;
+
+ private:
+  std::string label_;
+  std::unique_ptr<at::RecordFunction> scope_;
 };
 
 class OpProfiler {
