@@ -8,6 +8,10 @@
 
 namespace rlwb::core::profile {
 
+namespace {
+constexpr double kMinGainShare = 0.005;  // half a percent of the step
+}
+
 int AnalysisInput::pool_workers(const std::string& pool) const {
   const nlohmann::json& pools = profile.meta.pools;
   if (pools.contains(pool) && pools[pool].is_object() && pools[pool].contains("workers") &&
@@ -47,6 +51,9 @@ std::vector<Finding> analyze(const RunProfile& profile) {
     f.gain_share = input.step_s > 0 ? f.gain_s / input.step_s : 0;
     f.score = f.gain_s;
   }
+  // A finding whose change would not shorten the step (e.g. a straggler off
+  // the critical path) is not worth a user's time.
+  std::erase_if(findings, [](const Finding& f) { return f.gain_share < kMinGainShare; });
   std::stable_sort(findings.begin(), findings.end(),
                    [](const Finding& a, const Finding& b) { return a.score > b.score; });
   return findings;

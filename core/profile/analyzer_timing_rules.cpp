@@ -275,7 +275,8 @@ void find_critical_rewards(const AnalysisInput& in, std::vector<Finding>& out) {
                  format_seconds(reward.wall_s);
     if (executors > 0) {
       f.evidence += ", on " + std::to_string(executors) + " executors";
-      f.change = "rewards." + name + ".config.executors=" + std::to_string(2 * executors);
+      // ++: the key is usually absent (one executor per core by default).
+      f.change = "++rewards." + name + ".config.executors=" + std::to_string(2 * executors);
       f.gain_s =
           0.5 * reward.critical_wall_s;  // rows are judged in parallel: twice the executors, half the time
     } else {
@@ -319,8 +320,9 @@ void find_transfer_overhead(const AnalysisInput& in, std::vector<Finding>& out) 
               " of its time moving data";
     f.evidence = "mean per step: wall " + format_seconds(n.wall_s) + ", slowest rank's compute " +
                  format_seconds(n.slowest_compute_s) + ", dispatch " + format_seconds(n.dispatch_s) +
-                 ", collect " + format_seconds(n.collect_s) + " -> transfer and queueing " +
-                 format_seconds(n.transfer_s) + "; on the critical path in " +
+                 ", collect " + format_seconds(n.collect_s) +
+                 ", waiting for other nodes' calls on its workers " + format_seconds(n.queued_s) +
+                 " -> transfer " + format_seconds(n.transfer_s) + "; on the critical path in " +
                  format_percent(n.critical_share) + " of the steps";
     f.change = "send '" + n.node +
                "' only the columns it reads (its in: list in the graph file); keep the ipc "

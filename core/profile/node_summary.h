@@ -24,8 +24,11 @@ struct NodeSummary {
   double mean_compute_s = 0;     //
   double rank_spread_s = 0;      // the fast ranks waiting for the slowest
   double overhead_s = 0;         // wall less the slowest rank's compute
-  // overhead less dispatch and collect: moving the data both ways and
-  // queueing on the worker (never below 0).
+  // Waiting on the last rank's worker for calls of other nodes on the same
+  // pool (a worker runs one call at a time: colocated models take turns).
+  double queued_s = 0;
+  // overhead less dispatch, collect and that queueing: moving the data both
+  // ways (never below 0).
   double transfer_s = 0;
   double critical_share = 0;   // share of all profiled steps with the node on the critical path
   double critical_wall_s = 0;  // the node's wall time summed over those steps, divided by all steps

@@ -102,7 +102,7 @@ TEST(Analyzer, CodeRewardOnTheCriticalPathSuggestsMoreExecutors) {
   shape.step.ref_waits_for_reward = true;
   shape.rewards = {{"code", {{"type", "code"}, {"executors", 4}}}};
   const Finding f = only_finding(shape, "reward-critical");
-  EXPECT_EQ(f.change, "rewards.code.config.executors=8");
+  EXPECT_EQ(f.change, "++rewards.code.config.executors=8");
   EXPECT_NEAR(f.gain_s, 0.15, 1e-6);
 }
 
@@ -117,7 +117,7 @@ TEST(Analyzer, TransferOverheadOfAWorkerNode) {
   shape.step.update.transfer = 0.15;
   const Finding f = only_finding(shape, "transfer-overhead");
   EXPECT_THAT(f.title, HasSubstr("node 'update' spends 37.2% of its time moving data"));
-  EXPECT_THAT(f.evidence, HasSubstr("transfer and queueing 150 ms"));
+  EXPECT_THAT(f.evidence, HasSubstr("waiting for other nodes' calls on its workers 0 -> transfer 150 ms"));
   EXPECT_THAT(f.change, HasSubstr("shm_threshold_bytes"));
   EXPECT_NEAR(f.gain_s, 0.075, 1e-6);
 }
