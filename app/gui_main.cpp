@@ -39,7 +39,7 @@ const CLI::Validator kScreenName(
       rlwb::ui::Screen screen;
       return rlwb::ui::parse_screen(name, screen) ? "" : "unknown screen '" + name + "'";
     },
-    "editor|runs|dashboard|compare|launch");
+    "editor|runs|dashboard|compare|launch|profile");
 
 // A whole number for `option`, or an error that says what was wrong.
 int64_t parse_number(const std::string& option, const std::string& text) {
@@ -87,13 +87,14 @@ int main(int argc, char** argv) {
   std::string compare, run, size;
   std::string dump_state;
   options.cli = default_cli();
-  CLI::App command_line{"rlwb-gui: the RLWB workbench (graph editor, runs, dashboard, compare, launch)",
-                        "rlwb-gui"};
+  CLI::App command_line{
+      "rlwb-gui: the RLWB workbench (graph editor, runs, dashboard, compare, launch, profile)", "rlwb-gui"};
   command_line.add_option("--db", options.db, "tracking database")->capture_default_str();
   command_line.add_option("--open", options.open_file, "open a graph file in the editor");
   command_line.add_option("--compare", compare, "open the compare view on these runs")
       ->type_name("ID,ID,...");
-  command_line.add_option("--run", run, "open the dashboard of one run")->type_name("ID");
+  command_line.add_option("--run", run, "open the dashboard of one run (with --screen profile: its profile)")
+      ->type_name("ID");
   command_line.add_option("--screen", options.screen, "the screen to show first")->check(kScreenName);
   command_line.add_option("--cli", options.cli,
                           "the rlwb CLI that launches runs (default: next to rlwb-gui)");

@@ -15,7 +15,8 @@
 namespace rlwb::ui {
 namespace {
 
-const Screen kScreens[] = {Screen::editor, Screen::runs, Screen::dashboard, Screen::compare, Screen::launch};
+const Screen kScreens[] = {Screen::editor,  Screen::runs,   Screen::dashboard,
+                           Screen::compare, Screen::launch, Screen::profile};
 
 const char* tab_label(Screen s) {
   switch (s) {
@@ -29,6 +30,8 @@ const char* tab_label(Screen s) {
       return "Compare";
     case Screen::launch:
       return "Launch";
+    case Screen::profile:
+      return "Profile";
   }
   return "?";
 }
@@ -84,6 +87,13 @@ void handle_requests(AppState& app, ViewRequests& r) {
     }
     go_to(app, Screen::dashboard);
   }
+  if (r.open_profile) {
+    if (app.profile.run != r.open_profile) {
+      app.profile.run = r.open_profile;
+      if (app.profile.diff_run == r.open_profile) app.profile.diff_run = 0;
+    }
+    go_to(app, Screen::profile);
+  }
   if (!r.compare.empty()) {
     app.compare = CompareState{};
     app.compare.runs = r.compare;
@@ -118,6 +128,8 @@ const char* screen_name(Screen screen) {
       return "compare";
     case Screen::launch:
       return "launch";
+    case Screen::profile:
+      return "profile";
   }
   return "?";
 }
@@ -133,6 +145,7 @@ bool parse_screen(const std::string& name, Screen& out) {
 
 void init_workbench(AppState& app, const WorkbenchOptions& o) {
   app.store.open(o.db, o.poll_ms);
+  app.profiles.open(o.db);
   app.launch.cli = o.cli;
   app.editor.templates_dir = o.templates;
   app.launch.log_dir = (std::filesystem::path(o.db).parent_path() / "logs" / "gui").string();
@@ -161,6 +174,7 @@ void init_workbench(AppState& app, const WorkbenchOptions& o) {
     app.screen = Screen::compare;
   }
   if (!o.screen.empty()) parse_screen(o.screen, app.screen);
+  if (app.screen == Screen::profile) app.profile.run = o.dashboard_run;
   app.switch_screen = true;
 }
 
@@ -168,6 +182,7 @@ bool workbench_settled(AppState& app) {
   if (!app.store.settled()) return false;
   if (app.screen == Screen::editor && app.editor.doc && app.editor.doc->loaded())
     return app.editor.validator.settled();
+  if (app.screen == Screen::profile) return profile_settled(app.profiles, app.profile);
   return true;
 }
 
@@ -178,6 +193,9 @@ void draw_workbench(AppState& app) {
   if (app.launch.run_id) watched.insert(app.launch.run_id);
   app.store.watch(watched);
   update_launch(app.launch, app.store);
+  app.profiles.update();
+  app.profiles.want(profile_runs_wanted(app.profile));
+  app.runs.profiled = app.profiles.profiled_runs();
 
   const ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
@@ -214,6 +232,10 @@ void draw_workbench(AppState& app) {
           break;
         case Screen::launch:
           draw_launch(app.launch, app.editor, app.store, requests);
+          break;
+        case Screen::profile:
+          draw_db_error(app.store);
+          draw_profile_screen(app.profiles, app.store, app.profile);
           break;
       }
       ImGui::EndTabItem();
@@ -329,6 +351,7 @@ nlohmann::json dump_state(AppState& app) {
     launch["active"] = app.launch.target->active();
   }
   out["launch"] = launch;
+  out["profile"] = profile_state_json(app.profiles, app.profile);
 
   json rects = json::object();
   for (const auto& [id, r] : items().this_frame()) rects[id] = {r.min.x, r.min.y, r.max.x, r.max.y};

@@ -3,6 +3,7 @@
 //   Editor     graph files (ui/graph)        Runs     the runs table (ui/runs)
 //   Dashboard  one run, live                 Compare  runs side by side
 //   Launch     run the open experiment (ui/launch)
+//   Profile    one run's profile: flame graph, step timeline, findings (ui/profile)
 // app/gui_main.cpp parses the command line into WorkbenchOptions and hands
 // draw_workbench to the frame loop (ui/platform/frame_loop.h).
 #pragma once
@@ -15,13 +16,15 @@
 
 #include "ui/graph/graph_editor.h"
 #include "ui/launch/launch_view.h"
+#include "ui/profile/profile_loader.h"
+#include "ui/profile/profile_view.h"
 #include "ui/runs/run_store.h"
 #include "ui/runs/runs_views.h"
 #include "core/validate/validator.h"
 
 namespace rlwb::ui {
 
-enum class Screen { editor, runs, dashboard, compare, launch };
+enum class Screen { editor, runs, dashboard, compare, launch, profile };
 const char* screen_name(Screen screen);
 bool parse_screen(const std::string& name, Screen& out);
 
@@ -29,7 +32,7 @@ struct WorkbenchOptions {
   std::string db = "runs/rlwb.db";
   std::string open_file;                  // --open
   std::vector<int64_t> compare;           // --compare 3,4
-  int64_t dashboard_run = 0;              // --run 3
+  int64_t dashboard_run = 0;              // --run 3 (the dashboard's, or with --screen profile the profile's)
   std::string screen;                     // --screen runs (default: from the above)
   std::string cli;                        // rlwb, for launching runs
   std::string catalog;                    // optional catalog JSON (ui/graph/editor_catalog.h)
@@ -50,6 +53,8 @@ struct AppState {
   DashboardState dashboard;
   CompareState compare;
   LaunchState launch;
+  ProfileLoader profiles;
+  ProfileState profile;
   std::string message;  // startup problems (e.g. a catalog that did not load)
 };
 
@@ -61,7 +66,8 @@ void draw_workbench(AppState& app);
 bool workbench_settled(AppState& app);
 // What is on screen, as JSON (for tests and bug reports): the open graph,
 // its issues, the runs shown and selected, the dashboard's series, the
-// compare view's tables, the launch state, and every recorded item's rect.
+// compare view's tables, the launch state, the profile screen's state, and
+// every recorded item's rect.
 nlohmann::json dump_state(AppState& app);
 
 }  // namespace rlwb::ui

@@ -207,6 +207,15 @@ void draw_runs_table(RunStore& store, RunsTableState& state, ViewRequests& reque
   ImGui::EndDisabled();
   // A relaunched run next to the run it came from, with their config diff.
   const RunData* only = n == 1 ? store.run(*state.selected.begin()) : nullptr;
+  ImGui::SameLine();
+  const bool profiled =
+      only && std::find(state.profiled.begin(), state.profiled.end(), only->info.id) != state.profiled.end();
+  ImGui::BeginDisabled(!profiled);
+  if (recorded_button("Profile")) requests.open_profile = only->info.id;
+  ImGui::EndDisabled();
+  if (only && !profiled && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("run %lld was not profiled: run it again with profile.enabled=true",
+                      static_cast<long long>(only->info.id));
   if (only && only->info.from_run > 0 && store.run(only->info.from_run)) {
     ImGui::SameLine();
     if (recorded_button("Compare with origin")) requests.compare = {only->info.from_run, only->info.id};

@@ -20,6 +20,7 @@ struct ViewRequests {
   int64_t open_dashboard = 0;    // run id
   std::vector<int64_t> compare;  // run ids
   int64_t open_in_editor = 0;    // run id: its experiment, as it ran, in the editor
+  int64_t open_profile = 0;      // run id: its profile on the Profile screen
 };
 
 struct RunsTableState {
@@ -32,6 +33,9 @@ struct RunsTableState {
   std::vector<int64_t> delete_ids;  // waiting for confirmation
   std::string status;
   bool open_rename = false, open_tag = false, open_delete = false;
+  // The runs that have a profile (the app sets it from ProfileLoader): the
+  // Profile button is enabled for them.
+  std::vector<int64_t> profiled;
 };
 
 // Settings shared by the dashboard and the compare view.
