@@ -108,18 +108,27 @@ void find_idle_pools(const AnalysisInput& in, std::vector<Finding>& out) {
                ", ") +
         " (" + format_seconds(busy_time.critical.count(busy_pool) ? busy_time.critical.at(busy_pool) : 0) +
         " per step);\npool '" + idle_pool + "' is busy " + format_seconds(time.busy) + " per step";
-    // Colocate: the idle pool's models move onto the busy pool, which takes
-    // its workers; data-parallel models of the busy pool spread over them.
-    std::vector<std::string> overrides = {"pools." + busy_pool + ".workers=" + std::to_string(all_workers)};
-    for (const std::string& model : in.models_on(idle_pool))
-      overrides.push_back("models." + model + ".pool=" + busy_pool);
-    for (const std::string& model : in.models_on(busy_pool)) {
+    // Colocate: the idle pool's models move onto the busy pool's workers,
+    // with data parallelism over all of them, and the idle pool goes. Its
+    // workers could join too, but whether the batch divides over more dp
+    // ranks the profile cannot tell: the change must validate as written.
+    std::vector<std::string> overrides;
+    bool fits = true;
+    for (const std::string& model : in.models_on(idle_pool)) {
       const nlohmann::json& m = settings_of(in.profile.meta.models, model);
-      if (m.value("dp", 0) == busy_workers)
-        overrides.push_back("models." + model + ".parallel.dp=" + std::to_string(all_workers));
+      const int inner = m.value("tp", 1) * m.value("pp", 1);
+      if (inner <= 0 || busy_workers % inner != 0) fits = false;
+      overrides.push_back("models." + model + ".pool=" + busy_pool);
+      if (fits && busy_workers / inner != m.value("dp", 1))
+        overrides.push_back("models." + model + ".parallel.dp=" + std::to_string(busy_workers / inner));
     }
+    if (!fits || overrides.empty()) continue;
+    overrides.push_back("~pools." + idle_pool);
     f.change = joined(overrides, " ") + "\n(colocate pool '" + idle_pool + "''s models on pool '" +
-               busy_pool + "' and give it those workers; then remove pool '" + idle_pool + "')";
+               busy_pool + "''s workers and remove pool '" + idle_pool + "'; its " +
+               std::to_string(idle_workers) + " workers may then join pool '" + busy_pool + "' (pools." +
+               busy_pool + ".workers=" + std::to_string(all_workers) +
+               ", the models' dp to match) if the batch divides by " + std::to_string(all_workers) + ")";
     // With all workers on one pool, the critical work spreads over them and
     // the idle pool's own work, which overlapped it, runs between: what is
     // saved is the idle time's share of the workers that join.
@@ -273,7 +282,8 @@ void find_critical_rewards(const AnalysisInput& in, std::vector<Finding>& out) {
                  format_percent(reward.critical_share) + " of the steps, " +
                  share_of_step(reward.critical_wall_s, in.step_s) + " there; mean wall " +
                  format_seconds(reward.wall_s);
-    if (executors > 0) {
+    // More executors than cores only time-share them: the checks are CPU-bound.
+    if (executors > 0 && executors < in.profile.meta.host_cores) {
       f.evidence += ", on " + std::to_string(executors) + " executors";
       // ++: the key is usually absent (one executor per core by default).
       f.change = "++rewards." + name + ".config.executors=" + std::to_string(2 * executors);

@@ -60,14 +60,14 @@ const profile::Finding* finding(const std::vector<profile::Finding>& all, const 
   return nullptr;
 }
 
-// The change's overrides (the text before a newline or a '('), applied to
+// The change's overrides (the key=value and ~key words before a newline or a '('), applied to
 // the experiment, must give a graph the validator accepts.
 void expect_valid_change(const std::string& experiment, const std::vector<std::string>& base,
                          const std::string& change) {
   std::vector<std::string> overrides = base;
   std::stringstream words(change.substr(0, change.find_first_of("\n(")));
   for (std::string w; words >> w;)
-    if (w.find('=') != std::string::npos) overrides.push_back(w);
+    if (w.find('=') != std::string::npos || w.rfind("~", 0) == 0) overrides.push_back(w);
   Experiment exp = load_experiment_file(experiment_path(experiment), overrides);
   for (auto& issue : validate_experiment(exp, rlwb::app::catalog()))
     if (issue.severity == Severity::error) ADD_FAILURE() << change << ": " << issue.to_string();
@@ -89,13 +89,16 @@ TEST(AnalyzerOnRuns, MoreWorkersThanCoresIsFoundWithALayoutThatValidates) {
   expect_valid_change("grpo", overrides, f->change.substr(f->change.find("pools.")));
 }
 
-TEST(AnalyzerOnRuns, ASandboxRewardThatBoundsTheStepSuggestsMoreExecutors) {
-  const auto overrides = short_run({});
-  auto findings = profile::analyze(profiled("grpo_code", overrides));
-  const profile::Finding* f = finding(findings, "reward-critical");
+TEST(AnalyzerOnRuns, APoolThatIdlesWhileAnotherWorksIsColocatedWithALayoutThatValidates) {
+  // The reference model on a pool of its own: it waits through generation and the update.
+  const auto overrides =
+      short_run({"+pools.refpool={workers: 1}", "models.ref.pool=refpool", "models.ref.parallel.dp=1"});
+  auto findings = profile::analyze(profiled("grpo", overrides));
+  const profile::Finding* f = finding(findings, "pool-idle");
   ASSERT_NE(f, nullptr) << profile::format_findings(findings);
-  EXPECT_THAT(f->change, HasSubstr("++rewards.runs.config.executors="));
-  expect_valid_change("grpo_code", overrides, f->change);
+  EXPECT_THAT(f->title, HasSubstr("pool 'refpool' idles while pool 'train'"));
+  EXPECT_THAT(f->change, HasSubstr("models.ref.pool=train models.ref.parallel.dp=2 ~pools.refpool"));
+  expect_valid_change("grpo", overrides, f->change);
 }
 
 TEST(AnalyzerOnRuns, AColocatedModelsTurnOnTheWorkersIsQueueingNotTransfer) {
