@@ -48,7 +48,7 @@ class GuiProfileTest : public test::TempDirTest {
                             test::source_path("experiments/grpo.yaml") +
                             "' trainer.steps=3 trainer.warm_start.steps=1 trainer.eval.batch_size=16 "
                             "'trainer.save=[]' task.batch_size=8 models.actor.config.ppo.mini_batch_size=64 "
-                            "profile.enabled=true " +
+                            "profile.enabled=true profile.every=1 " +
                             extra + " --db '" + db + "' > '" + log + "' 2>&1";
     const int status = std::system(cmd.c_str());
     EXPECT_EQ(status, 0) << read_bytes(log);

@@ -1,8 +1,9 @@
 // The worker's half of the profiler (docs/profiler.md). While a call whose
 // context says "profile" runs, it is pushed as a LibTorch record-function
 // user scope ("rlwb/<node>/<method>", so Kineto and other observers see the
-// context too), and a global RecordFunction callback attributes every ATen
-// operator, forward and backward, to it: the worker's calling-context tree
+// context too), and a RecordFunction callback -- thread-local, added for the
+// call and removed after it, so unprofiled work pays nothing -- attributes
+// every ATen operator, forward and backward, to it: the worker's calling-context tree
 // grows node -> method -> operator (nested operators as children), with
 // native frames between a method and its operators when asked. Per frame:
 // calls and wall time; per method also the thread's CPU time and, where
@@ -55,7 +56,7 @@ class OpProfiler {
   static OpProfiler& instance();  // one per process: RecordFunction callbacks are global
   ~OpProfiler();
 
-  // Installs the callbacks (once) and sets what to record.
+  // Sets what to record; profiled calls (CallScope) only after this.
   void configure(const ProfilerSettings& settings);
   bool configured() const;
 
