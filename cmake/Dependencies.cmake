@@ -68,6 +68,12 @@ add_library(rlwb::protobuf ALIAS rlwb_protobuf)
 find_path(RLWB_NCCL_INCLUDE_DIR nccl.h PATHS ${_site_packages}/nvidia/nccl/include /usr/local/cuda/include
           NO_DEFAULT_PATH)
 
+# CUPTI, the one libtorch_cuda already links, from the wheel's nvidia-cuda-cupti
+# package: the profiler's CUDA kernels (workers/profiler/cupti_kernels.cpp).
+# Without it the profiler builds a stand-in that says CUPTI was not built.
+find_path(RLWB_CUPTI_INCLUDE_DIR cupti.h PATHS ${_site_packages}/nvidia/cu13/include NO_DEFAULT_PATH)
+find_library(RLWB_CUPTI_LIBRARY NAMES cupti libcupti.so.13 PATHS ${_site_packages}/nvidia/cu13/lib NO_DEFAULT_PATH)
+
 # GiNaC (symbolic equivalence in the math checker).
 pkg_check_modules(GINAC IMPORTED_TARGET ginac)
 if(GINAC_FOUND)

@@ -300,7 +300,9 @@ class Worker {
     } else if (action == "kineto_stop") {
       out.meta()["trace_bytes"] = kineto_.stop(args.at("path").get<std::string>());
     } else if (action == "configure") {
-      p.configure(profiler::ProfilerSettings::from_json(args.value("options", Json::object())));
+      auto settings = profiler::ProfilerSettings::from_json(args.value("options", Json::object()));
+      settings.device = options_.device;  // CUDA workers collect kernels too
+      p.configure(settings);
     } else if (action == "collect") {
       if (!p.configured()) throw std::runtime_error("the profiler was not configured on this worker");
       out.meta()["profile"] = p.collect();

@@ -1,6 +1,7 @@
 #include "workers/profiler/op_profiler.h"
 
 #include "core/profile/context_tree.h"
+#include "workers/profiler/cupti_kernels.h"
 #include "workers/profiler/hardware_counters.h"
 #include "workers/profiler/native_frames.h"
 
@@ -8,6 +9,7 @@
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/cuda.h>
 
 #include <time.h>
 #include <unistd.h>
@@ -107,7 +109,9 @@ struct OpProfiler::Impl {
   int64_t trace_dropped = 0;
   int64_t trace_origin_ns = 0;
   NativeFrames native;
-  std::string counters_note;  // why hardware counters are missing, once
+  std::string counters_note;      // why hardware counters are missing, once
+  CuptiKernels* cupti = nullptr;  // on a CUDA worker where CUPTI started
+  std::string cupti_note;         // why a CUDA worker's kernels are missing
 
   Frame* child_of(ThreadState& t, Frame* parent, FrameKind kind, const char* name) {
     CacheKey key{parent, name};
@@ -138,6 +142,7 @@ std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
     });
   Frame* frame = g_impl->child_of(t, parent, FrameKind::op, name);
   t.open.push_back({frame, now_ns(), name});
+  if (g_impl->cupti) g_impl->cupti->enter(frame);
   return nullptr;
 }
 
@@ -147,6 +152,7 @@ void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
   OpenFrame open = t.open.back();
   if (open.name != fn.name()) return;  // an operator that began before the call did
   t.open.pop_back();
+  if (g_impl->cupti) g_impl->cupti->leave();
   const int64_t duration = now_ns() - open.start_ns;
   open.frame->metrics.calls += 1;
   open.frame->metrics.wall_ns += duration;
@@ -204,6 +210,17 @@ void OpProfiler::configure(const ProfilerSettings& settings) {
   impl_->settings = settings;
   impl_->installed = true;
   impl_->trace_origin_ns = now_ns();
+  impl_->cupti = nullptr;
+  impl_->cupti_note.clear();
+  if (settings.device.rfind("cuda", 0) != 0) return;
+  CuptiKernels& cupti = CuptiKernels::instance();
+  if (!torch::cuda::is_available())
+    impl_->cupti_note = "CUDA kernels not collected: the worker's device is " + settings.device +
+                        " but CUDA is not available in this process";
+  else if (!cupti.start())
+    impl_->cupti_note = "CUDA kernels not collected: " + cupti.why_unavailable();
+  else
+    impl_->cupti = &cupti;
 }
 
 namespace {
@@ -274,6 +291,7 @@ OpProfiler::CallScope::CallScope(OpProfiler& profiler, const std::string& node, 
   t.in_call = true;
   impl->calls_active.fetch_add(1);
   if (impl->settings.native_stacks) impl->native.enter_call();
+  if (impl->cupti) impl->cupti->enter(state_->method);
   state_->callbacks = add_call_callbacks(impl->settings);
   state_->memory_guard =
       std::make_unique<c10::DebugInfoGuard>(c10::DebugInfoKind::PROFILER_STATE, impl->memory);
@@ -287,6 +305,8 @@ OpProfiler::CallScope::~CallScope() {
   for (at::CallbackHandle h : state_->callbacks) at::removeCallback(h);
   state_->memory_guard.reset();
   ThreadState& t = tls;
+  if (impl->cupti)  // the operators left open by an exception, then the method
+    for (size_t i = t.base; i <= t.open.size(); ++i) impl->cupti->leave();
   const int64_t wall = now_ns() - state_->start_ns;
   const int64_t cpu = thread_cpu_ns() - state_->start_cpu_ns;
   for (Frame* f : {state_->node, state_->method}) {
@@ -320,6 +340,15 @@ nlohmann::json OpProfiler::collect() {
   if (impl.trace_dropped)
     notes.push_back("trace: " + std::to_string(impl.trace_dropped) + " events beyond " +
                     std::to_string(kMaxTraceEvents) + " were dropped");
+  if (impl.cupti) {
+    try {
+      torch::cuda::synchronize();  // every kernel of the window has ended
+    } catch (const std::exception& e) {
+      notes.push_back(std::string("CUDA synchronize before collecting kernels failed: ") + e.what());
+    }
+    for (std::string& note : impl.cupti->fold(impl.tree)) notes.push_back(std::move(note));
+  }
+  if (!impl.cupti_note.empty()) notes.push_back(impl.cupti_note);
   if (impl.settings.native_stacks) impl.native.symbolize(impl.tree);
   char host[256] = {0};
   gethostname(host, sizeof host - 1);

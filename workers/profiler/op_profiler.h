@@ -8,7 +8,9 @@
 // native frames between a method and its operators when asked. Per frame:
 // calls and wall time; per method also the thread's CPU time and, where
 // perf_event_open is allowed, cycles and instructions; bytes allocated
-// through c10's memory reporting; sampled input shapes. Aggregated as it
+// through c10's memory reporting; sampled input shapes; on a CUDA worker,
+// the kernels, memcpy bytes and synchronisation waits each operator caused
+// (CUPTI, cupti_kernels.h). Aggregated as it
 // goes: no event is kept unless `trace` is set. collect() hands the tree
 // over and starts a new one.
 //
@@ -33,6 +35,7 @@ struct ProfilerSettings {
   bool native_stacks = false;
   bool trace = false;
   bool hardware_counters = true;
+  std::string device = "cpu";  // the worker's, set by the worker: "cuda..." turns CUPTI on
   static ProfilerSettings from_json(const nlohmann::json& j);
 };
 
