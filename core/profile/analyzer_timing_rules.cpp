@@ -2,6 +2,7 @@
 // (analyzer_rules.h): idle pools, straggler ranks, rewards on the critical
 // path, transfer overhead, dispatch overhead.
 #include "core/profile/analyzer_rules.h"
+#include "core/profile/intervals.h"
 #include "core/profile/context_paths.h"
 #include "core/profile/profile_units.h"
 
@@ -14,21 +15,6 @@
 namespace rlwb::core::profile {
 
 namespace {
-
-using Interval = std::pair<double, double>;
-
-// The intervals merged where they overlap, in order.
-std::vector<Interval> merged(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<Interval> out;
-  for (const Interval& i : intervals) {
-    if (!out.empty() && i.first <= out.back().second)
-      out.back().second = std::max(out.back().second, i.second);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
 
 double overlap(const Interval& span, const std::vector<Interval>& busy) {
   double covered = 0;
@@ -76,7 +62,7 @@ void find_idle_pools(const AnalysisInput& in, std::vector<Finding>& out) {
     for (const NodeTiming& n : step.nodes)
       if (n.kind == "worker" && !n.pool.empty()) busy[n.pool].push_back({n.start, n.end});
     for (auto& [pool, intervals] : busy) {
-      intervals = merged(intervals);
+      intervals = merged_intervals(intervals);
       for (const Interval& i : intervals) pools[pool].busy += (i.second - i.first) / steps;
     }
     for (const NodeTiming& n : step.nodes) {

@@ -6,23 +6,6 @@
 
 namespace rlwb::ui {
 
-namespace {
-
-// `intervals` merged where they touch or overlap, in order.
-std::vector<Interval> union_of(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<Interval> out;
-  for (const Interval& i : intervals) {
-    if (!out.empty() && i.first <= out.back().second)
-      out.back().second = std::max(out.back().second, i.second);
-    else
-      out.push_back(i);
-  }
-  return out;
-}
-
-}  // namespace
-
 StepTimelineLayout layout_step_timeline(const core::profile::StepTiming& step) {
   StepTimelineLayout out;
   out.step = step.step;
@@ -58,7 +41,7 @@ StepTimelineLayout layout_step_timeline(const core::profile::StepTiming& step) {
   std::stable_sort(out.lanes.begin(), out.lanes.end(),
                    [](const NodeLane& a, const NodeLane& b) { return a.start < b.start; });
   for (auto& [pool, spans] : busy) {
-    PoolActivity activity{pool, union_of(spans), {}, 0};
+    PoolActivity activity{pool, core::profile::merged_intervals(spans), {}, 0};
     double at = 0;
     for (const Interval& b : activity.busy) {
       if (b.first > at) activity.idle.push_back({at, b.first});

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/profile/intervals.h"
 #include "core/profile/run_profile.h"
 
 namespace rlwb::ui {
@@ -35,7 +36,7 @@ struct NodeLane {
   std::vector<RankBar> ranks;  // by rank
 };
 
-using Interval = std::pair<double, double>;
+using Interval = core::profile::Interval;
 
 struct PoolActivity {
   std::string pool;
