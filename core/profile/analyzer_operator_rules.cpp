@@ -1,7 +1,8 @@
 // The analyzer's rules that read the workers' calling-context trees
 // (analyzer_rules.h): softmax over a tiny last dimension, strided operands
-// copied under a matrix product, and many small operators per call of a
-// generate method.
+// copied under a matrix product, many small operators per call of a
+// generate method, and a collective that waits after the compute instead
+// of overlapping it.
 #include "core/profile/analyzer_rules.h"
 #include "core/profile/context_paths.h"
 #include "core/profile/profile_units.h"
@@ -222,6 +223,49 @@ void find_many_small_ops_in_generate(const AnalysisInput& in, std::vector<Findin
         "fewer, larger operators per generated token in workers/model/generation.cpp (batch the "
         "sampling steps, fuse the per-token updates; on CUDA capture the decode step as a graph)";
     f.gain_s = step_gain(in, p, kSmallOpsSavedShare * per_rank_step(in, p, op_ns));
+    out.push_back(std::move(f));
+  }
+}
+
+// ---- collective-not-overlapped -------------------------------------------
+
+namespace {
+
+// workers/spmd_group.cpp wraps each collective in a user scope of this name,
+// so its wait (for the data and for the slowest rank) is a frame.
+constexpr const char* kAllReduceScope = "c10d::allreduce";
+// A tenth of the method in a blocking all-reduce is worth overlapping; below
+// a millisecond per step the bucketing's own cost would eat the gain.
+constexpr double kCollectiveShareOfMethod = 0.10;
+constexpr double kMinCollectiveSeconds = 1e-3;
+// Bucketed reduction hides at most the backward it runs beside; half is
+// what DDP-style overlap typically recovers when backward and reduction
+// share the cores.
+constexpr double kCollectiveSavedShare = 0.5;
+
+}  // namespace
+
+void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>& out) {
+  const ContextTree tree = in.profile.merged_tree();
+  for (const ContextPath& p : context_paths(tree)) {
+    const Frame& method = p.leaf();
+    if (method.kind != FrameKind::method || method.metrics.wall_ns <= 0) continue;
+    const Frame* collective = method.find(FrameKind::op, kAllReduceScope);
+    if (!collective || collective->metrics.calls == 0) continue;
+    const double share = static_cast<double>(collective->metrics.wall_ns) / method.metrics.wall_ns;
+    const double per_step = per_rank_step(in, p, collective->metrics.wall_ns);
+    if (share < kCollectiveShareOfMethod || per_step < kMinCollectiveSeconds) continue;
+    Finding f;
+    f.rule = "collective-not-overlapped";
+    f.title = "'" + p.label() + "' waits " + format_percent(share) + " of its time in the all-reduce";
+    f.evidence = kAllReduceScope + std::string(" under ") + p.label() + ": " + format_seconds(per_step) +
+                 " per step and rank over " + number(static_cast<double>(collective->metrics.calls)) +
+                 " calls, after the backward has finished (it blocks: nothing runs beside it)";
+    f.change =
+        "overlap the gradient all-reduce with the backward: reduce gradients in buckets from autograd "
+        "hooks as they become ready, as DDP does, instead of one all_reduce_sum after backward() "
+        "(workers/roles/model_setup.cpp)";
+    f.gain_s = step_gain(in, p, kCollectiveSavedShare * per_step);
     out.push_back(std::move(f));
   }
 }

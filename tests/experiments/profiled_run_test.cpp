@@ -96,6 +96,9 @@ TEST(ProfiledRun, StoresStepTimingsAndEveryWorkersContextTreePerWindow) {
   EXPECT_GT(ops, 100) << "an update runs forward, backward and the optimizer";
   EXPECT_LE(op_ns, method->metrics.wall_ns);
   EXPECT_GT(op_ns, method->metrics.wall_ns / 4) << "most of an update's time is in operators";
+  const profile::Frame* allreduce = method->find(FrameKind::op, "c10d::allreduce");
+  ASSERT_NE(allreduce, nullptr) << "the gradient all-reduce of dp 2 is a frame of its own";
+  EXPECT_GE(allreduce->metrics.calls, 2);
   ASSERT_NE(tree.root().find(FrameKind::node, "gen"), nullptr);
   EXPECT_NE(tree.root().find(FrameKind::node, "ref"), nullptr);
   // The warm start and evaluation before RL are not in the profile.

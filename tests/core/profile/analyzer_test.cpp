@@ -181,6 +181,18 @@ TEST(Analyzer, ManySmallOpsPerGenerateCall) {
   EXPECT_NEAR(f.gain_s, 0.5 * 5000 * 5e-6, 1e-6);
 }
 
+TEST(Analyzer, ABlockingAllReduceAfterTheBackwardSuggestsOverlap) {
+  ProfileShape shape;
+  shape.tree.allreduce_ns = 60'000'000;  // 60 ms of the update's 240 ms, per step and worker
+  const Finding f = only_finding(shape, "collective-not-overlapped");
+  EXPECT_THAT(f.title, HasSubstr("'update/update' waits 25.0% of its time in the all-reduce"));
+  EXPECT_THAT(f.evidence, HasSubstr("c10d::allreduce under update/update: 60.0 ms per step and rank"));
+  EXPECT_THAT(f.change, HasSubstr("workers/roles/model_setup.cpp"));
+  EXPECT_NEAR(f.gain_s, 0.030, 1e-6);    // half of it; update is on the critical path in every step
+  shape.tree.allreduce_ns = 10'000'000;  // 4% of the method: not worth the buckets
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(shape)), "collective-not-overlapped").empty());
+}
+
 TEST(Analyzer, ThreadsOversubscribeTheHost) {
   ProfileShape shape;
   shape.host_cores = 2;

@@ -100,6 +100,7 @@ struct TreeShape {
   int64_t copy_ns = 0;               // aten::contiguous under update/update/aten::linear
   int64_t generate_ops = 40;         // aten::add calls per generate call
   int64_t generate_op_ns = 200'000;  // each
+  int64_t allreduce_ns = 0;          // c10d::allreduce under update/update, per step
   int threads = 1;
 };
 
@@ -138,6 +139,8 @@ inline ContextTree worker_tree(const TreeShape& shape, int64_t steps) {
         timed(linear.child(FrameKind::op, "aten::contiguous"), 10 * steps, shape.copy_ns * steps);
     timed(contiguous.child(FrameKind::op, "aten::copy_"), 10 * steps, shape.copy_ns * steps * 9 / 10);
   }
+  if (shape.allreduce_ns > 0)
+    timed(method.child(FrameKind::op, "c10d::allreduce"), steps, shape.allreduce_ns * steps);
   timed(update, 0, method.metrics.wall_ns);
   return t;
 }
