@@ -107,19 +107,23 @@ void RunProfiler::finish() {
 
 void RunProfiler::collect_kineto(int64_t step) {
   const std::string steps = std::to_string(step);
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    std::string name = workers_[i];
+  std::vector<std::string> paths;
+  std::vector<ReplyFuture> replies;  // every worker writes its trace at once
+  for (const std::string& worker : workers_) {
+    std::string name = worker;
     std::replace(name.begin(), name.end(), '/', '-');
-    const std::string path = trace_dir_ + "/kineto-" + name + "-step-" + steps + ".json";
-    auto reply =
-        rpc_.call(workers_[i], "", kProfileMethod, Batch{}, {{"action", "kineto_stop"}, {"path", path}},
-                  nlohmann::json::object(), kCollectTimeout);
+    paths.push_back(trace_dir_ + "/kineto-" + name + "-step-" + steps + ".json");
+    replies.push_back(rpc_.call(worker, "", kProfileMethod, Batch{},
+                                {{"action", "kineto_stop"}, {"path", paths.back()}}, nlohmann::json::object(),
+                                kCollectTimeout));
+  }
+  for (size_t i = 0; i < workers_.size(); ++i) {
     try {
-      Batch done = reply.get();
+      Batch done = replies[i].get();
       if (tracking_) {
-        tracking_->log_artifact(run_id_, "kineto_trace", path);
+        tracking_->log_artifact(run_id_, "kineto_trace", paths[i]);
         tracking_->log_profile(run_id_, step, workers_[i], "kineto",
-                               nlohmann::json{{"path", path},
+                               nlohmann::json{{"path", paths[i]},
                                               {"bytes", done.meta().value("trace_bytes", int64_t{0})},
                                               {"first_step", step},
                                               {"last_step", step}}

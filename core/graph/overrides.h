@@ -1,6 +1,8 @@
 // Internal to core/graph: Hydra-style `key.path=value` overrides applied to
 // the parsed document before the loader reads it into structs. The syntax is
-// documented on load_experiment_text() in experiment.h.
+// documented on load_experiment_text() in experiment.h, with one exception
+// made here: `profile.<key>=value` adds the key when it is missing (as ++
+// does), since every profile setting has a default (docs/graph-file.md).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -41,7 +41,10 @@ const nlohmann::json& settings_of(const nlohmann::json& section, const std::stri
 }
 
 std::vector<Finding> analyze(const RunProfile& profile) {
-  const AnalysisInput input{profile, summarize_nodes(profile), mean_step_seconds(profile)};
+  // The merged tree and its paths once, for every tree rule.
+  AnalysisInput input{
+      profile, summarize_nodes(profile), mean_step_seconds(profile), profile.merged_tree(), {}};
+  input.paths = context_paths(input.tree);
   std::vector<Finding> findings;
   for (auto* rule :
        {&find_idle_pools, &find_straggler_ranks, &find_critical_rewards, &find_transfer_overhead,

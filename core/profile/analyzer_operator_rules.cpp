@@ -94,9 +94,8 @@ constexpr double kSoftmaxSavedShare = 0.8;
 }  // namespace
 
 void find_small_softmax(const AnalysisInput& in, std::vector<Finding>& out) {
-  const ContextTree tree = in.profile.merged_tree();
   const int64_t steps = profiled_step_count(in.profile);
-  for (const ContextPath& p : context_paths(tree)) {
+  for (const ContextPath& p : in.paths) {
     if (!is_op(&p.leaf()) || !named_one_of(&p.leaf(), kSoftmaxOps)) continue;
     // aten::_softmax under aten::softmax is the same call: count the outermost.
     if (std::any_of(p.frames.begin(), p.frames.end() - 1,
@@ -141,8 +140,7 @@ constexpr double kCopyShareOfMatmul = 0.1;
 }  // namespace
 
 void find_copies_under_matmul(const AnalysisInput& in, std::vector<Finding>& out) {
-  const ContextTree tree = in.profile.merged_tree();
-  for (const ContextPath& p : context_paths(tree)) {
+  for (const ContextPath& p : in.paths) {
     if (!is_op(&p.leaf()) || !named_one_of(&p.leaf(), kMatmulOps)) continue;
     // The copies below this product, outermost only (copy_ under contiguous is one copy).
     int64_t copy_ns = 0, copy_calls = 0;
@@ -198,8 +196,7 @@ constexpr double kSmallOpsSavedShare = 0.5;
 }  // namespace
 
 void find_many_small_ops_in_generate(const AnalysisInput& in, std::vector<Finding>& out) {
-  const ContextTree tree = in.profile.merged_tree();
-  for (const ContextPath& p : context_paths(tree)) {
+  for (const ContextPath& p : in.paths) {
     const Frame& method = p.leaf();
     if (method.kind != FrameKind::method || method.name.find("generate") == std::string::npos ||
         method.metrics.calls == 0)
@@ -246,8 +243,7 @@ constexpr double kCollectiveSavedShare = 0.5;
 }  // namespace
 
 void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>& out) {
-  const ContextTree tree = in.profile.merged_tree();
-  for (const ContextPath& p : context_paths(tree)) {
+  for (const ContextPath& p : in.paths) {
     const Frame& method = p.leaf();
     if (method.kind != FrameKind::method || method.metrics.wall_ns <= 0) continue;
     const Frame* collective = method.find(FrameKind::op, kAllReduceScope);

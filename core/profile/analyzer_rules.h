@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/profile/analyzer.h"
+#include "core/profile/context_paths.h"
 #include "core/profile/node_summary.h"
 
 #include <vector>
@@ -16,6 +17,8 @@ struct AnalysisInput {
   const RunProfile& profile;
   std::vector<NodeSummary> nodes;  // summarize_nodes(profile)
   double step_s = 0;               // mean_step_seconds(profile)
+  ContextTree tree;                // profile.merged_tree(): every worker and window
+  std::vector<ContextPath> paths;  // context_paths(tree); they point into `tree`, so never copy the input
   // Workers of `pool`: meta.pools.<pool>.workers, else the most ranks seen on it.
   int pool_workers(const std::string& pool) const;
   // The models the meta says run on `pool`, else the callees of its nodes.

@@ -99,7 +99,7 @@ struct MemoryReporter : c10::MemoryReportingInfoBase {
 
 struct OpProfiler::Impl {
   ProfilerSettings settings;
-  bool installed = false;
+  bool configured = false;
   ContextTree tree;
   std::atomic<uint64_t> generation{1};
   std::atomic<int> calls_active{0};
@@ -124,7 +124,7 @@ struct OpProfiler::Impl {
 
 namespace {
 
-OpProfiler::Impl* g_impl = nullptr;  // set once, before the callbacks are installed
+OpProfiler::Impl* g_impl = nullptr;  // set once, when the profiler is made, before any callback runs
 
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
   ThreadState& t = tls;
@@ -204,11 +204,11 @@ OpProfiler::OpProfiler() : impl_(std::make_unique<Impl>()) { g_impl = impl_.get(
 
 OpProfiler::~OpProfiler() = default;
 
-bool OpProfiler::configured() const { return impl_->installed; }
+bool OpProfiler::configured() const { return impl_->configured; }
 
 void OpProfiler::configure(const ProfilerSettings& settings) {
   impl_->settings = settings;
-  impl_->installed = true;
+  impl_->configured = true;
   impl_->trace_origin_ns = now_ns();
   impl_->cupti = nullptr;
   impl_->cupti_note.clear();
