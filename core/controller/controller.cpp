@@ -82,8 +82,9 @@ RunResult Controller::run() {
       std::vector<std::string> ids;
       for (auto& [name, pool] : exp_.pools)
         for (int r = 0; r < pool.workers; ++r) ids.push_back(worker_id(name, r));
-      profiler = std::make_unique<RunProfiler>(settings.profile, exp_, settings.trainer.steps, workers.rpc(),
-                                               ids, tracking_, result.run_id, workers.log_dir());
+      profiler =
+          std::make_unique<RunProfiler>(settings.profile, exp_, settings.trainer.steps, workers.rpc(), ids,
+                                        tracking_, result.run_id, workers.log_dir(), runner.start_time());
       trainer.set_profiler(profiler.get());
     }
     trainer.fit(result);

@@ -70,6 +70,8 @@ class GraphRunner {
   StepReport run(const std::vector<NodeSpec>& nodes, Batch state, int64_t step, bool profile = false);
 
   double seconds_since_start() const;
+  // When the runner's clock (NodeSpan, NodeTiming) began.
+  std::chrono::steady_clock::time_point start_time() const { return t0_; }
 
  private:
   struct Finished;

@@ -14,7 +14,8 @@ constexpr std::chrono::milliseconds kCollectTimeout{30000};
 
 RunProfiler::RunProfiler(const config::ProfileOptions& options, const Experiment& exp, int64_t steps,
                          RpcServer& rpc, std::vector<std::string> workers, TrackingWriter* tracking,
-                         int64_t run_id, std::string trace_dir)
+                         int64_t run_id, std::string trace_dir,
+                         std::chrono::steady_clock::time_point clock_origin)
     : options_(options),
       exp_(exp),
       last_step_(options.last_profiled_step(steps)),
@@ -22,7 +23,8 @@ RunProfiler::RunProfiler(const config::ProfileOptions& options, const Experiment
       workers_(std::move(workers)),
       tracking_(tracking),
       run_id_(run_id),
-      trace_dir_(std::move(trace_dir)) {}
+      trace_dir_(std::move(trace_dir)),
+      clock_origin_(clock_origin) {}
 
 std::vector<std::optional<Batch>> RunProfiler::each_worker(const nlohmann::json& args,
                                                            const std::string& what) {
@@ -62,6 +64,7 @@ void RunProfiler::start() {
   meta.native_stacks = options_.native_stacks;
   meta.trace = options_.trace;
   meta.host_cores = static_cast<int>(std::thread::hardware_concurrency());
+  meta.clock_origin_us = std::chrono::duration<double, std::micro>(clock_origin_.time_since_epoch()).count();
   for (auto& [name, pool] : exp_.pools)
     meta.pools[name] = {{"workers", pool.workers}, {"device", pool.device}};
   for (auto& [name, m] : exp_.models)

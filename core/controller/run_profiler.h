@@ -14,6 +14,7 @@
 #include "core/rpc/rpc_server.h"
 #include "core/tracking/tracking.h"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,7 +29,7 @@ class RunProfiler {
   // `trace_dir` (the run's log folder), one per worker and window.
   RunProfiler(const config::ProfileOptions& options, const Experiment& exp, int64_t steps, RpcServer& rpc,
               std::vector<std::string> workers, TrackingWriter* tracking, int64_t run_id,
-              std::string trace_dir);
+              std::string trace_dir, std::chrono::steady_clock::time_point clock_origin = {});
 
   bool profiles(int64_t step) const { return options_.profiles(step); }
   // Configures the workers and writes the profile's settings row.
@@ -59,9 +60,10 @@ class RunProfiler {
   TrackingWriter* tracking_;
   int64_t run_id_;
   std::string trace_dir_;
-  int64_t window_first_ = 0;  // first step of the open window; 0: none open
-  int64_t window_last_ = 0;   // its last step so far
-  int64_t window_steps_ = 0;  // profiled steps in it
+  std::chrono::steady_clock::time_point clock_origin_;  // the runner's: step timings count from it
+  int64_t window_first_ = 0;                            // first step of the open window; 0: none open
+  int64_t window_last_ = 0;                             // its last step so far
+  int64_t window_steps_ = 0;                            // profiled steps in it
   std::vector<profile::WorkerWindow> collected_;
 };
 

@@ -151,6 +151,21 @@ json chrome_trace(const RunProfile& profile) {
       }
     }
   }
+  // profile.trace: each worker's operators, on the steps' clock, in a
+  // process of its own with one lane per nesting depth.
+  int pid = static_cast<int>(processes.size());
+  for (const WorkerTrace& trace : profile.traces) {
+    Process& process = processes["operators " + trace.worker];
+    if (process.pid == 0) process = Process{"worker " + trace.worker + " operators", ++pid, {}};
+    for (const TraceEvent& e : trace.events) {
+      const double start = (e.start_us - profile.meta.clock_origin_us) * 1e-6,
+                   duration = e.duration_us * 1e-6;
+      events.push_back(complete_event(e.name, "op", process.pid,
+                                      process.lanes.lane_for("depth " + std::to_string(e.depth),
+                                                             kRankLanes + e.depth, start, start + duration),
+                                      start, duration, {{"depth", e.depth}}));
+    }
+  }
   for (auto& [pool, process] : processes) {
     events.push_back({{"name", "process_name"},
                       {"ph", "M"},

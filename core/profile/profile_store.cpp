@@ -45,6 +45,8 @@ RunProfile load_run_profile(TrackingReader& db, int64_t run, std::optional<StepR
       profile.steps.push_back(step_timing_from_json(data));
     } else if (row.kind == "cct") {
       profile.workers.push_back(worker_window_from_json(data));
+    } else if (row.kind == "trace") {
+      profile.traces.push_back(worker_trace_from_json(row.node, data));
     }
   }
   if (!have_meta)
@@ -62,6 +64,8 @@ RunProfile load_run_profile(TrackingReader& db, int64_t run, std::optional<StepR
     std::erase_if(profile.steps, [&](auto& s) { return s.step < steps->first || s.step > want_last; });
     std::erase_if(profile.workers,
                   [&](auto& w) { return w.last_step < steps->first || w.first_step > want_last; });
+    std::erase_if(profile.traces,
+                  [&](auto& t) { return t.last_step < steps->first || t.first_step > want_last; });
   }
   return profile;
 }

@@ -91,8 +91,8 @@ nlohmann::json to_json(const WorkerWindow& w) {
 nlohmann::json to_json(const ProfileMeta& m) {
   return {{"schema", m.schema}, {"first_step", m.first_step}, {"last_step", m.last_step},
           {"window", m.window}, {"shapes", m.shapes},         {"native_stacks", m.native_stacks},
-          {"trace", m.trace},   {"host_cores", m.host_cores}, {"pools", m.pools},
-          {"models", m.models}, {"rewards", m.rewards}};
+          {"trace", m.trace},   {"host_cores", m.host_cores}, {"clock_origin_us", m.clock_origin_us},
+          {"pools", m.pools},   {"models", m.models},         {"rewards", m.rewards}};
 }
 
 namespace {
@@ -155,6 +155,19 @@ WorkerWindow worker_window_from_json(const nlohmann::json& j) {
   return w;
 }
 
+WorkerTrace worker_trace_from_json(const std::string& worker, const nlohmann::json& j) {
+  return read_or_explain("trace", [&] {
+    WorkerTrace t;
+    t.worker = worker;
+    t.first_step = j.at("first_step").get<int64_t>();
+    t.last_step = j.at("last_step").get<int64_t>();
+    for (const auto& e : j.at("events"))
+      t.events.push_back(
+          {e.at(0).get<std::string>(), e.at(1).get<double>(), e.at(2).get<double>(), e.at(3).get<int>()});
+    return t;
+  });
+}
+
 ProfileMeta profile_meta_from_json(const nlohmann::json& j) {
   return read_or_explain("settings", [&] {
     ProfileMeta m;
@@ -166,6 +179,7 @@ ProfileMeta profile_meta_from_json(const nlohmann::json& j) {
     m.native_stacks = j.value("native_stacks", false);
     m.trace = j.value("trace", false);
     m.host_cores = j.value("host_cores", 0);
+    m.clock_origin_us = j.value("clock_origin_us", 0.0);
     m.pools = j.value("pools", nlohmann::json::object());
     m.models = j.value("models", nlohmann::json::object());
     m.rewards = j.value("rewards", nlohmann::json::object());

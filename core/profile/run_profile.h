@@ -85,9 +85,27 @@ struct ProfileMeta {
   int64_t window = 0;                     // steps per stored tree
   bool shapes = true, native_stacks = false, trace = false;
   int host_cores = 0;
+  // The steady (CLOCK_MONOTONIC) time, in microseconds, at which the step
+  // timings' clock began: operator events (profile.trace), which carry that
+  // clock's time, are placed on the steps' timeline with it. One host only.
+  double clock_origin_us = 0;
   // {pool: {workers, device}}, {model: {pool, role, dp, tp, pp}}, {reward: {type, executors?}}
   nlohmann::json pools = nlohmann::json::object(), models = nlohmann::json::object(),
                  rewards = nlohmann::json::object();
+};
+
+// One operator call kept by profile.trace.
+struct TraceEvent {
+  std::string name;
+  double start_us = 0, duration_us = 0;  // start on CLOCK_MONOTONIC
+  int depth = 0;                         // 0: called by the method itself
+};
+
+// A worker's operator events for one window (rows of kind "trace").
+struct WorkerTrace {
+  std::string worker;
+  int64_t first_step = 0, last_step = 0;
+  std::vector<TraceEvent> events;
 };
 
 struct RunProfile {
@@ -95,6 +113,7 @@ struct RunProfile {
   ProfileMeta meta;
   std::vector<StepTiming> steps;
   std::vector<WorkerWindow> workers;
+  std::vector<WorkerTrace> traces;  // with profile.trace only
   // Every window of every worker merged (the hot contexts of the run);
   // `worker` filters by worker id prefix ("" for all).
   ContextTree merged_tree(const std::string& worker = "") const;
@@ -108,6 +127,8 @@ nlohmann::json to_json(const ProfileMeta& m);
 // Throw ProfileError naming the field.
 StepTiming step_timing_from_json(const nlohmann::json& j);
 WorkerWindow worker_window_from_json(const nlohmann::json& j);
+// A "trace" row's data; `worker` is the row's node.
+WorkerTrace worker_trace_from_json(const std::string& worker, const nlohmann::json& j);
 ProfileMeta profile_meta_from_json(const nlohmann::json& j);
 
 }  // namespace rlwb::core::profile

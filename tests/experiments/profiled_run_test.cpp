@@ -4,6 +4,7 @@
 // whose paths run from the graph's node ids through the role's methods to
 // ATen operators. Without the setting nothing is written.
 #include "core/controller/controller.h"
+#include "core/profile/profile_export.h"
 #include "core/profile/profile_store.h"
 #include "core/tracking/tracking.h"
 #include "tests/core/rpc/runtime_test_support.h"
@@ -148,6 +149,35 @@ TEST(ProfiledRun, KinetoEngineWritesTorchsTraceWithTheCallContext) {
   EXPECT_EQ(traces, 2);  // two workers, one profiled step
   EXPECT_THROW(profile::load_run_profile(reader, r.run, profile::parse_step_range("2")).workers.at(0),
                std::out_of_range);  // no context trees from this engine
+}
+
+// profile.trace: every operator call as an event, on the steps' clock, in
+// the Chrome export as a process per worker.
+TEST(ProfiledRun, TracedOperatorsLineUpWithTheirStepInTheChromeExport) {
+  ProfiledRun r = run_grpo({"profile.enabled=true", "profile.steps=2", "profile.trace=true"});
+  TrackingReader reader(r.db);
+  profile::RunProfile p = profile::load_run_profile(reader, r.run);
+  ASSERT_EQ(p.steps.size(), 1u);
+  ASSERT_EQ(p.traces.size(), 2u);  // one per worker
+  double first = p.steps[0].nodes.front().start, last = p.steps[0].nodes.front().end;
+  for (auto& n : p.steps[0].nodes) first = std::min(first, n.start), last = std::max(last, n.end);
+  for (auto& t : p.traces) {
+    ASSERT_GT(t.events.size(), 100u) << t.worker;
+    for (auto& e : t.events) {
+      const double at = (e.start_us - p.meta.clock_origin_us) * 1e-6;
+      EXPECT_GE(at, first - 1e-3) << e.name;  // within the step, on the controller's clock
+      EXPECT_LE(at + e.duration_us * 1e-6, last + 1e-3) << e.name;
+    }
+  }
+  const nlohmann::json trace = profile::chrome_trace(p);
+  std::set<std::string> processes;
+  int ops = 0;
+  for (auto& e : trace["traceEvents"]) {
+    if (e["name"] == "process_name") processes.insert(e["args"]["name"].get<std::string>());
+    if (e.value("cat", "") == "op") ++ops;
+  }
+  EXPECT_TRUE(processes.count("worker train/0 operators")) << trace.dump().substr(0, 500);
+  EXPECT_GT(ops, 200);
 }
 
 TEST(ProfiledRun, OffByDefaultWritesNoProfile) {

@@ -107,7 +107,6 @@ struct OpProfiler::Impl {
   std::shared_ptr<MemoryReporter> memory = std::make_shared<MemoryReporter>();
   std::vector<TraceEvent> trace;
   int64_t trace_dropped = 0;
-  int64_t trace_origin_ns = 0;
   NativeFrames native;
   std::string counters_note;      // why hardware counters are missing, once
   CuptiKernels* cupti = nullptr;  // on a CUDA worker where CUPTI started
@@ -209,7 +208,6 @@ bool OpProfiler::configured() const { return impl_->configured; }
 void OpProfiler::configure(const ProfilerSettings& settings) {
   impl_->settings = settings;
   impl_->configured = true;
-  impl_->trace_origin_ns = now_ns();
   impl_->cupti = nullptr;
   impl_->cupti_note.clear();
   if (settings.device.rfind("cuda", 0) != 0) return;
@@ -359,11 +357,12 @@ nlohmann::json OpProfiler::collect() {
                         {"notes", notes},
                         {"tree", impl.tree.to_json()}};
   if (impl.settings.trace) {
-    // [name, start us since configure, duration us, depth]: the trace export's operator lanes.
+    // [name, start us on CLOCK_MONOTONIC, duration us, depth]: the trace export's operator
+    // lanes. The controller's steady_clock is the same clock on this host, so
+    // the export lines the operators up with the steps.
     nlohmann::json events = nlohmann::json::array();
     for (auto& e : impl.trace)
-      events.push_back(
-          {e.frame->name, (e.start_ns - impl.trace_origin_ns) / 1000.0, e.duration_ns / 1000.0, e.depth});
+      events.push_back({e.frame->name, e.start_ns / 1000.0, e.duration_ns / 1000.0, e.depth});
     out["trace"] = std::move(events);
     impl.trace.clear();
     impl.trace_dropped = 0;
