@@ -60,6 +60,33 @@ void SpmdGroup::all_reduce_sum(torch::Tensor& tensor) {
   impl_->backend_for(tensor).allreduce(tensors)->wait(impl_->options.timeout);
 }
 
+struct PendingCollective::State {
+  c10::intrusive_ptr<c10d::Work> work;
+  std::chrono::milliseconds timeout;
+};
+
+PendingCollective::PendingCollective() = default;
+PendingCollective::~PendingCollective() = default;
+PendingCollective::PendingCollective(PendingCollective&&) noexcept = default;
+PendingCollective& PendingCollective::operator=(PendingCollective&&) noexcept = default;
+
+// The wait is the scope: what the caller could not overlap is what a
+// profile shows under c10d::allreduce.
+void PendingCollective::wait() {
+  if (!state_) return;
+  RECORD_USER_SCOPE("c10d::allreduce");
+  std::unique_ptr<State> state = std::move(state_);
+  state->work->wait(state->timeout);
+}
+
+PendingCollective SpmdGroup::start_all_reduce_sum(torch::Tensor& tensor) {
+  std::vector<at::Tensor> tensors{tensor};
+  PendingCollective pending;
+  pending.state_ = std::make_unique<PendingCollective::State>(
+      PendingCollective::State{impl_->backend_for(tensor).allreduce(tensors), impl_->options.timeout});
+  return pending;
+}
+
 void SpmdGroup::broadcast(torch::Tensor& tensor, int root) {
   RECORD_USER_SCOPE("c10d::broadcast");
   std::vector<at::Tensor> tensors{tensor};

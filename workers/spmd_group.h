@@ -14,6 +14,23 @@
 
 namespace rlwb::workers {
 
+// A collective in flight. wait() blocks until it has ended (bounded by the
+// group's timeout) and rethrows its error; a collective never waited for
+// still runs to its end.
+class PendingCollective {
+ public:
+  PendingCollective();
+  ~PendingCollective();
+  PendingCollective(PendingCollective&&) noexcept;
+  PendingCollective& operator=(PendingCollective&&) noexcept;
+  void wait();
+
+ private:
+  friend class SpmdGroup;
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 struct SpmdOptions {
   std::string store_host = "127.0.0.1";
   int store_port = 0;  // chosen by the launcher; rank 0 serves it
@@ -30,6 +47,10 @@ class SpmdGroup {
   int world() const;
   // In place; tensors on CPU use Gloo, on CUDA use NCCL.
   void all_reduce_sum(torch::Tensor& tensor);
+  // The same, started and left running: the caller goes on (a backward
+  // pass, say) and waits later. `tensor` must stay alive and untouched
+  // until then. Every rank must start its collectives in the same order.
+  PendingCollective start_all_reduce_sum(torch::Tensor& tensor);
   void broadcast(torch::Tensor& tensor, int root);
   // Returns world() tensors shaped like `tensor`.
   std::vector<torch::Tensor> all_gather(const torch::Tensor& tensor);

@@ -52,6 +52,13 @@ class FlatAdamW {
   void zero_grad();
 
   int64_t steps() const { return steps_; }
+  // The parameters in the order of the flat buffers, and where each one
+  // starts in them (for a gradient sum that goes by parts of the buffer).
+  const std::vector<torch::Tensor>& parameters() const { return params_; }
+  const std::vector<int64_t>& offsets() const { return offsets_; }
+  // The flat gradient buffer as it is, without flat_gradients()'s re-check
+  // (for code that checks the one parameter it touches).
+  const torch::Tensor& gradient_buffer() const { return gradients_; }
 
  private:
   void adopt();  // makes every parameter and gradient a view again

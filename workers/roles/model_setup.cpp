@@ -5,8 +5,12 @@
 #include "workers/model/hf_checkpoint.h"
 #include "workers/spmd_group.h"
 
+#include <ATen/Parallel.h>
+#include <sched.h>
+
 #include <cmath>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 namespace rlwb::workers::roles {
@@ -115,10 +119,49 @@ TrainState::TrainState(model::Transformer& model, OptimOptions settings)
       optimizer_(trainable(model), model::AdamWSettings{settings.betas.at(0), settings.betas.at(1),
                                                         settings.eps, settings.weight_decay}) {}
 
-std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along,
-                                           bool divide_by_first) {
+namespace {
+
+// Overlapping the gradient sum with backward pays where the sum has
+// something of its own to run on: NCCL beside the GPU's kernels, or on CPU
+// a core beyond the ranks' compute threads for Gloo's threads. With every
+// core computing (the default experiment on 2 cores: 2 ranks x 1 thread),
+// Gloo's threads take cores from backward instead: measured there, the
+// update was 2-17% slower overlapped than blocking (bench/RESULTS.md,
+// session 11). Every rank of a pool runs on this host.
+bool overlap_pays(const WorkerEnv& env, const torch::Tensor& gradients) {
+  if (gradients.is_cuda()) return true;
+  cpu_set_t usable;
+  CPU_ZERO(&usable);
+  const int cores = sched_getaffinity(0, sizeof usable, &usable) == 0
+                        ? CPU_COUNT(&usable)
+                        : static_cast<int>(std::thread::hardware_concurrency());
+  return cores > env.world * at::get_num_threads();
+}
+
+}  // namespace
+
+void TrainState::sum_during_next_backward(WorkerEnv& env, const std::vector<double>& ride_along) {
+  if (env.world <= 1) return;
+  if (!overlap_pays_) overlap_pays_ = overlap_pays(env, optimizer_.gradient_buffer());
+  if (!*overlap_pays_) return;  // step() sums after backward, in one blocking all-reduce
+  if (!overlapped_) overlapped_ = std::make_unique<OverlappedGradientSum>(optimizer_, env.spmd());
+  overlapped_->arm(ride_along);
+}
+
+void TrainState::sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along) {
+  if (env.world <= 1) return;
+  if (overlapped_ && overlapped_->armed()) {
+    std::vector<double> sums = overlapped_->finish();
+    const size_t expected = ride_along ? ride_along->size() : 0;
+    if (sums.size() != expected)
+      throw std::logic_error("TrainState::step: " + std::to_string(expected) +
+                             " ride-along values, but sum_during_next_backward was given " +
+                             std::to_string(sums.size()));
+    if (ride_along) *ride_along = std::move(sums);
+    return;
+  }
   torch::Tensor& gradients = optimizer_.flat_gradients();
-  if (env.world > 1 && ride_along != nullptr && !ride_along->empty()) {
+  if (ride_along != nullptr && !ride_along->empty()) {
     const int64_t n = gradients.numel(), extra = static_cast<int64_t>(ride_along->size());
     torch::Tensor both = torch::empty({n + extra}, gradients.options());
     both.narrow(0, 0, n).copy_(gradients);
@@ -127,9 +170,15 @@ std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* 
     gradients.copy_(both.narrow(0, 0, n));
     torch::Tensor sums = both.narrow(0, n, extra).to(torch::kFloat64).contiguous();
     std::copy_n(sums.data_ptr<double>(), extra, ride_along->begin());
-  } else if (env.world > 1) {
+  } else {
     env.spmd().all_reduce_sum(gradients);
   }
+}
+
+std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along,
+                                           bool divide_by_first) {
+  sum_over_ranks(env, ride_along);
+  torch::Tensor& gradients = optimizer_.flat_gradients();
   if (divide_by_first && ride_along != nullptr && !ride_along->empty())
     gradients.div_(std::max(1.0, ride_along->front()));
   const double norm = optimizer_.clip_gradients(settings_.grad_clip > 0 ? settings_.grad_clip : HUGE_VAL);

@@ -15,6 +15,7 @@
 #include "workers/model/sequence_scores.h"
 #include "workers/model/tokenizer.h"
 #include "workers/model/transformer.h"
+#include "workers/roles/overlapped_gradient_sum.h"
 
 #include <torch/torch.h>
 
@@ -82,11 +83,23 @@ class TrainState {
   // normalised by the global count.
   std::pair<double, double> step(WorkerEnv& env, std::vector<double>* ride_along = nullptr,
                                  bool divide_by_first = false);
+  // Called just before the optimizer step's last backward pass (with more
+  // than one rank): where that pays -- on CUDA, or with a core to spare
+  // beyond the ranks' compute threads -- the gradient sum then runs in
+  // buckets beside that backward (roles/overlapped_gradient_sum.h), with
+  // `ride_along` summed in float64 beside it, and step() only waits for
+  // what is left; elsewhere step() sums as without the call. step() must
+  // get the same number of ride_along values.
+  void sum_during_next_backward(WorkerEnv& env, const std::vector<double>& ride_along = {});
   int64_t steps_done() const { return steps_; }
 
  private:
+  void sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along);
+
   OptimOptions settings_;
   model::FlatAdamW optimizer_;
+  std::optional<bool> overlap_pays_;                   // decided at the first call
+  std::unique_ptr<OverlappedGradientSum> overlapped_;  // made at the first overlapped step
   int64_t steps_ = 0;
 };
 

@@ -130,6 +130,16 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     for (auto [mb, me] : row_ranges(rows, mini)) {
       std::map<std::string, double> step_sums;
       for (const auto& k : metric_keys) step_sums[k] = 0;  // the same keys on every rank, rows or not
+      // Armed before the mini-batch's last backward, so the gradient sum
+      // overlaps it; a rank with no rows here arms after the loop, so that
+      // every rank issues the same collectives.
+      std::vector<double> ride_along;
+      auto start_gradient_sum = [&] {
+        const LossCounts local = loss_counts(mask.slice(0, mb, me));
+        ride_along = {local.count(agg_mode), local.tokens};
+        for (auto& [k, v] : step_sums) ride_along.push_back(v);
+        r.rl_state->sum_during_next_backward(ctx.env, ride_along);
+      };
       for (auto [b, e] : row_ranges(me - mb, micro)) {
         b += mb, e += mb;
         auto lp = model::response_log_probs(r.net, rows_of(seq, b, e), temperature, /*with_entropy=*/true);
@@ -151,11 +161,10 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
                   .item<double>() *
               tokens;
         }
+        if (e == me) start_gradient_sum();
         loss.backward();
       }
-      const LossCounts local = loss_counts(mask.slice(0, mb, me));
-      std::vector<double> ride_along = {local.count(agg_mode), local.tokens};
-      for (auto& [k, v] : step_sums) ride_along.push_back(v);
+      if (ride_along.empty()) start_gradient_sum();
       auto [grad_norm, lr] = r.rl_state->step(ctx.env, &ride_along, /*divide_by_first=*/true);
       const double count = std::max(1.0, ride_along[0]), tokens = std::max(1.0, ride_along[1]);
       size_t j = 2;
@@ -208,15 +217,21 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   auto maskf = response_mask.to(torch::kFloat32);
   double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
   double loss_sum = 0, correct = 0;
+  bool summing = false;  // the gradient sum overlaps the last backward
   for (auto [b, e] : row_ranges(rows, r.options.micro_batch_size)) {
     auto lp = model::response_log_probs(r.net, rows_of(seq, b, e));
     auto m = maskf.slice(0, b, e);
     auto loss = -(lp.log_probs * m).sum() / std::max(count, 1.0);
+    if (e == rows) {
+      r.sft_state->sum_during_next_backward(ctx.env);
+      summing = true;
+    }
     loss.backward();
     loss_sum += loss.item<double>();
     // A token counts as right when the model gives it more than half the mass.
     correct += ((lp.log_probs.detach() > std::log(0.5)).to(torch::kFloat32) * m).sum().item<double>();
   }
+  if (!summing) r.sft_state->sum_during_next_backward(ctx.env);  // no rows: the same collectives
   auto [grad_norm, lr] = r.sft_state->step(ctx.env);
   Batch out;
   out.meta()["metrics"] = {{"sft/loss", all_reduce_sum(ctx.env, loss_sum)},

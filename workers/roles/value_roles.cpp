@@ -82,16 +82,22 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
       const auto counts = global_counts(ctx.env, mask.slice(0, mb, me));
       vl.aggregation = alg::LossAggregation(agg_mode, counts.loss_normalizer(agg_mode));
       std::map<std::string, double> m;
+      bool summing = false;  // the gradient sum overlaps the mini-batch's last backward
       for (auto [b, e] : row_ranges(me - mb, micro)) {
         b += mb, e += mb;
         auto v = model::response_values(r.net, rows_of(seq, b, e));
         auto loss =
             alg::value_loss(v, old_values.slice(0, b, e), returns.slice(0, b, e), mask.slice(0, b, e), vl);
+        if (e == me) {
+          r.state->sum_during_next_backward(ctx.env);
+          summing = true;
+        }
         loss.loss.backward();
         // Shares of the mini-batch's values (see sum_metrics_over_ranks).
         double share = mask.slice(0, b, e).sum().item<double>() / std::max(1.0, counts.tokens);
         for (auto& [k, x] : loss.metrics()) m[k] += (k == "critic/vf_loss" ? x : x * share);
       }
+      if (!summing) r.state->sum_during_next_backward(ctx.env);  // no rows: the same collectives
       auto [grad_norm, lr] = r.state->step(ctx.env);
       m["critic/grad_norm"] = grad_norm / ctx.env.world;
       m["critic/lr"] = lr / ctx.env.world;
