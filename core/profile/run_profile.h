@@ -75,6 +75,9 @@ struct WorkerWindow {
   int64_t first_step = 0, last_step = 0;
   int intra_op_threads = 0;
   int64_t peak_bytes = 0;          // allocator's high-water mark seen while profiling
+  int64_t rss_peak_bytes = 0;      // the process's resident-set high-water mark (VmHWM) so far
+  int64_t memory_limit_bytes = 0;  // its CUDA device's memory, else the host's or its cgroup's
+                                   // (the smaller); these two 0: unknown, and a note says why
   std::vector<std::string> notes;  // what could not be measured, and why
   ContextTree tree;
 };
