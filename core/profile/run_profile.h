@@ -92,7 +92,10 @@ struct ProfileMeta {
   // timings' clock began: operator events (profile.trace), which carry that
   // clock's time, are placed on the steps' timeline with it. One host only.
   double clock_origin_us = 0;
-  // {pool: {workers, device}}, {model: {pool, role, dp, tp, pp}}, {reward: {type, executors?}}
+  // {pool: {workers, device}}, {reward: {type, executors?}},
+  // {model: {pool, role, dp, tp, pp, config, micro_batch_size?, mini_batch_size?}}: the last two
+  // as the role reads them (defaults filled in), for the roles that have them; mini_batch_size is
+  // ppo.mini_batch_size, global rows per optimizer step, 0 for the whole batch.
   nlohmann::json pools = nlohmann::json::object(), models = nlohmann::json::object(),
                  rewards = nlohmann::json::object();
 };
