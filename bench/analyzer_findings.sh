@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The analyzer's advice, applied and measured: for three of its rules, a
+# The analyzer's advice, applied and measured: for four of its rules, a
 # run of one of RLWB's own experiments that exhibits the problem is
 # profiled, `rlwb analyze` names the change (a graph-file override), and
 # then runs without and with that change alternate (before, after, before,
@@ -74,3 +74,5 @@ measure threads-oversubscribed grpo "pools.train.workers=$((2 * cores))" \
   "models.actor.parallel.dp=$((2 * cores))" "models.ref.parallel.dp=$((2 * cores))" \
   "models.actor.config.ppo.mini_batch_size=0"
 measure pool-idle grpo "+pools.refpool={workers: 1}" "models.ref.pool=refpool" "models.ref.parallel.dp=1"
+# The actor's update in micro-batches of 16 rows with the host's memory mostly free.
+measure memory-headroom grpo "models.actor.config.micro_batch_size=16"

@@ -1,5 +1,6 @@
 #include "core/controller/run_profiler.h"
 
+#include "core/config/model_options.h"
 #include "core/profile/profile_store.h"
 #include "core/rpc/protocol.h"
 
@@ -67,9 +68,20 @@ void RunProfiler::start() {
   meta.clock_origin_us = std::chrono::duration<double, std::micro>(clock_origin_.time_since_epoch()).count();
   for (auto& [name, pool] : exp_.pools)
     meta.pools[name] = {{"workers", pool.workers}, {"device", pool.device}};
-  for (auto& [name, m] : exp_.models)
+  for (auto& [name, m] : exp_.models) {
     meta.models[name] = {{"pool", m.pool},      {"role", m.role},      {"dp", m.parallel.dp},
                          {"tp", m.parallel.tp}, {"pp", m.parallel.pp}, {"config", m.config}};
+    // The batch settings as the role reads them, defaults filled in (the
+    // analyzer's memory rule names overrides of them); the experiment was
+    // validated, so the parse has nothing to report.
+    const config::ModelSections sections = config::model_sections_of(m.role);
+    config::ParseContext quiet;
+    const config::ModelOptions o =
+        config::parse_model_options(m.role, m.config, "models." + name + ".config", quiet);
+    if (sections.network) meta.models[name]["micro_batch_size"] = o.micro_batch_size;
+    if (sections.actor_ppo || sections.critic_ppo)
+      meta.models[name]["mini_batch_size"] = o.ppo.mini_batch_size;
+  }
   for (auto& [name, r] : exp_.rewards) {
     meta.rewards[name] = {{"type", r.type}, {"config", r.config}};
     // The code reward's sandbox runs one executor per core unless told (the analyzer's reward rule).

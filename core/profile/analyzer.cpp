@@ -46,10 +46,10 @@ std::vector<Finding> analyze(const RunProfile& profile) {
       profile, summarize_nodes(profile), mean_step_seconds(profile), profile.merged_tree(), {}};
   input.paths = context_paths(input.tree);
   std::vector<Finding> findings;
-  for (auto* rule :
-       {&find_idle_pools, &find_straggler_ranks, &find_critical_rewards, &find_transfer_overhead,
-        &find_dispatch_overhead, &find_small_softmax, &find_copies_under_matmul,
-        &find_many_small_ops_in_generate, &find_unoverlapped_collectives, &find_oversubscribed_threads})
+  for (auto* rule : {&find_idle_pools, &find_straggler_ranks, &find_critical_rewards, &find_transfer_overhead,
+                     &find_dispatch_overhead, &find_small_softmax, &find_copies_under_matmul,
+                     &find_many_small_ops_in_generate, &find_unoverlapped_collectives,
+                     &find_oversubscribed_threads, &find_memory_headroom})
     (*rule)(input, findings);
   for (Finding& f : findings) {
     f.gain_share = input.step_s > 0 ? f.gain_s / input.step_s : 0;

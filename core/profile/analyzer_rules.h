@@ -42,5 +42,6 @@ void find_many_small_ops_in_generate(const AnalysisInput& in, std::vector<Findin
 void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>& out);
 // analyzer_host_rules.cpp: from the workers' windows and the host.
 void find_oversubscribed_threads(const AnalysisInput& in, std::vector<Finding>& out);
+void find_memory_headroom(const AnalysisInput& in, std::vector<Finding>& out);  // near the limit, or unused
 
 }  // namespace rlwb::core::profile

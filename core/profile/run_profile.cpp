@@ -83,9 +83,17 @@ nlohmann::json to_json(const StepTiming& s) {
 }
 
 nlohmann::json to_json(const WorkerWindow& w) {
-  return {{"worker", w.worker},         {"host", w.host},           {"pid", w.pid},
-          {"first_step", w.first_step}, {"last_step", w.last_step}, {"intra_op_threads", w.intra_op_threads},
-          {"peak_bytes", w.peak_bytes}, {"notes", w.notes},         {"tree", w.tree.to_json()}};
+  return {{"worker", w.worker},
+          {"host", w.host},
+          {"pid", w.pid},
+          {"first_step", w.first_step},
+          {"last_step", w.last_step},
+          {"intra_op_threads", w.intra_op_threads},
+          {"peak_bytes", w.peak_bytes},
+          {"memory_limit_bytes", w.memory_limit_bytes},
+          {"rss_peak_bytes", w.rss_peak_bytes},
+          {"notes", w.notes},
+          {"tree", w.tree.to_json()}};
 }
 
 nlohmann::json to_json(const ProfileMeta& m) {
@@ -144,6 +152,9 @@ WorkerWindow worker_window_from_json(const nlohmann::json& j) {
     w.last_step = j.at("last_step").get<int64_t>();
     w.intra_op_threads = j.value("intra_op_threads", 0);
     w.peak_bytes = j.value("peak_bytes", int64_t{0});
+    // Absent in profiles stored before they were measured: unknown.
+    w.memory_limit_bytes = j.value("memory_limit_bytes", int64_t{0});
+    w.rss_peak_bytes = j.value("rss_peak_bytes", int64_t{0});
     w.notes = j.value("notes", std::vector<std::string>{});
     return w;
   });

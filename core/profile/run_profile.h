@@ -75,6 +75,9 @@ struct WorkerWindow {
   int64_t first_step = 0, last_step = 0;
   int intra_op_threads = 0;
   int64_t peak_bytes = 0;          // allocator's high-water mark seen while profiling
+  int64_t rss_peak_bytes = 0;      // the process's resident-set high-water mark (VmHWM) so far
+  int64_t memory_limit_bytes = 0;  // its CUDA device's memory, else the host's or its cgroup's
+                                   // (the smaller); these two 0: unknown, and a note says why
   std::vector<std::string> notes;  // what could not be measured, and why
   ContextTree tree;
 };
@@ -89,7 +92,10 @@ struct ProfileMeta {
   // timings' clock began: operator events (profile.trace), which carry that
   // clock's time, are placed on the steps' timeline with it. One host only.
   double clock_origin_us = 0;
-  // {pool: {workers, device}}, {model: {pool, role, dp, tp, pp}}, {reward: {type, executors?}}
+  // {pool: {workers, device}}, {reward: {type, executors?}},
+  // {model: {pool, role, dp, tp, pp, config, micro_batch_size?, mini_batch_size?}}: the last two
+  // as the role reads them (defaults filled in), for the roles that have them; mini_batch_size is
+  // ppo.mini_batch_size, global rows per optimizer step, 0 for the whole batch.
   nlohmann::json pools = nlohmann::json::object(), models = nlohmann::json::object(),
                  rewards = nlohmann::json::object();
 };

@@ -18,6 +18,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -98,6 +100,30 @@ TEST(AnalyzerOnRuns, APoolThatIdlesWhileAnotherWorksIsColocatedWithALayoutThatVa
   ASSERT_NE(f, nullptr) << profile::format_findings(findings);
   EXPECT_THAT(f->title, HasSubstr("pool 'refpool' idles while pool 'train'"));
   EXPECT_THAT(f->change, HasSubstr("models.ref.pool=train models.ref.parallel.dp=2 ~pools.refpool"));
+  expect_valid_change("grpo", overrides, f->change);
+}
+
+TEST(AnalyzerOnRuns, SmallMicroBatchesWithMemoryToSpareAreFoundWithAnOverrideThatValidates) {
+  // The actor's update walks its 128 rows per rank and optimizer step in 8 micro-batches.
+  const auto overrides = short_run({"models.actor.config.micro_batch_size=16"});
+  const profile::RunProfile p = profiled("grpo", overrides);
+  ASSERT_FALSE(p.workers.empty());
+  int64_t limit = 0, used = 0;
+  std::map<std::string, int64_t> rss;  // worker -> its peak so far
+  for (const auto& w : p.workers) {
+    EXPECT_GT(w.memory_limit_bytes, 0) << w.worker << ": " << ::testing::PrintToString(w.notes);
+    EXPECT_GT(w.rss_peak_bytes, 0) << w.worker << ": " << ::testing::PrintToString(w.notes);
+    limit = std::max(limit, w.memory_limit_bytes);
+    rss[w.worker] = std::max(rss[w.worker], w.rss_peak_bytes);
+  }
+  for (auto& [worker, bytes] : rss) used += bytes;
+  if (used * 4 >= limit)
+    GTEST_SKIP() << "the workers use " << used << " of " << limit << " bytes: no headroom here";
+  auto findings = profile::analyze(p);
+  const profile::Finding* f = finding(findings, "memory-headroom");
+  ASSERT_NE(f, nullptr) << profile::format_findings(findings);
+  EXPECT_THAT(f->evidence, HasSubstr("actor: micro_batch_size 16 runs 8 micro-batches per optimizer step"));
+  EXPECT_THAT(f->change, HasSubstr("models.actor.config.micro_batch_size=128"));
   expect_valid_change("grpo", overrides, f->change);
 }
 

@@ -3,9 +3,11 @@
 #include "core/profile/context_tree.h"
 #include "workers/profiler/cupti_kernels.h"
 #include "workers/profiler/hardware_counters.h"
+#include "workers/profiler/memory_limits.h"
 #include "workers/profiler/native_frames.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <ATen/record_function.h>
 #include <c10/core/Allocator.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
@@ -327,6 +329,20 @@ OpProfiler::CallScope::~CallScope() {
   impl->calls_active.fetch_sub(1);
 }
 
+namespace {
+
+// What the worker's allocations may grow to: its CUDA device's memory, else the host's (or its cgroup's).
+MemoryReading memory_limit(const std::string& device) {
+  if (device.rfind("cuda", 0) != 0) return host_memory_limit();
+  if (!torch::cuda::is_available())
+    return {0, "device memory limit not read: the worker's device is " + device +
+                   " but CUDA is not available in this process"};
+  const c10::Device d(device);
+  return cuda_memory_limit(d.has_index() ? d.index() : at::detail::getCUDAHooks().current_device());
+}
+
+}  // namespace
+
 nlohmann::json OpProfiler::collect() {
   Impl& impl = *impl_;
   nlohmann::json notes = nlohmann::json::array();
@@ -348,12 +364,17 @@ nlohmann::json OpProfiler::collect() {
   }
   if (!impl.cupti_note.empty()) notes.push_back(impl.cupti_note);
   if (impl.settings.native_stacks) impl.native.symbolize(impl.tree);
+  const MemoryReading limit = memory_limit(impl.settings.device), rss = process_rss_peak();
+  for (const MemoryReading* m : {&limit, &rss})
+    if (!m->note.empty()) notes.push_back(m->note);
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   nlohmann::json out = {{"host", host},
                         {"pid", getpid()},
                         {"intra_op_threads", at::get_num_threads()},
                         {"peak_bytes", impl.memory->peak.exchange(0)},
+                        {"memory_limit_bytes", limit.bytes},
+                        {"rss_peak_bytes", rss.bytes},
                         {"notes", notes},
                         {"tree", impl.tree.to_json()}};
   if (impl.settings.trace) {

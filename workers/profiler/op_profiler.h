@@ -12,7 +12,9 @@
 // the kernels, memcpy bytes and synchronisation waits each operator caused
 // (CUPTI, cupti_kernels.h). Aggregated as it
 // goes: no event is kept unless `trace` is set. collect() hands the tree
-// over and starts a new one.
+// over, with the window's allocator peak, the memory the worker may use
+// (its CUDA device's, else the host's or its cgroup's) and the process's
+// resident-set peak (memory_limits.h), and starts a new tree.
 //
 // Only the calling thread's operators are attributed (on CPU the autograd
 // engine runs a call's backward on that thread); operators on other threads

@@ -204,6 +204,85 @@ TEST(Analyzer, ThreadsOversubscribeTheHost) {
   EXPECT_GT(f.gain_s, 0);
 }
 
+// The actor runs micro-batches of `micro` rows (rows per rank: 16, the
+// whole batch per optimizer step unless `mini` says otherwise).
+ProfileShape with_actor_batches(int64_t micro, int64_t mini = 0) {
+  ProfileShape shape;
+  shape.models["actor"]["micro_batch_size"] = micro;
+  shape.models["actor"]["config"] = {{"micro_batch_size", micro}};  // written in the graph file
+  shape.models["actor"]["mini_batch_size"] = mini;
+  shape.tree.update_views = 2000;  // 10 us each: the operators' dispatch cost
+  return shape;
+}
+
+TEST(Analyzer, MemoryNearTheLimitSuggestsHalfTheMicroBatch) {
+  ProfileShape shape = with_actor_batches(8);
+  // Its default (not in its config), more than its 16 rows per rank: 8 halves them, with "++".
+  shape.models["reference"]["micro_batch_size"] = 64;
+  shape.rss_peak = int64_t{3800} << 20;  // 2 x 3.71 GiB of 8 GiB
+  const Finding f = only_finding(shape, "memory-near-limit");
+  EXPECT_THAT(f.title, HasSubstr("host host-a uses 92.8% of its memory"));
+  EXPECT_THAT(f.evidence, HasSubstr("add up to 7.42 GiB of 8.00 GiB (92.8%"));
+  EXPECT_THAT(f.evidence, HasSubstr("main/0: 3.71 GiB, main/1: 3.71 GiB"));
+  EXPECT_THAT(
+      f.change,
+      HasSubstr("models.actor.config.micro_batch_size=4 ++models.reference.config.micro_batch_size=8\n"));
+  // A risk, ranked at a quarter of the step.
+  EXPECT_NEAR(f.gain_share, 0.25, 1e-9);
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(shape)), "memory-headroom").empty());
+}
+
+TEST(Analyzer, ACudaDeviceNearItsLimitIsJudgedByItsAllocatorsPeak) {
+  ProfileShape shape = with_actor_batches(8);
+  shape.pools["main"]["device"] = "cuda";
+  shape.memory_limit = int64_t{80} << 30;
+  shape.peak = int64_t{75} << 30;
+  const Finding f = only_finding(shape, "memory-near-limit");
+  EXPECT_THAT(f.title, HasSubstr("the CUDA device of worker main/0 uses 93.8% of its memory"));
+  EXPECT_THAT(f.change, HasSubstr("models.actor.config.micro_batch_size=4"));
+}
+
+TEST(Analyzer, UnusedMemoryWithSeveralMicroBatchesPerStepSuggestsLargerOnes) {
+  const ProfileShape shape = with_actor_batches(4);  // 16 rows per rank in 4 micro-batches
+  const Finding f = only_finding(shape, "memory-headroom");
+  EXPECT_THAT(f.title, HasSubstr("host host-a uses 12.5% of its memory: larger micro-batches fit"));
+  EXPECT_THAT(f.evidence,
+              HasSubstr("actor: micro_batch_size 4 runs 4 micro-batches per optimizer step (16 rows "
+                        "per rank), 2020 operator calls per step and rank at about 10.0 us"));
+  // As large as the rows per rank allow: 16.
+  EXPECT_THAT(f.change, HasSubstr("models.actor.config.micro_batch_size=16\n"));
+  EXPECT_THAT(f.change, Not(HasSubstr("models.reference")));  // the meta names no micro-batch for it
+  // 2020 operator calls per step and rank, 3/4 of them go, 10 us each, update always critical.
+  EXPECT_NEAR(f.gain_s, 2020 * 10e-6 * 0.75, 1e-9);
+}
+
+TEST(Analyzer, ALargerMicroBatchIsCappedAtHalfTheLimitProjected) {
+  ProfileShape shape = with_actor_batches(2);
+  shape.rss_peak = int64_t{900} << 20;  // 1.76 GiB of 8 in use, 1 GiB of it the allocators'
+  shape.peak = int64_t{512} << 20;
+  const Finding f = only_finding(shape, "memory-headroom");
+  // x2: 1.76 + 1 = 2.76 GiB (34%); x4 would be 4.76 GiB, over half of the 8.
+  EXPECT_THAT(f.change, HasSubstr("models.actor.config.micro_batch_size=4\n"));
+  EXPECT_THAT(f.change, HasSubstr("2.76 GiB, 34.5% of the limit"));
+  EXPECT_NEAR(f.gain_s, 2020 * 10e-6 * 0.5, 1e-9);
+}
+
+TEST(Analyzer, OneMicroBatchPerOptimizerStepOrAnUnknownLimitIsNoMemoryFinding) {
+  // mini_batch_size 16 over dp 2: 8 rows per rank and optimizer step, one micro-batch of 8.
+  std::vector<Finding> findings = analyze(grpo_profile(with_actor_batches(8, 16)));
+  EXPECT_TRUE(findings.empty()) << format_findings(findings);
+  ProfileShape unknown = with_actor_batches(4);
+  unknown.memory_limit = 0;
+  findings = analyze(grpo_profile(unknown));
+  EXPECT_TRUE(findings.empty()) << format_findings(findings);
+  unknown = with_actor_batches(4);
+  unknown.rss_peak = 0;
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(unknown)), "memory-headroom").empty());
+  unknown.rss_peak = int64_t{3800} << 20;
+  unknown.memory_limit = 0;
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(unknown)), "memory-near-limit").empty());
+}
+
 TEST(Analyzer, FindingsAreRankedByExpectedGainAndNumbered) {
   ProfileShape shape;
   shape.step.update.transfer = 0.15;      // gain 0.075 s

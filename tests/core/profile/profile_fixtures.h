@@ -101,6 +101,8 @@ struct TreeShape {
   int64_t generate_ops = 40;         // aten::add calls per generate call
   int64_t generate_op_ns = 200'000;  // each
   int64_t allreduce_ns = 0;          // c10d::allreduce under update/update, per step
+  int64_t update_views = 0;          // cheap aten::view calls under update/update, per step ...
+  int64_t view_ns = 10'000;          // ... each
   int threads = 1;
 };
 
@@ -139,6 +141,9 @@ inline ContextTree worker_tree(const TreeShape& shape, int64_t steps) {
         timed(linear.child(FrameKind::op, "aten::contiguous"), 10 * steps, shape.copy_ns * steps);
     timed(contiguous.child(FrameKind::op, "aten::copy_"), 10 * steps, shape.copy_ns * steps * 9 / 10);
   }
+  if (shape.update_views > 0)
+    timed(method.child(FrameKind::op, "aten::view"), shape.update_views * steps,
+          shape.update_views * shape.view_ns * steps);
   if (shape.allreduce_ns > 0)
     timed(method.child(FrameKind::op, "c10d::allreduce"), steps, shape.allreduce_ns * steps);
   timed(update, 0, method.metrics.wall_ns);
@@ -154,6 +159,10 @@ struct ProfileShape {
   nlohmann::json models = {{"actor", {{"pool", "main"}, {"role", "actor"}, {"dp", 2}}},
                            {"reference", {{"pool", "main"}, {"role", "reference"}, {"dp", 2}}}};
   nlohmann::json rewards = {{"math", {{"type", "math"}}}};
+  // Per worker: its memory limit and resident-set peak (1 GiB of 8 GiB on
+  // the host: neither near the limit nor, with no micro-batch settings in
+  // the models, headroom a rule can name a change for); allocator peak.
+  int64_t memory_limit = int64_t{8} << 30, rss_peak = int64_t{512} << 20, peak = 1 << 20;
 };
 
 // `steps` steps one after another, two windows of half of them each for
@@ -183,7 +192,9 @@ inline RunProfile grpo_profile(const ProfileShape& shape = {}) {
       w.first_step = first;
       w.last_step = std::min(shape.steps, first + p.meta.window - 1);
       w.intra_op_threads = shape.tree.threads;
-      w.peak_bytes = 1 << 20;
+      w.peak_bytes = shape.peak;
+      w.memory_limit_bytes = shape.memory_limit;
+      w.rss_peak_bytes = shape.rss_peak;
       w.tree = worker_tree(shape.tree, w.last_step - w.first_step + 1);
       p.workers.push_back(std::move(w));
     }

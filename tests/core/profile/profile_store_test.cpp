@@ -111,6 +111,26 @@ TEST_F(ProfileStoreTest, UnknownUnprofiledAndOtherSchemaRunsAreClearErrors) {
   EXPECT_THAT(message(other), HasSubstr("profile schema 99"));
 }
 
+TEST(WorkerWindowJson, MemoryFieldsRoundTripAndReadAsUnknownWhenAbsent) {
+  WorkerWindow w;
+  w.worker = "main/0";
+  w.first_step = w.last_step = 1;
+  w.peak_bytes = 1 << 20;
+  w.memory_limit_bytes = int64_t{8} << 30;
+  w.rss_peak_bytes = int64_t{300} << 20;
+  nlohmann::json j = to_json(w);
+  WorkerWindow back = worker_window_from_json(j);
+  EXPECT_EQ(back.memory_limit_bytes, w.memory_limit_bytes);
+  EXPECT_EQ(back.rss_peak_bytes, w.rss_peak_bytes);
+  // A window stored before these were measured still loads: 0, unknown.
+  j.erase("memory_limit_bytes");
+  j.erase("rss_peak_bytes");
+  WorkerWindow old = worker_window_from_json(j);
+  EXPECT_EQ(old.memory_limit_bytes, 0);
+  EXPECT_EQ(old.rss_peak_bytes, 0);
+  EXPECT_EQ(old.peak_bytes, w.peak_bytes);
+}
+
 TEST(StepRange, AcceptsTheThreeFormsAndExplainsOthers) {
   EXPECT_EQ(parse_step_range("10-20").first, 10);
   EXPECT_EQ(parse_step_range("10-20").last, 20);

@@ -92,6 +92,8 @@ TEST_F(OpProfilerTest, CollectHandsOverTheTreeAndStartsANewOne) {
   auto first = OpProfiler::instance().collect();
   EXPECT_FALSE(ContextTree::from_json(first.at("tree")).empty());
   EXPECT_GT(first.at("peak_bytes").get<int64_t>(), 0);
+  EXPECT_GT(first.at("memory_limit_bytes").get<int64_t>(), 0) << first.at("notes").dump();
+  EXPECT_GT(first.at("rss_peak_bytes").get<int64_t>(), 0) << first.at("notes").dump();
   EXPECT_GE(first.at("intra_op_threads").get<int>(), 1);
   EXPECT_TRUE(ContextTree::from_json(OpProfiler::instance().collect().at("tree")).empty());
 }
