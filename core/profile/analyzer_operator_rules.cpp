@@ -240,12 +240,31 @@ constexpr double kMinCollectiveSeconds = 1e-3;
 // share the cores.
 constexpr double kCollectiveSavedShare = 0.5;
 
+// Whether a sum overlapped with backward has something to run on -- the
+// condition TrainState overlaps under (workers/roles/model_setup.cpp): NCCL
+// beside a GPU's kernels, or a core of the host beyond the compute threads
+// of the pool's workers for Gloo's threads. Without one, overlapping made
+// the default experiment's update slower (bench/RESULTS.md, session 11),
+// so the wait is no finding there.
+bool overlap_can_pay(const AnalysisInput& in, const std::string& node) {
+  std::string pool;
+  for (const NodeSummary& n : in.nodes)
+    if (n.node == node) pool = n.pool;
+  if (settings_of(in.profile.meta.pools, pool).value("device", std::string()).rfind("cuda", 0) == 0)
+    return true;
+  int threads = 0;
+  for (const WorkerWindow& w : in.profile.workers)
+    if (worker_matches(w.worker, pool)) threads = std::max(threads, w.intra_op_threads);
+  return in.profile.meta.host_cores > in.pool_workers(pool) * std::max(1, threads);
+}
+
 }  // namespace
 
 void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>& out) {
   for (const ContextPath& p : in.paths) {
     const Frame& method = p.leaf();
     if (method.kind != FrameKind::method || method.metrics.wall_ns <= 0) continue;
+    if (!overlap_can_pay(in, p.node())) continue;
     const Frame* collective = method.find(FrameKind::op, kAllReduceScope);
     if (!collective || collective->metrics.calls == 0) continue;
     const double share = static_cast<double>(collective->metrics.wall_ns) / method.metrics.wall_ns;
@@ -258,9 +277,10 @@ void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>
                  " per step and rank over " + number(static_cast<double>(collective->metrics.calls)) +
                  " calls, after the backward has finished (it blocks: nothing runs beside it)";
     f.change =
-        "overlap the gradient all-reduce with the backward: reduce gradients in buckets from autograd "
-        "hooks as they become ready, as DDP does, instead of one all_reduce_sum after backward() "
-        "(workers/roles/model_setup.cpp)";
+        "overlap the gradient all-reduce with the backward: sum the gradients in buckets as they become "
+        "final, as DDP does (workers/roles/overlapped_gradient_sum.h), which TrainState does on this "
+        "layout (CUDA, or a core to spare); a build before it, or an update that calls step() without "
+        "sum_during_next_backward(), blocks (workers/roles/model_setup.h)";
     f.gain_s = step_gain(in, p, kCollectiveSavedShare * per_step);
     out.push_back(std::move(f));
   }
