@@ -38,6 +38,7 @@ struct ModeRun {
   double mean_step_s = 0;        // every timed step
   double median_profiled_s = 0;  // the profiled steps only (the unprofiled run: all)
   double median_other_s = 0;     // the steps not profiled (the unprofiled run: all)
+  double mean_other_s = 0;
   int64_t profile_bytes = 0;     // RLWB's rows, or the Kineto traces' files
   int64_t profiled_steps = 0;
 };
@@ -85,6 +86,9 @@ ModeRun run_mode(const std::string& mode, int steps, int batch, int every, const
   double sum = 0;
   for (double v : step_s) sum += v;
   out.mean_step_s = step_s.empty() ? 0 : sum / step_s.size();
+  double other_sum = 0;
+  for (double v : other_s) other_sum += v;
+  out.mean_other_s = other_s.empty() ? 0 : other_sum / other_s.size();
   out.median_profiled_s = median(profiled_s);
   out.median_other_s = median(other_s);
   out.profiled_steps = static_cast<int64_t>(profiled_s.size());
@@ -134,10 +138,11 @@ int main(int argc, char** argv) {
   std::printf(
       "default experiment, %d prompts per step, %d timed steps per run, one in %d profiled, cores %s\n",
       batch, steps, every, cores.c_str());
-  std::printf("%-6s %8s %8s %8s %8s %8s %10s %10s %10s %10s %11s %12s %8s\n", "round", "off ms", "rlwb ms",
-              "kin. ms", "rlwb +%", "kin. +%", "rlwb prof", "kin. prof", "rlwb other", "kin. other",
-              "rlwb bytes", "kineto bytes", "smaller");
-  std::vector<double> rlwb_over, kineto_over, rlwb_step, kineto_step, rlwb_other, kineto_other, size_ratio;
+  std::printf("%-6s %8s %8s %8s %8s %8s %8s %8s %10s %10s %10s %10s %11s %12s %8s\n", "round", "off ms",
+              "rlwb ms", "kin. ms", "rlwb +%", "kin. +%", "rlwb in", "kin. in", "rlwb prof", "kin. prof",
+              "rlwb other", "kin. other", "rlwb bytes", "kineto bytes", "smaller");
+  std::vector<double> rlwb_over, kineto_over, rlwb_in_run, kineto_in_run, rlwb_step, kineto_step, rlwb_other,
+      kineto_other, size_ratio, off_ms;
   for (int round = 0; round < rounds; ++round) {
     ModeRun r[3];
     for (int k = 0; k < 3; ++k) {
@@ -147,15 +152,19 @@ int main(int argc, char** argv) {
     auto over = [&](double a, double b) { return 100 * (a / b - 1); };
     rlwb_over.push_back(over(r[1].mean_step_s, r[0].mean_step_s));
     kineto_over.push_back(over(r[2].mean_step_s, r[0].mean_step_s));
+    rlwb_in_run.push_back(over(r[1].mean_step_s, r[1].mean_other_s));
+    kineto_in_run.push_back(over(r[2].mean_step_s, r[2].mean_other_s));
+    off_ms.push_back(1000 * r[0].mean_step_s);
     rlwb_step.push_back(over(r[1].median_profiled_s, r[0].median_profiled_s));
     kineto_step.push_back(over(r[2].median_profiled_s, r[0].median_profiled_s));
     rlwb_other.push_back(over(r[1].median_other_s, r[0].median_other_s));
     kineto_other.push_back(over(r[2].median_other_s, r[0].median_other_s));
     size_ratio.push_back(r[1].profile_bytes > 0 ? double(r[2].profile_bytes) / r[1].profile_bytes : 0);
     std::printf(
-        "%-6d %8.1f %8.1f %8.1f %7.1f%% %7.1f%% %9.1f%% %9.1f%% %9.1f%% %9.1f%% %11lld %12lld %7.0fx\n",
+        "%-6d %8.1f %8.1f %8.1f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %9.1f%% %9.1f%% %9.1f%% %9.1f%% %11lld %12lld "
+        "%7.0fx\n",
         round + 1, 1000 * r[0].mean_step_s, 1000 * r[1].mean_step_s, 1000 * r[2].mean_step_s,
-        rlwb_over.back(), kineto_over.back(), rlwb_step.back(), kineto_step.back(), rlwb_other.back(),
+        rlwb_over.back(), kineto_over.back(), rlwb_in_run.back(), kineto_in_run.back(), rlwb_step.back(), kineto_step.back(), rlwb_other.back(),
         kineto_other.back(), static_cast<long long>(r[1].profile_bytes),
         static_cast<long long>(r[2].profile_bytes), size_ratio.back());
     std::fflush(stdout);
@@ -167,13 +176,20 @@ int main(int argc, char** argv) {
   };
   const double worst = spread("RLWB at the defaults, run overhead", rlwb_over);
   spread("Kineto on the same steps, run overhead", kineto_over);
+  const double worst_in_run = spread("RLWB at the defaults, in-run overhead", rlwb_in_run);
+  spread("Kineto on the same steps, in-run overhead", kineto_in_run);
   spread("RLWB, a profiled step (median)", rlwb_step);
   spread("Kineto, a profiled step (median)", kineto_step);
   spread("RLWB, the steps not profiled (median)", rlwb_other);
   spread("Kineto, the steps not profiled (median)", kineto_other);
   const double smallest_ratio = *std::min_element(size_ratio.begin(), size_ratio.end());
-  std::printf("goal: RLWB under 3%% at the defaults in every round: %s (worst %.1f%%)\n",
+  auto [off_lo, off_hi] = std::minmax_element(off_ms.begin(), off_ms.end());
+  std::printf("noise: the unprofiled runs' mean step time spans %.1f%% across rounds (%.1f..%.1f ms)\n",
+              100 * (*off_hi / *off_lo - 1), *off_lo, *off_hi);
+  std::printf("goal: RLWB under 3%% at the defaults in every round, between runs: %s (worst %.1f%%)\n",
               worst < 3 ? "met" : "NOT met", worst);
+  std::printf("goal: RLWB under 3%% at the defaults in every round, in-run: %s (worst %.1f%%)\n",
+              worst_in_run < 3 ? "met" : "NOT met", worst_in_run);
   std::printf(
       "goal: RLWB's profile >= 100x smaller than Kineto's traces in every round: %s (median %.0fx, min "
       "%.0fx)\n",
