@@ -39,7 +39,7 @@ struct ModeRun {
   double median_profiled_s = 0;  // the profiled steps only (the unprofiled run: all)
   double median_other_s = 0;     // the steps not profiled (the unprofiled run: all)
   double mean_other_s = 0;
-  int64_t profile_bytes = 0;     // RLWB's rows, or the Kineto traces' files
+  int64_t profile_bytes = 0;  // RLWB's rows, or the Kineto traces' files
   int64_t profiled_steps = 0;
 };
 
@@ -161,12 +161,14 @@ int main(int argc, char** argv) {
     kineto_other.push_back(over(r[2].median_other_s, r[0].median_other_s));
     size_ratio.push_back(r[1].profile_bytes > 0 ? double(r[2].profile_bytes) / r[1].profile_bytes : 0);
     std::printf(
-        "%-6d %8.1f %8.1f %8.1f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %9.1f%% %9.1f%% %9.1f%% %9.1f%% %11lld %12lld "
+        "%-6d %8.1f %8.1f %8.1f %7.1f%% %7.1f%% %7.1f%% %7.1f%% %9.1f%% %9.1f%% %9.1f%% %9.1f%% %11lld "
+        "%12lld "
         "%7.0fx\n",
         round + 1, 1000 * r[0].mean_step_s, 1000 * r[1].mean_step_s, 1000 * r[2].mean_step_s,
-        rlwb_over.back(), kineto_over.back(), rlwb_in_run.back(), kineto_in_run.back(), rlwb_step.back(), kineto_step.back(), rlwb_other.back(),
-        kineto_other.back(), static_cast<long long>(r[1].profile_bytes),
-        static_cast<long long>(r[2].profile_bytes), size_ratio.back());
+        rlwb_over.back(), kineto_over.back(), rlwb_in_run.back(), kineto_in_run.back(), rlwb_step.back(),
+        kineto_step.back(), rlwb_other.back(), kineto_other.back(),
+        static_cast<long long>(r[1].profile_bytes), static_cast<long long>(r[2].profile_bytes),
+        size_ratio.back());
     std::fflush(stdout);
   }
   auto spread = [](const char* what, const std::vector<double>& v) {

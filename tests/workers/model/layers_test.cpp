@@ -61,6 +61,22 @@ TEST(RmsNorm, GradientsEqualAutogradThroughTheDefinition) {
   expect_close(got[1], want[1].to(torch::kFloat32), 1e-4);
 }
 
+TEST(RmsNorm, WithoutAutogradOnCpuEqualsATensRmsNorm) {
+  torch::manual_seed(3);
+  for (auto sizes : std::vector<std::vector<int64_t>>{{5, 1, 128}, {2, 7, 48}, {3}, {0, 16}}) {
+    torch::Tensor x = torch::randn(sizes) * 3, w = torch::randn({sizes.back()});
+    torch::Tensor expected = at::rms_norm(x, {sizes.back()}, w, 1e-6);
+    c10::InferenceMode inference;  // as generation calls it
+    torch::Tensor y = rms_norm(x, w, 1e-6);
+    EXPECT_EQ(y.sizes(), x.sizes());
+    EXPECT_TRUE(torch::allclose(y, expected, 1e-5, 1e-6)) << (y - expected).abs().max().item<double>();
+  }
+  // A strided input (a transposed view) is read as its values, not its memory.
+  torch::Tensor x = torch::randn({16, 4}).t(), w = torch::randn({16});
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::allclose(rms_norm(x, w, 1e-6), at::rms_norm(x.contiguous(), {16}, w, 1e-6), 1e-5, 1e-6));
+}
+
 TEST(RmsNorm, ComputesInFloat32AndReturnsTheInputDtype) {
   torch::Tensor x = torch::tensor({300.0f, 400.0f}).to(torch::kBFloat16);
   torch::Tensor y = rms_norm(x, torch::ones({2}, torch::kBFloat16), 1e-6);
