@@ -9,6 +9,8 @@
 #
 #   bench/compare_builds.sh BEFORE_RLWB AFTER_RLWB EXPERIMENT NODE [PAIRS] [OVERRIDES...]
 #   e.g. bench/compare_builds.sh /tmp/old/build/app/rlwb build/app/rlwb experiments/grpo.yaml update 6
+# An rlwb copied out of its build finds no rlwb-sandbox next to it: for
+# experiments with a code reward, set RLWB_SANDBOX.
 set -euo pipefail
 before=$(realpath "$1") after=$(realpath "$2") experiment=$(realpath "$3") node=$4
 pairs=${5:-5}
@@ -25,7 +27,13 @@ mean_of() {
   sqlite3 runs/rlwb.db "select avg(value) from metrics where key='$1' and step>3 and
     run_id=(select max(id) from runs)"
 }
-run_with() { $pin "$1" run "$experiment" "${common[@]}" >/dev/null 2>&1; }
+run_with() {
+  if ! $pin "$1" run "$experiment" "${common[@]}" >run.log 2>&1; then
+    echo "compare_builds: the run with $1 failed:" >&2
+    tail -3 run.log >&2
+    exit 1
+  fi
+}
 
 echo "host: $(lscpu | sed -n 's/^Model name: *//p'), $cores cores"
 echo "experiment: $experiment ${common[*]}"
