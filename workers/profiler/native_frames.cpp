@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -34,13 +35,31 @@ std::string demangled(const char* symbol) {
                                                    &std::free);
   std::string text = status == 0 && name ? name.get() : symbol;
   // Arguments and templates make paths long and split one function in many rows.
-  if (auto paren = text.find('('); paren != std::string::npos && paren > 0) text.resize(paren);
+  // The parameters start at the first '(' outside template arguments;
+  // "(anonymous namespace)" is part of the name.
+  static const std::string anonymous = "(anonymous namespace)";
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<') ++depth;
+    if (text[i] == '>' && depth > 0) --depth;
+    if (text[i] != '(' || depth > 0) continue;
+    if (text.compare(i, anonymous.size(), anonymous) == 0) {
+      i += anonymous.size() - 1;
+      continue;
+    }
+    if (i > 0) text.resize(i);
+    break;
+  }
   return text.size() > 160 ? text.substr(0, 157) + "..." : text;
 }
 
-void rename_natives(Frame& f) {
-  for (auto& c : f.children) rename_natives(*c);
+void rename_natives(Frame& f, const std::unordered_map<std::string, std::string>& symtab_names) {
+  for (auto& c : f.children) rename_natives(*c, symtab_names);
   if (f.kind != FrameKind::native || f.name.rfind("0x", 0) != 0) return;
+  if (auto it = symtab_names.find(f.name); it != symtab_names.end()) {
+    f.name = demangled(it->second.c_str());
+    return;
+  }
   void* addr = reinterpret_cast<void*>(std::strtoull(f.name.c_str(), nullptr, 16));
   Dl_info info;
   if (dladdr(addr, &info) && info.dli_sname) {
@@ -54,12 +73,29 @@ void rename_natives(Frame& f) {
   }
 }
 
+std::string hex_key(uintptr_t address) {
+  char key[32];
+  std::snprintf(key, sizeof key, "0x%lx", static_cast<unsigned long>(address));
+  return key;
+}
+
 }  // namespace
 
 void NativeFrames::enter_call() {
   void* frames[kMaxDepth];
   int n = backtrace(frames, kMaxDepth);
   scope_stack_.assign(frames, frames + n);
+}
+
+const ElfFunctions& NativeFrames::functions_of(const char* module) {
+  auto& table = modules_[module];
+  if (!table) {
+    // dladdr names the main program by argv[0], which may be relative to a
+    // directory the worker has left: read it as /proc/self/exe then.
+    const bool readable = module[0] != '\0' && ::access(module, R_OK) == 0;
+    table = std::make_unique<ElfFunctions>(readable ? module : "/proc/self/exe");
+  }
+  return *table;
 }
 
 const NativeFrames::Address& NativeFrames::classify(void* pc) {
@@ -69,10 +105,16 @@ const NativeFrames::Address& NativeFrames::classify(void* pc) {
   Dl_info info;
   if (dladdr(pc, &info)) {
     a.ours = !is_runtime_module(info.dli_fname);
-    char key[32];
-    std::snprintf(key, sizeof key, "0x%lx",
-                  reinterpret_cast<unsigned long>(info.dli_saddr ? info.dli_saddr : pc));
-    a.function = key;
+    uintptr_t start = reinterpret_cast<uintptr_t>(info.dli_saddr);
+    if (!info.dli_saddr && a.ours && info.dli_fname) {
+      const uintptr_t base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+      const ElfFunctions& functions = functions_of(info.dli_fname);
+      if (const ElfFunctions::Symbol* s = functions.find(reinterpret_cast<uintptr_t>(pc), base)) {
+        start = functions.runtime_start(*s, base);
+        symtab_names_.emplace(hex_key(start), s->name);
+      }
+    }
+    a.function = hex_key(start ? start : reinterpret_cast<uintptr_t>(pc));
   }
   return addresses_.emplace(pc, std::move(a)).first->second;
 }
@@ -100,6 +142,6 @@ Frame* NativeFrames::attach(Frame* parent, const MakeChild& make_child) {
   return at;
 }
 
-void NativeFrames::symbolize(core::profile::ContextTree& tree) { rename_natives(tree.root()); }
+void NativeFrames::symbolize(core::profile::ContextTree& tree) { rename_natives(tree.root(), symtab_names_); }
 
 }  // namespace rlwb::workers::profiler

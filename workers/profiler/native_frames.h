@@ -5,11 +5,16 @@
 // method (what the call scope's own stack shares). Frames are keyed by
 // their function's address while profiling and named in one batch at
 // collect time (dladdr and the demangler), because naming costs far more
-// than unwinding.
+// than unwinding. A function that dladdr cannot name (static, or in an
+// anonymous namespace) is found in its module's full symbol table
+// (elf_symbols.h), read once per module the first time one of its frames
+// is seen.
 #pragma once
 
 #include "core/profile/context_tree.h"
+#include "workers/profiler/elf_symbols.h"
 
+#include <memory>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -35,9 +40,12 @@ class NativeFrames {
     std::string function;  // "0x<function start>": the frame's key
   };
   const Address& classify(void* pc);
+  const ElfFunctions& functions_of(const char* module);
 
   std::vector<void*> scope_stack_;
   std::unordered_map<void*, Address> addresses_;
+  std::unordered_map<std::string, std::unique_ptr<ElfFunctions>> modules_;
+  std::unordered_map<std::string, std::string> symtab_names_;  // key "0x<start>" -> mangled name
 };
 
 }  // namespace rlwb::workers::profiler
