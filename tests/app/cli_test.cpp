@@ -7,6 +7,7 @@
 
 #include <SQLiteCpp/Database.h>
 #include "tests/core/rpc/runtime_test_support.h"
+#include "tests/run_program.h"
 #include "tests/test_paths.h"
 
 #include <gtest/gtest.h>
@@ -23,51 +24,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Output {
-  int code = -1;
-  std::string out, err;
-  std::string text;  // stdout, then stderr
-};
-
-std::string read_and_remove(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::remove(path.c_str());
-  return ss.str();
-}
-
-// Runs `program` with a bounded wait; its output goes to temp files.
-Output run_program(const char* program, const std::vector<std::string>& args, int timeout_s = 120) {
-  std::string out_path = "/tmp/" + rlwb::testing::unique_name("rlwb-cli") + ".out";
-  std::string err_path = out_path + ".err";
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen(out_path.c_str(), "w", stdout) || !freopen(err_path.c_str(), "w", stderr)) _exit(126);
-    std::vector<char*> argv{const_cast<char*>(program)};
-    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(program, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (Clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      ADD_FAILURE() << program << " did not finish within " << timeout_s << " s";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  Output output;
-  output.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  output.out = read_and_remove(out_path);
-  output.err = read_and_remove(err_path);
-  output.text = output.out + output.err;
-  return output;
-}
+using Output = rlwb::testing::ProgramOutput;
+using rlwb::testing::run_program;
 
 Output run_cli(const std::vector<std::string>& args, int timeout_s = 120) {
   return run_program(rlwb::testing::kCliBin, args, timeout_s);

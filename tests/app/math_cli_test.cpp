@@ -33,7 +33,10 @@ std::string slurp(const std::string& path) {
 
 CliResult rlwb(const std::string& args) {
   std::string base = std::filesystem::temp_directory_path() / ("rlwb-reward-cli-" + std::to_string(getpid()));
-  std::string command = quote(rlwb::testing::kCliBin) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  // Through the shell (the arguments are written quoted); coreutils'
+  // timeout bounds the wait, as run_program.h does for the others.
+  std::string command = "timeout -k 5 120 " + quote(rlwb::testing::kCliBin) + " " + args + " >" + base +
+                        ".out 2>" + base + ".err";
   int status = std::system(command.c_str());
   CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(base + ".out"), slurp(base + ".err")};
   std::remove((base + ".out").c_str());

@@ -14,6 +14,7 @@
 
 #include "tests/core/profile/profile_fixtures.h"
 #include "tests/test_files.h"
+#include "tests/run_program.h"
 #include "tests/test_paths.h"
 
 namespace rlwb {
@@ -57,20 +58,8 @@ class ProfileCli : public testing::TempDirTest {
   CliResult rlwb(std::vector<std::string> args) const {
     args.push_back("--db");
     args.push_back(db());
-    const std::string out = path("cli.out"), err = path("cli.err");
-    const pid_t pid = fork();
-    if (pid == 0) {
-      if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(126);
-      std::vector<char*> argv{const_cast<char*>(testing::kCliBin)};
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(testing::kCliBin, argv.data());
-      _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), testing::read_bytes(out),
-            testing::read_bytes(err)};
+    testing::ProgramOutput o = testing::run_program(testing::kCliBin, args);
+    return {o.code, o.out, o.err};
   }
 
   int64_t slow_run_ = 0, clean_run_ = 0, plain_run_ = 0, other_schema_run_ = 0;
