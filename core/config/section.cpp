@@ -1,5 +1,7 @@
 #include "core/config/section.h"
 
+#include "core/config/setting_types.h"
+
 #include "core/graph/key_lines.h"
 #include "core/graph/names.h"
 
@@ -162,7 +164,8 @@ bool is_integral(const json& v) {
 }  // namespace
 
 Section& Section::integer(const char* key, int64_t& field, std::string_view doc, Range range) {
-  const json* v = value_of(key, type_with_range("integer", range), doc, std::to_string(field));
+  const json* v =
+      value_of(key, type_with_range(std::string(kIntegerType), range), doc, std::to_string(field));
   if (!v) return *this;
   if (!is_integral(*v)) return wrong_type(key, *v, "an integer", std::to_string(field)), *this;
   const auto n = static_cast<int64_t>(v->get<double>());
@@ -180,7 +183,8 @@ Section& Section::integer(const char* key, int& field, std::string_view doc, Ran
 
 Section& Section::integer(const char* key, std::optional<int64_t>& field, std::string_view doc, Range range) {
   const json* v =
-      value_of(key, type_with_range("integer", range) + " or null", doc, field ? std::to_string(*field) : "");
+      value_of(key, type_with_range(std::string(kIntegerType), range) + std::string(kNullableSuffix), doc,
+               field ? std::to_string(*field) : "");
   if (!v) return *this;
   if (v->is_null()) return field.reset(), *this;
   if (!is_integral(*v)) return wrong_type(key, *v, "an integer", field ? std::to_string(*field) : "8"), *this;
@@ -190,7 +194,7 @@ Section& Section::integer(const char* key, std::optional<int64_t>& field, std::s
 }
 
 Section& Section::number(const char* key, double& field, std::string_view doc, Range range) {
-  const json* v = value_of(key, type_with_range("number", range), doc, format_number(field));
+  const json* v = value_of(key, type_with_range(std::string(kNumberType), range), doc, format_number(field));
   if (!v) return *this;
   if (!v->is_number()) return wrong_type(key, *v, "a number", format_number(field)), *this;
   field = v->get<double>();
@@ -199,8 +203,9 @@ Section& Section::number(const char* key, double& field, std::string_view doc, R
 }
 
 Section& Section::number(const char* key, std::optional<double>& field, std::string_view doc, Range range) {
-  const json* v = value_of(key, type_with_range("number", range) + " or null", doc,
-                           field ? format_number(*field) : "null");
+  const json* v =
+      value_of(key, type_with_range(std::string(kNumberType), range) + std::string(kNullableSuffix), doc,
+               field ? format_number(*field) : "null");
   if (!v) return *this;
   if (v->is_null()) return field.reset(), *this;
   if (!v->is_number())
@@ -211,7 +216,7 @@ Section& Section::number(const char* key, std::optional<double>& field, std::str
 }
 
 Section& Section::flag(const char* key, bool& field, std::string_view doc) {
-  const json* v = value_of(key, "true or false", doc, field ? "true" : "false");
+  const json* v = value_of(key, kFlagType, doc, field ? "true" : "false");
   if (!v) return *this;
   if (!v->is_boolean()) return wrong_type(key, *v, "true or false", field ? "true" : "false"), *this;
   field = v->get<bool>();
@@ -219,7 +224,7 @@ Section& Section::flag(const char* key, bool& field, std::string_view doc) {
 }
 
 Section& Section::text(const char* key, std::string& field, std::string_view doc) {
-  const json* v = value_of(key, "text", doc, field);
+  const json* v = value_of(key, kTextType, doc, field);
   if (!v) return *this;
   if (!v->is_string()) return wrong_type(key, *v, "text", field.empty() ? "name" : field), *this;
   field = v->get<std::string>();
@@ -230,7 +235,7 @@ Section& Section::names(const char* key, std::vector<std::string>& field, std::s
   std::string current = "[";
   for (const auto& n : field) current += (current.size() > 1 ? ", " : "") + n;
   current += "]";
-  const json* v = value_of(key, "list of text", doc, current);
+  const json* v = value_of(key, kNamesType, doc, current);
   if (!v) return *this;
   if (v->is_string()) return field = {v->get<std::string>()}, *this;
   bool ok = v->is_array() && std::all_of(v->begin(), v->end(), [](const json& x) { return x.is_string(); });
@@ -244,9 +249,9 @@ Section& Section::numbers(const char* key, std::vector<double>& field, std::stri
   std::string current = "[";
   for (double n : field) current += (current.size() > 1 ? ", " : "") + format_number(n);
   current += "]";
-  const json* v =
-      value_of(key, exact_size ? "list of " + std::to_string(exact_size) + " numbers" : "list of numbers",
-               doc, current);
+  const json* v = value_of(
+      key, exact_size ? "list of " + std::to_string(exact_size) + " numbers" : std::string(kNumbersType), doc,
+      current);
   if (!v) return *this;
   bool ok = v->is_array() && std::all_of(v->begin(), v->end(), [](const json& x) { return x.is_number(); });
   if (!ok || (exact_size && v->size() != exact_size))

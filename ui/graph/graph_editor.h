@@ -26,6 +26,7 @@
 #include "ui/graph/editor_catalog.h"
 #include "ui/graph/graph_document.h"
 #include "ui/graph/link_rules.h"
+#include "ui/graph/settings_form.h"
 #include "ui/graph/validator_client.h"
 
 namespace rlwb::ui {
@@ -89,7 +90,15 @@ struct GraphEditor {
   // Inspector fields being edited (so typing is not applied per key).
   std::string inspected;  // node id the buffers belong to
   uint64_t inspected_version = 0;
-  std::string edit_id, edit_call, edit_in, edit_out, edit_config;
+  std::string edit_id, edit_call, edit_in, edit_out, edit_args;
+  // The experiment's forms (experiment_panel.cpp): the field being typed
+  // into, the filter over every setting's path, names being typed into a
+  // pool's, model's or reward's name field ("models/actor" -> text), and a
+  // resource just added, whose entry opens on the next frame.
+  SettingsFormState form;
+  std::string settings_filter;
+  std::map<std::string, std::string> resource_names;
+  std::string open_resource;
 
   // For tests and screenshots: what the validator said for the current version.
   std::vector<core::GraphIssue> issues;

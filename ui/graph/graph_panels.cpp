@@ -19,6 +19,10 @@
 namespace rlwb::ui {
 
 void draw_canvas(GraphEditor& ed, ImVec2 size);  // graph_canvas.cpp
+// experiment_panel.cpp: the forms for the experiment, a model, a reward.
+void draw_experiment_inspector(GraphEditor& ed);
+void draw_model_editor(GraphEditor& ed, const std::string& model);
+void draw_reward_editor(GraphEditor& ed, const std::string& reward);
 
 namespace {
 
@@ -184,6 +188,9 @@ void handle_shortcuts(GraphEditor& ed) {
     ed.frame_requested = true;
   } else if (pressed(GLFW_KEY_DELETE) || pressed(GLFW_KEY_BACKSPACE)) {
     delete_selection(ed);
+  } else if (pressed(GLFW_KEY_ESCAPE)) {  // back to the experiment's forms
+    ed.selected.clear();
+    ed.selected_link.reset();
   }
 }
 
@@ -306,11 +313,7 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
     ed.edit_call = node->call;
     ed.edit_in = join_bindings(node->in, node->in_ports);
     ed.edit_out = join_bindings(node->out, node->out_ports);
-    ed.edit_config.clear();
-    if (auto m = doc.experiment().models.find(node->target); m != doc.experiment().models.end())
-      ed.edit_config = m->second.config.dump(2);
-    else if (auto r = doc.experiment().rewards.find(node->target); r != doc.experiment().rewards.end())
-      ed.edit_config = r->second.config.dump(2);
+    ed.edit_args = node->args.empty() ? "" : node->args.dump();
   }
   ImGui::TextDisabled("node");
   ImGui::TextUnformatted("id");
@@ -344,69 +347,27 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
     split_bindings(ed.edit_out, edited->out, edited->out_ports);
     doc.end_gesture();
   }
-  node = find_node(doc.experiment(), id);
-  core::Experiment& exp = doc.experiment();
-  if (auto m = exp.models.find(node->target); m != exp.models.end()) {
-    ImGui::Separator();
-    ImGui::TextDisabled("model '%s' (shared by every node calling it)", m->first.c_str());
-    core::ModelSpec& model = m->second;
-    std::string role = model.role;
-    ImGui::TextUnformatted("role");
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputText("##role", &role)) doc.begin_gesture(), exp.models[m->first].role = role;
-    ImGui::TextUnformatted("pool");
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##pool", model.pool.c_str())) {
-      for (const auto& [name, pool] : exp.pools) {
-        std::string label = name + " (" + std::to_string(pool.workers) + "x " + pool.device + ")";
-        if (ImGui::Selectable(label.c_str(), name == model.pool)) {
-          doc.begin_gesture();
-          exp.models[m->first].pool = name;
-          doc.end_gesture();
-        }
-      }
-      ImGui::EndCombo();
-    }
-    int dims[3] = {model.parallel.dp, model.parallel.tp, model.parallel.pp};
-    ImGui::TextUnformatted("parallel dp / tp / pp");
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputInt3("##parallel", dims)) {
+  ImGui::TextUnformatted("args (JSON: options of this call, e.g. {\"greedy\": true})");
+  if (edited_field("##args", &ed.edit_args, "inspector/args")) {
+    nlohmann::json args =
+        ed.edit_args.empty() ? nlohmann::json::object() : nlohmann::json::parse(ed.edit_args, nullptr, false);
+    if (!args.is_object()) {
+      ed.status = "args not applied: write a JSON map, e.g. {\"greedy\": true}";
+    } else {
       doc.begin_gesture();
-      auto& p = exp.models[m->first].parallel;
-      p.dp = dims[0], p.tp = dims[1], p.pp = dims[2];
+      find_node(doc.experiment(), id)->args = args;
+      doc.end_gesture();
     }
-    if (auto pool = exp.pools.find(model.pool); pool != exp.pools.end()) {
-      int workers = pool->second.workers;
-      ImGui::TextUnformatted("pool workers");
-      ImGui::SetNextItemWidth(-1);
-      if (ImGui::InputInt("##workers", &workers))
-        doc.begin_gesture(), exp.pools[model.pool].workers = workers;
-    }
-  } else if (auto r = exp.rewards.find(node->target); r != exp.rewards.end()) {
-    ImGui::Separator();
-    ImGui::TextDisabled("reward module '%s'", r->first.c_str());
-    std::string type = r->second.type;
-    ImGui::TextUnformatted("type");
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputText("##type", &type)) doc.begin_gesture(), exp.rewards[r->first].type = type;
   }
-  if (exp.models.count(node->target) || exp.rewards.count(node->target)) {
-    ImGui::TextUnformatted("config (JSON)");
-    ImGui::InputTextMultiline("##config", &ed.edit_config, ImVec2(-1, 120));
-    if (ImGui::IsItemDeactivatedAfterEdit()) {
-      try {
-        nlohmann::json config = nlohmann::json::parse(ed.edit_config);
-        if (!config.is_object()) throw std::runtime_error("config must be a JSON object");
-        doc.begin_gesture();
-        if (exp.models.count(node->target))
-          exp.models[node->target].config = config;
-        else
-          exp.rewards[node->target].config = config;
-        doc.end_gesture();
-      } catch (const std::exception& e) {
-        ed.status = std::string("config not applied: ") + e.what();
-      }
-    }
+  node = find_node(doc.experiment(), id);
+  if (doc.experiment().models.count(node->target)) {
+    ImGui::Separator();
+    ImGui::TextDisabled("model '%s' (shared by every node calling it)", node->target.c_str());
+    draw_model_editor(ed, node->target);
+  } else if (doc.experiment().rewards.count(node->target)) {
+    ImGui::Separator();
+    ImGui::TextDisabled("reward module '%s'", node->target.c_str());
+    draw_reward_editor(ed, node->target);
   }
   ImGui::Separator();
   for (const auto& issue : ed.issues)
@@ -419,48 +380,6 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
       if (!issue.hint.empty()) ImGui::TextWrapped("hint: %s", issue.hint.c_str());
     }
   if (recorded_button("Delete node")) delete_selection(ed);
-}
-
-void draw_experiment_inspector(GraphEditor& ed) {
-  GraphDocument& doc = *ed.doc;
-  core::Experiment& exp = doc.experiment();
-  ImGui::TextDisabled("experiment");
-  std::string name = exp.name, algorithm = exp.algorithm;
-  ImGui::TextUnformatted("name");
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputText("##name", &name)) doc.begin_gesture(), exp.name = name;
-  ImGui::TextUnformatted("algorithm");
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputText("##algorithm", &algorithm)) doc.begin_gesture(), exp.algorithm = algorithm;
-  int seed = static_cast<int>(exp.seed);
-  ImGui::TextUnformatted("seed");
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputInt("##seed", &seed)) doc.begin_gesture(), exp.seed = seed;
-  int steps = core::config::trainer_steps(exp);
-  ImGui::TextUnformatted("trainer.steps");
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputInt("##steps", &steps)) doc.begin_gesture(), exp.trainer["steps"] = steps;
-  ImGui::Separator();
-  ImGui::TextDisabled("pools");
-  for (auto& [pname, pool] : exp.pools) {
-    ImGui::PushID(pname.c_str());
-    int workers = pool.workers;
-    ImGui::SetNextItemWidth(90);
-    if (ImGui::InputInt(pname.c_str(), &workers)) doc.begin_gesture(), pool.workers = workers;
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", pool.device.c_str());
-    ImGui::PopID();
-  }
-  ImGui::Separator();
-  ImGui::TextDisabled("models");
-  for (const auto& [mname, model] : exp.models)
-    ImGui::BulletText("%s: %s on %s (dp%d tp%d pp%d)", mname.c_str(), model.role.c_str(), model.pool.c_str(),
-                      model.parallel.dp, model.parallel.tp, model.parallel.pp);
-  if (!exp.rewards.empty()) {
-    ImGui::TextDisabled("rewards");
-    for (const auto& [rname, reward] : exp.rewards)
-      ImGui::BulletText("%s: %s", rname.c_str(), reward.type.c_str());
-  }
 }
 
 void draw_inspector(GraphEditor& ed) {
@@ -526,19 +445,38 @@ void draw_popups(GraphEditor& ed) {
 // New...: a copy of a template, beside the open file (else in the current
 // folder), named <template>-new.yaml (-2, -3, ... when taken), opened. A
 // template built on another is written resolved, so the copy stands alone.
-void new_from_template(GraphEditor& ed, const std::filesystem::path& source) {
+// Writes `text` as <stem>-new.yaml (-2, -3, ... when taken) beside the open
+// file (else in the current folder) and opens it; returns the path.
+std::string write_new_document(GraphEditor& ed, const std::string& stem, const std::string& text) {
   namespace fs = std::filesystem;
+  const fs::path dir = ed.doc ? fs::path(ed.doc->path()).parent_path() : fs::current_path();
+  fs::path target = dir / (stem + "-new.yaml");
+  for (int i = 2; fs::exists(target); ++i) target = dir / (stem + "-new-" + std::to_string(i) + ".yaml");
+  std::ofstream out(target, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + target.string() + " (is the folder writable?)");
+  request_open(ed, target.string());
+  return target.string();
+}
+
+void new_from_template(GraphEditor& ed, const std::filesystem::path& source) {
   try {
     const core::Experiment exp = core::load_experiment_file(source.string());
-    const fs::path dir = ed.doc ? fs::path(ed.doc->path()).parent_path() : fs::current_path();
-    fs::path target = dir / (source.stem().string() + "-new.yaml");
-    for (int i = 2; fs::exists(target); ++i)
-      target = dir / (source.stem().string() + "-new-" + std::to_string(i) + ".yaml");
-    std::ofstream(target, std::ios::binary) << exp.text;
-    request_open(ed, target.string());
-    ed.status = "new experiment " + target.string() + " from the template " + source.filename().string();
+    const std::string target = write_new_document(ed, source.stem().string(), exp.text);
+    ed.status = "new experiment " + target + " from the template " + source.filename().string();
   } catch (const std::exception& e) {
     ed.status = "template " + source.string() + " not used: " + e.what();
+  }
+}
+
+// An empty canvas: a file with only a name, built up in the inspector.
+void new_empty(GraphEditor& ed) {
+  try {
+    const std::string target = write_new_document(ed, "untitled", "name: untitled\n");
+    ed.status = "new empty experiment " + target;
+  } catch (const std::exception& e) {
+    ed.status = std::string("no new experiment: ") + e.what();
   }
 }
 
@@ -551,6 +489,9 @@ void draw_template_menu(GraphEditor& ed) {
   for (const auto& e : fs::directory_iterator(ed.templates_dir, ec))
     if (e.path().extension() == ".yaml") templates.push_back(e.path());
   std::sort(templates.begin(), templates.end());
+  if (ImGui::Selectable("(empty)")) new_empty(ed);
+  items().record_last_item("template/(empty)");
+  ImGui::Separator();
   if (templates.empty()) ImGui::TextDisabled("no *.yaml in %s", ed.templates_dir.c_str());
   for (const auto& t : templates) {
     if (ImGui::Selectable(t.stem().string().c_str())) new_from_template(ed, t);
