@@ -63,8 +63,9 @@ void apply(GraphDocument& doc, const std::optional<SettingEdit>& edit, SectionOf
 }
 
 // The name field of a pool, model or reward: renames when the user leaves it
-// with a name that is free, else says why not.
-void name_field(GraphEditor& ed, const std::string& kind, const std::string& name,
+// with a name that is free, else says why not. True when it renamed: the
+// caller's entry is gone, so it draws nothing more of it this frame.
+bool name_field(GraphEditor& ed, const std::string& kind, const std::string& name,
                 void (*rename)(core::Experiment&, const std::string&, const std::string&)) {
   // The text typed is kept only while the field is being edited.
   const std::string key = kind + "/" + name;
@@ -78,18 +79,24 @@ void name_field(GraphEditor& ed, const std::string& kind, const std::string& nam
   const std::string wanted = typed;
   if (ImGui::IsItemActivated()) ed.resource_names[key] = name;
   if (ImGui::IsItemDeactivated()) ed.resource_names.erase(key);
-  if (!ImGui::IsItemDeactivatedAfterEdit()) return;
-  if (wanted == name) return;
+  if (!ImGui::IsItemDeactivatedAfterEdit() || wanted == name) return false;
   const std::string problem = resource_name_problem(ed.doc->experiment(), kind, wanted, name);
   if (!problem.empty()) {
     ed.status = "not renamed: " + problem;
-    return;
+    return false;
   }
   ed.doc->begin_gesture();
   rename(ed.doc->experiment(), name, wanted);
   ed.doc->end_gesture();
   ed.open_resource = kind + "/" + wanted;
   ed.status = "renamed '" + name + "' to '" + wanted + "'";
+  return true;
+}
+
+// While filtering, entries and sections are open under ids of their own,
+// so that clearing the filter gives back what the user had open.
+std::string open_state_id(const GraphEditor& ed, const std::string& id) {
+  return ed.settings_filter.empty() ? id : id + "/filtered";
 }
 
 bool open_entry(GraphEditor& ed, const std::string& kind, const std::string& name) {
@@ -97,7 +104,7 @@ bool open_entry(GraphEditor& ed, const std::string& kind, const std::string& nam
     ImGui::SetNextItemOpen(true);
     if (ed.open_resource == kind + "/" + name) ed.open_resource.clear();
   }
-  const bool open = ImGui::TreeNode((kind + "/" + name).c_str(), "%s", name.c_str());
+  const bool open = ImGui::TreeNode(open_state_id(ed, kind + "/" + name).c_str(), "%s", name.c_str());
   items().record_last_item("tree/" + kind + "/" + name);
   return open;
 }
@@ -115,7 +122,7 @@ SettingsFormInput form_input(const GraphEditor& ed, std::string prefix,
 void draw_pool(GraphEditor& ed, const std::string& name) {
   GraphDocument& doc = *ed.doc;
   ImGui::PushID(("pool/" + name).c_str());
-  name_field(ed, "pools", name, rename_pool);
+  if (name_field(ed, "pools", name, rename_pool)) return ImGui::PopID();
   core::PoolSpec& pool = doc.experiment().pools.at(name);
   int workers = pool.workers;
   labelled("workers");
@@ -176,8 +183,17 @@ void draw_model_editor(GraphEditor& ed, const std::string& name) {
   GraphDocument& doc = *ed.doc;
   auto catalog = validation_catalog(ed);
   ImGui::PushID(("model/" + name).c_str());
-  name_field(ed, "models", name, rename_model);
   core::ModelSpec& model = doc.experiment().models.at(name);
+  const std::string prefix = "models." + name + ".config";
+  const core::config::SettingsDoc settings = core::config::model_settings(model.role, prefix);
+  // While filtering, only the settings that match.
+  if (!ed.settings_filter.empty()) {
+    auto edit = draw_settings_form(model.config, form_input(ed, prefix, &settings), ed.form);
+    apply(doc, edit, [&](core::Experiment& exp) -> json& { return exp.models.at(name).config; });
+    ImGui::PopID();
+    return;
+  }
+  if (name_field(ed, "models", name, rename_model)) return ImGui::PopID();
   std::string role = model.role, pool = model.pool;
   labelled("role");
   if (choice_combo("models/" + name + "/role", role,
@@ -208,8 +224,6 @@ void draw_model_editor(GraphEditor& ed, const std::string& name) {
   if (const std::string problem = issue_about(ed.issues, "models." + name + ".parallel"); !problem.empty())
     ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", problem.c_str());
   ImGui::TextDisabled("config (what role '%s' reads)", role.c_str());
-  const std::string prefix = "models." + name + ".config";
-  const core::config::SettingsDoc settings = core::config::model_settings(role, prefix);
   auto edit = draw_settings_form(model.config, form_input(ed, prefix, &settings), ed.form);
   apply(doc, edit, [&](core::Experiment& exp) -> json& { return exp.models.at(name).config; });
   ImGui::PopID();
@@ -219,7 +233,7 @@ void draw_reward_editor(GraphEditor& ed, const std::string& name) {
   GraphDocument& doc = *ed.doc;
   auto catalog = validation_catalog(ed);
   ImGui::PushID(("reward/" + name).c_str());
-  name_field(ed, "rewards", name, rename_reward);
+  if (name_field(ed, "rewards", name, rename_reward)) return ImGui::PopID();
   std::string type = doc.experiment().rewards.at(name).type;
   labelled("type");
   if (choice_combo("rewards/" + name + "/type", type,
@@ -239,13 +253,13 @@ void draw_experiment_inspector(GraphEditor& ed) {
   ImGui::InputTextWithHint("##settings_filter", "filter settings (e.g. optim.lr)", &ed.settings_filter);
   items().record_last_item("inspector/filter");
   const bool filtering = !ed.settings_filter.empty();
-  auto header = [&](const char* label, bool open_at_first) {
+  auto header = [&](const std::string& label, bool open_at_first) {
     if (filtering)
       ImGui::SetNextItemOpen(true);
     else if (open_at_first)
       ImGui::SetNextItemOpen(true, ImGuiCond_Once);
-    const bool open = ImGui::CollapsingHeader(label);
-    items().record_last_item(std::string("section/") + label);
+    const bool open = ImGui::CollapsingHeader((label + ("###" + open_state_id(ed, label))).c_str());
+    items().record_last_item("section/" + label);
     return open;
   };
 
@@ -277,8 +291,16 @@ void draw_experiment_inspector(GraphEditor& ed) {
       ed.open_resource = "pools/" + name;
     }
   }
-  if (header("Models", false)) {
-    for (const std::string& name : names_of(doc.experiment().models)) {
+  auto model_matches = [&](const std::string& name) {
+    const core::ModelSpec& model = doc.experiment().models.at(name);
+    const std::string prefix = "models." + name + ".config";
+    return any_setting_matches(core::config::model_settings(model.role, prefix), prefix, ed.settings_filter);
+  };
+  const auto model_names = names_of(doc.experiment().models);
+  if ((!filtering || std::any_of(model_names.begin(), model_names.end(), model_matches)) &&
+      header("Models", false)) {
+    for (const std::string& name : model_names) {
+      if (filtering && !model_matches(name)) continue;
       if (!open_entry(ed, "models", name)) continue;
       draw_model_editor(ed, name);
       if (!filtering && recorded_button(("Delete model##" + name).c_str())) {
@@ -297,7 +319,7 @@ void draw_experiment_inspector(GraphEditor& ed) {
       ed.open_resource = "models/" + name;
     }
   }
-  if (header("Rewards", false)) {
+  if (!filtering && header("Rewards", false)) {
     for (const std::string& name : names_of(doc.experiment().rewards)) {
       if (!open_entry(ed, "rewards", name)) continue;
       draw_reward_editor(ed, name);
@@ -319,15 +341,18 @@ void draw_experiment_inspector(GraphEditor& ed) {
       ed.open_resource = "rewards/" + name;
     }
   }
-  if (header("Task", false)) {
-    static const core::config::SettingsDoc settings = core::config::task_settings();
+  static const core::config::SettingsDoc task = core::config::task_settings();
+  static const core::config::SettingsDoc trainer = core::config::trainer_settings();
+  if ((!filtering || any_setting_matches(task, "task", ed.settings_filter)) && header("Task", false)) {
+    const core::config::SettingsDoc& settings = task;
     SettingsFormInput in = form_input(ed, "task", &settings);
     if (catalog) in.choices["task.name"] = names_of(catalog->task_columns);
     auto edit = draw_settings_form(doc.experiment().task, in, ed.form);
     apply(doc, edit, [](core::Experiment& exp) -> json& { return exp.task; });
   }
-  if (header("Trainer", false)) {
-    static const core::config::SettingsDoc settings = core::config::trainer_settings();
+  if ((!filtering || any_setting_matches(trainer, "trainer", ed.settings_filter)) &&
+      header("Trainer", false)) {
+    const core::config::SettingsDoc& settings = trainer;
     SettingsFormInput in = form_input(ed, "trainer", &settings);
     // A phase's nodes are on the canvas.
     for (const auto& phase : core::trainer_phases()) in.hidden.insert("trainer." + phase + ".nodes");

@@ -13,6 +13,7 @@
 #include "core/config/experiment_options.h"
 #include "imgui_stdlib.h"
 #include "ui/graph/graph_editor.h"
+#include "ui/graph/node_geometry.h"
 #include "ui/graph/node_pins.h"
 #include "ui/platform/item_registry.h"
 
@@ -125,11 +126,13 @@ void do_save(GraphEditor& ed) {
 // Near `at`, a spot where a new node covers no other node (as far as a few
 // steps down and right allow).
 Vec2 free_spot(const GraphDocument& doc, Vec2 at) {
-  const float w = 200, h = 130;
+  const float w = 200, h = 130;  // a new node's box, about
   for (int attempt = 0; attempt < 40; ++attempt) {
     bool clear = true;
-    for (const auto& [id, p] : doc.positions())
-      if (at.x < p.x + w && at.x + w > p.x && at.y < p.y + h && at.y + h > p.y) clear = false;
+    for (const auto& node : doc.experiment().nodes) {
+      const Vec2 p = doc.position(node.id), size = node_size(doc.experiment(), node);
+      if (at.x < p.x + size.x && at.x + w > p.x && at.y < p.y + size.y && at.y + h > p.y) clear = false;
+    }
     if (clear) return at;
     at.y += 40;
     if (attempt % 8 == 7) at.x += 220, at.y -= 320;

@@ -167,6 +167,13 @@ void undocumented_keys(const json& value, const std::string& rel, const std::set
 
 }  // namespace
 
+bool any_setting_matches(const core::config::SettingsDoc& settings, const std::string& prefix,
+                         const std::string& filter) {
+  return std::any_of(settings.settings.begin(), settings.settings.end(), [&](const SettingDoc& s) {
+    return s.path.rfind(prefix + ".", 0) == 0 && contains_ignoring_case(s.path, filter);
+  });
+}
+
 std::string issue_about(const std::vector<core::GraphIssue>& issues, const std::string& path) {
   for (const auto& issue : issues) {
     const std::string& m = issue.message;

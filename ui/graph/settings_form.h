@@ -59,6 +59,11 @@ std::optional<SettingEdit> draw_settings_form(const nlohmann::json& section, con
 // Applies an edit to the section.
 void apply_setting_edit(nlohmann::json& section, const SettingEdit& edit);
 
+// True when a setting of `settings` under `prefix` has `filter` in its path
+// (ignoring case), as the form's filter shows it.
+bool any_setting_matches(const core::config::SettingsDoc& settings, const std::string& prefix,
+                         const std::string& filter);
+
 // The validator's message about `path` (or a key under it), "" when none.
 std::string issue_about(const std::vector<core::GraphIssue>& issues, const std::string& path);
 
