@@ -116,6 +116,7 @@ SettingsFormInput form_input(const GraphEditor& ed, std::string prefix,
   in.settings = doc;
   in.issues = &ed.issues;
   in.filter = ed.settings_filter;
+  in.inherited = &ed.doc->experiment().line_files;
   return in;
 }
 

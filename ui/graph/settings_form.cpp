@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 
 #include "core/config/setting_types.h"
 #include "imgui.h"
@@ -18,6 +19,7 @@ using core::config::SettingShape;
 using nlohmann::json;
 
 const ImVec4 kProblem(1, 0.45f, 0.4f, 1);
+const ImVec4 kInherited(0.55f, 0.75f, 1, 1);
 
 bool contains_ignoring_case(const std::string& text, const std::string& part) {
   auto lower = [](std::string s) {
@@ -37,11 +39,12 @@ std::string fitted(const std::string& text, float width) {
 }
 
 void key_tooltip(const std::string& path, const std::string& type, const std::string& default_value,
-                 const std::string& doc, const std::string& problem) {
+                 const std::string& doc, const std::string& problem, const std::string& base = "") {
   if (!ImGui::IsItemHovered()) return;
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
   ImGui::TextUnformatted(path.c_str());
+  if (!base.empty()) ImGui::TextColored(kInherited, "from %s (set it here to override)", base.c_str());
   if (!type.empty()) ImGui::TextDisabled("%s", type.c_str());
   if (!default_value.empty()) ImGui::TextDisabled("default: %s", default_value.c_str());
   if (!doc.empty()) ImGui::TextWrapped("%s", doc.c_str());
@@ -124,13 +127,20 @@ std::optional<SettingEdit> draw_row(const json& section, const Row& row, const S
   const float key_width = width * 0.45f, reset_width = ImGui::GetFrameHeight();
   ImGui::PushID(row.path.c_str());
   const std::string key = fitted(row.key, key_width - ImGui::GetStyle().ItemSpacing.x);
+  std::string base;
+  if (input.inherited && value)
+    if (auto it = input.inherited->find(row.path); it != input.inherited->end())
+      base = std::filesystem::path(it->second).filename().string();
   if (!problem.empty())
     ImGui::TextColored(kProblem, "%s", key.c_str());
   else if (!value)
     ImGui::TextDisabled("%s", key.c_str());
+  else if (!base.empty())
+    ImGui::TextColored(kInherited, "%s", key.c_str());
   else
     ImGui::TextUnformatted(key.c_str());
-  key_tooltip(row.path, row.type, row.default_value, row.doc, problem);
+  if (!base.empty()) items().record_last_item("setting_inherited/" + row.path);
+  key_tooltip(row.path, row.type, row.default_value, row.doc, problem, base);
   ImGui::SameLine(start + key_width);
   ImGui::SetNextItemWidth(width - key_width - reset_width - ImGui::GetStyle().ItemSpacing.x);
   if (!problem.empty()) ImGui::PushStyleColor(ImGuiCol_FrameBg, ImVec4(0.45f, 0.12f, 0.1f, 1));

@@ -7,7 +7,8 @@
 //   - a setting the file does not write shows its default greyed, and
 //     writing it is one click or one field; the x beside a written setting
 //     removes it (back to the default);
-//   - hovering the key shows the path, type, default and meaning;
+//   - hovering the key shows the path, type, default and meaning, and for
+//     a graph built on another, the base file a setting comes from;
 //   - a setting the validator has a problem with is red, with the
 //     validator's message under it;
 //   - keys the file writes that are no setting (a typo) are listed in red
@@ -43,6 +44,11 @@ struct SettingsFormInput {
   // (task.name: the tasks this build has).
   std::map<std::string, std::vector<std::string>> choices;
   std::set<std::string> hidden;  // paths edited elsewhere (a phase's nodes: on the canvas)
+  // Settings written in a base file (`defaults:`), path -> that file
+  // (Experiment::line_files): their key says "from <file>" on hover and is
+  // drawn in the inherited colour, so a derived graph shows what it
+  // inherits and what it sets itself.
+  const std::map<std::string, std::string>* inherited = nullptr;
 };
 
 // What the user did this frame: one setting written or removed. The form

@@ -4,9 +4,12 @@
 // pointing at them.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "core/graph/experiment.h"
 #include "tests/ui/ui_test_support.h"
 #include "ui/graph/experiment_edits.h"
+#include "ui/graph/graph_document.h"
 #include "ui/graph/setting_values.h"
 #include "ui/graph/settings_form.h"
 
@@ -110,6 +113,85 @@ TEST_F(ExperimentEditsTest, AddedResourcesAreWrittenAndDeletedOnesAreGone) {
   EXPECT_EQ(again.models.at("rm").pool, "side");
   EXPECT_EQ(again.rewards.at("judge").type, "math");
   EXPECT_FALSE(again.models.count("ref"));
+}
+
+// Each kind of edit the editor makes is one undo step that undo takes back
+// whole and redo puts back whole.
+TEST_F(ExperimentEditsTest, EveryKindOfEditIsOneUndoStepAndRedoGivesItBack) {
+  const std::string file = path("ppo.yaml");
+  test::write_bytes(file, test::read_bytes(test::source_path("experiments/ppo.yaml")));
+  GraphDocument doc = GraphDocument::open(file);
+  ASSERT_TRUE(doc.loaded());
+  using Edit = std::function<void(GraphDocument&)>;
+  auto gesture = [](std::function<void(core::Experiment&)> change) {
+    return [change](GraphDocument& d) {
+      d.begin_gesture();
+      change(d.experiment());
+      d.end_gesture();
+    };
+  };
+  const std::vector<std::pair<std::string, Edit>> edits = {
+      {"add node",
+       [](GraphDocument& d) {
+         d.add_node("builtin.column_means", {10, 10}, {"values"});
+       }},
+      {"delete node", [](GraphDocument& d) { d.delete_nodes({"ref"}); }},
+      {"rename node",
+       [](GraphDocument& d) {
+         std::string error;
+         d.rename_node("adv", "advantage", error);
+       }},
+      {"move node",
+       [](GraphDocument& d) {
+         d.begin_gesture();
+         d.set_position("gen", {5, 5});
+         d.end_gesture();
+       }},
+      {"auto layout",
+       [](GraphDocument& d) {
+         d.begin_gesture();
+         d.set_position("gen", {5, 5});
+         d.end_gesture();
+         d.arrange();
+       }},
+      {"setting", gesture([](core::Experiment& e) {
+         apply_setting_edit(e.models.at("actor").config, {"optim.lr", json(0.5)});
+       })},
+      {"setting removed", gesture([](core::Experiment& e) {
+         apply_setting_edit(e.models.at("actor").config, {"optim.warmup_steps", std::nullopt});
+       })},
+      {"task setting", gesture([](core::Experiment& e) {
+         apply_setting_edit(e.task, {"batch_size", json(64)});
+       })},
+      {"trainer setting", gesture([](core::Experiment& e) {
+         apply_setting_edit(e.trainer, {"steps", json(7)});
+       })},
+      {"add pool", gesture([](core::Experiment& e) { add_pool(e, "side", 1, "cpu"); })},
+      {"rename pool", gesture([](core::Experiment& e) { rename_pool(e, "train", "gpus"); })},
+      {"add model", gesture([](core::Experiment& e) { add_model(e, "rm", "reward_model", "train"); })},
+      {"rename model", gesture([](core::Experiment& e) { rename_model(e, "critic", "value"); })},
+      {"delete model", gesture([](core::Experiment& e) { delete_model(e, "ref"); })},
+      {"add reward", gesture([](core::Experiment& e) { add_reward(e, "judge", "math"); })},
+      {"rename reward", gesture([](core::Experiment& e) { rename_reward(e, "math", "checker"); })},
+      {"delete reward", gesture([](core::Experiment& e) { delete_reward(e, "math"); })},
+  };
+  for (const auto& [kind, edit] : edits) {
+    const std::string before = doc.text_to_save();
+    const auto positions = doc.positions();
+    edit(doc);
+    const std::string after = doc.text_to_save();
+    ASSERT_NE(after, before) << kind << " changed nothing";
+    ASSERT_TRUE(doc.undo()) << kind;
+    if (kind == "auto layout") ASSERT_TRUE(doc.undo()) << kind;  // the move before it
+    EXPECT_EQ(doc.text_to_save(), before) << kind << ": undo did not take it back whole";
+    EXPECT_EQ(doc.positions(), positions) << kind;
+    if (kind == "auto layout") ASSERT_TRUE(doc.redo());
+    ASSERT_TRUE(doc.redo()) << kind;
+    EXPECT_EQ(doc.text_to_save(), after) << kind << ": redo did not put it back";
+    doc.undo();
+    if (kind == "auto layout") doc.undo();
+  }
+  EXPECT_FALSE(doc.dirty());  // everything undone: the file as opened
 }
 
 }  // namespace
