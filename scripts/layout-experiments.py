@@ -37,7 +37,8 @@ def laid_out_positions(gui, path):
             editor = json.load(f)["editor"]
         if not editor.get("loaded"):
             sys.exit(f"{path}: does not load: {editor.get('load_issues')}")
-        return [(n["id"], int(n["x"]), int(n["y"])) for n in editor["nodes"]]
+        # A trainer phase's node is stored under its canvas key, "<phase>/<id>".
+        return [(n.get("key", n["id"]), int(n["x"]), int(n["y"])) for n in editor["nodes"]]
 
 
 def bases_of(text):

@@ -9,6 +9,8 @@
 
 #include "imgui.h"
 #include "ui/graph/node_geometry.h"
+#include "ui/graph/phase_graphs.h"
+#include "ui/graph/phase_groups.h"
 #include "ui/platform/item_registry.h"
 #include "ui/platform/layer_cache.h"
 
@@ -264,16 +266,30 @@ nlohmann::json dump_state(AppState& app) {
     json load_issues = json::array();
     for (const auto& i : doc->load_issues()) load_issues.push_back(i.to_string());
     editor["load_issues"] = load_issues;
+    // Every graph's nodes: the step's ("phase": ""), then each trainer phase's.
     json nodes = json::array();
-    for (const auto& n : doc->experiment().nodes) {
-      json node = node_json(*doc, n);
-      const Vec2 size = node_size(doc->experiment(), n);  // the box, in canvas units
-      node["w"] = size.x;
-      node["h"] = size.y;
-      node["origin"] = doc->node_origin(n);  // "" unless inherited (defaults:)
-      nodes.push_back(node);
-    }
+    for (const auto& phase : graphs_with_nodes(doc->experiment()))
+      for (const auto& n : graph_nodes(doc->experiment(), phase)) {
+        json node = node_json(*doc, n, phase);
+        const Vec2 size = node_size(doc->experiment(), n);  // the box, in canvas units
+        node["w"] = size.x;
+        node["h"] = size.y;
+        node["origin"] = phase.empty() ? doc->node_origin(n) : "";  // "" unless inherited (defaults:)
+        nodes.push_back(node);
+      }
     editor["nodes"] = nodes;
+    // The trainer phases' groups (phase_groups.h), each frame in canvas units.
+    json groups = json::array();
+    for (const PhaseGroup& g : phase_groups(doc->experiment(), doc->positions()))
+      groups.push_back({{"phase", g.phase},
+                        {"title", g.title},
+                        {"has_nodes", g.has_nodes},
+                        {"summary", g.summary},
+                        {"x", g.frame.min.x},
+                        {"y", g.frame.min.y},
+                        {"w", g.frame.max.x - g.frame.min.x},
+                        {"h", g.frame.max.y - g.frame.min.y}});
+    editor["groups"] = groups;
     json issues = json::array();
     for (const auto& i : app.editor.issues)
       issues.push_back({{"node", i.node},
@@ -288,6 +304,7 @@ nlohmann::json dump_state(AppState& app) {
     editor["validator"] = states[static_cast<int>(app.editor.validator.state())];
   }
   editor["selected"] = app.editor.selected;
+  editor["inspected_phase"] = app.editor.inspected_phase;
   editor["status"] = app.editor.status;
   editor["zoom"] = app.editor.view.zoom;
   editor["offset"] = {app.editor.view.offset.x, app.editor.view.offset.y};

@@ -156,9 +156,23 @@ void check_task_and_trainer(IssueList& out, const MethodCatalog& catalog) {
             "add nodes: [{id: gen, call: actor.generate, in: [prompts], out: [responses]}, ...]");
 }
 
+// Layout keys name the graph's nodes by id and a trainer phase's nodes as
+// "<phase>/<id>" (the editor's canvas keys), so a graph node's id may not
+// start with a phase's name and a slash: its position would be read as
+// that phase's node's.
 void check_layout(IssueList& out) {
   std::vector<std::string> ids;
-  for (const auto& node : out.exp().nodes) ids.push_back(node.id);
+  for (std::size_t i = 0; i < out.exp().nodes.size(); ++i) {
+    const NodeSpec& node = out.exp().nodes[i];
+    ids.push_back(node.id);
+    for (const auto& phase : trainer_phases())
+      if (node.id.rfind(phase + "/", 0) == 0)
+        out.add(out.node_line(i, "id"), node.id,
+                "the id starts with '" + phase + "/', which layout: uses for the " + phase + " phase's nodes",
+                "rename the node, e.g. to '" + phase + "_" + node.id.substr(phase.size() + 1) + "'");
+  }
+  for (const auto& [phase, nodes] : out.exp().phase_nodes)
+    for (const auto& node : nodes) ids.push_back(phase + "/" + node.id);
   for (const auto& [id, _] : out.exp().layout.items()) {
     if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
     out.add(out.line("layout." + id), id, "has a layout position but no node has this id",

@@ -154,15 +154,34 @@ screenshot wired.png
   EXPECT_EQ(item_rect(r.state, "pin/square_2/out/x_sq_2").size(), 4u);
 }
 
-// Names the first two node boxes of a state dump that overlap, else "".
+bool boxes_meet(const nlohmann::json& a, const nlohmann::json& b) {
+  auto f = [](const nlohmann::json& box, const char* k) { return box[k].get<float>(); };
+  return f(a, "x") < f(b, "x") + f(b, "w") && f(b, "x") < f(a, "x") + f(a, "w") &&
+         f(a, "y") < f(b, "y") + f(b, "h") && f(b, "y") < f(a, "y") + f(a, "h");
+}
+
+// Names the first two node boxes of a state dump that overlap (of any
+// graph: the step's or a trainer phase's), else "".
 std::string overlapping_boxes(const nlohmann::json& nodes) {
   for (size_t i = 0; i < nodes.size(); ++i)
-    for (size_t j = i + 1; j < nodes.size(); ++j) {
-      auto box = [&](size_t k, const char* f) { return nodes[k][f].get<float>(); };
-      if (box(i, "x") < box(j, "x") + box(j, "w") && box(j, "x") < box(i, "x") + box(i, "w") &&
-          box(i, "y") < box(j, "y") + box(j, "h") && box(j, "y") < box(i, "y") + box(i, "h"))
-        return nodes[i]["id"].get<std::string>() + " and " + nodes[j]["id"].get<std::string>();
-    }
+    for (size_t j = i + 1; j < nodes.size(); ++j)
+      if (boxes_meet(nodes[i], nodes[j]))
+        return nodes[i]["key"].get<std::string>() + " and " + nodes[j]["key"].get<std::string>();
+  return "";
+}
+
+// Names the first phase group of a state dump whose frame meets another
+// group's or a node of another graph, else "".
+std::string overlapping_groups(const nlohmann::json& editor) {
+  const nlohmann::json& groups = editor["groups"];
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (size_t j = i + 1; j < groups.size(); ++j)
+      if (boxes_meet(groups[i], groups[j]))
+        return groups[i]["phase"].get<std::string>() + " and " + groups[j]["phase"].get<std::string>();
+    for (const auto& node : editor["nodes"])
+      if (node["phase"] != groups[i]["phase"] && boxes_meet(groups[i], node))
+        return groups[i]["phase"].get<std::string>() + " and node " + node["key"].get<std::string>();
+  }
   return "";
 }
 
@@ -215,9 +234,74 @@ TEST_F(GuiEditorTest, EveryShippedExperimentIsDrawnWithoutOverlappingBoxesOrLabe
     ASSERT_EQ(r.exit_code, 0) << r.log;
     ASSERT_TRUE(r.state["editor"]["loaded"]);
     EXPECT_EQ(overlapping_boxes(r.state["editor"]["nodes"]), "");
+    EXPECT_EQ(overlapping_groups(r.state["editor"]), "");
     for (const auto& [id, rect] : r.state["items"].items())
       EXPECT_EQ(id.rfind("label_collision/", 0), std::string::npos) << id << " at " << rect.dump();
   }
+}
+
+// The trainer phases are groups on the canvas: ppo.yaml's warm start and
+// eval frame their nodes (edited like the step's), samples and save show
+// their settings. Moving an eval node, adding a node into the warm start,
+// linking, deleting and undoing are edits of trainer.<phase>.nodes, and the
+// saved file holds them with the positions under "<phase>/<id>".
+TEST_F(GuiEditorTest, TrainerPhasesAreGroupsWhoseNodesAreEditedLikeTheSteps) {
+  const std::string ppo = path("ppo.yaml");
+  write_bytes(ppo, read_bytes(test::source_path("experiments/ppo.yaml")));
+  const std::vector<std::string> open = {"--db", path("rlwb.db"), "--open",
+                                         ppo,    "--cli",         "/nonexistent/rlwb"};
+  auto shown = run_gui(dir_, open, "frames 3\nclick @group/samples\nframes 2\n", "phases");
+  ASSERT_EQ(shown.exit_code, 0) << shown.log;
+  std::vector<std::string> phases;
+  for (const auto& g : shown.state["editor"]["groups"]) phases.push_back(g["phase"]);
+  EXPECT_EQ(phases, (std::vector<std::string>{"warm_start", "eval", "samples", "save"}));
+  for (const char* id : {"group/warm_start", "group/eval", "node/warm_start/sft", "node/eval/eval_gen",
+                         "node/eval/eval_score", "node/eval/[task]", "pin/eval/eval_score/in/response_text",
+                         "link/eval/eval_gen/response_text/eval/eval_score"})
+    EXPECT_EQ(item_rect(shown.state, id).size(), 4u) << id << " not drawn";
+  EXPECT_EQ(shown.state["editor"]["inspected_phase"], "samples") << "clicking a group selects its phase";
+  EXPECT_EQ(overlapping_groups(shown.state["editor"]), "");
+
+  const std::string edit = R"(frames 2
+drag @node/eval/eval_gen +0,30
+frames 2
+click @group/warm_start
+frames 2
+click @palette/actor.generate
+frames 2
+drag @pin/warm_start/generate/out/responses @node/warm_start/sft
+frames 2
+screenshot linked.png
+key delete
+frames 2
+key ctrl+z
+frames 2
+click @button/Save
+frames 3
+)";
+  auto edited = run_gui(dir_, open, edit, "edited");
+  ASSERT_EQ(edited.exit_code, 0) << edited.log;
+  EXPECT_FALSE(edited.state["editor"]["dirty"]) << edited.state["editor"]["status"];
+  const core::Experiment saved = core::load_experiment_file(ppo);
+  std::vector<std::string> warm, eval;
+  for (const auto& n : saved.trainer["warm_start"]["nodes"]) warm.push_back(n["id"]);
+  for (const auto& n : saved.trainer["eval"]["nodes"]) eval.push_back(n["id"]);
+  EXPECT_EQ(warm, (std::vector<std::string>{"sft", "generate"}));
+  EXPECT_EQ(eval, (std::vector<std::string>{"eval_gen", "eval_score"}));
+  EXPECT_EQ(saved.trainer["warm_start"]["nodes"][0]["in"],
+            nlohmann::json({"prompts", "answers", "responses"}));
+  EXPECT_EQ(saved.nodes.size(), 7u) << "the step's graph is untouched";
+  const core::Experiment shipped = core::load_experiment_file(test::source_path("experiments/ppo.yaml"));
+  ASSERT_TRUE(saved.layout.contains("eval/eval_gen"));
+  EXPECT_GT(saved.layout["eval/eval_gen"]["y"].get<float>(),
+            shipped.layout.value("eval/eval_gen", nlohmann::json{{"y", 0}})["y"].get<float>() + 20);
+  EXPECT_TRUE(saved.layout.contains("warm_start/generate"));
+  // Reopened, the saved file shows the same groups, and the validator takes its layout keys.
+  auto reloaded = run_gui(dir_, open, "frames 4\n", "reloaded");
+  ASSERT_EQ(reloaded.exit_code, 0) << reloaded.log;
+  EXPECT_EQ(item_rect(reloaded.state, "node/warm_start/generate").size(), 4u);
+  for (const auto& issue : reloaded.state["editor"]["issues"])
+    EXPECT_EQ(issue["message"].get<std::string>().find("layout"), std::string::npos) << issue.dump();
 }
 
 // Closing the window with unsaved edits asks first: Cancel goes on editing,

@@ -8,6 +8,8 @@
 
 #include "ui/graph/link_rules.h"
 #include "ui/graph/node_geometry.h"
+#include "ui/graph/phase_graphs.h"
+#include "ui/graph/phase_groups.h"
 
 namespace rlwb::ui {
 namespace {
@@ -34,8 +36,34 @@ struct GraphvizGraph {
 }  // namespace
 
 std::map<std::string, Vec2> auto_layout(const core::Experiment& exp, float x0, float y0) {
+  std::map<std::string, Vec2> out = auto_layout_graph(exp, "", x0, y0);
+  for (const auto& phase : graphs_with_nodes(exp)) {
+    if (phase.empty()) continue;
+    // The frame's title band and padding sit above the phase's first row.
+    const float top = next_block_top(exp, out, y0) + kGroupTitle + kGroupPad;
+    out.merge(auto_layout_graph(exp, phase, x0, top));
+  }
+  return out;
+}
+
+float next_block_top(const core::Experiment& exp, const std::map<std::string, Vec2>& pos, float y0) {
+  float bottom = y0 - kGroupGap;  // nothing placed yet: the block starts at y0
+  for (const auto& graph : graphs_with_nodes(exp)) {
+    bool placed = false;
+    for (const auto& node : graph_nodes(exp, graph)) placed = placed || pos.count(canvas_key(graph, node.id));
+    if (!placed) continue;
+    if (auto bounds = graph_bounds(exp, pos, graph))
+      bottom = std::max(bottom, bounds->max.y + (graph.empty() ? 0 : kGroupPad));
+  }
+  return bottom + kGroupGap;
+}
+
+std::map<std::string, Vec2> auto_layout_graph(const core::Experiment& whole, const std::string& phase,
+                                              float x0, float y0) {
   std::map<std::string, Vec2> out;
-  if (exp.nodes.empty()) return out;
+  const core::Experiment view = phase.empty() ? core::Experiment{} : graph_view(whole, phase);
+  const core::Experiment& graph = phase.empty() ? whole : view;
+  if (graph.nodes.empty()) return out;
   agseterr(AGERR);  // no warnings on stderr
   GraphvizGraph g;
   set(g.graph, "rankdir", "LR");
@@ -43,10 +71,10 @@ std::map<std::string, Vec2> auto_layout(const core::Experiment& exp, float x0, f
   set(g.graph, "nodesep", inches(kLayoutNodeGap));
   std::map<std::string, Agnode_t*> nodes;
   std::map<std::string, Vec2> sizes;
-  for (const auto& node : exp.nodes) {
+  for (const auto& node : graph.nodes) {
     if (nodes.count(node.id)) continue;  // a duplicate id (the validator reports it)
     Agnode_t* n = agnode(g.graph, const_cast<char*>(node.id.c_str()), 1);
-    const Vec2 size = node_size(exp, node);
+    const Vec2 size = node_size(graph, node);
     set(n, "shape", "box");
     set(n, "fixedsize", "true");
     set(n, "label", "");
@@ -55,7 +83,7 @@ std::map<std::string, Vec2> auto_layout(const core::Experiment& exp, float x0, f
     nodes[node.id] = n;
     sizes[node.id] = size;
   }
-  for (const Link& link : graph_links(exp)) {
+  for (const Link& link : graph_links(graph)) {
     auto from = nodes.find(link.from), to = nodes.find(link.to);
     if (from == nodes.end() || to == nodes.end() || link.from == link.to) continue;  // the task box
     Agedge_t* e = agedge(g.graph, from->second, to->second, nullptr, 1);
@@ -70,7 +98,7 @@ std::map<std::string, Vec2> auto_layout(const core::Experiment& exp, float x0, f
     const Vec2 size = sizes[id];
     const float cx = static_cast<float>(ND_coord(n).x - bb.LL.x);
     const float cy = static_cast<float>(bb.UR.y - ND_coord(n).y);
-    out[id] = {std::round(x0 + cx - size.x / 2), std::round(y0 + cy - size.y / 2)};
+    out[canvas_key(phase, id)] = {std::round(x0 + cx - size.x / 2), std::round(y0 + cy - size.y / 2)};
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #include "ui/graph/graph_editor.h"
 #include "ui/graph/minimap.h"
 #include "ui/graph/node_geometry.h"
+#include "ui/graph/phase_graphs.h"
+#include "ui/graph/phase_groups.h"
 #include "ui/platform/item_registry.h"
 
 namespace rlwb::ui {
@@ -38,39 +40,46 @@ ImU32 header_color(const core::Experiment& exp, const core::NodeSpec& node) {
   return pool_colors[index % 5];
 }
 
-// The boxes as `view` draws them with the canvas at `origin`.
+void add_node_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin, const std::string& phase,
+                    std::vector<NodeBox>& boxes);
+
+// The boxes of every graph as `view` draws them with the canvas at `origin`.
 std::vector<NodeBox> layout_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin) {
   const core::Experiment& exp = doc.experiment();
   const float z = view.zoom;
   std::vector<NodeBox> boxes;
-  // The task box sits left of the leftmost node, level with the topmost.
-  std::vector<std::string> task_cols = task_columns(exp);
-  float min_x = 0, min_y = 0;
-  bool first = true;
-  for (const auto& node : exp.nodes) {
-    Vec2 p = doc.position(node.id);
-    if (first || p.x < min_x) min_x = p.x;
-    if (first || p.y < min_y) min_y = p.y;
-    first = false;
+  for (const std::string& phase : graphs_with_nodes(exp)) {
+    // The task box sits left of the graph's leftmost node, level with its topmost.
+    if (const auto rect = task_box(exp, doc.positions(), phase)) {
+      const std::vector<std::string> task_cols = task_columns(phase.empty() ? exp : graph_view(exp, phase));
+      NodeBox task;
+      task.id = canvas_key(phase, kTaskNode);
+      task.phase = phase;
+      task.task = true;
+      const ImVec2 w(rect->min.x, rect->min.y);
+      task.min = view.to_screen(w, origin);
+      task.max = view.to_screen(ImVec2(rect->max.x, rect->max.y), origin);
+      task.header = 28 * z;
+      for (size_t i = 0; i < task_cols.size(); ++i)
+        task.outs.push_back(
+            {task_cols[i], view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
+      boxes.push_back(task);
+    }
+    add_node_boxes(doc, view, origin, phase, boxes);
   }
-  if (!task_cols.empty()) {
-    NodeBox task;
-    task.id = kTaskNode;
-    task.task = true;
-    ImVec2 w(min_x - kTaskWidth - 80, min_y);
-    task.min = view.to_screen(w, origin);
-    float height = 30 + kRow * static_cast<float>(task_cols.size()) + 6;
-    task.max = view.to_screen(ImVec2(w.x + kTaskWidth, w.y + height), origin);
-    task.header = 28 * z;
-    for (size_t i = 0; i < task_cols.size(); ++i)
-      task.outs.push_back(
-          {task_cols[i], view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
-    boxes.push_back(task);
-  }
-  for (const auto& node : exp.nodes) {
+  return boxes;
+}
+
+// A graph's node boxes, appended to `boxes`.
+void add_node_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin, const std::string& phase,
+                    std::vector<NodeBox>& boxes) {
+  const core::Experiment& exp = doc.experiment();
+  const float z = view.zoom;
+  for (const auto& node : graph_nodes(exp, phase)) {
     NodeBox box;
-    box.id = node.id;
-    Vec2 p = doc.position(node.id);
+    box.id = canvas_key(phase, node.id);
+    box.phase = phase;
+    Vec2 p = doc.position(box.id);
     const float pins_top = ui::pins_top(exp, node);
     const Vec2 size = node_size(exp, node);
     box.min = view.to_screen(ImVec2(p.x, p.y), origin);
@@ -89,7 +98,6 @@ std::vector<NodeBox> layout_boxes(const GraphDocument& doc, const CanvasView& vi
     }
     boxes.push_back(box);
   }
-  return boxes;
 }
 
 // The boxes as the editor's view draws them.
@@ -196,7 +204,74 @@ void frame_all(GraphEditor& ed, ImVec2 size) {
     lo = ImVec2(std::min(lo.x, b.min.x), std::min(lo.y, b.min.y));
     hi = ImVec2(std::max(hi.x, b.max.x), std::max(hi.y, b.max.y));
   }
+  for (const PhaseGroup& g : phase_groups(ed.doc->experiment(), ed.doc->positions())) {
+    lo = ImVec2(std::min(lo.x, g.frame.min.x), std::min(lo.y, g.frame.min.y));
+    hi = ImVec2(std::max(hi.x, g.frame.max.x), std::max(hi.y, g.frame.max.y));
+  }
   ed.view.frame(lo, hi, size);
+}
+
+// A trainer phase's group as drawn: its frame on screen.
+struct GroupOnScreen {
+  const PhaseGroup* group;
+  ImVec2 min, max;
+  float title = 0;  // height of the title band (screen)
+  bool in_title(ImVec2 m) const {
+    return m.x >= min.x && m.x <= max.x && m.y >= min.y && m.y <= min.y + title;
+  }
+  bool contains(ImVec2 m) const { return m.x >= min.x && m.x <= max.x && m.y >= min.y && m.y <= max.y; }
+};
+
+std::vector<GroupOnScreen> groups_on_screen(const std::vector<PhaseGroup>& groups, const CanvasView& view,
+                                            ImVec2 origin) {
+  std::vector<GroupOnScreen> out;
+  for (const PhaseGroup& g : groups) {
+    GroupOnScreen s{&g, view.to_screen(ImVec2(g.frame.min.x, g.frame.min.y), origin),
+                    view.to_screen(ImVec2(g.frame.max.x, g.frame.max.y), origin), 0};
+    // A settings box is all title: a click anywhere on it selects the phase.
+    s.title = g.has_nodes ? kGroupTitle * view.zoom : s.max.y - s.min.y;
+    out.push_back(s);
+  }
+  return out;
+}
+
+// The group a frame-or-box click lands in: its title band (`title`), or
+// anywhere inside a frame of nodes.
+const GroupOnScreen* group_at(const std::vector<GroupOnScreen>& groups, ImVec2 mouse, bool title) {
+  for (const auto& g : groups)
+    if (title ? g.in_title(mouse) : g.group->has_nodes && g.contains(mouse)) return &g;
+  return nullptr;
+}
+
+// Draws the groups behind the nodes: a frame with the phase's title and
+// settings for a phase with nodes, a small box listing them otherwise.
+void draw_groups(ImDrawList* dl, const std::vector<GroupOnScreen>& groups, const GraphEditor& ed) {
+  const float z = ed.view.zoom, pad = 10 * z;
+  for (const auto& g : groups) {
+    const bool selected = ed.selected.empty() && ed.inspected_phase == g.group->phase;
+    const ImU32 border = selected ? IM_COL32(255, 210, 90, 255) : IM_COL32(110, 120, 150, 200);
+    dl->AddRectFilled(g.min, g.max, IM_COL32(52, 58, 74, g.group->has_nodes ? 90 : 230), 8 * z);
+    dl->AddRectFilled(g.min, ImVec2(g.max.x, g.min.y + (g.group->has_nodes ? g.title : 26 * z)),
+                      IM_COL32(64, 72, 96, 230), 8 * z, ImDrawFlags_RoundCornersTop);
+    dl->AddRect(g.min, g.max, border, 8 * z, 0, selected ? 2.5f : 1.5f);
+    dl->PushClipRect(g.min, g.max, true);  // a long summary is cut at the frame, not drawn over others
+    text_at(dl, ImVec2(g.min.x + pad, g.min.y + 5 * z), IM_COL32(235, 238, 250, 255), g.group->title, z,
+            1.05f);
+    if (g.group->has_nodes) {
+      std::string settings;
+      for (const auto& line : g.group->summary) settings += (settings.empty() ? "" : "   ") + line;
+      const float after = ImGui::CalcTextSize(g.group->title.c_str()).x * z * 1.05f + 3 * pad;
+      text_at(dl, ImVec2(g.min.x + after, g.min.y + 8 * z), IM_COL32(170, 180, 200, 255), settings, z, 0.85f);
+    } else {
+      float y = g.min.y + 26 * z + 2 * z;
+      for (const auto& line : g.group->summary) {
+        text_at(dl, ImVec2(g.min.x + pad, y), IM_COL32(170, 180, 200, 255), line, z, 0.85f);
+        y += kNodeInfoLine * z;
+      }
+    }
+    dl->PopClipRect();
+    items().record("group/" + g.group->phase, g.min, ImVec2(g.max.x, g.min.y + g.title));
+  }
 }
 
 }  // namespace
@@ -250,13 +325,17 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
   std::vector<NodeBox> boxes = layout_boxes(ed, origin);
   const ImVec2 mouse = io.MousePos;
   const core::Experiment& exp = doc.experiment();
-  std::vector<Link> links = graph_links(exp);
+  std::vector<Link> links = canvas_links(exp);
+  const std::vector<PhaseGroup> groups = phase_groups(exp, doc.positions());
+  const std::vector<GroupOnScreen> shown_groups = groups_on_screen(groups, ed.view, origin);
 
   // What the pointer is on.
   std::optional<PinHit> pin = hovered ? pin_at(boxes, mouse, ed.view.zoom) : std::nullopt;
   const NodeBox* over_box = hovered ? box_at(boxes, mouse) : nullptr;
+  const GroupOnScreen* over_title =
+      hovered && !pin && !over_box ? group_at(shown_groups, mouse, true) : nullptr;
   int over_link = -1;
-  if (hovered && !pin && !over_box) {
+  if (hovered && !pin && !over_box && !over_title) {
     float best = 6;
     for (size_t i = 0; i < links.size(); ++i) {
       ImVec2 p[4];
@@ -289,6 +368,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       ed.link_from = pin->node;
       ed.link_column = pin->column;
     } else if (over_box && !over_box->task) {
+      ed.inspected_phase = over_box->phase;
       if (io.KeyCtrl) {
         if (!ed.selected.erase(over_box->id)) ed.selected.insert(over_box->id);
       } else if (!ed.selected.count(over_box->id)) {
@@ -301,10 +381,17 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
         for (const auto& id : ed.selected) ed.move_from[id] = doc.position(id);
         doc.begin_gesture();
       }
+    } else if (over_title) {
+      ed.inspected_phase = over_title->group->phase;
+      ed.selected.clear();
+      ed.selected_link.reset();
+      ed.status = "selected the " + over_title->group->title + " phase";
     } else if (over_link >= 0) {
       ed.selected_link = links[over_link];
       if (!io.KeyCtrl) ed.selected.clear();
     } else {
+      const GroupOnScreen* frame = group_at(shown_groups, mouse, false);
+      ed.inspected_phase = frame ? frame->group->phase : "";
       ed.drag = GraphEditor::Drag::box;
       if (!io.KeyCtrl) ed.selected.clear();
       ed.selected_link.reset();
@@ -320,7 +407,14 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
     else if (over_box && !over_box->task)
       link_target = PinHit{over_box->id, "", false, static_cast<int>(over_box->ins.size())};
     if (link_target) {
-      link_check = check_link(exp, ed.link_from, ed.link_column, link_target->node, link_target->slot);
+      const NodeRef from = split_canvas_key(ed.link_from), to = split_canvas_key(link_target->node);
+      if (from.phase != to.phase)
+        link_check = {false, "a link stays inside its graph (" +
+                                 (from.phase.empty() ? std::string("the step") : phase_title(from.phase)) +
+                                 ")"};
+      else
+        link_check = check_link(from.phase.empty() ? exp : graph_view(exp, from.phase), from.id,
+                                ed.link_column, to.id, link_target->slot);
       ed.status = link_check.ok ? "release to link '" + ed.link_column + "' into " + link_target->node
                                 : "cannot link: " + link_check.reason;
     }
@@ -351,12 +445,16 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
     }
   } else if (ed.drag == GraphEditor::Drag::link && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) {
     if (link_target && link_check.ok) {
+      const NodeRef to = split_canvas_key(link_target->node);
       doc.begin_gesture();
-      apply_link(doc.experiment(), ed.link_column, link_target->node, link_target->slot);
+      edit_graph(doc.experiment(), to.phase, [&](core::Experiment& graph) {
+        apply_link(graph, ed.link_column, to.id, link_target->slot);
+      });
       doc.end_gesture();
       ed.status = "linked '" + ed.link_column + "' from " + ed.link_from + " into " + link_target->node;
     } else if (!link_target && hovered && dist2(mouse, ed.drag_origin) > 100) {
       ed.prewire_column = ed.link_column;
+      ed.prewire_phase = split_canvas_key(ed.link_from).phase;
       ImVec2 w = ed.view.to_world(mouse, origin);
       ed.prewire_at = {w.x, w.y};
       ed.open_prewire = true;
@@ -364,10 +462,12 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
     ed.drag = GraphEditor::Drag::none;
   }
 
-  // Problems by node (a trainer phase's nodes are not on the canvas).
+  // Problems by node's canvas key: an issue's phase says which graph its node is in.
   std::map<std::string, std::vector<const core::GraphIssue*>> node_issues;
   for (const auto& issue : ed.issues)
-    if (!issue.node.empty() && issue.phase.empty()) node_issues[issue.node].push_back(&issue);
+    if (!issue.node.empty()) node_issues[canvas_key(issue.phase, issue.node)].push_back(&issue);
+
+  draw_groups(dl, shown_groups, ed);
 
   // Links.
   for (size_t i = 0; i < links.size(); ++i) {
@@ -406,9 +506,7 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
         std::any_of(issues_it->second.begin(), issues_it->second.end(),
                     [](const core::GraphIssue* i) { return i->severity == core::Severity::error; });
     const bool has_warning = issues_it != node_issues.end() && !has_error;
-    const core::NodeSpec* node = nullptr;
-    for (const auto& n : exp.nodes)
-      if (n.id == box.id) node = &n;
+    const core::NodeSpec* node = box.task ? nullptr : find_graph_node(exp, box.id);
     ImU32 header = box.task ? IM_COL32(60, 70, 60, 255) : header_color(exp, *node);
     dl->AddRectFilled(box.min, box.max, IM_COL32(44, 47, 56, 245), 6 * z);
     dl->AddRectFilled(box.min, ImVec2(box.max.x, box.min.y + box.header), header, 6 * z,
@@ -429,12 +527,15 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       text_at(dl, ImVec2(box.min.x + pad, box.min.y + 6 * z), IM_COL32(230, 240, 230, 255),
               "task: " + exp.task.value("name", std::string("?")), z);
     } else {
-      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 4 * z), IM_COL32(245, 245, 250, 255), box.id, z, 1.05f);
+      text_at(dl, ImVec2(box.min.x + pad, box.min.y + 4 * z), IM_COL32(245, 245, 250, 255), node->id, z,
+              1.05f);
       text_at(dl, ImVec2(box.min.x + pad, box.min.y + 21 * z), IM_COL32(210, 215, 225, 255), node->call, z,
               0.9f);
       // Inherited from a base file (defaults:): said just above the box, so
       // the box keeps its size and the layout its spacing.
-      if (const std::string origin = ed.doc->node_origin(*node); !origin.empty()) {
+      const std::string origin =
+          box.phase.empty() ? ed.doc->node_origin(*node) : "";  // bases: the step's nodes
+      if (!origin.empty()) {
         const ImVec2 at(box.min.x + 2 * z, box.min.y - 15 * z);
         text_at(dl, at, IM_COL32(150, 175, 210, 255), origin, z, 0.8f);
         items().record("origin/" + box.id, at, ImVec2(box.max.x, box.min.y));

@@ -9,6 +9,9 @@
 
 #include "ui/graph/auto_layout.h"
 #include "ui/graph/link_rules.h"
+#include "ui/graph/node_geometry.h"
+#include "ui/graph/phase_graphs.h"
+#include "ui/graph/phase_groups.h"
 
 namespace rlwb::ui {
 namespace {
@@ -48,17 +51,16 @@ GraphDocument GraphDocument::from_text(const std::string& text, const std::strin
     return doc;
   }
   const nlohmann::json& layout = doc.state_.exp.layout;
+  const std::vector<std::string> keys = canvas_keys(doc.state_.exp);
   doc.stray_layout_ = nlohmann::json::object();
   if (layout.is_object())
     for (auto& [key, value] : layout.items())
-      if (std::none_of(doc.state_.exp.nodes.begin(), doc.state_.exp.nodes.end(),
-                       [&](const core::NodeSpec& n) { return n.id == key; }))
-        doc.stray_layout_[key] = value;
-  for (const auto& node : doc.state_.exp.nodes) {
-    if (!layout.is_object() || !layout.contains(node.id)) continue;
-    const auto& at = layout[node.id];
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) doc.stray_layout_[key] = value;
+  for (const auto& key : keys) {
+    if (!layout.is_object() || !layout.contains(key)) continue;
+    const auto& at = layout[key];
     if (at.is_object() && at.contains("x") && at.contains("y") && at["x"].is_number() && at["y"].is_number())
-      doc.state_.pos[node.id] = {at["x"].get<float>(), at["y"].get<float>()};
+      doc.state_.pos[key] = {at["x"].get<float>(), at["y"].get<float>()};
   }
   for (const std::string& base : doc.state_.exp.bases) {
     try {
@@ -104,7 +106,8 @@ void GraphDocument::place_unpositioned_nodes() {
     if (!changed) break;
   }
   std::map<int, float> next_y;
-  for (const auto& [id, p] : state_.pos) {
+  for (const auto& [key, p] : state_.pos) {
+    if (!split_canvas_key(key).phase.empty()) continue;  // a phase's block is no column of the step's
     int column = static_cast<int>(std::lround((p.x - kMarginX) / kColumnWidth));
     next_y[column] = std::max(next_y[column], p.y + kRowHeight);
   }
@@ -114,6 +117,38 @@ void GraphDocument::place_unpositioned_nodes() {
     float y = next_y.count(column) ? next_y[column] : kMarginY;
     state_.pos[node.id] = {kMarginX + column * kColumnWidth, y};
     next_y[column] = y + kRowHeight;
+  }
+  place_unpositioned_phase_nodes();
+}
+
+// A phase none of whose nodes has a position is laid out as a block below
+// everything placed; a phase's node missing among placed ones goes below
+// that phase's boxes, so it stays inside the phase's frame.
+void GraphDocument::place_unpositioned_phase_nodes() {
+  const auto& exp = state_.exp;
+  float x0 = 1e30f;  // a block lines up with the step's leftmost node
+  for (const auto& node : exp.nodes) x0 = std::min(x0, position(node.id).x);
+  if (exp.nodes.empty()) x0 = kMarginX + kTaskWidth;
+  for (const auto& phase : graphs_with_nodes(exp)) {
+    if (phase.empty()) continue;
+    const auto& nodes = graph_nodes(exp, phase);
+    const bool any = std::any_of(nodes.begin(), nodes.end(), [&](const core::NodeSpec& n) {
+      return state_.pos.count(canvas_key(phase, n.id));
+    });
+    if (!any) {
+      const float top = next_block_top(exp, state_.pos, kMarginY) + kGroupTitle + kGroupPad;
+      state_.pos.merge(auto_layout_graph(exp, phase, x0, top));
+      continue;
+    }
+    float left = 1e30f, bottom = -1e30f;
+    for (const auto& node : nodes)
+      if (auto it = state_.pos.find(canvas_key(phase, node.id)); it != state_.pos.end()) {
+        left = std::min(left, it->second.x);
+        bottom = std::max(bottom, it->second.y + node_size(exp, node).y);
+      }
+    for (const auto& node : nodes)
+      if (state_.pos.emplace(canvas_key(phase, node.id), Vec2{left, bottom + kLayoutNodeGap}).second)
+        bottom += kLayoutNodeGap + node_size(exp, node).y;
   }
 }
 
@@ -135,9 +170,24 @@ bool GraphDocument::same_state(const GraphState& a, const GraphState& b) const {
   return core::same_content(a.exp, b.exp);
 }
 
+void GraphDocument::save_changed_phases(const core::Experiment& before) {
+  for (const auto& phase : core::trainer_phases()) {
+    const auto& now = graph_nodes(state_.exp, phase);
+    const auto& then = graph_nodes(before, phase);
+    // Compared without lines: an edit never changes them, a reload does.
+    auto same = [](const core::NodeSpec& a, core::NodeSpec b) {
+      b.line = a.line;
+      return a == b;
+    };
+    if (!std::equal(now.begin(), now.end(), then.begin(), then.end(), same))
+      save_phase_nodes(state_.exp, phase);
+  }
+}
+
 bool GraphDocument::end_gesture() {
   if (!in_gesture_) return false;
   in_gesture_ = false;
+  save_changed_phases(gesture_start_.exp);
   if (same_state(gesture_start_, state_)) {
     state_.id = gesture_start_.id;
     return false;
@@ -183,11 +233,11 @@ bool GraphDocument::arrange() {
   return end_gesture();
 }
 
-std::string GraphDocument::unique_node_id(const std::string& base) const {
+std::string GraphDocument::unique_node_id(const std::string& base, const std::string& phase) const {
   std::string stem = base.empty() ? "node" : base;
+  const auto& nodes = graph_nodes(state_.exp, phase);
   auto taken = [&](const std::string& id) {
-    return std::any_of(state_.exp.nodes.begin(), state_.exp.nodes.end(),
-                       [&](const core::NodeSpec& n) { return n.id == id; });
+    return std::any_of(nodes.begin(), nodes.end(), [&](const core::NodeSpec& n) { return n.id == id; });
   };
   if (!taken(stem)) return stem;
   for (int i = 2;; ++i)
@@ -197,48 +247,52 @@ std::string GraphDocument::unique_node_id(const std::string& base) const {
 std::string GraphDocument::add_node(const std::string& call, Vec2 at, const std::vector<std::string>& in,
                                     const std::vector<std::string>& out,
                                     const std::vector<std::string>& in_ports,
-                                    const std::vector<std::string>& out_ports) {
+                                    const std::vector<std::string>& out_ports, const std::string& phase) {
   begin_gesture();
   core::NodeSpec node;
   set_node_call(node, call);
-  node.id = unique_node_id(node.method.empty() ? node.target : node.method);
+  node.id = unique_node_id(node.method.empty() ? node.target : node.method, phase);
   node.in = in;
   node.out = out;
   node.in_ports = in_ports;
   node.out_ports = out_ports;
-  state_.exp.nodes.push_back(node);
-  state_.pos[node.id] = at;
+  edit_graph(state_.exp, phase, [&](core::Experiment& graph) { graph.nodes.push_back(node); });
+  state_.pos[canvas_key(phase, node.id)] = at;
   end_gesture();
-  return node.id;
+  return canvas_key(phase, node.id);
 }
 
-void GraphDocument::delete_nodes(const std::set<std::string>& ids) {
+void GraphDocument::delete_nodes(const std::set<std::string>& keys) {
   begin_gesture();
-  auto& nodes = state_.exp.nodes;
-  nodes.erase(std::remove_if(nodes.begin(), nodes.end(),
-                             [&](const core::NodeSpec& n) { return ids.count(n.id) > 0; }),
-              nodes.end());
-  for (const auto& id : ids) state_.pos.erase(id);
+  for (const auto& phase : graphs_with_nodes(state_.exp))
+    edit_graph(state_.exp, phase, [&](core::Experiment& graph) {
+      std::erase_if(graph.nodes,
+                    [&](const core::NodeSpec& n) { return keys.count(canvas_key(phase, n.id)) > 0; });
+    });
+  for (const auto& key : keys) state_.pos.erase(key);
   end_gesture();
 }
 
-bool GraphDocument::rename_node(const std::string& id, const std::string& new_id, std::string& error) {
-  if (new_id == id) return true;
+bool GraphDocument::rename_node(const std::string& key, const std::string& new_id, std::string& error) {
+  const NodeRef ref = split_canvas_key(key);
+  if (new_id == ref.id) return true;
   if (new_id.empty()) {
     error = "a node needs an id";
     return false;
   }
-  for (const auto& n : state_.exp.nodes)
-    if (n.id == new_id) {
-      error = "there is already a node '" + new_id + "'";
-      return false;
-    }
+  if (unique_node_id(new_id, ref.phase) != new_id) {
+    error = "there is already a node '" + new_id + "'" +
+            (ref.phase.empty() ? "" : " in " + phase_title(ref.phase));
+    return false;
+  }
   begin_gesture();
-  for (auto& n : state_.exp.nodes)
-    if (n.id == id) n.id = new_id;
-  if (auto it = state_.pos.find(id); it != state_.pos.end()) {
-    state_.pos[new_id] = it->second;
-    state_.pos.erase(id);
+  edit_graph(state_.exp, ref.phase, [&](core::Experiment& graph) {
+    for (auto& n : graph.nodes)
+      if (n.id == ref.id) n.id = new_id;
+  });
+  if (auto it = state_.pos.find(key); it != state_.pos.end()) {
+    state_.pos[canvas_key(ref.phase, new_id)] = it->second;
+    state_.pos.erase(key);
   }
   end_gesture();
   return true;
@@ -252,10 +306,10 @@ std::string GraphDocument::text_to_save() const {
   nlohmann::json layout = nlohmann::json::object();
   for (auto& [key, value] : stray_layout_.items())
     if (!state_.pos.count(key)) layout[key] = value;
-  for (const auto& node : exp.nodes) {
-    Vec2 p = position(node.id);
-    layout[node.id] = {{"x", static_cast<int64_t>(std::lround(p.x))},
-                       {"y", static_cast<int64_t>(std::lround(p.y))}};
+  for (const auto& key : canvas_keys(exp)) {  // phases' nodes as "<phase>/<id>"
+    Vec2 p = position(key);
+    layout[key] = {{"x", static_cast<int64_t>(std::lround(p.x))},
+                   {"y", static_cast<int64_t>(std::lround(p.y))}};
   }
   exp.layout = layout;
   return core::experiment_to_yaml(exp);

@@ -12,6 +12,13 @@
 // Every change goes through a gesture: begin_gesture(), change experiment()
 // and positions, end_gesture(). A gesture that changed nothing leaves no
 // undo entry.
+//
+// The trainer phases' nodes (phase_graphs.h) are edited like the step's:
+// positions, edits and `layout:` name them by canvas key ("eval/eval_gen").
+// A gesture edits `phase_nodes`; end_gesture() writes each phase whose
+// nodes changed back into trainer.<phase>.nodes, which the writer saves
+// and the validator reads. A phase without positions is laid out as its
+// own block below the others.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +40,7 @@ struct Vec2 {
 // What undo restores: the experiment and the canvas positions.
 struct GraphState {
   core::Experiment exp;
-  std::map<std::string, Vec2> pos;  // node id -> top-left corner on the canvas
+  std::map<std::string, Vec2> pos;  // canvas key -> top-left corner on the canvas
   uint64_t id = 0;                  // identifies a state, for "unsaved changes"
 };
 
@@ -67,12 +74,15 @@ class GraphDocument {
 
   // Edits (each a whole gesture). Return false and set `error` when refused.
   // `in_ports`/`out_ports` as NodeSpec's: empty where each column is its own port.
+  // Nodes are named by canvas key; add_node() adds to `phase`'s graph ("" the
+  // step's) and returns the new node's key.
   std::string add_node(const std::string& call, Vec2 at, const std::vector<std::string>& in = {},
                        const std::vector<std::string>& out = {},
                        const std::vector<std::string>& in_ports = {},
-                       const std::vector<std::string>& out_ports = {});
-  void delete_nodes(const std::set<std::string>& ids);
-  bool rename_node(const std::string& id, const std::string& new_id, std::string& error);
+                       const std::vector<std::string>& out_ports = {}, const std::string& phase = "");
+  void delete_nodes(const std::set<std::string>& keys);
+  // Renames the node `key` names to `new_id` (unique in its own graph).
+  bool rename_node(const std::string& key, const std::string& new_id, std::string& error);
   // Lays every node out anew (auto_layout.h), as one gesture; false when
   // nothing moved.
   bool arrange();
@@ -80,8 +90,8 @@ class GraphDocument {
   // for a node the file adds, "from grpo.yaml" for one it inherits as is,
   // "from grpo.yaml; in set here" for one whose keys differ from the base's.
   std::string node_origin(const core::NodeSpec& node) const;
-  // A node id not used yet: `base`, else base_2, base_3, ...
-  std::string unique_node_id(const std::string& base) const;
+  // A node id not used yet in `phase`'s graph: `base`, else base_2, base_3, ...
+  std::string unique_node_id(const std::string& base, const std::string& phase = "") const;
 
   // The text save() would write now.
   std::string text_to_save() const;
@@ -92,6 +102,9 @@ class GraphDocument {
 
  private:
   void place_unpositioned_nodes();
+  void place_unpositioned_phase_nodes();
+  // Writes the phases whose nodes differ from `before` into `trainer`.
+  void save_changed_phases(const core::Experiment& before);
   bool same_state(const GraphState& a, const GraphState& b) const;
 
   std::string path_;

@@ -10,6 +10,14 @@
 //   middle- or right-drag: pan; wheel: zoom toward the cursor; F: frame all
 //   Delete: remove the selection; Ctrl+Z / Ctrl+Y (Ctrl+Shift+Z): undo/redo
 //   Ctrl+C / Ctrl+V: copy/paste nodes; Ctrl+A: select all; Ctrl+S: save
+// The trainer phases are groups on the canvas (phase_groups.h): a frame
+// around a phase's nodes (warm start, eval), edited with the gestures
+// above, or a box listing a phase's settings (samples, save). Clicking a
+// group's title (or a settings box) selects the phase (`inspected_phase`);
+// clicking a node or empty space inside a frame makes that phase the one
+// the palette adds to; clicking empty canvas outside, the step's graph.
+// Links stay inside one graph. Nodes are named by canvas key
+// (phase_graphs.h): `selected` holds "eval/eval_gen" for an eval node.
 #pragma once
 
 #include <map>
@@ -46,14 +54,16 @@ std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const cor
 // case), in node order; none for empty text. The toolbar's search.
 std::vector<std::string> search_nodes(const core::Experiment& exp, const std::string& text);
 
-// A node as JSON: {id, call, in, out, in_ports, out_ports, x, y}; what
-// copy/paste carries and the state dump shows.
-nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node);
-// Copy/paste: nodes as JSON text {"rlwb_nodes": [node_json...]}.
-std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids);
-// Pastes into doc as one gesture: fresh ids, outputs renamed when another
-// node already writes them (inputs among the pasted nodes follow), shifted
-// by `offset`. Returns the new ids (empty when the text is not nodes).
+// A node of `phase`'s graph ("" the step's) as JSON: {id, phase, key,
+// call, in, out, in_ports, out_ports, x, y}; `key` is its canvas key
+// (phase_graphs.h). What copy/paste carries and the state dump shows.
+nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node, const std::string& phase = "");
+// Copy/paste: nodes (by canvas key) as JSON text {"rlwb_nodes": [node_json...]}.
+std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& keys);
+// Pastes into doc as one gesture, each node into the graph it came from:
+// fresh ids, outputs renamed when another node of that graph already
+// writes them (inputs among the pasted nodes follow), shifted by `offset`.
+// Returns the new nodes' canvas keys (empty when the text is not nodes).
 std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text, Vec2 offset);
 
 struct GraphEditor {
@@ -68,8 +78,12 @@ struct GraphEditor {
   ImVec2 canvas_origin{0, 0}, canvas_size{0, 0};  // where the canvas was last drawn
   std::string yaml_cache;                         // document text for the validator
   uint64_t yaml_cache_version = 0;
-  std::set<std::string> selected;
-  std::optional<Link> selected_link;
+  std::set<std::string> selected;     // canvas keys
+  std::optional<Link> selected_link;  // from/to as canvas keys
+  // The trainer phase last clicked (a group, or a node or empty space in a
+  // frame): what the inspector shows when no node is selected, and where
+  // the palette adds for a phase that takes nodes. "" for the step's graph.
+  std::string inspected_phase;
 
   enum class Drag { none, pan, move, box, link, minimap };
   Drag drag = Drag::none;
@@ -77,7 +91,7 @@ struct GraphEditor {
   std::map<std::string, Vec2> move_from;  // positions when a move started
   std::string link_from, link_column;     // output pin a link drag started from
   // A link dropped on empty canvas: the node picker pre-wires this column.
-  std::string prewire_column;
+  std::string prewire_column, prewire_phase;
   Vec2 prewire_at;
   bool open_prewire = false;
   bool open_context = false;
@@ -140,7 +154,8 @@ void draw_unsaved_dialog(GraphEditor& editor);
 
 // Link/pin geometry on the canvas, shared by drawing and hit tests.
 struct NodeBox {
-  std::string id;
+  std::string id;                                         // canvas key (phase_graphs.h)
+  std::string phase;                                      // "" for the step's graph
   ImVec2 min, max;                                        // screen
   float header = 0;                                       // header height (screen)
   bool task = false;                                      // the task pseudo node

@@ -12,9 +12,12 @@
 #include "core/validate/validator.h"
 #include "core/config/experiment_options.h"
 #include "imgui_stdlib.h"
+#include "ui/graph/auto_layout.h"
 #include "ui/graph/graph_editor.h"
 #include "ui/graph/node_geometry.h"
 #include "ui/graph/node_pins.h"
+#include "ui/graph/phase_graphs.h"
+#include "ui/graph/phase_groups.h"
 #include "ui/platform/item_registry.h"
 
 namespace rlwb::ui {
@@ -71,11 +74,8 @@ void split_bindings(const std::string& text, std::vector<std::string>& columns,
   if (!renamed) ports.clear();
 }
 
-core::NodeSpec* find_node(core::Experiment& exp, const std::string& id) {
-  for (auto& n : exp.nodes)
-    if (n.id == id) return &n;
-  return nullptr;
-}
+// The node a canvas key names: a step node, or a phase's ("eval/eval_gen").
+core::NodeSpec* find_node(core::Experiment& exp, const std::string& key) { return find_graph_node(exp, key); }
 
 Vec2 canvas_centre(const GraphEditor& ed) {
   ImVec2 c(ed.canvas_origin.x + ed.canvas_size.x / 2, ed.canvas_origin.y + ed.canvas_size.y / 2);
@@ -85,13 +85,10 @@ Vec2 canvas_centre(const GraphEditor& ed) {
 
 void prune_selection(GraphEditor& ed) {
   const auto& exp = ed.doc->experiment();
-  for (auto it = ed.selected.begin(); it != ed.selected.end();) {
-    bool exists =
-        std::any_of(exp.nodes.begin(), exp.nodes.end(), [&](const core::NodeSpec& n) { return n.id == *it; });
-    it = exists ? std::next(it) : ed.selected.erase(it);
-  }
+  for (auto it = ed.selected.begin(); it != ed.selected.end();)
+    it = find_graph_node(exp, *it) ? std::next(it) : ed.selected.erase(it);
   if (ed.selected_link) {
-    auto links = graph_links(exp);
+    auto links = canvas_links(exp);
     if (std::find(links.begin(), links.end(), *ed.selected_link) == links.end()) ed.selected_link.reset();
   }
   ed.inspected.clear();
@@ -107,7 +104,11 @@ void delete_selection(GraphEditor& ed) {
     const Link link = *ed.selected_link;
     doc.begin_gesture();
     if (core::NodeSpec* node = find_node(doc.experiment(), link.to))
-      if (link.to_input < static_cast<int>(node->in.size())) node->in.erase(node->in.begin() + link.to_input);
+      if (link.to_input < static_cast<int>(node->in.size())) {
+        node->in.erase(node->in.begin() + link.to_input);
+        if (link.to_input < static_cast<int>(node->in_ports.size()))
+          node->in_ports.erase(node->in_ports.begin() + link.to_input);
+      }
     doc.end_gesture();
     ed.status = "removed link '" + link.column + "' into " + link.to;
   }
@@ -140,18 +141,34 @@ Vec2 free_spot(const GraphDocument& doc, Vec2 at) {
   return at;
 }
 
-// Adds a node calling `call` at `at`, with the pins its callee declares
-// (node_pins.h); `fed_column` feeds its first required input.
+// Adds a node calling `call` at `at` to `phase`'s graph, with the pins its
+// callee declares (node_pins.h); `fed_column` feeds its first required input.
 std::string add_wired_node(GraphEditor& ed, const std::string& call, Vec2 at,
-                           const std::string& fed_column = "") {
-  const NodePins pins = pins_for_new_node(
-      ed.doc->experiment(), callee_ports(ed.doc->experiment(), ed.catalog.get(), call), fed_column);
-  return ed.doc->add_node(call, at, pins.in, pins.out, pins.in_ports, pins.out_ports);
+                           const std::string& fed_column = "", const std::string& phase = "") {
+  const core::Experiment& exp = ed.doc->experiment();
+  const NodePins pins = pins_for_new_node(phase.empty() ? exp : graph_view(exp, phase),
+                                          callee_ports(exp, ed.catalog.get(), call), fed_column);
+  return ed.doc->add_node(call, at, pins.in, pins.out, pins.in_ports, pins.out_ports, phase);
+}
+
+// Where the palette adds: into the phase last clicked when it takes nodes
+// (right of its nodes, inside its frame), else into the step's graph at the
+// canvas's centre.
+std::pair<std::string, Vec2> palette_target(const GraphEditor& ed) {
+  const std::string phase = phase_takes_nodes(ed.inspected_phase) ? ed.inspected_phase : "";
+  if (phase.empty()) return {"", free_spot(*ed.doc, canvas_centre(ed))};
+  const core::Experiment& exp = ed.doc->experiment();
+  if (auto bounds = graph_bounds(exp, ed.doc->positions(), phase))
+    return {phase, free_spot(*ed.doc, {bounds->max.x + kLayoutRankGap, bounds->min.y})};
+  for (const PhaseGroup& group : phase_groups(exp, ed.doc->positions()))  // its settings box, where nodes go
+    if (group.phase == phase)
+      return {phase, free_spot(*ed.doc, {group.frame.min.x + kGroupPad, group.frame.min.y + kGroupTitle})};
+  return {phase, free_spot(*ed.doc, canvas_centre(ed))};
 }
 
 void add_from_palette(GraphEditor& ed, const std::string& call) {
-  Vec2 at = free_spot(*ed.doc, canvas_centre(ed));
-  std::string id = add_wired_node(ed, call, at);
+  const auto [phase, at] = palette_target(ed);
+  std::string id = add_wired_node(ed, call, at, "", phase);
   ed.selected = {id};
   ed.selected_link.reset();
   ed.status = "added node '" + id + "' (" + call + ")";
@@ -184,7 +201,7 @@ void handle_shortcuts(GraphEditor& ed) {
       ed.status = "pasted " + std::to_string(ids.size()) + " node(s)";
     }
   } else if (io.KeyCtrl && pressed(GLFW_KEY_A)) {
-    for (const auto& n : doc.experiment().nodes) ed.selected.insert(n.id);
+    for (const auto& key : canvas_keys(doc.experiment())) ed.selected.insert(key);
   } else if (io.KeyCtrl && pressed(GLFW_KEY_S)) {
     do_save(ed);
   } else if (!io.KeyCtrl && pressed(GLFW_KEY_F)) {
@@ -286,10 +303,10 @@ void draw_problems(GraphEditor& ed) {
     // The row is cut at the panel's width: the tooltip has all of it.
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("%s%s%s", label.c_str(), issue.hint.empty() ? "" : "\nhint: ", issue.hint.c_str());
-    if (clicked && !issue.node.empty() && issue.phase.empty()) {
-      ed.selected = {issue.node};
+    if (clicked && !issue.node.empty()) {
+      ed.selected = {canvas_key(issue.phase, issue.node)};
       ed.selected_link.reset();
-      Vec2 p = ed.doc->position(issue.node);
+      Vec2 p = ed.doc->position(canvas_key(issue.phase, issue.node));
       ed.view.offset = {ed.canvas_size.x / (2 * ed.view.zoom) - (p.x + 95),
                         ed.canvas_size.y / (2 * ed.view.zoom) - (p.y + 50)};
     }
@@ -323,7 +340,7 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
   if (edited_field("##id", &ed.edit_id, "inspector/id")) {
     std::string error;
     if (doc.rename_node(id, ed.edit_id, error)) {
-      ed.selected = {ed.edit_id};
+      ed.selected = {canvas_key(split_canvas_key(id).phase, ed.edit_id)};
       ed.status = "renamed node '" + id + "' to '" + ed.edit_id + "'";
     } else {
       ed.status = "not renamed: " + error;
@@ -374,7 +391,7 @@ void draw_node_inspector(GraphEditor& ed, const std::string& id) {
   }
   ImGui::Separator();
   for (const auto& issue : ed.issues)
-    if (issue.node == id) {
+    if (canvas_key(issue.phase, issue.node) == id) {
       ImGui::PushStyleColor(ImGuiCol_Text, issue.severity == core::Severity::error
                                                ? ImVec4(1, 0.45f, 0.4f, 1)
                                                : ImVec4(1, 0.75f, 0.3f, 1));
@@ -422,7 +439,7 @@ void draw_popups(GraphEditor& ed) {
     ImGui::TextDisabled("new node reading '%s'", ed.prewire_column.c_str());
     for (const PaletteEntry& e : palette_entries(ed.doc->experiment(), ed.catalog.get())) {
       if (ImGui::Selectable(e.call.c_str())) {
-        std::string id = add_wired_node(ed, e.call, ed.prewire_at, ed.prewire_column);
+        std::string id = add_wired_node(ed, e.call, ed.prewire_at, ed.prewire_column, ed.prewire_phase);
         ed.selected = {id};
         ed.status = "added node '" + id + "' reading '" + ed.prewire_column + "'";
       }
@@ -623,22 +640,19 @@ std::vector<PaletteEntry> palette_entries(const core::Experiment& exp, const cor
   return out;
 }
 
-nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node) {
-  const Vec2 p = doc.position(node.id);
-  return {{"id", node.id},
-          {"call", node.call},
-          {"in", node.in},
-          {"out", node.out},
-          {"in_ports", node.in_ports},
-          {"out_ports", node.out_ports},
-          {"x", p.x},
-          {"y", p.y}};
+nlohmann::json node_json(const GraphDocument& doc, const core::NodeSpec& node, const std::string& phase) {
+  const Vec2 p = doc.position(canvas_key(phase, node.id));
+  return {
+      {"id", node.id}, {"phase", phase},  {"key", canvas_key(phase, node.id)}, {"call", node.call},
+      {"in", node.in}, {"out", node.out}, {"in_ports", node.in_ports},         {"out_ports", node.out_ports},
+      {"x", p.x},      {"y", p.y}};
 }
 
-std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& ids) {
+std::string copy_nodes(const GraphDocument& doc, const std::set<std::string>& keys) {
   nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& node : doc.experiment().nodes)
-    if (ids.count(node.id)) nodes.push_back(node_json(doc, node));
+  for (const auto& phase : graphs_with_nodes(doc.experiment()))
+    for (const auto& node : graph_nodes(doc.experiment(), phase))
+      if (keys.count(canvas_key(phase, node.id))) nodes.push_back(node_json(doc, node, phase));
   return nlohmann::json{{"rlwb_nodes", nodes}}.dump();
 }
 
@@ -646,14 +660,21 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("rlwb_nodes") || !j["rlwb_nodes"].is_array())
     return {};
-  std::set<std::string> columns_taken = columns_in_use(doc.experiment());
-  std::map<std::string, std::string> renamed;  // column written by a pasted node -> its new name
-  std::vector<std::string> ids;
+  // Each node goes back into the graph it was copied from (the step's, or
+  // a phase's); columns are renamed within that graph.
+  std::map<std::string, std::set<std::string>> columns_taken;         // phase -> columns in use
+  std::map<std::string, std::map<std::string, std::string>> renamed;  // phase -> old output -> new name
+  std::vector<std::string> keys;
   doc.begin_gesture();
   for (const auto& item : j["rlwb_nodes"]) {
+    const std::string phase =
+        phase_takes_nodes(item.value("phase", std::string())) ? item.value("phase", std::string()) : "";
+    if (!columns_taken.count(phase))
+      columns_taken[phase] =
+          columns_in_use(phase.empty() ? doc.experiment() : graph_view(doc.experiment(), phase));
     core::NodeSpec node;
     set_node_call(node, item.value("call", std::string()));
-    node.id = doc.unique_node_id(item.value("id", std::string("node")));
+    node.id = doc.unique_node_id(item.value("id", std::string("node")), phase);
     node.in = item.value("in", std::vector<std::string>{});
     node.in_ports = item.value("in_ports", std::vector<std::string>{});
     const auto out = item.value("out", std::vector<std::string>{});
@@ -661,27 +682,28 @@ std::vector<std::string> paste_nodes(GraphDocument& doc, const std::string& text
     std::vector<std::string> out_ports = item.value("out_ports", std::vector<std::string>{});
     if (out_ports.size() != out.size()) out_ports = out;
     for (const auto& c : out) {
-      const std::string name = fresh_column(c, columns_taken);
-      renamed[c] = name;
+      const std::string name = fresh_column(c, columns_taken[phase]);
+      renamed[phase][c] = name;
       node.out.push_back(name);
     }
     node.out_ports = out_ports == node.out ? std::vector<std::string>{} : out_ports;
-    doc.experiment().nodes.push_back(node);
-    doc.set_position(node.id, {std::round(item.value("x", 0.0f) + offset.x),
-                               std::round(item.value("y", 0.0f) + offset.y)});
-    ids.push_back(node.id);
+    edit_graph(doc.experiment(), phase, [&](core::Experiment& graph) { graph.nodes.push_back(node); });
+    doc.set_position(canvas_key(phase, node.id), {std::round(item.value("x", 0.0f) + offset.x),
+                                                  std::round(item.value("y", 0.0f) + offset.y)});
+    keys.push_back(canvas_key(phase, node.id));
   }
   // Inputs fed by a pasted node follow its renamed output, on the same port.
-  for (auto& node : doc.experiment().nodes)
-    if (std::find(ids.begin(), ids.end(), node.id) != ids.end()) {
-      std::vector<std::string> ports;
-      for (size_t i = 0; i < node.in.size(); ++i) ports.push_back(node.in_port(i));
-      for (auto& c : node.in)
-        if (auto it = renamed.find(c); it != renamed.end()) c = it->second;
-      node.in_ports = ports == node.in ? std::vector<std::string>{} : ports;
-    }
+  for (const auto& key : keys) {
+    core::NodeSpec& node = *find_graph_node(doc.experiment(), key);
+    const auto& names = renamed[split_canvas_key(key).phase];
+    std::vector<std::string> ports;
+    for (size_t i = 0; i < node.in.size(); ++i) ports.push_back(node.in_port(i));
+    for (auto& c : node.in)
+      if (auto it = names.find(c); it != names.end()) c = it->second;
+    node.in_ports = ports == node.in ? std::vector<std::string>{} : ports;
+  }
   doc.end_gesture();
-  return ids;
+  return keys;
 }
 
 std::shared_ptr<const core::MethodCatalog> validation_catalog(const GraphEditor& ed) {

@@ -1,7 +1,8 @@
 // The editor's auto layout (Graphviz dot) on every shipped experiment: a
 // box for every node, no two boxes overlapping, links running left to
-// right, the same positions every time; and the shipped files' own stored
-// positions do not overlap either.
+// right, the same positions every time, each trainer phase's nodes in a
+// frame of their own that touches no other box; and the shipped files' own
+// stored positions do not overlap either.
 #include "ui/graph/auto_layout.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include "tests/test_paths.h"
 #include "ui/graph/link_rules.h"
 #include "ui/graph/node_geometry.h"
+#include "ui/graph/phase_graphs.h"
+#include "ui/graph/phase_groups.h"
 
 namespace rlwb::ui {
 namespace {
@@ -25,16 +28,28 @@ std::vector<std::string> experiment_files() {
   return files;
 }
 
-// Names the first pair of boxes closer than `gap`, else "".
+// Names the first pair of boxes (of any graph) closer than `gap`, or a
+// phase's frame that meets another graph's box or another frame, else "".
 std::string overlapping_pair(const core::Experiment& exp, const std::map<std::string, Vec2>& pos, float gap) {
-  for (size_t i = 0; i < exp.nodes.size(); ++i)
-    for (size_t j = i + 1; j < exp.nodes.size(); ++j) {
-      const auto &a = exp.nodes[i], &b = exp.nodes[j];
-      const Vec2 pa = pos.at(a.id), pb = pos.at(b.id), sa = node_size(exp, a), sb = node_size(exp, b);
+  const std::vector<std::string> keys = canvas_keys(exp);
+  for (size_t i = 0; i < keys.size(); ++i)
+    for (size_t j = i + 1; j < keys.size(); ++j) {
+      const auto &a = *find_graph_node(exp, keys[i]), &b = *find_graph_node(exp, keys[j]);
+      const Vec2 pa = pos.at(keys[i]), pb = pos.at(keys[j]), sa = node_size(exp, a), sb = node_size(exp, b);
       const bool apart = pa.x + sa.x + gap <= pb.x || pb.x + sb.x + gap <= pa.x ||
                          pa.y + sa.y + gap <= pb.y || pb.y + sb.y + gap <= pa.y;
-      if (!apart) return a.id + " and " + b.id;
+      if (!apart) return keys[i] + " and " + keys[j];
     }
+  const auto groups = phase_groups(exp, pos);
+  for (size_t i = 0; i < groups.size(); ++i) {
+    for (size_t j = i + 1; j < groups.size(); ++j)
+      if (groups[i].frame.overlaps(groups[j].frame))
+        return "the " + groups[i].phase + " and " + groups[j].phase + " groups";
+    for (const auto& graph : graphs_with_nodes(exp))
+      if (graph != groups[i].phase)
+        if (auto bounds = graph_bounds(exp, pos, graph); bounds && bounds->overlaps(groups[i].frame))
+          return "the " + groups[i].phase + " group and the graph of '" + graph + "'";
+  }
   return "";
 }
 
@@ -45,11 +60,11 @@ TEST(AutoLayout, EveryShippedExperimentGetsBoxesThatDoNotOverlapAndLinksLeftToRi
     SCOPED_TRACE(file);
     const core::Experiment exp = core::load_experiment_file(file);
     const auto pos = auto_layout(exp);
-    ASSERT_EQ(pos.size(), exp.nodes.size());
-    for (const auto& node : exp.nodes) {
-      ASSERT_TRUE(pos.count(node.id)) << node.id;
-      EXPECT_GE(pos.at(node.id).x, 260.0f) << "room for the task box on the left";
-      EXPECT_GE(pos.at(node.id).y, 40.0f);
+    ASSERT_EQ(pos.size(), canvas_keys(exp).size());
+    for (const auto& key : canvas_keys(exp)) {
+      ASSERT_TRUE(pos.count(key)) << key;
+      EXPECT_GE(pos.at(key).x, 260.0f) << "room for the task box on the left";
+      EXPECT_GE(pos.at(key).y, 40.0f);
     }
     EXPECT_EQ(overlapping_pair(exp, pos, kLayoutNodeGap - 1), "");
     for (const Link& link : graph_links(exp)) {
@@ -70,9 +85,9 @@ TEST(AutoLayout, TheShippedExperimentsStoredPositionsDoNotOverlap) {
     SCOPED_TRACE(file);
     const core::Experiment exp = core::load_experiment_file(file);
     std::map<std::string, Vec2> stored;
-    for (const auto& node : exp.nodes) {
-      ASSERT_TRUE(exp.layout.contains(node.id)) << node.id << " has no stored position";
-      stored[node.id] = {exp.layout[node.id]["x"].get<float>(), exp.layout[node.id]["y"].get<float>()};
+    for (const auto& key : canvas_keys(exp)) {  // a phase's nodes too, as "<phase>/<id>"
+      ASSERT_TRUE(exp.layout.contains(key)) << key << " has no stored position";
+      stored[key] = {exp.layout[key]["x"].get<float>(), exp.layout[key]["y"].get<float>()};
     }
     EXPECT_EQ(overlapping_pair(exp, stored, 0), "");
   }
