@@ -247,6 +247,25 @@ void draw_reward_editor(GraphEditor& ed, const std::string& name) {
   ImGui::PopID();
 }
 
+void draw_phase_inspector(GraphEditor& ed, const std::string& phase) {
+  static const core::config::SettingsDoc trainer = core::config::trainer_settings();
+  GraphDocument& doc = *ed.doc;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("trainer phase '%s' (Escape: the whole experiment)", phase.c_str());
+  ImGui::PopStyleColor();
+  const json& written = doc.experiment().trainer;
+  const bool map = !written.contains(phase) || written[phase].is_object();
+  // A phase that is a map (warm_start, eval, samples) gets the form of its
+  // own settings; one that is a single setting (save: [models]) that row.
+  SettingsFormInput in = form_input(ed, map ? "trainer." + phase : "trainer", &trainer);
+  if (!map) in.filter = "trainer." + phase;
+  for (const auto& p : core::trainer_phases()) in.hidden.insert("trainer." + p + ".nodes");
+  const json empty = json::object();
+  const json& section = map ? (written.contains(phase) ? written[phase] : empty) : written;
+  auto edit = draw_settings_form(section, in, ed.form);
+  apply(doc, edit, [&](core::Experiment& exp) -> json& { return map ? exp.trainer[phase] : exp.trainer; });
+}
+
 void draw_experiment_inspector(GraphEditor& ed) {
   GraphDocument& doc = *ed.doc;
   auto catalog = validation_catalog(ed);

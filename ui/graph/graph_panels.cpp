@@ -25,6 +25,7 @@ namespace rlwb::ui {
 void draw_canvas(GraphEditor& ed, ImVec2 size);  // graph_canvas.cpp
 // experiment_panel.cpp: the forms for the experiment, a model, a reward.
 void draw_experiment_inspector(GraphEditor& ed);
+void draw_phase_inspector(GraphEditor& ed, const std::string& phase);
 void draw_model_editor(GraphEditor& ed, const std::string& model);
 void draw_reward_editor(GraphEditor& ed, const std::string& reward);
 
@@ -211,6 +212,7 @@ void handle_shortcuts(GraphEditor& ed) {
   } else if (pressed(GLFW_KEY_ESCAPE)) {  // back to the experiment's forms
     ed.selected.clear();
     ed.selected_link.reset();
+    ed.inspected_phase.clear();
   }
 }
 
@@ -420,6 +422,8 @@ void draw_inspector(GraphEditor& ed) {
     ImGui::Text("from %s", l.from == kTaskNode ? "the task" : l.from.c_str());
     ImGui::Text("into %s (input %d)", l.to.c_str(), l.to_input);
     if (recorded_button("Delete link")) delete_selection(ed);
+  } else if (!ed.inspected_phase.empty()) {
+    draw_phase_inspector(ed, ed.inspected_phase);
   } else {
     draw_experiment_inspector(ed);
   }
