@@ -50,9 +50,9 @@ std::string filter_to(const std::string& path) { return type_into("inspector/fil
 
 TEST_F(GuiFormsTest, ABadValueShowsTheValidatorsMessageAGoodOneIsSavedAndEachIsOneUndo) {
   const std::string lr = "models.actor.config.optim.lr";
-  const std::string script = filter_to(lr) + type_into("setting/" + lr, "fast") + "wait @setting_problem/" + lr +
-                             " 20000\nscreenshot bad_value.png\n" + type_into("setting/" + lr, "0.0005") +
-                             "click @button/Save\nframes 3\n";
+  const std::string script = filter_to(lr) + type_into("setting/" + lr, "fast") + "wait @setting_problem/" +
+                             lr + " 20000\nscreenshot bad_value.png\n" +
+                             type_into("setting/" + lr, "0.0005") + "click @button/Save\nframes 3\n";
   auto r = run_gui(dir_, args(), script);
   ASSERT_EQ(r.exit_code, 0) << r.log;
   EXPECT_EQ(r.state["editor"]["dirty"], false) << r.state["editor"]["status"];
@@ -60,9 +60,9 @@ TEST_F(GuiFormsTest, ABadValueShowsTheValidatorsMessageAGoodOneIsSavedAndEachIsO
   EXPECT_EQ(saved.models.at("actor").config["optim"]["lr"], 0.0005);
   EXPECT_EQ(saved.models.at("critic").config["optim"]["lr"], 1.0e-3);  // only the actor's
   // The bad value was marked with the validator's own message (screenshot bad_value.png).
-  auto bad = run_gui(dir_, args({"--frames", "2"}), filter_to(lr) + type_into("setting/" + lr, "fast") +
-                                                        "wait @setting_problem/" + lr + " 20000\n",
-                     "bad");
+  auto bad = run_gui(
+      dir_, args({"--frames", "2"}),
+      filter_to(lr) + type_into("setting/" + lr, "fast") + "wait @setting_problem/" + lr + " 20000\n", "bad");
   ASSERT_EQ(bad.exit_code, 0) << bad.log;
   bool found = false;
   for (const auto& issue : bad.state["editor"]["issues"])
@@ -73,18 +73,20 @@ TEST_F(GuiFormsTest, ABadValueShowsTheValidatorsMessageAGoodOneIsSavedAndEachIsO
   ASSERT_EQ(field.size(), 4u);
   EXPECT_GT(problem[1], field[1]);  // under its field
   // Two edits, two undos: back to the file's value.
-  auto undone = run_gui(dir_, args({"--frames", "2"}),
-                        filter_to(lr) + type_into("setting/" + lr, "0.001") + type_into("setting/" + lr, "0.002") +
-                            "click @button/Undo\nframes 2\nclick @button/Save\nframes 2\n",
-                        "undo");
+  auto undone =
+      run_gui(dir_, args({"--frames", "2"}),
+              filter_to(lr) + type_into("setting/" + lr, "0.001") + type_into("setting/" + lr, "0.002") +
+                  "click @button/Undo\nframes 2\nclick @button/Save\nframes 2\n",
+              "undo");
   ASSERT_EQ(undone.exit_code, 0) << undone.log;
   EXPECT_EQ(core::load_experiment_file(file_).models.at("actor").config["optim"]["lr"], 0.001);
 }
 
 TEST_F(GuiFormsTest, TheXBesideASettingRemovesItBackToTheDefault) {
   const std::string steps = "models.actor.config.optim.warmup_steps";
-  auto r = run_gui(dir_, args(),
-                   filter_to(steps) + "click @setting_reset/" + steps + "\nframes 2\nclick @button/Save\nframes 2\n");
+  auto r = run_gui(
+      dir_, args(),
+      filter_to(steps) + "click @setting_reset/" + steps + "\nframes 2\nclick @button/Save\nframes 2\n");
   ASSERT_EQ(r.exit_code, 0) << r.log;
   core::Experiment saved = core::load_experiment_file(file_);
   EXPECT_FALSE(saved.models.at("actor").config["optim"].contains("warmup_steps"));
@@ -159,8 +161,8 @@ std::string set_settings(const json& section, const std::string& prefix, const c
     if (shape.kind == core::config::SettingKind::kFlag) {
       if (value.dump() != setting->default_value) script += "click @setting/" + path + "\nframes 2\n";
     } else if (shape.kind == core::config::SettingKind::kChoice || path == "task.name") {
-      script += "click @setting/" + path + "\nframes 2\nclick @choice/" + path + "/" + value.get<std::string>() +
-                "\nframes 2\n";
+      script += "click @setting/" + path + "\nframes 2\nclick @choice/" + path + "/" +
+                value.get<std::string>() + "\nframes 2\n";
     } else {
       script += type_into("setting/" + path, setting_text(value));
     }
@@ -181,7 +183,8 @@ std::string join(const std::vector<std::string>& columns, const std::vector<std:
 // node inspector; Escape goes back to the experiment.
 std::string add_node(const core::NodeSpec& node) {
   std::string s = type_into("palette/filter", node.call) + "wait @palette/" + node.call +
-                  " 20000\nclick @palette/" + node.call + "\nframes 2\n" + type_into("inspector/id", node.id) +
+                  " 20000\nclick @palette/" + node.call + "\nframes 2\n" +
+                  type_into("inspector/id", node.id) +
                   type_into("inspector/in", join(node.in, node.in_ports)) +
                   type_into("inspector/out", join(node.out, node.out_ports));
   if (!node.args.empty()) s += type_into("inspector/args", node.args.dump());
@@ -212,10 +215,10 @@ TEST_F(GuiFormsTest, ThePpoExperimentBuiltFromAnEmptyCanvasMeansWhatPpoYamlMeans
   s += "click @section/Pools\nframes 2\nclick @section/Models\nframes 2\n";
   for (const auto& [name, model] : ppo.models) {
     s += "click \"@button/+ model\"\nframes 3\n" + type_into("field/models/model/name", name);
-    s += "click @field/models/" + name + "/role\nframes 2\nclick @choice/models/" + name + "/role/" + model.role +
-         "\nframes 2\n";
-    s += "click @field/models/" + name + "/pool\nframes 2\nclick @choice/models/" + name + "/pool/" + model.pool +
-         "\nframes 2\n";
+    s += "click @field/models/" + name + "/role\nframes 2\nclick @choice/models/" + name + "/role/" +
+         model.role + "\nframes 2\n";
+    s += "click @field/models/" + name + "/pool\nframes 2\nclick @choice/models/" + name + "/pool/" +
+         model.pool + "\nframes 2\n";
     s += type_into("field/models/" + name + "/dp", std::to_string(model.parallel.dp));
     s += "click @tree/models/" + name + "\nframes 2\n";
     const std::string prefix = "models." + name + ".config";
@@ -224,8 +227,8 @@ TEST_F(GuiFormsTest, ThePpoExperimentBuiltFromAnEmptyCanvasMeansWhatPpoYamlMeans
   s += "click @section/Models\nframes 2\nclick @section/Rewards\nframes 2\n";
   for (const auto& [name, reward] : ppo.rewards) {
     s += "click \"@button/+ reward\"\nframes 3\n" + type_into("field/rewards/reward/name", name);
-    s += "click @field/rewards/" + name + "/type\nframes 2\nclick @choice/rewards/" + name + "/type/" + reward.type +
-         "\nframes 2\n";
+    s += "click @field/rewards/" + name + "/type\nframes 2\nclick @choice/rewards/" + name + "/type/" +
+         reward.type + "\nframes 2\n";
   }
   s += "click @section/Rewards\nframes 2\n";
   s += set_settings(ppo.task, "task", core::config::task_settings());
@@ -236,7 +239,8 @@ TEST_F(GuiFormsTest, ThePpoExperimentBuiltFromAnEmptyCanvasMeansWhatPpoYamlMeans
   // A phase the trainer sets shows on the canvas; clicking it makes the
   // palette add into it.
   for (const auto& [phase, nodes] : ppo.phase_nodes)
-    for (const auto& node : nodes) s += "key f\nframes 3\nclick @group/" + phase + "\nframes 2\n" + add_node(node);
+    for (const auto& node : nodes)
+      s += "key f\nframes 3\nclick @group/" + phase + "\nframes 2\n" + add_node(node);
   s += "click @button/Auto-layout\nframes 3\nscreenshot built.png\nclick @button/Save\nframes 3\n";
 
   auto r = run_gui(dir_, args({"--frames", "2"}), s, "built");
@@ -246,8 +250,7 @@ TEST_F(GuiFormsTest, ThePpoExperimentBuiltFromAnEmptyCanvasMeansWhatPpoYamlMeans
   EXPECT_EQ(r.state["editor"]["dirty"], false) << r.state["editor"]["status"];
   core::Experiment built = core::load_experiment_file(built_path);
   // It validates (no errors from the editor's validator, which is rlwb validate's).
-  for (const auto& issue : r.state["editor"]["issues"])
-    EXPECT_NE(issue["severity"], "error") << issue.dump();
+  for (const auto& issue : r.state["editor"]["issues"]) EXPECT_NE(issue["severity"], "error") << issue.dump();
   core::Experiment expected = meaning(ppo), got = meaning(built);
   EXPECT_EQ(got.pools, expected.pools);
   EXPECT_EQ(got.models, expected.models);

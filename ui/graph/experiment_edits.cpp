@@ -52,6 +52,19 @@ void rename_raw_entry(core::Experiment& exp, const char* section, const std::str
   entries.erase(from);
 }
 
+// Moves map[from] to map[to] under its new name; false when there is no
+// `from` (or nothing to do).
+template <typename Map>
+bool move_entry(Map& map, const std::string& from, const std::string& to) {
+  auto it = map.find(from);
+  if (it == map.end() || from == to) return false;
+  auto entry = it->second;
+  map.erase(it);
+  entry.name = to;
+  map[to] = std::move(entry);
+  return true;
+}
+
 }  // namespace
 
 std::string resource_name_problem(const core::Experiment& exp, const std::string& kind,
@@ -78,12 +91,7 @@ void add_pool(core::Experiment& exp, const std::string& name, int workers, const
 }
 
 void rename_pool(core::Experiment& exp, const std::string& from, const std::string& to) {
-  auto it = exp.pools.find(from);
-  if (it == exp.pools.end() || from == to) return;
-  core::PoolSpec pool = it->second;
-  exp.pools.erase(it);
-  pool.name = to;
-  exp.pools[to] = pool;
+  if (!move_entry(exp.pools, from, to)) return;
   rename_raw_entry(exp, "pools", from, to);
   for (auto& [name, model] : exp.models)
     if (model.pool == from) model.pool = to;
@@ -101,12 +109,7 @@ void add_model(core::Experiment& exp, const std::string& name, const std::string
 }
 
 void rename_model(core::Experiment& exp, const std::string& from, const std::string& to) {
-  auto it = exp.models.find(from);
-  if (it == exp.models.end() || from == to) return;
-  core::ModelSpec model = it->second;
-  exp.models.erase(it);
-  model.name = to;
-  exp.models[to] = model;
+  if (!move_entry(exp.models, from, to)) return;
   rename_raw_entry(exp, "models", from, to);
   retarget_calls(exp, from, to);
   if (exp.trainer.is_object()) {
@@ -127,12 +130,7 @@ void add_reward(core::Experiment& exp, const std::string& name, const std::strin
 }
 
 void rename_reward(core::Experiment& exp, const std::string& from, const std::string& to) {
-  auto it = exp.rewards.find(from);
-  if (it == exp.rewards.end() || from == to) return;
-  core::RewardSpec reward = it->second;
-  exp.rewards.erase(it);
-  reward.name = to;
-  exp.rewards[to] = reward;
+  if (!move_entry(exp.rewards, from, to)) return;
   rename_raw_entry(exp, "rewards", from, to);
   retarget_calls(exp, from, to);
 }

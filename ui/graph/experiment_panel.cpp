@@ -52,14 +52,20 @@ void labelled(const char* label) {
   ImGui::SameLine(start + width * 0.35f);
 }
 
+// `change` applied to the experiment as one gesture (one undo step).
+template <typename Change>
+void as_gesture(GraphDocument& doc, Change change) {
+  doc.begin_gesture();
+  change(doc.experiment());
+  doc.end_gesture();
+}
+
 // The edit a form asked for, applied to the section at `section_of(exp)`
 // as one gesture.
 template <typename SectionOf>
 void apply(GraphDocument& doc, const std::optional<SettingEdit>& edit, SectionOf section_of) {
   if (!edit) return;
-  doc.begin_gesture();
-  apply_setting_edit(section_of(doc.experiment()), *edit);
-  doc.end_gesture();
+  as_gesture(doc, [&](core::Experiment& e) { apply_setting_edit(section_of(e), *edit); });
 }
 
 // The name field of a pool, model or reward: renames when the user leaves it
@@ -85,9 +91,7 @@ bool name_field(GraphEditor& ed, const std::string& kind, const std::string& nam
     ed.status = "not renamed: " + problem;
     return false;
   }
-  ed.doc->begin_gesture();
-  rename(ed.doc->experiment(), name, wanted);
-  ed.doc->end_gesture();
+  as_gesture(*ed.doc, [&](core::Experiment& e) { rename(e, name, wanted); });
   ed.open_resource = kind + "/" + wanted;
   ed.status = "renamed '" + name + "' to '" + wanted + "'";
   return true;
@@ -134,16 +138,12 @@ void draw_pool(GraphEditor& ed, const std::string& name) {
   std::string device = pool.device;
   labelled("device");
   if (choice_combo("pools/" + name + "/device", device, kDevices)) {
-    doc.begin_gesture();
-    doc.experiment().pools[name].device = device;
-    doc.end_gesture();
+    as_gesture(doc, [&](core::Experiment& e) { e.pools[name].device = device; });
   }
   const std::string problem = issue_about(ed.issues, "pools." + name);
   if (!problem.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", problem.c_str());
   if (recorded_button("Delete pool")) {
-    doc.begin_gesture();
-    delete_pool(doc.experiment(), name);
-    doc.end_gesture();
+    as_gesture(doc, [&](core::Experiment& e) { delete_pool(e, name); });
   }
   ImGui::PopID();
 }
@@ -199,15 +199,11 @@ void draw_model_editor(GraphEditor& ed, const std::string& name) {
   labelled("role");
   if (choice_combo("models/" + name + "/role", role,
                    catalog ? names_of(catalog->role_methods) : std::vector<std::string>{})) {
-    doc.begin_gesture();
-    doc.experiment().models[name].role = role;
-    doc.end_gesture();
+    as_gesture(doc, [&](core::Experiment& e) { e.models[name].role = role; });
   }
   labelled("pool");
   if (choice_combo("models/" + name + "/pool", pool, names_of(doc.experiment().pools))) {
-    doc.begin_gesture();
-    doc.experiment().models[name].pool = pool;
-    doc.end_gesture();
+    as_gesture(doc, [&](core::Experiment& e) { e.models[name].pool = pool; });
   }
   // One field per size, so each is a click away (a script's too).
   core::ParallelSpec parallel = model.parallel;
@@ -239,9 +235,7 @@ void draw_reward_editor(GraphEditor& ed, const std::string& name) {
   labelled("type");
   if (choice_combo("rewards/" + name + "/type", type,
                    catalog ? names_of(catalog->reward_methods) : std::vector<std::string>{})) {
-    doc.begin_gesture();
-    doc.experiment().rewards[name].type = type;
-    doc.end_gesture();
+    as_gesture(doc, [&](core::Experiment& e) { e.rewards[name].type = type; });
   }
   draw_reward_config(ed, name);
   ImGui::PopID();
@@ -305,9 +299,7 @@ void draw_experiment_inspector(GraphEditor& ed) {
       if (open_entry(ed, "pools", name)) draw_pool(ed, name), ImGui::TreePop();
     if (recorded_button("+ pool")) {
       const std::string name = unused_resource_name(doc.experiment(), "pools", "pool");
-      doc.begin_gesture();
-      add_pool(doc.experiment(), name, 1, "cpu");
-      doc.end_gesture();
+      as_gesture(doc, [&](core::Experiment& e) { add_pool(e, name, 1, "cpu"); });
       ed.open_resource = "pools/" + name;
     }
   }
@@ -324,18 +316,16 @@ void draw_experiment_inspector(GraphEditor& ed) {
       if (!open_entry(ed, "models", name)) continue;
       draw_model_editor(ed, name);
       if (!filtering && recorded_button(("Delete model##" + name).c_str())) {
-        doc.begin_gesture();
-        delete_model(doc.experiment(), name);
-        doc.end_gesture();
+        as_gesture(doc, [&](core::Experiment& e) { delete_model(e, name); });
       }
       ImGui::TreePop();
     }
     if (!filtering && recorded_button("+ model")) {
       const std::string name = unused_resource_name(doc.experiment(), "models", "model");
       const auto& pools = doc.experiment().pools;
-      doc.begin_gesture();
-      add_model(doc.experiment(), name, "actor", pools.empty() ? "" : pools.begin()->first);
-      doc.end_gesture();
+      as_gesture(doc, [&](core::Experiment& e) {
+        add_model(e, name, "actor", pools.empty() ? "" : pools.begin()->first);
+      });
       ed.open_resource = "models/" + name;
     }
   }
@@ -344,9 +334,7 @@ void draw_experiment_inspector(GraphEditor& ed) {
       if (!open_entry(ed, "rewards", name)) continue;
       draw_reward_editor(ed, name);
       if (!filtering && recorded_button(("Delete reward##" + name).c_str())) {
-        doc.begin_gesture();
-        delete_reward(doc.experiment(), name);
-        doc.end_gesture();
+        as_gesture(doc, [&](core::Experiment& e) { delete_reward(e, name); });
       }
       ImGui::TreePop();
     }
@@ -355,9 +343,7 @@ void draw_experiment_inspector(GraphEditor& ed) {
       std::string type =
           catalog && !catalog->reward_methods.empty() ? catalog->reward_methods.begin()->first : "";
       if (catalog && catalog->reward_methods.count("math")) type = "math";
-      doc.begin_gesture();
-      add_reward(doc.experiment(), name, type);
-      doc.end_gesture();
+      as_gesture(doc, [&](core::Experiment& e) { add_reward(e, name, type); });
       ed.open_resource = "rewards/" + name;
     }
   }
