@@ -6,6 +6,7 @@
 #include "ui/graph/graph_editor.h"
 #include "ui/graph/minimap.h"
 #include "ui/graph/node_geometry.h"
+#include "ui/graph/pin_order.h"
 #include "ui/graph/phase_graphs.h"
 #include "ui/graph/phase_groups.h"
 #include "ui/platform/item_registry.h"
@@ -41,7 +42,7 @@ ImU32 header_color(const core::Experiment& exp, const core::NodeSpec& node) {
 }
 
 void add_node_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin, const std::string& phase,
-                    std::vector<NodeBox>& boxes);
+                    const GraphPinRows& rows, std::vector<NodeBox>& boxes);
 
 // The boxes of every graph as `view` draws them with the canvas at `origin`.
 std::vector<NodeBox> layout_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin) {
@@ -49,6 +50,7 @@ std::vector<NodeBox> layout_boxes(const GraphDocument& doc, const CanvasView& vi
   const float z = view.zoom;
   std::vector<NodeBox> boxes;
   for (const std::string& phase : graphs_with_nodes(exp)) {
+    const GraphPinRows rows = order_pins(exp, doc.positions(), phase);
     // The task box sits left of the graph's leftmost node, level with its topmost.
     if (const auto rect = task_box(exp, doc.positions(), phase)) {
       const std::vector<std::string> task_cols = task_columns(phase.empty() ? exp : graph_view(exp, phase));
@@ -60,19 +62,21 @@ std::vector<NodeBox> layout_boxes(const GraphDocument& doc, const CanvasView& vi
       task.min = view.to_screen(w, origin);
       task.max = view.to_screen(ImVec2(rect->max.x, rect->max.y), origin);
       task.header = 28 * z;
-      for (size_t i = 0; i < task_cols.size(); ++i)
-        task.outs.push_back(
-            {task_cols[i], view.to_screen(ImVec2(w.x + kTaskWidth, w.y + 30 + kRow * (i + 0.5f)), origin)});
+      for (size_t i = 0; i < task_cols.size(); ++i) {
+        const Vec2 pin = task_pin(rect->min, rows.task[i]);
+        task.outs.push_back({task_cols[i], view.to_screen(ImVec2(pin.x, pin.y), origin)});
+      }
+      task.out_rows = rows.task;
       boxes.push_back(task);
     }
-    add_node_boxes(doc, view, origin, phase, boxes);
+    add_node_boxes(doc, view, origin, phase, rows, boxes);
   }
   return boxes;
 }
 
 // A graph's node boxes, appended to `boxes`.
 void add_node_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin, const std::string& phase,
-                    std::vector<NodeBox>& boxes) {
+                    const GraphPinRows& rows, std::vector<NodeBox>& boxes) {
   const core::Experiment& exp = doc.experiment();
   const float z = view.zoom;
   for (const auto& node : graph_nodes(exp, phase)) {
@@ -85,15 +89,17 @@ void add_node_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 ori
     box.min = view.to_screen(ImVec2(p.x, p.y), origin);
     box.max = view.to_screen(ImVec2(p.x + size.x, p.y + size.y), origin);
     box.header = kHeader * z;
+    box.in_rows = rows.of(node.id).in;
+    box.out_rows = rows.of(node.id).out;
     for (size_t i = 0; i < node.in.size(); ++i) {
-      box.ins.push_back(
-          {node.in[i], view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+      const Vec2 pin = input_pin(exp, node, p, box.in_rows[i]);
+      box.ins.push_back({node.in[i], view.to_screen(ImVec2(pin.x, pin.y), origin)});
       box.in_labels.push_back(pin_label(node.in_port(i), node.in[i]));
     }
     box.add_in = view.to_screen(ImVec2(p.x, p.y + pins_top + kRow * (node.in.size() + 0.5f)), origin);
     for (size_t i = 0; i < node.out.size(); ++i) {
-      box.outs.push_back(
-          {node.out[i], view.to_screen(ImVec2(p.x + size.x, p.y + pins_top + kRow * (i + 0.5f)), origin)});
+      const Vec2 pin = output_pin(exp, node, p, box.out_rows[i]);
+      box.outs.push_back({node.out[i], view.to_screen(ImVec2(pin.x, pin.y), origin)});
       box.out_labels.push_back(pin_label(node.out_port(i), node.out[i]));
     }
     boxes.push_back(box);
@@ -586,10 +592,12 @@ void draw_canvas(GraphEditor& ed, ImVec2 size) {
       dl->AddCircleFilled(at, kPinRadius * z, pin_color(true, col, -1));
       float w = ImGui::CalcTextSize(shown.c_str()).x * z * 0.9f;
       text_at(dl, ImVec2(at.x - 9 * z - w, at.y - 8 * z), IM_COL32(200, 205, 215, 255), shown, z, 0.9f);
-      // The row's input label, measured in the real font, must end before this one starts.
-      if (i < box.ins.size() && !box.task) {
-        const std::string& in = i < box.in_labels.size() ? box.in_labels[i] : box.ins[i].first;
-        const float in_end = box.ins[i].second.x + 9 * z + ImGui::CalcTextSize(in.c_str()).x * z * 0.9f;
+      // The input label in this output's row, measured in the real font,
+      // must end before this one starts.
+      for (size_t j = 0; j < box.ins.size() && !box.task && i < box.out_rows.size(); ++j) {
+        if (j >= box.in_rows.size() || box.in_rows[j] != box.out_rows[i]) continue;
+        const std::string& in = j < box.in_labels.size() ? box.in_labels[j] : box.ins[j].first;
+        const float in_end = box.ins[j].second.x + 9 * z + ImGui::CalcTextSize(in.c_str()).x * z * 0.9f;
         if (in_end + 2 * z > at.x - 9 * z - w)
           items().record("label_collision/" + box.id, ImVec2(in_end, at.y - 8 * z),
                          ImVec2(at.x, at.y + 8 * z));

@@ -163,6 +163,8 @@ struct NodeBox {
   // What each pin shows: its column, or "port: column" where the node binds
   // the column to a port of another name (`in: {port: column}`).
   std::vector<std::string> in_labels, out_labels;
+  // The row each pin is drawn in (pin_order.h): ins[i] sits in row in_rows[i].
+  std::vector<size_t> in_rows, out_rows;
   ImVec2 add_in;  // the "+ in" slot
 };
 

@@ -34,12 +34,14 @@ float pin_label_width(const std::string& label) {
 
 Vec2 node_size(const core::Experiment& exp, const core::NodeSpec& node) {
   const size_t rows = std::max(node.in.size() + 1, std::max<size_t>(node.out.size(), 1));
-  float width = kNodeWidth;
-  for (size_t r = 0; r < rows; ++r) {
-    const float in = r < node.in.size() ? pin_label_width(pin_label(node.in_port(r), node.in[r])) : 0;
-    const float out = r < node.out.size() ? pin_label_width(pin_label(node.out_port(r), node.out[r])) : 0;
-    width = std::max(width, 2 * kPinLabelInset + in + kPinLabelGap + out);
-  }
+  // The widest input beside the widest output: pins are drawn in the rows
+  // that cut crossings (pin_order.h), so any two may share a row.
+  float in = 0, out = 0;
+  for (size_t i = 0; i < node.in.size(); ++i)
+    in = std::max(in, pin_label_width(pin_label(node.in_port(i), node.in[i])));
+  for (size_t i = 0; i < node.out.size(); ++i)
+    out = std::max(out, pin_label_width(pin_label(node.out_port(i), node.out[i])));
+  const float width = std::max(kNodeWidth, 2 * kPinLabelInset + in + kPinLabelGap + out);
   return {std::ceil(width), pins_top(exp, node) + kPinRow * static_cast<float>(rows) + 4};
 }
 

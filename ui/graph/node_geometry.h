@@ -29,8 +29,8 @@ std::vector<std::string> info_lines(const core::Experiment& exp, const core::Nod
 // Where a node's pin rows start, below its title and info lines.
 float pins_top(const core::Experiment& exp, const core::NodeSpec& node);
 
-// The node's box: kNodeWidth wide, wider when a row's input and output
-// labels need it; tall enough for its info lines and one row per input
+// The node's box: kNodeWidth wide, wider when its widest input and widest
+// output labels need it side by side; tall enough for its info lines and one row per input
 // (plus the "add input" row) or per output, whichever is more.
 Vec2 node_size(const core::Experiment& exp, const core::NodeSpec& node);
 
