@@ -16,9 +16,9 @@
 namespace rlwb::core {
 namespace {
 
-using nlohmann::json;
 using graph_detail::emit_yaml;
 using graph_detail::ordered_keys;
+using nlohmann::json;
 
 // ---------------------------------------------------------------- [SECTION] the text's index
 
@@ -41,10 +41,10 @@ struct Node {
 // whole lines (the key line through the value's last line), in flow style
 // the key through the value.
 struct Entry {
-  std::string key;                      // "" for list items
-  std::size_t begin = 0, end = 0;       // as above
+  std::string key;                           // "" for list items
+  std::size_t begin = 0, end = 0;            // as above
   std::size_t lead_begin = 0, lead_end = 0;  // block style: "key:" or "-" as written
-  int column = 0;                       // block style: where the key or dash starts
+  int column = 0;                            // block style: where the key or dash starts
   Node value;
 };
 
@@ -75,7 +75,7 @@ class Scanner {
     std::size_t i = next_content(0);
     for (const auto& line : lines_) {
       std::string_view start(text_.data() + line.begin, line.end - line.begin);
-      if (start.rfind("---", 0) == 0 || start.rfind("...", 0) == 0 || start.rfind("%", 0) == 0)
+      if (start.rfind("---", 0) == 0 || start.rfind("...", 0) == 0 || start.rfind('%', 0) == 0)
         throw CannotPlace{"the file has YAML document markers or directives"};
     }
     if (i == lines_.size() || lines_[i].indent != 0 || starts_item(i))
@@ -250,10 +250,9 @@ class Scanner {
     last = i;
     if (at_line_end(i, p)) {  // the value is on the lines below, or null
       std::size_t j = next_content(i + 1);
-      if (j < lines_.size() && lines_[j].indent > column) return starts_item(j)
-                                                                   ? block_seq(j, lines_[j].indent, last)
-                                                                   : block_map(j, lines_[j].indent,
-                                                                               first_char(j), last);
+      if (j < lines_.size() && lines_[j].indent > column)
+        return starts_item(j) ? block_seq(j, lines_[j].indent, last)
+                              : block_map(j, lines_[j].indent, first_char(j), last);
       if (after_key && j < lines_.size() && lines_[j].indent == column && starts_item(j))
         return block_seq(j, column, last);
       Node null;
@@ -313,7 +312,8 @@ class Scanner {
             key_end = quoted_end(p, limit);
             if (key_end == std::string::npos || !unquote(p, key_end, entry.key)) return false;
           } else {
-            while (key_end < limit && std::string_view(":,{}[]#").find(text_[key_end]) == std::string_view::npos)
+            while (key_end < limit &&
+                   std::string_view(":,{}[]#").find(text_[key_end]) == std::string_view::npos)
               ++key_end;
             std::size_t trimmed = key_end;
             while (trimmed > p && is_space(text_[trimmed - 1])) --trimmed;
@@ -379,9 +379,9 @@ class Scanner {
 // Keys in the order a reader expects them in a node, model, pool, ...;
 // other keys sorted.
 const std::vector<std::string>& key_order() {
-  static const std::vector<std::string> order = {"id",   "call",     "in",      "out",    "name", "role",
-                                                 "type", "pool",     "parallel", "workers", "device", "dp",
-                                                 "tp",   "pp",       "x",       "y",      "config", "args"};
+  static const std::vector<std::string> order = {"id",   "call", "in",       "out",     "name",   "role",
+                                                 "type", "pool", "parallel", "workers", "device", "dp",
+                                                 "tp",   "pp",   "x",        "y",       "config", "args"};
   return order;
 }
 
@@ -476,7 +476,8 @@ class Patcher {
   explicit Patcher(const std::string& text) : text_(text) {}
 
   // The whole document; a section whose edit cannot be placed is written anew.
-  std::string document(const Node& root, const json& old, const json& now, std::vector<std::string>& rewritten) {
+  std::string document(const Node& root, const json& old, const json& now,
+                       std::vector<std::string>& rewritten) {
     // New sections go in the canonical order (name, ..., models, ..., layout).
     const auto& order = graph_detail::canonical_shape({}).first_keys;
     return map_entries(root, old, now, order, [&](const Entry& entry, const json& was, const json& is) {
@@ -509,8 +510,8 @@ class Patcher {
   // `patch`, removed ones dropped, new ones after the last.
   // New keys go in `order` (those it names first, the rest sorted).
   template <typename Patch>
-  std::string map_entries(const Node& map, const json& old, const json& now, const std::vector<std::string>& order,
-                          Patch patch) {
+  std::string map_entries(const Node& map, const json& old, const json& now,
+                          const std::vector<std::string>& order, Patch patch) {
     if (!old.is_object() || map.entries.size() != old.size())
       throw CannotPlace{"the text's keys do not match the document's"};
     std::string out;
@@ -615,18 +616,21 @@ class Patcher {
 
   // A changed one-line flow collection, its unchanged entries as written.
   std::string flow(const Node& node, const json& was, const json& is) {
-    if (node.anchored || node.kind == Kind::alias) throw CannotPlace{"an anchor or alias that other keys share"};
+    if (node.anchored || node.kind == Kind::alias)
+      throw CannotPlace{"an anchor or alias that other keys share"};
     std::vector<std::string> parts;
     auto part = [&](const Entry& entry, const json& a, const json& b) {
       if (a == b) return slice(entry.begin, entry.end);
       const Node& value = entry.value;
       if (value.anchored || value.kind == Kind::alias)
         throw CannotPlace{"an anchor or alias that other keys share"};
-      const bool nested = (value.kind == Kind::flow_map || value.kind == Kind::flow_seq) && a.type() == b.type();
+      const bool nested =
+          (value.kind == Kind::flow_map || value.kind == Kind::flow_seq) && a.type() == b.type();
       if (!nested && value.holds_anchor) throw CannotPlace{"a replaced value holds an anchor"};
       return slice(entry.begin, value.begin) + (nested ? flow(value, a, b) : flow_text(b));
     };
-    if (node.kind == Kind::flow_map && was.is_object() && is.is_object() && node.entries.size() == was.size()) {
+    if (node.kind == Kind::flow_map && was.is_object() && is.is_object() &&
+        node.entries.size() == was.size()) {
       for (const Entry& entry : node.entries) {
         if (!was.contains(entry.key)) throw CannotPlace{"the text's keys do not match the document's"};
         if (is.contains(entry.key))
@@ -641,9 +645,10 @@ class Patcher {
     // A list (or a map whose keys do not match): its items by match_items,
     // or anew. One holding an anchor is left alone: an item may move or go.
     if (node.holds_anchor) throw CannotPlace{"a flow collection holds an anchor"};
-    auto from = node.kind == Kind::flow_seq && was.is_array() && is.is_array() && node.entries.size() == was.size()
-                    ? match_items(was, is)
-                    : std::nullopt;
+    auto from =
+        node.kind == Kind::flow_seq && was.is_array() && is.is_array() && node.entries.size() == was.size()
+            ? match_items(was, is)
+            : std::nullopt;
     if (!from) return flow_text(is);
     for (std::size_t i = 0; i < is.size(); ++i) {
       const int k = (*from)[i];
@@ -701,8 +706,8 @@ std::optional<json> to_write(const json* base, const json* before, const json* n
     for (const auto& id : *base_ids)
       if (!std::count(now_ids->begin(), now_ids->end(), id)) edits[id] = nullptr;
     for (const auto& id : *now_ids) {
-      auto edit = to_write(node_with_id(base, id), node_with_id(before, id), node_with_id(now, id),
-                           member(own, id));
+      auto edit =
+          to_write(node_with_id(base, id), node_with_id(before, id), node_with_id(now, id), member(own, id));
       if (edit)
         edits[id] = *edit;
       else
@@ -760,16 +765,17 @@ YamlEdit edit_experiment_text(const std::string& original_text, const std::strin
     graph_detail::LineMap lines;
     std::vector<std::string> bases;
     std::vector<GraphIssue> issues;
-    base = graph_detail::parse_with_defaults(emit_yaml(json{{"defaults", written["defaults"]}}, flow_shape), file,
-                                             lines, bases, issues);
+    base = graph_detail::parse_with_defaults(emit_yaml(json{{"defaults", written["defaults"]}}, flow_shape),
+                                             file, lines, bases, issues);
   }
   const auto to = to_write(base.is_null() ? nullptr : &base, &before.raw, &wanted.raw, &written);
   try {
     Node root = Scanner(original_text).document();
     std::vector<std::string> rewritten;
-    std::string patched = original_text.substr(0, root.begin) +
-                          Patcher(original_text).document(root, written, to ? *to : json::object(), rewritten) +
-                          original_text.substr(root.end);
+    std::string patched =
+        original_text.substr(0, root.begin) +
+        Patcher(original_text).document(root, written, to ? *to : json::object(), rewritten) +
+        original_text.substr(root.end);
     if (same_content(load_experiment_text(patched, file), wanted)) return {patched, rewritten, false};
   } catch (const CannotPlace&) {  // the file's shape itself: see below
   } catch (const GraphError&) {   // the patch did not parse: see below

@@ -168,7 +168,9 @@ TEST(YamlEdit, AChangedScalarKeepsTheCommentOnItsLine) {
 }
 
 TEST(YamlEdit, AnAddedKeyGoesAfterItsParentsLastChildCreatingMapsOnTheWay) {
-  const std::string text = "name: x\ntrainer:\n  steps: 3\n  # about eval\n  eval:\n    every: 5\n# the task\ntask: {name: arithmetic}\n";
+  const std::string text =
+      "name: x\ntrainer:\n  steps: 3\n  # about eval\n  eval:\n    every: 5\n# the task\ntask: {name: "
+      "arithmetic}\n";
   Experiment exp = load_experiment_text(text, "exp.yaml");
   exp.trainer["eval"]["batch_size"] = 8;
   exp.trainer["algorithm"] = {{"kl_ctrl", {{"type", "fixed"}}}};
@@ -178,12 +180,14 @@ TEST(YamlEdit, AnAddedKeyGoesAfterItsParentsLastChildCreatingMapsOnTheWay) {
 }
 
 TEST(YamlEdit, AChangeInAFlowMapRewritesOnlyThatMapKeepingItsOtherEntriesText) {
-  const std::string text = "name: x\nmodels:\n  a:\n    config:\n      optim: {lr: 2.5e-4, weight_decay: 0.0}  # tuned\n";
+  const std::string text =
+      "name: x\nmodels:\n  a:\n    config:\n      optim: {lr: 2.5e-4, weight_decay: 0.0}  # tuned\n";
   Experiment exp = load_experiment_text(text, "exp.yaml");
   exp.models["a"].config["optim"]["lr"] = 1e-3;
   exp.models["a"].config["optim"]["warmup_steps"] = 3;
   EXPECT_EQ(edit_experiment_text(text, "exp.yaml", exp).text,
-            "name: x\nmodels:\n  a:\n    config:\n      optim: {lr: 0.001, weight_decay: 0.0, warmup_steps: 3}  # tuned\n");
+            "name: x\nmodels:\n  a:\n    config:\n      optim: {lr: 0.001, weight_decay: 0.0, warmup_steps: "
+            "3}  # tuned\n");
 }
 
 TEST(YamlEdit, AnAliasedValueEditedForOneModelLeavesTheOtherAsItWas) {

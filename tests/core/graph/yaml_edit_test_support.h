@@ -1,6 +1,6 @@
-// Shared by yaml_edit_test.cpp and the editor's graph_document_test.cpp:
-// the experiment files, and the checks that a saved edit changed only what
-// it had to.
+// Shared by yaml_edit_test.cpp and the editor's graph_document_test.cpp
+// (and auto_layout_test.cpp, for the file list): the experiment files, and
+// the checks that a saved edit changed only what it had to.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,7 +20,8 @@ namespace rlwb::core::testing {
 // Every experiments/*.yaml, sorted.
 inline std::vector<std::string> experiment_files() {
   std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(rlwb::testing::kSourceDir) + "/experiments"))
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(rlwb::testing::kSourceDir) + "/experiments"))
     if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
   return files;
@@ -79,12 +80,14 @@ inline void expect_lines_kept(const std::string& original, const std::string& sa
 // `saved` (the save of `edited`, first loaded from `original` in `file`)
 // reloads to the edited experiment and keeps the original's lines as
 // expect_lines_kept() says.
-inline void expect_minimal_save(const std::string& original, const std::string& saved, const std::string& file,
-                                const Experiment& edited, std::size_t changed) {
+inline void expect_minimal_save(const std::string& original, const std::string& saved,
+                                const std::string& file, const Experiment& edited, std::size_t changed) {
   const Experiment wanted = load_experiment_text(experiment_to_yaml(edited), file);
   Experiment reloaded;
   ASSERT_NO_THROW(reloaded = load_experiment_text(saved, file)) << saved;
-  EXPECT_TRUE(same_content(reloaded, wanted)) << "saved:\n" << saved << "\nwanted:\n" << experiment_to_yaml(edited);
+  EXPECT_TRUE(same_content(reloaded, wanted)) << "saved:\n"
+                                              << saved << "\nwanted:\n"
+                                              << experiment_to_yaml(edited);
   expect_lines_kept(original, saved, file, changed);
 }
 
