@@ -190,6 +190,26 @@ TEST(YamlEdit, AChangeInAFlowMapRewritesOnlyThatMapKeepingItsOtherEntriesText) {
             "3}  # tuned\n");
 }
 
+TEST(YamlEdit, BlockStyleNodesKeepTheCommentsBetweenThemAndANewNodeGoesWhereItIsInTheList) {
+  const std::string text =
+      "name: x\nnodes:\n  # the generator\n  - id: gen\n    call: actor.generate\n    out: [responses]\n\n"
+      "  # the scorer\n  - id: score\n    call: math.score\n    in: [responses]\n";
+  Experiment exp = load_experiment_text(text, "exp.yaml");
+  NodeSpec node;
+  node.id = node.call = "mid";
+  node.target = "mid";
+  node.in = {"a"};
+  exp.nodes.insert(exp.nodes.begin() + 1, node);
+  exp.nodes[0].out.push_back("mask");
+  exp.nodes[2].in = {"responses", "more"};
+  exp.nodes[2].in_ports = {"x", "y"};
+  EXPECT_EQ(edit_experiment_text(text, "exp.yaml", exp).text,
+            "name: x\nnodes:\n  # the generator\n  - id: gen\n    call: actor.generate\n    out: [responses, "
+            "mask]\n"
+            "  - {id: mid, call: mid, in: [a]}\n\n  # the scorer\n  - id: score\n    call: math.score\n"
+            "    in: {x: responses, y: more}\n");
+}
+
 TEST(YamlEdit, AnAliasedValueEditedForOneModelLeavesTheOtherAsItWas) {
   const std::string file = std::string(rlwb::testing::kSourceDir) + "/experiments/grpo.yaml";
   const std::string text = file_text(file);

@@ -321,6 +321,21 @@ TEST_F(GraphDocumentTest, ADerivedFileKeepsItsDefaultsAndStaysShortAfterEdits) {
   EXPECT_EQ(again.experiment().nodes.size(), 5u);
 }
 
+TEST_F(GraphDocumentTest, ADerivedFileSavedIntoAnotherFolderIsWrittenResolved) {
+  copy_experiments();
+  GraphDocument doc = GraphDocument::open(path("rloo.yaml"));
+  doc.begin_gesture();
+  doc.experiment().trainer["steps"] = 20;
+  doc.end_gesture();
+  std::filesystem::create_directories(path("elsewhere"));
+  const std::string p = path("elsewhere/rloo.yaml");
+  doc.save_as(p);
+  EXPECT_EQ(read_bytes(p).find("defaults:"), std::string::npos);  // grpo.yaml is not there
+  core::Experiment saved = core::load_experiment_file(p);
+  EXPECT_EQ(saved.trainer["steps"], 20);
+  EXPECT_EQ(saved.nodes.size(), 5u);
+}
+
 TEST(PaletteEntries, FromTheCatalogWhenThereIsOneElseFromTheFile) {
   core::Experiment exp =
       core::load_experiment_text(test::read_bytes(test::source_path("experiments/demo.yaml")), "demo.yaml");
