@@ -706,8 +706,10 @@ std::optional<json> to_write(const json* base, const json* before, const json* n
     for (const auto& id : *base_ids)
       if (!std::count(now_ids->begin(), now_ids->end(), id)) edits[id] = nullptr;
     for (const auto& id : *now_ids) {
-      auto edit =
-          to_write(node_with_id(base, id), node_with_id(before, id), node_with_id(now, id), member(own, id));
+      const json* base_node = node_with_id(base, id);
+      auto edit = to_write(base_node, node_with_id(before, id), node_with_id(now, id), member(own, id));
+      if (edit && !base_node && !member(own, id) && edit->is_object())
+        edit->erase("id");  // a new node: its key names it
       if (edit)
         edits[id] = *edit;
       else
