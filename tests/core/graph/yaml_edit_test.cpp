@@ -159,11 +159,16 @@ TEST(YamlEdit, AnEditUndoneGivesTheSameBytes) {
   EXPECT_EQ(edit_experiment_text(text, file, exp).text, text);
 }
 
+// What saving `text` (as exp.yaml) writes after `edit`.
+std::string saved_after(const std::string& text, const std::function<void(Experiment&)>& edit) {
+  Experiment exp = load_experiment_text(text, "exp.yaml");
+  edit(exp);
+  return edit_experiment_text(text, "exp.yaml", exp).text;
+}
+
 TEST(YamlEdit, AChangedScalarKeepsTheCommentOnItsLine) {
   const std::string text = "name: x\ntrainer:\n  steps: 3  # three is enough here\n  save: [actor]\n";
-  Experiment exp = load_experiment_text(text, "exp.yaml");
-  exp.trainer["steps"] = 40;
-  EXPECT_EQ(edit_experiment_text(text, "exp.yaml", exp).text,
+  EXPECT_EQ(saved_after(text, [](Experiment& exp) { exp.trainer["steps"] = 40; }),
             "name: x\ntrainer:\n  steps: 40  # three is enough here\n  save: [actor]\n");
 }
 
@@ -171,10 +176,11 @@ TEST(YamlEdit, AnAddedKeyGoesAfterItsParentsLastChildCreatingMapsOnTheWay) {
   const std::string text =
       "name: x\ntrainer:\n  steps: 3\n  # about eval\n  eval:\n    every: 5\n# the task\ntask: {name: "
       "arithmetic}\n";
-  Experiment exp = load_experiment_text(text, "exp.yaml");
-  exp.trainer["eval"]["batch_size"] = 8;
-  exp.trainer["algorithm"] = {{"kl_ctrl", {{"type", "fixed"}}}};
-  EXPECT_EQ(edit_experiment_text(text, "exp.yaml", exp).text,
+  auto edit = [](Experiment& exp) {
+    exp.trainer["eval"]["batch_size"] = 8;
+    exp.trainer["algorithm"] = {{"kl_ctrl", {{"type", "fixed"}}}};
+  };
+  EXPECT_EQ(saved_after(text, edit),
             "name: x\ntrainer:\n  steps: 3\n  # about eval\n  eval:\n    every: 5\n    batch_size: 8\n"
             "  algorithm: {kl_ctrl: {type: fixed}}\n# the task\ntask: {name: arithmetic}\n");
 }
@@ -182,10 +188,11 @@ TEST(YamlEdit, AnAddedKeyGoesAfterItsParentsLastChildCreatingMapsOnTheWay) {
 TEST(YamlEdit, AChangeInAFlowMapRewritesOnlyThatMapKeepingItsOtherEntriesText) {
   const std::string text =
       "name: x\nmodels:\n  a:\n    config:\n      optim: {lr: 2.5e-4, weight_decay: 0.0}  # tuned\n";
-  Experiment exp = load_experiment_text(text, "exp.yaml");
-  exp.models["a"].config["optim"]["lr"] = 1e-3;
-  exp.models["a"].config["optim"]["warmup_steps"] = 3;
-  EXPECT_EQ(edit_experiment_text(text, "exp.yaml", exp).text,
+  auto edit = [](Experiment& exp) {
+    exp.models["a"].config["optim"]["lr"] = 1e-3;
+    exp.models["a"].config["optim"]["warmup_steps"] = 3;
+  };
+  EXPECT_EQ(saved_after(text, edit),
             "name: x\nmodels:\n  a:\n    config:\n      optim: {lr: 0.001, weight_decay: 0.0, warmup_steps: "
             "3}  # tuned\n");
 }
@@ -194,16 +201,17 @@ TEST(YamlEdit, BlockStyleNodesKeepTheCommentsBetweenThemAndANewNodeGoesWhereItIs
   const std::string text =
       "name: x\nnodes:\n  # the generator\n  - id: gen\n    call: actor.generate\n    out: [responses]\n\n"
       "  # the scorer\n  - id: score\n    call: math.score\n    in: [responses]\n";
-  Experiment exp = load_experiment_text(text, "exp.yaml");
-  NodeSpec node;
-  node.id = node.call = "mid";
-  node.target = "mid";
-  node.in = {"a"};
-  exp.nodes.insert(exp.nodes.begin() + 1, node);
-  exp.nodes[0].out.push_back("mask");
-  exp.nodes[2].in = {"responses", "more"};
-  exp.nodes[2].in_ports = {"x", "y"};
-  EXPECT_EQ(edit_experiment_text(text, "exp.yaml", exp).text,
+  auto edit = [](Experiment& exp) {
+    NodeSpec node;
+    node.id = node.call = "mid";
+    node.target = "mid";
+    node.in = {"a"};
+    exp.nodes.insert(exp.nodes.begin() + 1, node);
+    exp.nodes[0].out.push_back("mask");
+    exp.nodes[2].in = {"responses", "more"};
+    exp.nodes[2].in_ports = {"x", "y"};
+  };
+  EXPECT_EQ(saved_after(text, edit),
             "name: x\nnodes:\n  # the generator\n  - id: gen\n    call: actor.generate\n    out: [responses, "
             "mask]\n"
             "  - {id: mid, call: mid, in: [a]}\n\n  # the scorer\n  - id: score\n    call: math.score\n"
