@@ -97,8 +97,10 @@ json document_of(const Experiment& exp) {
   return doc;
 }
 
+}  // namespace
+
 // Canonical order and inline style by position in the document.
-graph_detail::YamlShape shape_of(const std::vector<std::string>& path) {
+graph_detail::YamlShape graph_detail::canonical_shape(const std::vector<std::string>& path) {
   auto is = [&](std::initializer_list<const char*> pattern) {
     if (path.size() != pattern.size()) return false;
     std::size_t i = 0;
@@ -126,10 +128,8 @@ graph_detail::YamlShape shape_of(const std::vector<std::string>& path) {
   return {};
 }
 
-}  // namespace
-
 std::string experiment_to_yaml(const Experiment& exp) {
-  return graph_detail::emit_yaml(document_of(exp), shape_of);
+  return graph_detail::emit_yaml(document_of(exp), graph_detail::canonical_shape);
 }
 
 }  // namespace rlwb::core

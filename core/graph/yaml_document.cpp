@@ -111,15 +111,6 @@ bool all_scalars(const json& list) {
   return std::none_of(list.begin(), list.end(), [](const json& v) { return v.is_structured(); });
 }
 
-std::vector<std::string> ordered_keys(const json& map, const std::vector<std::string>& first) {
-  std::vector<std::string> keys;
-  for (const auto& key : first)
-    if (map.contains(key)) keys.push_back(key);
-  for (const auto& [key, _] : map.items())  // nlohmann::json keeps keys sorted
-    if (std::find(first.begin(), first.end(), key) == first.end()) keys.push_back(key);
-  return keys;
-}
-
 void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path, ShapeOf shape_of) {
   switch (value.type()) {
     case json::value_t::object: {
@@ -168,6 +159,15 @@ void emit(YAML::Emitter& out, const json& value, std::vector<std::string>& path,
 }
 
 }  // namespace
+
+std::vector<std::string> ordered_keys(const json& map, const std::vector<std::string>& first) {
+  std::vector<std::string> keys;
+  for (const auto& key : first)
+    if (map.contains(key)) keys.push_back(key);
+  for (const auto& [key, _] : map.items())  // nlohmann::json keeps keys sorted
+    if (std::find(first.begin(), first.end(), key) == first.end()) keys.push_back(key);
+  return keys;
+}
 
 std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;

@@ -54,6 +54,13 @@ struct YamlShape {
 // matching is up to the callback.
 using ShapeOf = YamlShape (*)(const std::vector<std::string>& path);
 
+// The map's keys in writing order: `first` (those it has), then the rest sorted.
+std::vector<std::string> ordered_keys(const nlohmann::json& map, const std::vector<std::string>& first);
+
+// experiment_to_yaml's order and inline style (experiment.h), by path from
+// the document's root; also what yaml_edit.h writes a section anew with.
+YamlShape canonical_shape(const std::vector<std::string>& path);
+
 // Writes `value` as block YAML ending in a newline. Strings that would read
 // back as something else are quoted; floats use the shortest text that reads
 // back to the same double.

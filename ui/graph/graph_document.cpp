@@ -7,6 +7,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "core/graph/yaml_edit.h"
 #include "ui/graph/auto_layout.h"
 #include "ui/graph/link_rules.h"
 #include "ui/graph/node_geometry.h"
@@ -298,8 +299,7 @@ bool GraphDocument::rename_node(const std::string& key, const std::string& new_i
   return true;
 }
 
-std::string GraphDocument::text_to_save() const {
-  if (!dirty()) return original_text_;
+core::Experiment GraphDocument::experiment_to_save() const {
   core::Experiment exp = state_.exp;
   // Layout entries of ids that are no node (the validator warns about them)
   // are the user's business: keep them. Nodes get their canvas position.
@@ -312,7 +312,12 @@ std::string GraphDocument::text_to_save() const {
                    {"y", static_cast<int64_t>(std::lround(p.y))}};
   }
   exp.layout = layout;
-  return core::experiment_to_yaml(exp);
+  return exp;
+}
+
+std::string GraphDocument::text_to_save() const {
+  if (!dirty()) return original_text_;
+  return core::edit_experiment_text(original_text_, path_, experiment_to_save()).text;
 }
 
 void GraphDocument::save() { save_as(path_); }
@@ -323,7 +328,12 @@ void GraphDocument::save_as(const std::string& path) {
                              " could not be read as a graph file; fix it in a text editor "
                              "(the editor does not overwrite a file it could not load)");
   if (path.empty()) throw std::runtime_error("no file name to save to");
-  std::string text = text_to_save();
+  // `defaults:` names its bases relative to the file: saved into another
+  // folder, the file would lose them, so it gets the resolved experiment.
+  namespace fs = std::filesystem;
+  auto folder = [](const std::string& file) { return fs::absolute(file).parent_path().lexically_normal(); };
+  const bool bases_stay_reachable = state_.exp.bases.empty() || folder(path) == folder(path_);
+  std::string text = bases_stay_reachable ? text_to_save() : core::experiment_to_yaml(experiment_to_save());
   std::string tmp = path + ".rlwb-save.tmp";
   {
     std::ofstream out(tmp, std::ios::binary);

@@ -6,8 +6,11 @@
 // Opening never throws: a file that fails to load opens read-only with the
 // loader's issues in `load_issues()`, and save() refuses, so nothing is
 // overwritten. Saving an unedited document writes the bytes it was opened
-// from (comments included); after an edit it writes core's canonical YAML
-// (experiment_to_yaml) with every node's position in `layout`.
+// from (comments included); after an edit it writes those bytes with only
+// the changes patched in (core/graph/yaml_edit.h: comments, key order,
+// anchors and `defaults:` stay), every node's position in `layout`. Saved
+// into another folder, a file built on others (`defaults:`) is written
+// resolved instead, as its bases would not be found from there.
 //
 // Every change goes through a gesture: begin_gesture(), change experiment()
 // and positions, end_gesture(). A gesture that changed nothing leaves no
@@ -105,6 +108,8 @@ class GraphDocument {
   void place_unpositioned_phase_nodes();
   // Writes the phases whose nodes differ from `before` into `trainer`.
   void save_changed_phases(const core::Experiment& before);
+  // The experiment as saved: every node's canvas position in `layout`.
+  core::Experiment experiment_to_save() const;
   bool same_state(const GraphState& a, const GraphState& b) const;
 
   std::string path_;

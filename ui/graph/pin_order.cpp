@@ -39,7 +39,8 @@ float mean_reader_y(const core::Experiment& graph, const std::map<std::string, V
   float sum = 0;
   int count = 0;
   for (const auto& reader : graph.nodes) {
-    if (reader.id == writer || std::find(reader.in.begin(), reader.in.end(), column) == reader.in.end()) continue;
+    if (reader.id == writer || std::find(reader.in.begin(), reader.in.end(), column) == reader.in.end())
+      continue;
     sum += at_key(pos, canvas_key(phase, reader.id)).y + node_size(graph, reader).y / 2;
     ++count;
   }
@@ -66,7 +67,8 @@ Vec2 input_pin(const core::Experiment& graph, const core::NodeSpec& node, Vec2 a
 }
 
 Vec2 output_pin(const core::Experiment& graph, const core::NodeSpec& node, Vec2 at, size_t row) {
-  return {at.x + node_size(graph, node).x, at.y + pins_top(graph, node) + kPinRow * (static_cast<float>(row) + 0.5f)};
+  return {at.x + node_size(graph, node).x,
+          at.y + pins_top(graph, node) + kPinRow * (static_cast<float>(row) + 0.5f)};
 }
 
 Vec2 task_pin(Vec2 corner, size_t row) {
@@ -76,7 +78,8 @@ Vec2 task_pin(Vec2 corner, size_t row) {
 GraphPinRows file_order_pins(const core::Experiment& exp, const std::string& phase) {
   const core::Experiment graph = graph_view(exp, phase);
   GraphPinRows rows;
-  for (const auto& node : graph.nodes) rows.nodes[node.id] = {identity(node.in.size()), identity(node.out.size())};
+  for (const auto& node : graph.nodes)
+    rows.nodes[node.id] = {identity(node.in.size()), identity(node.out.size())};
   rows.task = identity(task_columns(graph).size());
   return rows;
 }
@@ -102,8 +105,9 @@ GraphPinRows order_pins(const core::Experiment& exp, const std::map<std::string,
     if (box) source_y[task_cols[i]] = task_pin(box->min, rows.task[i]).y;
   for (const auto& node : graph.nodes)
     for (size_t i = 0; i < node.out.size(); ++i)
-      source_y.emplace(node.out[i],
-                       output_pin(graph, node, at_key(pos, canvas_key(phase, node.id)), rows.nodes[node.id].out[i]).y);
+      source_y.emplace(
+          node.out[i],
+          output_pin(graph, node, at_key(pos, canvas_key(phase, node.id)), rows.nodes[node.id].out[i]).y);
   for (const auto& node : graph.nodes) {
     std::vector<float> key;
     for (const auto& column : node.in) {

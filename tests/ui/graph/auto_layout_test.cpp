@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/graph/experiment.h"
+#include "tests/core/graph/yaml_edit_test_support.h"
 #include "tests/test_paths.h"
 #include "ui/graph/link_rules.h"
 #include "ui/graph/node_geometry.h"
@@ -19,14 +20,7 @@
 namespace rlwb::ui {
 namespace {
 
-std::vector<std::string> experiment_files() {
-  std::vector<std::string> files;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::string(rlwb::testing::kSourceDir) + "/experiments"))
-    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
+using core::testing::experiment_files;
 
 // Names the first pair of boxes (of any graph) closer than `gap`, or a
 // phase's frame that meets another graph's box or another frame, else "".

@@ -147,13 +147,7 @@ TEST_F(ExperimentEditsTest, EveryKindOfEditIsOneUndoStepAndRedoGivesItBack) {
          d.set_position("gen", {5, 5});
          d.end_gesture();
        }},
-      {"auto layout",
-       [](GraphDocument& d) {
-         d.begin_gesture();
-         d.set_position("gen", {5, 5});
-         d.end_gesture();
-         d.arrange();
-       }},
+      {"auto layout", [](GraphDocument& d) { d.arrange(); }},
       {"setting", gesture([](core::Experiment& e) {
          apply_setting_edit(e.models.at("actor").config, {"optim.lr", json(0.5)});
        })},
@@ -176,20 +170,25 @@ TEST_F(ExperimentEditsTest, EveryKindOfEditIsOneUndoStepAndRedoGivesItBack) {
       {"delete reward", gesture([](core::Experiment& e) { delete_reward(e, "math"); })},
   };
   for (const auto& [kind, edit] : edits) {
+    // The shipped layout is the auto layout: move a node first so it has something to do.
+    const bool moved_first = kind == "auto layout";
+    if (moved_first) {
+      doc.begin_gesture();
+      doc.set_position("gen", {5, 5});
+      doc.end_gesture();
+    }
     const std::string before = doc.text_to_save();
     const auto positions = doc.positions();
     edit(doc);
     const std::string after = doc.text_to_save();
     ASSERT_NE(after, before) << kind << " changed nothing";
     ASSERT_TRUE(doc.undo()) << kind;
-    if (kind == "auto layout") ASSERT_TRUE(doc.undo()) << kind;  // the move before it
     EXPECT_EQ(doc.text_to_save(), before) << kind << ": undo did not take it back whole";
     EXPECT_EQ(doc.positions(), positions) << kind;
-    if (kind == "auto layout") ASSERT_TRUE(doc.redo());
     ASSERT_TRUE(doc.redo()) << kind;
     EXPECT_EQ(doc.text_to_save(), after) << kind << ": redo did not put it back";
     doc.undo();
-    if (kind == "auto layout") doc.undo();
+    if (moved_first) doc.undo();
   }
   EXPECT_FALSE(doc.dirty());  // everything undone: the file as opened
 }

@@ -4,10 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+
 #include "core/graph/experiment.h"
 #include "core/validate/validator.h"
 #include "ui/graph/graph_editor.h"
 #include "ui/graph/undo_stack.h"
+#include "tests/core/graph/yaml_edit_test_support.h"
 #include "tests/ui/ui_test_support.h"
 
 namespace rlwb::ui {
@@ -22,6 +26,16 @@ class GraphDocumentTest : public test::TempDirTest {
     std::string p = path("demo.yaml");
     write_bytes(p, read_bytes(test::source_path("experiments/demo.yaml")));
     return p;
+  }
+  // Every experiments/*.yaml copied here (so that `defaults:` finds its
+  // bases): the copies' paths.
+  std::vector<std::string> copy_experiments() {
+    std::vector<std::string> copies;
+    for (const auto& file : core::testing::experiment_files()) {
+      copies.push_back(path(std::filesystem::path(file).filename().string()));
+      write_bytes(copies.back(), read_bytes(file));
+    }
+    return copies;
   }
 };
 
@@ -60,8 +74,9 @@ TEST_F(GraphDocumentTest, SavingAnUneditedFileWritesTheSameBytes) {
   EXPECT_EQ(read_bytes(p), before);  // comments and all
 }
 
-TEST_F(GraphDocumentTest, AnEditSavesCanonicalYamlThatReloadsToTheSameGraphAndIsByteStable) {
+TEST_F(GraphDocumentTest, AnEditSavesTheOpenedTextWithTheChangeThatReloadsToTheSameGraphAndIsByteStable) {
   std::string p = copy_demo();
+  const std::string before = read_bytes(p);
   GraphDocument doc = GraphDocument::open(p);
   std::string id = doc.add_node("builtin.column_means", {900, 300}, {"x_sq"});
   EXPECT_EQ(id, "column_means");
@@ -75,9 +90,11 @@ TEST_F(GraphDocumentTest, AnEditSavesCanonicalYamlThatReloadsToTheSameGraphAndIs
   EXPECT_EQ(again.experiment().nodes.back().in, std::vector<std::string>{"x_sq"});
   EXPECT_EQ(again.position(id), (Vec2{900, 300}));
   EXPECT_EQ(again.position("square"), (Vec2{60, 40}));
-  // What was saved is canonical: saving it again (even after an edit undone) gives the same bytes.
+  // The rest of the file is as written, comments and all: the node and its
+  // position are two lines more.
   std::string saved = read_bytes(p);
-  EXPECT_EQ(core::experiment_to_yaml(again.experiment()), saved);
+  core::testing::expect_lines_kept(before, saved, p, 0);
+  EXPECT_EQ(core::testing::lines_of(saved).size(), core::testing::lines_of(before).size() + 2);
   again.save();
   EXPECT_EQ(read_bytes(p), saved);
 }
@@ -158,6 +175,165 @@ TEST_F(GraphDocumentTest, CopyPasteGivesFreshIdsAndRenamesWrittenColumns) {
   EXPECT_TRUE(doc.undo());  // one gesture
   EXPECT_EQ(doc.experiment().nodes.size(), 5u);
   EXPECT_TRUE(paste_nodes(doc, "not nodes", {0, 0}).empty());
+}
+
+// What `doc` would save reloads to its graph and positions, keeps every
+// comment line of `original`, and all its other lines but `changed`.
+void expect_saved_as_edited(const GraphDocument& doc, const std::string& original, std::size_t changed) {
+  const std::string saved = doc.text_to_save();
+  GraphDocument again = GraphDocument::from_text(saved, doc.path());
+  ASSERT_TRUE(again.loaded()) << saved;
+  EXPECT_EQ(again.positions(), doc.positions());
+  core::Experiment edited = doc.experiment();
+  edited.layout = again.experiment().layout;
+  EXPECT_EQ(core::experiment_to_yaml(again.experiment()), core::experiment_to_yaml(edited));
+  core::testing::expect_lines_kept(original, saved, doc.path(), changed);
+}
+
+TEST_F(GraphDocumentTest, EveryExperimentFileSavesByteIdenticalWithoutEdits) {
+  for (const auto& p : copy_experiments()) {
+    const std::string before = read_bytes(p);
+    GraphDocument doc = GraphDocument::open(p);
+    ASSERT_TRUE(doc.loaded()) << p;
+    doc.save();
+    EXPECT_EQ(read_bytes(p), before) << p;
+  }
+}
+
+TEST_F(GraphDocumentTest, EveryExperimentFileSavesEachKindOfEditKeepingCommentsAndUntouchedLines) {
+  struct Gesture {
+    const char* what;
+    std::function<void(GraphDocument&)> apply;
+    std::size_t lines_changed;
+  };
+  auto in_gesture = [](GraphDocument& doc, const std::function<void(core::Experiment&)>& edit) {
+    doc.begin_gesture();
+    edit(doc.experiment());
+    doc.end_gesture();
+  };
+  const std::vector<Gesture> gestures = {
+      {"change a model setting",
+       [&](GraphDocument& doc) {
+         in_gesture(doc, [](core::Experiment& exp) {
+           auto& config =
+               (exp.models.count("actor") ? exp.models["actor"] : exp.models.begin()->second).config;
+           if (config.contains("optim"))
+             config["optim"]["lr"] = 5e-4;
+           else
+             config["added_setting"] = 1;
+         });
+       },
+       1},
+      {"add a trainer key",
+       [&](GraphDocument& doc) { in_gesture(doc, [](core::Experiment& exp) { exp.trainer["note"] = "x"; }); },
+       0},
+      {"remove a task key",
+       [&](GraphDocument& doc) {
+         in_gesture(doc, [](core::Experiment& exp) {
+           for (auto& [key, _] : exp.task.items())
+             if (key != "name") return void(exp.task.erase(key));
+         });
+       },
+       1},
+      {"change a pool's workers",
+       [&](GraphDocument& doc) {
+         in_gesture(doc, [](core::Experiment& exp) { exp.pools.begin()->second.workers = 3; });
+       },
+       1},
+      {"add a node",
+       [](GraphDocument& doc) {
+         doc.add_node("builtin.column_means", {900, 700}, {"prompts"});
+       },
+       0},
+      // Its line and its layout line; the only node: `nodes:`/`layout:` too.
+      {"delete a node", [](GraphDocument& doc) { doc.delete_nodes({doc.experiment().nodes.back().id}); }, 4},
+      // A derived file that edits the base's nodes by id lists them whole.
+      {"rename a node",
+       [](GraphDocument& doc) {
+         std::string error;
+         const std::string id = doc.experiment().nodes.front().id;
+         doc.rename_node(id, id + "_2", error);
+       },
+       4},
+      {"move a node",
+       [](GraphDocument& doc) {
+         const std::string id = doc.experiment().nodes.front().id;
+         doc.begin_gesture();
+         Vec2 at = doc.position(id);
+         doc.set_position(id, {at.x + 15, at.y});
+         doc.end_gesture();
+       },
+       1},
+      {"change a node's flow list",
+       [&](GraphDocument& doc) {
+         in_gesture(doc, [](core::Experiment& exp) {
+           for (auto& node : exp.nodes)
+             if (node.in_ports.empty()) return void(node.in.push_back("extra"));
+         });
+       },
+       1},
+  };
+  for (const auto& p : copy_experiments()) {
+    const std::string before = read_bytes(p);
+    for (const Gesture& gesture : gestures) {
+      SCOPED_TRACE(p + ": " + gesture.what);
+      GraphDocument doc = GraphDocument::open(p);
+      gesture.apply(doc);
+      ASSERT_TRUE(doc.dirty());
+      expect_saved_as_edited(doc, before, gesture.lines_changed);
+    }
+  }
+}
+
+TEST_F(GraphDocumentTest, EveryExperimentFileSavesByteIdenticalAfterAnEditUndone) {
+  for (const auto& p : copy_experiments()) {
+    const std::string before = read_bytes(p);
+    GraphDocument doc = GraphDocument::open(p);
+    doc.add_node("builtin.column_means", {900, 700}, {"prompts"});
+    doc.begin_gesture();
+    doc.experiment().trainer["steps"] = 2;
+    doc.end_gesture();
+    doc.undo();
+    doc.undo();
+    doc.save();
+    EXPECT_EQ(read_bytes(p), before) << p;
+  }
+}
+
+TEST_F(GraphDocumentTest, ADerivedFileKeepsItsDefaultsAndStaysShortAfterEdits) {
+  copy_experiments();
+  const std::string p = path("rloo.yaml");
+  const std::string before = read_bytes(p);
+  GraphDocument doc = GraphDocument::open(p);
+  doc.begin_gesture();
+  doc.experiment().trainer["steps"] = 20;
+  doc.set_position("gen", {300, 300});
+  doc.end_gesture();
+  doc.save();
+  const std::string saved = read_bytes(p);
+  const auto lines = core::testing::lines_of(saved);
+  EXPECT_EQ(lines.at(5), "defaults: [grpo.yaml]");
+  EXPECT_LE(lines.size(), 16u) << saved;
+  core::testing::expect_lines_kept(before, saved, p, 0);
+  GraphDocument again = GraphDocument::open(p);
+  EXPECT_EQ(again.experiment().trainer["steps"], 20);
+  EXPECT_EQ(again.position("gen"), (Vec2{300, 300}));
+  EXPECT_EQ(again.experiment().nodes.size(), 5u);
+}
+
+TEST_F(GraphDocumentTest, ADerivedFileSavedIntoAnotherFolderIsWrittenResolved) {
+  copy_experiments();
+  GraphDocument doc = GraphDocument::open(path("rloo.yaml"));
+  doc.begin_gesture();
+  doc.experiment().trainer["steps"] = 20;
+  doc.end_gesture();
+  std::filesystem::create_directories(path("elsewhere"));
+  const std::string p = path("elsewhere/rloo.yaml");
+  doc.save_as(p);
+  EXPECT_EQ(read_bytes(p).find("defaults:"), std::string::npos);  // grpo.yaml is not there
+  core::Experiment saved = core::load_experiment_file(p);
+  EXPECT_EQ(saved.trainer["steps"], 20);
+  EXPECT_EQ(saved.nodes.size(), 5u);
 }
 
 TEST(PaletteEntries, FromTheCatalogWhenThereIsOneElseFromTheFile) {

@@ -51,22 +51,24 @@ TEST(PinOrder, AnOutputGoesLevelWithItsReadersAndAnInputWithItsSource) {
 TEST(PinOrder, PinsThatTieKeepTheFilesOrder) {
   const core::Experiment exp = crossed();
   // Every node level: nothing to choose between, so nothing moves.
-  const std::map<std::string, Vec2> level = {{"split", {0, 0}}, {"high", {400, 0}}, {"low", {400, 0}}, {"both", {800, 0}}};
+  const std::map<std::string, Vec2> level = {
+      {"split", {0, 0}}, {"high", {400, 0}}, {"low", {400, 0}}, {"both", {800, 0}}};
   EXPECT_EQ(order_pins(exp, level, "").of("split").out, (std::vector<size_t>{0, 1}));
   EXPECT_EQ(order_pins(exp, level, "").of("both").in, (std::vector<size_t>{0, 1}));
 }
 
 TEST(PinOrder, TheShippedExperimentsCrossNoMoreThanInFileOrderAndFewerOverAll) {
   size_t before = 0, after = 0;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(rlwb::testing::kSourceDir) + "/experiments")) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(rlwb::testing::kSourceDir) + "/experiments")) {
     if (e.path().extension() != ".yaml") continue;
     const GraphDocument doc = GraphDocument::open(e.path().string());
     ASSERT_TRUE(doc.loaded()) << e.path();
     for (const std::string& phase : graphs_with_nodes(doc.experiment())) {
       const size_t in_file_order =
           link_crossings(doc.experiment(), doc.positions(), phase, file_order_pins(doc.experiment(), phase));
-      const size_t ordered =
-          link_crossings(doc.experiment(), doc.positions(), phase, order_pins(doc.experiment(), doc.positions(), phase));
+      const size_t ordered = link_crossings(doc.experiment(), doc.positions(), phase,
+                                            order_pins(doc.experiment(), doc.positions(), phase));
       EXPECT_LE(ordered, in_file_order) << e.path().filename() << " graph '" << phase << "'";
       before += in_file_order;
       after += ordered;
