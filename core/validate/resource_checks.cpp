@@ -173,8 +173,16 @@ void check_layout(IssueList& out) {
   }
   for (const auto& [phase, nodes] : out.exp().phase_nodes)
     for (const auto& node : nodes) ids.push_back(phase + "/" + node.id);
+  // A phase the trainer does not set (`~trainer.eval` on the command line)
+  // keeps its nodes' positions for when it is back: no warning for those.
+  const nlohmann::json& trainer = out.exp().trainer;
+  auto of_an_unset_phase = [&](const std::string& key) {
+    for (const auto& phase : trainer_phases())
+      if (key.rfind(phase + "/", 0) == 0) return !trainer.is_object() || !trainer.contains(phase);
+    return false;
+  };
   for (const auto& [id, _] : out.exp().layout.items()) {
-    if (std::find(ids.begin(), ids.end(), id) != ids.end()) continue;
+    if (std::find(ids.begin(), ids.end(), id) != ids.end() || of_an_unset_phase(id)) continue;
     out.add(out.line("layout." + id), id, "has a layout position but no node has this id",
             "remove it from layout:, or rename it to a node id." + did_you_mean(id, ids), Severity::warning);
   }

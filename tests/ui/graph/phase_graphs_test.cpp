@@ -135,6 +135,17 @@ TEST_F(PhaseGraphsTest, ValidatorKnowsAPhasesLayoutKeyOnlyWhenThePhaseHasThatNod
                                       "warm_start/eval_gen: has a layout position but no node has this id"}));
 }
 
+// `rlwb run ppo.yaml ~trainer.eval` must not warn about the positions of the
+// phase it removed: they are the editor's, kept for when the phase is back.
+TEST_F(PhaseGraphsTest, ARemovedPhasesPositionsAreNoWarning) {
+  const core::Experiment exp =
+      core::load_experiment_file(test::source_path("experiments/ppo.yaml"), {"~trainer.eval"});
+  EXPECT_TRUE(layout_warnings(exp).empty());
+  std::string yaml = read_bytes(test::source_path("experiments/ppo.yaml"));
+  yaml += "  eval/nope: {x: 1, y: 2}\n";
+  EXPECT_FALSE(layout_warnings(core::load_experiment_text(yaml, "ppo.yaml")).empty());  // the phase is there
+}
+
 TEST_F(PhaseGraphsTest, ValidatorRefusesAStepNodeIdThatReadsAsAPhasesLayoutKey) {
   std::string yaml = read_bytes(test::source_path("experiments/ppo.yaml"));
   const std::string id = "{id: adv,";
