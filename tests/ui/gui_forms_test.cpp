@@ -132,6 +132,12 @@ TEST_F(GuiFormsTest, AGraphBuiltOnAnotherMarksTheSettingsItInherits) {
   EXPECT_EQ(item_rect(r.state, "setting_inherited/trainer.steps").size(), 4u);
   EXPECT_EQ(item_rect(r.state, "setting/trainer.algorithm.adv_estimator").size(), 4u);
   EXPECT_TRUE(item_rect(r.state, "setting_inherited/trainer.algorithm.adv_estimator").empty());
+  // Set here to another value, it is the file's own.
+  auto set = run_gui(dir_, args({"--frames", "2"}),
+                     filter_to("trainer.") + type_into("setting/trainer.steps", "7"), "set");
+  ASSERT_EQ(set.exit_code, 0) << set.log;
+  EXPECT_EQ(item_rect(set.state, "setting/trainer.steps").size(), 4u);
+  EXPECT_TRUE(item_rect(set.state, "setting_inherited/trainer.steps").empty());
 }
 
 // ---- PPO from an empty canvas -------------------------------------------

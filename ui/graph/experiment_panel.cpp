@@ -120,7 +120,10 @@ SettingsFormInput form_input(const GraphEditor& ed, std::string prefix,
   in.settings = doc;
   in.issues = &ed.issues;
   in.filter = ed.settings_filter;
-  in.inherited = &ed.doc->experiment().line_files;
+  const GraphDocument* document = ed.doc.get();
+  in.inherited_from = [document](const std::string& path, const json& value) {
+    return document->setting_origin(path, value);
+  };
   return in;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/graph/yaml_edit.h"
@@ -65,8 +66,10 @@ GraphDocument GraphDocument::from_text(const std::string& text, const std::strin
   }
   for (const std::string& base : doc.state_.exp.bases) {
     try {
-      for (const core::NodeSpec& node : core::load_experiment_file(base).nodes)
-        doc.base_nodes_[node.id] = {std::filesystem::path(base).filename().string(), node};
+      const core::Experiment loaded = core::load_experiment_file(base);
+      const std::string name = std::filesystem::path(base).filename().string();
+      for (const core::NodeSpec& node : loaded.nodes) doc.base_nodes_[node.id] = {name, node};
+      doc.base_documents_.push_back({name, loaded.raw});
     } catch (const std::exception&) {  // the base loaded as part of this file; alone it may not
     }
   }
@@ -226,6 +229,20 @@ std::string GraphDocument::node_origin(const core::NodeSpec& node) const {
   std::string origin = "from " + file;
   for (size_t i = 0; i < set_here.size(); ++i) origin += (i == 0 ? "; " : ", ") + set_here[i];
   return set_here.empty() ? origin : origin + " set here";
+}
+
+std::string GraphDocument::setting_origin(const std::string& path, const nlohmann::json& value) const {
+  const auto written = state_.exp.line_files.find(path);
+  if (written == state_.exp.line_files.end()) return "";
+  // The latest base that has the path is the one the merge took it from.
+  for (auto base = base_documents_.rbegin(); base != base_documents_.rend(); ++base) {
+    const nlohmann::json* at = &base->second;
+    std::stringstream parts(path);
+    for (std::string key; at && std::getline(parts, key, '.');)
+      at = at->is_object() && at->contains(key) ? &(*at)[key] : nullptr;
+    if (at) return *at == value ? base->first : "";
+  }
+  return "";
 }
 
 bool GraphDocument::arrange() {

@@ -93,6 +93,10 @@ class GraphDocument {
   // for a node the file adds, "from grpo.yaml" for one it inherits as is,
   // "from grpo.yaml; in set here" for one whose keys differ from the base's.
   std::string node_origin(const core::NodeSpec& node) const;
+  // The base file ("grpo.yaml") a setting at dotted `path` comes from, when
+  // the file does not write it itself and `value` is still the base's; ""
+  // otherwise (also once the user set it to something else here).
+  std::string setting_origin(const std::string& path, const nlohmann::json& value) const;
   // A node id not used yet in `phase`'s graph: `base`, else base_2, base_3, ...
   std::string unique_node_id(const std::string& base, const std::string& phase = "") const;
 
@@ -122,6 +126,8 @@ class GraphDocument {
   // The nodes of the files `defaults:` names, by id, with the file's name
   // (read once at open; a later base wins, as in the merge).
   std::map<std::string, std::pair<std::string, core::NodeSpec>> base_nodes_;
+  // Each base's whole document, by file name, latest base last.
+  std::vector<std::pair<std::string, nlohmann::json>> base_documents_;
   GraphState state_;
   GraphState gesture_start_;
   bool in_gesture_ = false;

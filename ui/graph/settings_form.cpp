@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 
 #include "core/config/setting_types.h"
 #include "imgui.h"
@@ -127,10 +126,7 @@ std::optional<SettingEdit> draw_row(const json& section, const Row& row, const S
   const float key_width = width * 0.45f, reset_width = ImGui::GetFrameHeight();
   ImGui::PushID(row.path.c_str());
   const std::string key = fitted(row.key, key_width - ImGui::GetStyle().ItemSpacing.x);
-  std::string base;
-  if (input.inherited && value)
-    if (auto it = input.inherited->find(row.path); it != input.inherited->end())
-      base = std::filesystem::path(it->second).filename().string();
+  const std::string base = input.inherited_from && value ? input.inherited_from(row.path, *value) : "";
   if (!problem.empty())
     ImGui::TextColored(kProblem, "%s", key.c_str());
   else if (!value)

@@ -16,6 +16,7 @@
 // Every field records itself as "setting/<path>" for scripts and tests.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -44,11 +45,12 @@ struct SettingsFormInput {
   // (task.name: the tasks this build has).
   std::map<std::string, std::vector<std::string>> choices;
   std::set<std::string> hidden;  // paths edited elsewhere (a phase's nodes: on the canvas)
-  // Settings written in a base file (`defaults:`), path -> that file
-  // (Experiment::line_files): their key says "from <file>" on hover and is
-  // drawn in the inherited colour, so a derived graph shows what it
-  // inherits and what it sets itself.
-  const std::map<std::string, std::string>* inherited = nullptr;
+  // Where a written setting comes from in a graph built on another
+  // (`defaults:`): the base file's name while the value is the base's
+  // (GraphDocument::setting_origin), else "". Such a key says "from
+  // <file>" on hover and is drawn in the inherited colour, so a derived
+  // graph shows what it inherits and what it sets itself.
+  std::function<std::string(const std::string& path, const nlohmann::json& value)> inherited_from;
 };
 
 // What the user did this frame: one setting written or removed. The form
