@@ -3,6 +3,13 @@
 // ZeroMQ ROUTER/DEALER ping-pong over the same transport (ipc://) with
 // echo processes. Optional peer: bench/ray_rpc.py (Ray actor calls), run
 // when the Python venv has ray.
+//
+// RLWB is measured twice: calling a real method of a worker role -- the
+// demo role's `sleep` with {ms: 0}, which returns its empty input through
+// the whole dispatch (args, context, the role's method table, the
+// method's compute_s) -- as Ray calls a real actor method; and calling the
+// built-in __ping__, which the worker answers before any of that. The
+// real method is the comparison with Ray.
 //   bench_rpc [--iters N] [--workers N] [--only rlwb|raw]   (--only: one side alone, for profiling)
 #include "core/common/command_line.h"
 #include "core/launch/local_launcher.h"
@@ -102,8 +109,9 @@ Stats raw_zmq(int peers, int iters) {
   return percentiles(samples);
 }
 
-// RLWB: the real RpcServer and rlwb-worker processes, built-in __ping__.
-Stats rlwb_rpc(int workers, int iters) {
+// RLWB: the real RpcServer and rlwb-worker processes; `real_method`: a
+// role's method (demo.sleep {ms: 0}), else the built-in __ping__.
+Stats rlwb_rpc(int workers, int iters, bool real_method) {
   std::string path = "/tmp/rlwb-bench-rpc-" + std::to_string(getpid()) + ".sock";
   RpcServer rpc("ipc://" + path);
   LocalLauncher launcher(std::filesystem::temp_directory_path() / "rlwb-bench-logs");
@@ -116,11 +124,21 @@ Stats rlwb_rpc(int workers, int iters) {
     ids.push_back(spec.name);
   }
   rpc.wait_for_workers(ids, std::chrono::seconds(60));
-  std::vector<double> samples;
   std::vector<ReplyFuture> replies(workers);
+  const nlohmann::json no_wait = {{"ms", 0}};
+  if (real_method) {
+    for (int r = 0; r < workers; ++r)
+      replies[r] =
+          rpc.call(ids[r], "bench", kInitModelMethod, Batch{},
+                   {{"role", "demo"}, {"config", nlohmann::json::object()}, {"mesh", {{"dp", workers}}}});
+    for (auto& f : replies) f.get();
+  }
+  std::vector<double> samples;
   for (int it = 0; it < iters + 100; ++it) {
     auto t = Clock::now();
-    for (int r = 0; r < workers; ++r) replies[r] = rpc.call(ids[r], "", kPingMethod, Batch{});
+    for (int r = 0; r < workers; ++r)
+      replies[r] = real_method ? rpc.call(ids[r], "bench", "sleep", Batch{}, no_wait)
+                               : rpc.call(ids[r], "", kPingMethod, Batch{});
     for (auto& f : replies) f.get();
     if (it >= 100) samples.push_back(micros_since(t));
   }
@@ -184,10 +202,13 @@ int main(int argc, char** argv) {
   auto ray = with_raw ? ray_peer(iters) : std::nullopt;
   for (int workers : worker_counts) {
     Stats raw = with_raw ? raw_zmq(workers, iters) : Stats{1, 1};
-    Stats ours = with_rlwb ? rlwb_rpc(workers, iters) : Stats{1, 1};
+    Stats ping = with_rlwb ? rlwb_rpc(workers, iters, false) : Stats{1, 1};
+    Stats ours = with_rlwb ? rlwb_rpc(workers, iters, true) : Stats{1, 1};
     std::printf("%-8d %-28s %10.1f %10.1f %14s\n", workers, "raw ZeroMQ ping-pong (floor)", raw.p50, raw.p99,
                 "1.00");
-    std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB RpcServer + rlwb-worker", ours.p50,
+    std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB __ping__ (no dispatch)", ping.p50,
+                ping.p99, ping.p50 / raw.p50);
+    std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB role method demo.sleep", ours.p50,
                 ours.p99, ours.p50 / raw.p50);
     if (ray) {
       auto r = (*ray)[std::to_string(workers)];
