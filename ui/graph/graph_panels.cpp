@@ -13,6 +13,7 @@
 #include "core/config/experiment_options.h"
 #include "imgui_stdlib.h"
 #include "ui/graph/auto_layout.h"
+#include "ui/graph/editor_text.h"
 #include "ui/graph/graph_editor.h"
 #include "ui/graph/node_geometry.h"
 #include "ui/graph/node_pins.h"
@@ -30,16 +31,6 @@ void draw_model_editor(GraphEditor& ed, const std::string& model);
 void draw_reward_editor(GraphEditor& ed, const std::string& reward);
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
-    auto a = part.find_first_not_of(" \t[]"), b = part.find_last_not_of(" \t[]");
-    if (a != std::string::npos) out.push_back(part.substr(a, b - a + 1));
-  }
-  return out;
-}
 
 // A node's in/out as the inspector shows them: "a, b" in the list form,
 // "port: column" for an entry whose port is named otherwise.
@@ -600,12 +591,7 @@ void update_validation(GraphEditor& ed) {
 
 std::vector<std::string> search_nodes(const core::Experiment& exp, const std::string& text) {
   if (text.empty()) return {};
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  const std::string needle = lower(text);
-  auto has = [&](const std::string& s) { return lower(s).find(needle) != std::string::npos; };
+  auto has = [&](const std::string& s) { return contains_ignoring_case(s, text); };
   std::vector<std::string> hits;
   for (const auto& node : exp.nodes) {
     bool hit = has(node.id) || has(node.call);

@@ -1,5 +1,7 @@
 #include "ui/graph/setting_values.h"
 
+#include "ui/graph/editor_text.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -34,16 +36,6 @@ std::optional<json> as_number(const std::string& text) {
   const double d = std::strtod(s.c_str(), &end);
   if (*end == '\0' && std::isfinite(d)) return json(d);
   return std::nullopt;
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::string s = trimmed(text);
-  if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
-  std::vector<std::string> items;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!trimmed(part).empty()) items.push_back(trimmed(part));
-  return items;
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 #include "ui/graph/settings_form.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "core/config/setting_types.h"
 #include "imgui.h"
 #include "imgui_stdlib.h"
+#include "ui/graph/editor_text.h"
 #include "ui/graph/setting_values.h"
 #include "ui/platform/item_registry.h"
 
@@ -19,14 +19,6 @@ using nlohmann::json;
 
 const ImVec4 kProblem(1, 0.45f, 0.4f, 1);
 const ImVec4 kInherited(0.55f, 0.75f, 1, 1);
-
-bool contains_ignoring_case(const std::string& text, const std::string& part) {
-  auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
-  return lower(text).find(lower(part)) != std::string::npos;
-}
 
 // `text` cut to fit `width` pixels, ending in ".." when cut (the tooltip
 // has the whole key).
