@@ -3,6 +3,7 @@
 #include "workers/spmd_nccl.h"
 
 #include <ATen/record_function.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -46,7 +47,36 @@ SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
   }
 }
 
+SpmdGroup::SpmdGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
 SpmdGroup::~SpmdGroup() = default;
+
+std::unique_ptr<SpmdGroup> SpmdGroup::subgroup(const std::string& name, const std::vector<int>& members) {
+  int own = -1;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i] < 0 || members[i] >= world())
+      throw std::invalid_argument("spmd: sub-group '" + name + "' names rank " + std::to_string(members[i]) +
+                                  " outside world " + std::to_string(world()));
+    if (members[i] == rank()) own = static_cast<int>(i);
+  }
+  if (own < 0)
+    throw std::invalid_argument("spmd: rank " + std::to_string(rank()) + " is not a member of sub-group '" +
+                                name + "'");
+  auto impl = std::make_unique<Impl>();
+  impl->options = impl_->options;
+  impl->options.rank = own;
+  impl->options.world = static_cast<int>(members.size());
+  impl->store = c10::make_intrusive<c10d::PrefixStore>("subgroup/" + name, impl_->store);
+  try {
+    auto gloo_options = c10d::ProcessGroupGloo::Options::create_default(impl->options.timeout);
+    impl->gloo =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, own, impl->options.world, gloo_options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("spmd: rank " + std::to_string(rank()) + " could not join sub-group '" + name +
+                             "': " + e.what());
+  }
+  return std::unique_ptr<SpmdGroup>(new SpmdGroup(std::move(impl)));
+}
 
 int SpmdGroup::rank() const { return impl_->options.rank; }
 int SpmdGroup::world() const { return impl_->options.world; }
@@ -58,6 +88,14 @@ void SpmdGroup::all_reduce_sum(torch::Tensor& tensor) {
   RECORD_USER_SCOPE("c10d::allreduce");
   std::vector<at::Tensor> tensors{tensor};
   impl_->backend_for(tensor).allreduce(tensors)->wait(impl_->options.timeout);
+}
+
+void SpmdGroup::all_reduce_max(torch::Tensor& tensor) {
+  RECORD_USER_SCOPE("c10d::allreduce");
+  std::vector<at::Tensor> tensors{tensor};
+  c10d::AllreduceOptions opts;
+  opts.reduceOp = c10d::ReduceOp::MAX;
+  impl_->backend_for(tensor).allreduce(tensors, opts)->wait(impl_->options.timeout);
 }
 
 struct PendingCollective::State {

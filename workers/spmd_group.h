@@ -3,6 +3,11 @@
 // rendezvousing through a c10d TCPStore served by rank 0. Collectives go
 // through torch's own distributed library; nothing here is hand-written
 // over ZeroMQ. Used by roles for gradient all-reduce and weight gathers.
+//
+// A sub-group (subgroup()) is a group of some of the ranks -- one model's
+// tensor-parallel or data-parallel ranks (core::Mesh) -- over the same
+// store under a prefix of its own, so only its members take part in making
+// it and in its collectives.
 #pragma once
 
 #include <torch/types.h>
@@ -45,8 +50,16 @@ class SpmdGroup {
 
   int rank() const;
   int world() const;
+  // The group of `members` (ranks of this group, this rank among them), in
+  // their order: its rank i is members[i]. Every member must call it with
+  // the same name and members; the name keeps its store keys apart from
+  // other sub-groups'. Throws std::invalid_argument when this rank is not a
+  // member or a member is out of range.
+  std::unique_ptr<SpmdGroup> subgroup(const std::string& name, const std::vector<int>& members);
+
   // In place; tensors on CPU use Gloo, on CUDA use NCCL.
   void all_reduce_sum(torch::Tensor& tensor);
+  void all_reduce_max(torch::Tensor& tensor);
   // The same, started and left running: the caller goes on (a backward
   // pass, say) and waits later. `tensor` must stay alive and untouched
   // until then. Every rank must start its collectives in the same order.
@@ -58,6 +71,7 @@ class SpmdGroup {
 
  private:
   struct Impl;
+  explicit SpmdGroup(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

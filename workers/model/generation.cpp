@@ -7,6 +7,7 @@
 #include "workers/model/layers.h"
 #include "workers/model/model_error.h"
 #include "workers/model/shared_prompts.h"
+#include "workers/model/vocab_parallel.h"
 
 namespace rlwb::workers::model {
 namespace {
@@ -72,6 +73,14 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids,
   auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
   torch::Tensor stop_ids = torch::tensor(stops, torch::kInt64).to(device);
   at::Generator generator = seeded_generator(device, options.seed);
+  // Tensor-parallel ranks sample alike from `generator`; each draws the
+  // noise of its own vocabulary columns from one seeded apart.
+  const TensorParallel& tp = model->tensor_parallel();
+  at::Generator own_noise = seeded_generator(device, options.seed * 1000003 + 7919 * (tp.rank + 1));
+  auto sample = [&](const torch::Tensor& local_logits) {
+    return sample_vocab_parallel(local_logits, model->vocab_shard(), config.vocab_size, tp, options.sampling,
+                                 generator, own_noise);
+  };
 
   GenerationResult result;
   result.responses = torch::full({batch, max_new}, pad, i64);
@@ -97,7 +106,8 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids,
   // Prefill. Rows that share a prompt (n samples of it) run it once and
   // copy its cache (shared_prompts.h).
   const auto shared = prompts_worth_sharing(prompt_ids.to(device), prompt_mask.to(device));
-  KVCache cache(config, shared ? shared->count() : batch, prompt_len + max_new, any_parameter.options());
+  KVCache cache(model->shard_config(), shared ? shared->count() : batch, prompt_len + max_new,
+                any_parameter.options());
   torch::Tensor hidden =
       shared ? model->hidden_states(shared->ids, position_ids_from_mask(shared->mask),
                                     padded ? shared->mask : torch::Tensor(), &cache, prompt_len - 1)
@@ -112,7 +122,7 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids,
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
   int64_t n_finished = 0;  // rows in the batch that have stopped
   for (int64_t step = 0; step < max_new; ++step) {
-    NextTokens next = sample_next_tokens(logits, options.sampling, generator);
+    NextTokens next = sample(logits);
     torch::Tensor tokens = next.tokens;
     torch::Tensor log_probs = next.log_probs;
     torch::Tensor live_mask;

@@ -10,6 +10,12 @@
 //
 // Determinism: the same seed, prompts, model and options give the same
 // tokens on CPU (one generator seeded per call; the batch order is fixed).
+//
+// A tensor-parallel model (transformer.h) generates collectively: every tp
+// rank calls generate() with the same prompts and seed and gets the same
+// tokens (vocab_parallel.h); greedy decoding gives the tokens of the
+// unsharded model, sampling draws differently from it but from the same
+// distribution.
 #pragma once
 
 #include <torch/types.h>

@@ -6,6 +6,7 @@
 #include "workers/model/layers.h"
 #include "workers/model/model_error.h"
 #include "workers/model/shared_prompts.h"
+#include "workers/model/vocab_parallel.h"
 
 namespace rlwb::workers::model {
 namespace {
@@ -38,7 +39,7 @@ torch::Tensor response_hidden(Transformer& model, const SequenceBatch& b) {
     return hidden.narrow(1, 0, r);
   }
   const DistinctPrompts& prompts = *shared;
-  KVCache cache(model->config(), prompts.count());
+  KVCache cache(model->shard_config(), prompts.count());
   // The prompt's last position predicts the first response token.
   torch::Tensor first = model
                             ->hidden_states(prompts.ids, position_ids_from_mask(prompts.mask), prompts.mask,
@@ -72,6 +73,13 @@ ResponseLogProbs response_log_probs(Transformer& model, const SequenceBatch& bat
   torch::Tensor targets =
       batch.input_ids.narrow(1, batch.input_ids.size(1) - batch.response_length, batch.response_length);
   ResponseLogProbs out;
+  if (const TensorParallel& tp = model->tensor_parallel(); tp.active()) {
+    // This rank's vocabulary columns only: reduce, never gather (vocab_parallel.h).
+    VocabSoftmax softmax = vocab_softmax(logits, tp, with_entropy);
+    out.log_probs = vocab_logit_of(logits, targets, model->vocab_shard(), tp) - softmax.log_sum_exp;
+    out.entropy = softmax.entropy;
+    return out;
+  }
   out.log_probs = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
   if (with_entropy) out.entropy = -(log_p.exp() * log_p).sum(-1);  // H = -sum p log p
   return out;

@@ -55,8 +55,21 @@ torch::Tensor TransformerBlockImpl::forward(const torch::Tensor& x, const BlockI
   return h + feed_forward(ffn_norm(h));
 }
 
-torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const BlockInputs& in,
+void TransformerBlockImpl::use_tensor_parallel(const TensorParallel& tp) {
+  tp_ = tp;
+  num_heads_ /= tp.size;
+  num_kv_heads_ /= tp.size;
+}
+
+torch::Tensor TransformerBlockImpl::row_parallel_sum(const torch::Tensor& partial,
+                                                     const torch::Tensor& bias) {
+  torch::Tensor sum = reduce_from_tensor_parallel(partial, tp_);
+  return bias.defined() ? sum + bias : sum;
+}
+
+torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& normed, const BlockInputs& in,
                                               int64_t outputs_from) {
+  const torch::Tensor x = copy_to_tensor_parallel(normed, tp_);
   const int64_t batch = x.size(0), len = x.size(1), queries = len - outputs_from;
   torch::Tensor q, k, v;  // [B, heads, T, D] (q: [B, heads, queries, D])
   if (torch::GradMode::is_enabled()) {
@@ -93,25 +106,38 @@ torch::Tensor TransformerBlockImpl::attention(const torch::Tensor& x, const Bloc
   torch::Tensor out = grouped_query_attention(q, k, v, mask, causal)  // [B, H, queries, D]
                           .transpose(1, 2)
                           .reshape({batch, queries, num_heads_ * head_dim_});
+  if (tp_.active()) {
+    return row_parallel_sum(torch::GradMode::is_enabled() ? linear(out, wo->weight, torch::Tensor())
+                                                          : packed_wo_(out, {wo->weight}, {torch::Tensor()}),
+                            wo->bias);
+  }
   return torch::GradMode::is_enabled() ? linear(out, wo->weight, wo->bias)
                                        : packed_wo_(out, {wo->weight}, {wo->bias});
 }
 
-torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& x) {
+torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& normed) {
+  const torch::Tensor x = copy_to_tensor_parallel(normed, tp_);
+  // Row-parallel ffn_down adds its bias once, after the sum over the tp ranks.
+  const torch::Tensor down_bias = tp_.active() ? torch::Tensor() : ffn_down->bias;
+  torch::Tensor down;
   if (torch::GradMode::is_enabled()) {
     torch::Tensor inner =
         torch::silu(linear(x, ffn_gate->weight, ffn_gate->bias)) * linear(x, ffn_up->weight, ffn_up->bias);
-    return linear(inner, ffn_down->weight, ffn_down->bias);
+    down = linear(inner, ffn_down->weight, down_bias);
+  } else {
+    torch::Tensor gate_up =
+        packed_gate_up_(x, {ffn_gate->weight, ffn_up->weight}, {ffn_gate->bias, ffn_up->bias});
+    const int64_t inner = gate_up.size(-1) / 2;
+    torch::Tensor inner_act = torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner);
+    down = packed_down_(inner_act, {ffn_down->weight}, {down_bias});
   }
-  torch::Tensor gate_up =
-      packed_gate_up_(x, {ffn_gate->weight, ffn_up->weight}, {ffn_gate->bias, ffn_up->bias});
-  const int64_t inner = gate_up.size(-1) / 2;
-  torch::Tensor inner_act = torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner);
-  return packed_down_(inner_act, {ffn_down->weight}, {ffn_down->bias});
+  return tp_.active() ? row_parallel_sum(down, ffn_down->bias) : down;
 }
 
 TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(config) {
   config_.validate("TransformerConfig");
+  shard_config_ = config_;
+  vocab_ = {0, config_.vocab_size};
   const double std = config_.initializer_range;
   tok_embeddings = register_module("tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(
                                                          config_.vocab_size, config_.hidden_size)));
@@ -169,7 +195,7 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids,
   } else {
     in.causal = len > 1;  // one new query sees every cached key
   }
-  torch::Tensor x = tok_embeddings(input_ids);
+  torch::Tensor x = embed(input_ids);
   for (size_t i = 0; i < blocks_.size(); ++i)
     x = blocks_[i]->forward(x, in, i + 1 == blocks_.size() ? outputs_from : 0);
   if (blocks_.empty()) x = positions_from(x, outputs_from);
@@ -183,7 +209,64 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
   }
   const torch::Tensor& weight = lm_head ? lm_head->weight : tok_embeddings->weight;
   if (!torch::GradMode::is_enabled()) return packed_head_(hidden, {weight}, {torch::Tensor()});
-  return linear(hidden, weight, torch::Tensor());
+  return linear(copy_to_tensor_parallel(hidden, tp_), weight, torch::Tensor());
+}
+
+// Vocab-parallel lookup: each rank looks up the ids it holds, zero for
+// the others, and the sum over the ranks is every id's row.
+torch::Tensor TransformerImpl::embed(const torch::Tensor& input_ids) {
+  if (!tp_.active()) return tok_embeddings(input_ids);
+  torch::Tensor local = input_ids - vocab_.start;
+  torch::Tensor held = (local >= 0).logical_and(local < vocab_.size);
+  torch::Tensor rows = torch::embedding(tok_embeddings->weight, local.clamp(0, vocab_.size - 1));
+  return reduce_from_tensor_parallel(rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0), tp_);
+}
+
+void TransformerImpl::shard_tensor_parallel(const TensorParallel& tp) {
+  if (!tp.active()) return;
+  if (tp_.active()) throw ModelError("Transformer: shard_tensor_parallel called twice");
+  for (auto [setting, value] : {std::pair<const char*, int64_t>{"num_heads", config_.num_heads},
+                                {"num_kv_heads", config_.num_kv_heads},
+                                {"intermediate_size", config_.intermediate_size}}) {
+    if (value % tp.size != 0)
+      throw ModelError("Transformer: tensor parallelism tp = " + std::to_string(tp.size) + " must divide '" +
+                       setting + "' = " + std::to_string(value) + "; choose a tp that divides it");
+  }
+  torch::NoGradGuard no_grad;
+  for (auto& item : named_parameters()) {
+    const int64_t dim = tensor_parallel_dim(item.key());
+    if (dim < 0) continue;
+    torch::Tensor& p = item.value();
+    const Shard part = shard_of(p.size(dim), tp.rank, tp.size);
+    p.set_data(p.detach().narrow(dim, part.start, part.size).clone());
+  }
+  for (auto& block : blocks_) block->use_tensor_parallel(tp);
+  tp_ = tp;
+  vocab_ = shard_of(config_.vocab_size, tp.rank, tp.size);
+  shard_config_.head_dim = config_.resolved_head_dim();
+  shard_config_.num_heads = config_.num_heads / tp.size;
+  shard_config_.num_kv_heads = config_.num_kv_heads / tp.size;
+  shard_config_.intermediate_size = config_.intermediate_size / tp.size;
+  shard_config_.vocab_size = vocab_.size;
+}
+
+std::shared_ptr<TransformerImpl> TransformerImpl::unsharded_copy() {
+  torch::NoGradGuard no_grad;
+  // Constructing draws initial weights from torch's generator; they are
+  // overwritten, so leave the generator as it was.
+  at::Generator cpu = at::globalContext().defaultGenerator(torch::kCPU);
+  const at::Tensor state = cpu.get_state();
+  auto full = std::make_shared<TransformerImpl>(config_);
+  cpu.set_state(state);
+  const torch::Tensor& any = tok_embeddings->weight;
+  full->to(any.device(), any.scalar_type());
+  auto whole = full->named_parameters();
+  for (auto& item : named_parameters()) {
+    torch::Tensor& target = whole[item.key()];
+    const int64_t dim = tp_.active() ? tensor_parallel_dim(item.key()) : -1;
+    target.copy_(dim < 0 ? item.value().detach() : gather_shards(item.value(), dim, target.size(dim), tp_));
+  }
+  return full;
 }
 
 torch::Tensor TransformerImpl::values(const torch::Tensor& hidden) {

@@ -22,6 +22,14 @@
 // (normal(0, initializer_range) weights, zero biases, unit norms) from
 // torch's global generator: torch::manual_seed() before construction makes
 // the model reproducible. Move/cast with ->to(device, dtype).
+//
+// Tensor parallelism (tensor_parallel.h): shard_tensor_parallel() keeps
+// only this rank's part of every split parameter, after which a forward
+// pass is collective over the tp ranks: each computes its heads, its part
+// of the MLP width and its part of the vocabulary, with one all-reduce after
+// the attention, one after the MLP and one after the embedding. logits()
+// then returns this rank's vocabulary columns only (vocab_shard());
+// sequence_scores.h and generation.h reduce over them without gathering.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -34,6 +42,7 @@
 
 #include "workers/model/kv_cache.h"
 #include "workers/model/linear.h"
+#include "workers/model/tensor_parallel.h"
 #include "workers/model/transformer_config.h"
 
 namespace rlwb::workers::model {
@@ -65,6 +74,9 @@ class TransformerBlockImpl : public torch::nn::Module {
   // projection and MLP are skipped (only the last block is asked for fewer
   // outputs: every position feeds the next block's keys).
   torch::Tensor forward(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from = 0);
+  // This block computes its share of the heads from now on (the
+  // Transformer has narrowed the weights).
+  void use_tensor_parallel(const TensorParallel& tp);
 
   RMSNorm attn_norm{nullptr};
   torch::nn::Linear wq{nullptr}, wk{nullptr}, wv{nullptr}, wo{nullptr};
@@ -74,7 +86,10 @@ class TransformerBlockImpl : public torch::nn::Module {
  private:
   torch::Tensor attention(const torch::Tensor& x, const BlockInputs& in, int64_t outputs_from);
   torch::Tensor feed_forward(const torch::Tensor& x);
+  // A row-parallel product's partial sums, summed over the tp ranks, plus the bias.
+  torch::Tensor row_parallel_sum(const torch::Tensor& partial, const torch::Tensor& bias);
 
+  TensorParallel tp_;
   // No-grad copies: [wq; wk; wv], wo, [ffn_gate; ffn_up], ffn_down.
   PackedLinear packed_qkv_, packed_wo_, packed_gate_up_, packed_down_;
   int64_t layer_index_;
@@ -87,6 +102,22 @@ class TransformerImpl : public torch::nn::Module {
   explicit TransformerImpl(const TransformerConfig& config);
 
   const TransformerConfig& config() const { return config_; }
+
+  // Keeps this rank's share of every split parameter (tensor_parallel_dim)
+  // and computes collectively from now on. Call once, before an optimizer
+  // takes the parameters, on every tp rank with the same weights. Throws
+  // ModelError naming the setting when tp does not divide the heads, the
+  // key/value heads or the MLP width (a vocabulary need not divide).
+  void shard_tensor_parallel(const TensorParallel& tp);
+  const TensorParallel& tensor_parallel() const { return tp_; }
+  // This rank's token ids: all of them without tensor parallelism.
+  Shard vocab_shard() const { return vocab_; }
+  // The config of this rank's share (its heads, width and vocabulary):
+  // what a KV cache of this rank is sized by. config() without tp.
+  const TransformerConfig& shard_config() const { return shard_config_; }
+  // An unsharded model with the same weights, gathered from the tp ranks
+  // (collective; each rank gets the whole model). For saving a checkpoint.
+  std::shared_ptr<TransformerImpl> unsharded_copy();
 
   // Final-norm hidden states [B, T, hidden] of input_ids [B, T] at
   // position_ids [B, T]. key_mask [B, S] marks real (1) and padding (0)
@@ -101,7 +132,8 @@ class TransformerImpl : public torch::nn::Module {
                               int64_t outputs_from = 0);
 
   // Head outputs from hidden states [..., hidden]:
-  //   logits  [..., vocab]  (language-model head; tied or lm_head)
+  //   logits  [..., vocab]  (language-model head; tied or lm_head; with
+  //                          tensor parallelism this rank's vocab_shard())
   //   values  [...]         (value head, the score of that position)
   // Each throws ModelError when the model has the other head.
   torch::Tensor logits(const torch::Tensor& hidden);
@@ -120,7 +152,11 @@ class TransformerImpl : public torch::nn::Module {
   torch::nn::Linear score{nullptr};    // value head; null unless head == kValue
 
  private:
-  TransformerConfig config_;
+  torch::Tensor embed(const torch::Tensor& input_ids);
+
+  TransformerConfig config_, shard_config_;
+  TensorParallel tp_;
+  Shard vocab_;
   PackedLinear packed_head_;              // no-grad copy of lm_head (or the tied embedding)
   std::vector<TransformerBlock> blocks_;  // the same modules as `layers`, typed
   torch::Tensor rope_cos_;                // [max_position_embeddings, D]
