@@ -23,6 +23,7 @@
 namespace rlwb::workers {
 
 class SpmdGroup;
+struct MeshGroups;
 
 // What a role instance knows about where it runs.
 struct WorkerEnv {
@@ -32,6 +33,9 @@ struct WorkerEnv {
   std::string device = "cpu";
   // The pool's c10d process group (created on first use, collectively).
   std::function<SpmdGroup&()> spmd;
+  // This model's tp and dp sub-groups of it (mesh_groups.h), made by a
+  // model role's init when the mesh has more than one dimension.
+  std::shared_ptr<MeshGroups> mesh_groups;
 };
 
 class Role {

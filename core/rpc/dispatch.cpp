@@ -1,8 +1,29 @@
 #include "core/rpc/dispatch.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rlwb::core {
+namespace {
+
+// Marks, in each chunk's meta, how many of its last rows lie beyond the
+// input's rows (copies that chunk() added).
+void mark_padding(std::vector<Batch>& chunks, int64_t input_rows) {
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    const int64_t rows = chunks[i].rows(), begin = static_cast<int64_t>(i) * rows;
+    const int64_t added = std::clamp<int64_t>(begin + rows - std::max(begin, input_rows), 0, rows);
+    if (added > 0) chunks[i].meta()[kPaddingRowsKey] = added;
+  }
+}
+
+}  // namespace
+
+int64_t padding_rows(const Batch& chunk) {
+  const auto& meta = chunk.meta();
+  if (!meta.is_object()) return 0;
+  auto it = meta.find(kPaddingRowsKey);
+  return it != meta.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
 
 std::string dispatch_mode_name(DispatchMode mode) {
   switch (mode) {
@@ -44,12 +65,14 @@ DispatchPlan plan_dispatch(DispatchMode mode, const Mesh& mesh, const Batch& inp
     case DispatchMode::split_dp: {
       plan.parts = world;
       auto chunks = input.chunk(world, /*pad=*/true, &plan.padded_rows);
+      mark_padding(chunks, plan.input_rows);
       for (int r = 0; r < world; ++r) plan.inputs[r] = chunks[r];
       break;
     }
     case DispatchMode::split_dp_mesh: {
       plan.parts = mesh.dp;
       auto chunks = input.chunk(mesh.dp, /*pad=*/true, &plan.padded_rows);
+      mark_padding(chunks, plan.input_rows);
       for (int r = 0; r < world; ++r) plan.inputs[r] = chunks[mesh.dp_index(r)];
       break;
     }

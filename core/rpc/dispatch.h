@@ -5,7 +5,10 @@
 //   broadcast      same input to every rank; result = rank 0's reply, all kept
 //   rank0          only rank 0 runs it
 //   split_dp       rows chunked over all ranks (padded when uneven, padding
-//                  stripped after), replies concatenated in rank order
+//                  stripped after), replies concatenated in rank order;
+//                  a chunk that ends in added rows says how many in its
+//                  meta (kPaddingRowsKey), so a method that trains or
+//                  measures leaves them out
 //   split_dp_mesh  rows chunked over the DP groups of a (dp, pp, tp) mesh;
 //                  every tp/pp rank of a DP group gets the same chunk; only
 //                  collectors (tp == 0, last pp stage) are concatenated
@@ -22,6 +25,12 @@
 namespace rlwb::core {
 
 enum class DispatchMode { broadcast, rank0, split_dp, split_dp_mesh, all_to_all };
+
+// meta key of a split chunk: how many of its last rows are copies added to
+// even out the chunks (absent: none).
+inline constexpr const char* kPaddingRowsKey = "padding_rows";
+// That count of a batch (0 when absent).
+int64_t padding_rows(const Batch& chunk);
 
 std::string dispatch_mode_name(DispatchMode mode);
 DispatchMode dispatch_mode_from_name(const std::string& name);  // throws std::invalid_argument

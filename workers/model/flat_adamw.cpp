@@ -58,7 +58,11 @@ torch::Tensor& FlatAdamW::flat_gradients() {
 
 double FlatAdamW::clip_gradients(double max_norm) {
   adopt();
-  const double norm = gradients_.norm().item<double>();
+  return clip_gradients(max_norm, gradients_.norm().item<double>());
+}
+
+double FlatAdamW::clip_gradients(double max_norm, double norm) {
+  adopt();
   const double scale = max_norm / (norm + 1e-6);
   if (scale < 1.0) gradients_.mul_(scale);
   return norm;

@@ -44,6 +44,9 @@ class FlatAdamW {
   // Scales the gradients so their global L2 norm is at most max_norm;
   // returns the norm before scaling (as torch's clip_grad_norm_).
   double clip_gradients(double max_norm);
+  // The same with the norm measured by the caller (over the shards of a
+  // tensor-parallel model, say).
+  double clip_gradients(double max_norm, double norm);
 
   // One AdamW update at learning rate lr from flat_gradients().
   void step(double lr);

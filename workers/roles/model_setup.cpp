@@ -3,6 +3,7 @@
 #include "workers/model/char_tokenizer.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
+#include "workers/mesh_groups.h"
 #include "workers/spmd_group.h"
 
 #include <ATen/Parallel.h>
@@ -10,6 +11,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 #include <fstream>
 
@@ -48,6 +50,10 @@ static model::TransformerConfig transformer_config(const core::config::ModelShap
 
 model::Transformer make_model(const ModelOptions& options, const model::Tokenizer& tokenizer,
                               model::Head head, const std::string& where) {
+  // torch's default generator is one per process: ranks that share a
+  // process (tests run them as threads) seed and draw one at a time.
+  static std::mutex seeding;
+  std::lock_guard<std::mutex> one_at_a_time(seeding);
   torch::manual_seed(options.seed);
   model::Transformer m{nullptr};
   if (!options.checkpoint.empty()) {
@@ -72,13 +78,57 @@ model::Transformer make_model(const ModelOptions& options, const model::Tokenize
   return m;
 }
 
+int data_parallel_size(const WorkerEnv& env) { return env.mesh.dp; }
+
+SpmdGroup& data_parallel_group(WorkerEnv& env) {
+  if (env.mesh_groups && env.mesh_groups->dp) return *env.mesh_groups->dp;
+  return env.spmd();  // tp = pp = 1: the pool is the data-parallel group
+}
+
+model::TensorParallel tensor_parallel_of(const WorkerEnv& env) {
+  if (env.mesh.tp <= 1) return {};
+  if (!env.mesh_groups || !env.mesh_groups->tp)
+    throw std::logic_error("tensor_parallel_of: the mesh groups of model '" + env.model + "' were not made");
+  return {env.mesh_groups->tp.get(), env.mesh.tp_index(env.rank), env.mesh.tp};
+}
+
+torch::Tensor without_padding_rows(const core::Batch& in, const torch::Tensor& mask) {
+  const int64_t added = std::min<int64_t>(core::padding_rows(in), mask.size(0));
+  if (added <= 0) return mask;
+  torch::Tensor real = mask.clone();
+  real.narrow(0, mask.size(0) - added, added).zero_();
+  return real;
+}
+
 void ModelRole::init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env,
                      model::Head head) {
   where = "models." + env.model + ".config";
+  if (env.mesh.world() != env.world)
+    throw RoleConfigError("models." + env.model +
+                          ".parallel: dp*pp*tp = " + std::to_string(env.mesh.world()) + " but the pool has " +
+                          std::to_string(env.world) + " ranks");
+  if (env.mesh.pp > 1)
+    throw RoleConfigError("models." + env.model + ".parallel.pp = " + std::to_string(env.mesh.pp) +
+                          ": pipeline parallelism is not supported by the model roles yet; use pp: 1");
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
   net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
+  if (env.world > 1 && env.mesh.tp > 1) env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
+  net->shard_tensor_parallel(tensor_parallel_of(env));
+}
+
+void ModelRole::load(const std::string& dir, model::Head head, WorkerEnv& env) {
+  net = load_checkpoint_for(dir, head, options.seed);
+  model::check_tokenizer_fits(*tokenizer, where + ".tokenizer", net->config(), dir + "/config.json");
+  broadcast_parameters(net, env);
+  net->shard_tensor_parallel(tensor_parallel_of(env));
+}
+
+void ModelRole::save(const std::string& dir, WorkerEnv& env) {
+  model::Transformer whole =
+      net->tensor_parallel().active() ? model::Transformer(net->unsharded_copy()) : net;
+  if (env.rank == 0) save_checkpoint(whole, options.tokenizer.as_written, dir);
 }
 
 model::SequenceBatch sequence_columns(const core::Batch& in) {
@@ -117,7 +167,29 @@ std::vector<torch::Tensor> trainable(model::Transformer& model) {
 TrainState::TrainState(model::Transformer& model, OptimOptions settings)
     : settings_(settings),
       optimizer_(trainable(model), model::AdamWSettings{settings.betas.at(0), settings.betas.at(1),
-                                                        settings.eps, settings.weight_decay}) {}
+                                                        settings.eps, settings.weight_decay}),
+      tp_(model->tensor_parallel()) {
+  for (auto& p : model->named_parameters())
+    if (p.value().requires_grad()) replicated_.push_back(model::tensor_parallel_dim(p.key()) < 0);
+}
+
+// The norm of the whole model's gradient: with tensor parallelism each rank
+// holds a part of the split parameters' gradients and all of the
+// replicated ones', so the squares of the replicated count 1/tp on each rank
+// before the sum over the tp ranks.
+double TrainState::gradient_norm() {
+  torch::Tensor& gradients = optimizer_.flat_gradients();
+  if (!tp_.active()) return gradients.norm().item<double>();
+  const auto& params = optimizer_.parameters();
+  const auto& offsets = optimizer_.offsets();
+  torch::Tensor squares = torch::zeros({1}, gradients.options().dtype(torch::kFloat64));
+  for (size_t i = 0; i < params.size(); ++i) {
+    torch::Tensor part = gradients.narrow(0, offsets[i], params[i].numel()).to(torch::kFloat64);
+    squares += part.dot(part) / (replicated_[i] ? tp_.size : 1);
+  }
+  tp_.group->all_reduce_sum(squares);
+  return std::sqrt(squares.item<double>());
+}
 
 namespace {
 
@@ -141,15 +213,16 @@ bool overlap_pays(const WorkerEnv& env, const torch::Tensor& gradients) {
 }  // namespace
 
 void TrainState::sum_during_next_backward(WorkerEnv& env, const std::vector<double>& ride_along) {
-  if (env.world <= 1) return;
+  if (data_parallel_size(env) <= 1) return;
   if (!overlap_pays_) overlap_pays_ = overlap_pays(env, optimizer_.gradient_buffer());
   if (!*overlap_pays_) return;  // step() sums after backward, in one blocking all-reduce
-  if (!overlapped_) overlapped_ = std::make_unique<OverlappedGradientSum>(optimizer_, env.spmd());
+  if (!overlapped_)
+    overlapped_ = std::make_unique<OverlappedGradientSum>(optimizer_, data_parallel_group(env));
   overlapped_->arm(ride_along);
 }
 
 void TrainState::sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along) {
-  if (env.world <= 1) return;
+  if (data_parallel_size(env) <= 1) return;
   if (overlapped_ && overlapped_->armed()) {
     std::vector<double> sums = overlapped_->finish();
     const size_t expected = ride_along ? ride_along->size() : 0;
@@ -166,12 +239,12 @@ void TrainState::sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along)
     torch::Tensor both = torch::empty({n + extra}, gradients.options());
     both.narrow(0, 0, n).copy_(gradients);
     both.narrow(0, n, extra).copy_(torch::tensor(*ride_along, torch::kFloat64).to(gradients.dtype()));
-    env.spmd().all_reduce_sum(both);
+    data_parallel_group(env).all_reduce_sum(both);
     gradients.copy_(both.narrow(0, 0, n));
     torch::Tensor sums = both.narrow(0, n, extra).to(torch::kFloat64).contiguous();
     std::copy_n(sums.data_ptr<double>(), extra, ride_along->begin());
   } else {
-    env.spmd().all_reduce_sum(gradients);
+    data_parallel_group(env).all_reduce_sum(gradients);
   }
 }
 
@@ -181,7 +254,8 @@ std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* 
   torch::Tensor& gradients = optimizer_.flat_gradients();
   if (divide_by_first && ride_along != nullptr && !ride_along->empty())
     gradients.div_(std::max(1.0, ride_along->front()));
-  const double norm = optimizer_.clip_gradients(settings_.grad_clip > 0 ? settings_.grad_clip : HUGE_VAL);
+  const double norm =
+      optimizer_.clip_gradients(settings_.grad_clip > 0 ? settings_.grad_clip : HUGE_VAL, gradient_norm());
   const double lr = settings_.lr_at(steps_);
   if (std::isfinite(norm)) optimizer_.step(lr);  // a non-finite gradient is skipped, not applied
   optimizer_.zero_grad();
@@ -190,9 +264,9 @@ std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* 
 }
 
 double all_reduce_sum(WorkerEnv& env, double value) {
-  if (env.world <= 1) return value;
+  if (data_parallel_size(env) <= 1) return value;
   auto t = torch::tensor({value}, torch::kFloat64);
-  env.spmd().all_reduce_sum(t);
+  data_parallel_group(env).all_reduce_sum(t);
   return t.item<double>();
 }
 
@@ -208,7 +282,7 @@ void broadcast_parameters(model::Transformer& model, WorkerEnv& env) {
 
 int64_t local_mini_batch_rows(const core::config::PpoOptions& ppo, int64_t rows, const WorkerEnv& env) {
   const int64_t global = ppo.mini_batch_size;
-  return global > 0 ? std::max<int64_t>(1, global / env.world) : rows;
+  return global > 0 ? std::max<int64_t>(1, global / data_parallel_size(env)) : rows;
 }
 
 double LossCounts::count(core::algorithms::LossAggMode mode) const {
@@ -222,9 +296,9 @@ LossCounts loss_counts(const torch::Tensor& response_mask) {
 
 LossCounts global_counts(WorkerEnv& env, const torch::Tensor& response_mask) {
   LossCounts local = loss_counts(response_mask);
-  if (env.world <= 1) return local;
+  if (data_parallel_size(env) <= 1) return local;
   auto both = torch::tensor({local.tokens, local.sequences}, torch::kFloat64);
-  env.spmd().all_reduce_sum(both);
+  data_parallel_group(env).all_reduce_sum(both);
   auto values = both.accessor<double, 1>();
   return {values[0], values[1]};
 }
@@ -236,7 +310,7 @@ nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string
   std::vector<double> values;
   for (auto& [k, v] : sums) values.push_back(v);
   auto t = torch::tensor(values, torch::kFloat64);
-  if (env.world > 1) env.spmd().all_reduce_sum(t);
+  if (data_parallel_size(env) > 1) data_parallel_group(env).all_reduce_sum(t);
   auto reduced = t.accessor<double, 1>();
   size_t i = 0;
   for (auto& [k, v] : sums) out[k] = reduced[static_cast<int64_t>(i++)] / std::max(1.0, updates);

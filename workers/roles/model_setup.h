@@ -27,6 +27,18 @@
 
 namespace rlwb::workers::roles {
 
+// This rank's place in its model's mesh (core::Mesh, workers/mesh_groups.h).
+// Gradients, loss counts and metrics are summed over the data-parallel
+// group: the ranks that hold the same shard and got different rows.
+int data_parallel_size(const WorkerEnv& env);
+SpmdGroup& data_parallel_group(WorkerEnv& env);  // only when data_parallel_size > 1
+model::TensorParallel tensor_parallel_of(const WorkerEnv& env);
+
+// The mask with the rows a split added to even out its chunks (core/rpc/
+// dispatch.h, kPaddingRowsKey) set to 0, so they count in no loss,
+// gradient or metric.
+torch::Tensor without_padding_rows(const core::Batch& in, const torch::Tensor& mask);
+
 // Thrown for a bad role config; the message names the key.
 class RoleConfigError : public std::runtime_error {
  public:
@@ -45,8 +57,14 @@ struct ModelRole : Role {
   std::shared_ptr<model::Tokenizer> tokenizer;
   model::Transformer net{nullptr};
   // Parses the config for `role` (core/config/model_options.h), builds the
-  // tokenizer and the network with `head`; every rank ends with rank 0's weights.
+  // tokenizer and the network with `head`; every rank ends with rank 0's
+  // weights, then keeps its tensor-parallel share of them.
   void init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env, model::Head head);
+  // Replaces the network by a checkpoint's, sharded as init shards.
+  void load(const std::string& dir, model::Head head, WorkerEnv& env);
+  // Writes the whole model (gathered from the tp ranks) and the tokenizer
+  // note; collective over the tp ranks, only pool rank 0 writes.
+  void save(const std::string& dir, WorkerEnv& env);
 };
 
 // [prompt | response] rows from the input ports prompt_ids, prompt_mask,
@@ -95,7 +113,10 @@ class TrainState {
 
  private:
   void sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along);
+  double gradient_norm();
 
+  model::TensorParallel tp_;
+  std::vector<bool> replicated_;  // per optimizer parameter: whole on every tp rank
   OptimOptions settings_;
   model::FlatAdamW optimizer_;
   std::optional<bool> overlap_pays_;                   // decided at the first call
@@ -103,9 +124,9 @@ class TrainState {
   int64_t steps_ = 0;
 };
 
-// The sum of `value` over the ranks of the pool (1 rank: itself).
+// The sum of `value` over the data-parallel group (1 rank: itself).
 double all_reduce_sum(WorkerEnv& env, double value);
-// Makes every rank's parameters equal to rank 0's.
+// Makes every rank's parameters equal to pool rank 0's (before sharding).
 void broadcast_parameters(model::Transformer& model, WorkerEnv& env);
 
 // The update loops of actor and critic: this rank's rows per mini-batch

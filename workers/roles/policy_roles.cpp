@@ -1,14 +1,18 @@
 // The actor and reference roles: a causal language model with the
 // tokenizer. Methods and their ports (registered below with them):
-//   generate      split_dp  in prompts           out responses, response_mask, response_text,
+// (split_dp_mesh: each data-parallel group gets its rows, every
+// tensor-parallel rank of it the same rows; rows a split adds to even out
+// the chunks count in no loss or metric)
+//   generate      split_dp_mesh  in prompts      out responses, response_mask, response_text,
 //                                                    old_log_probs, prompt_ids, prompt_mask
 //                 args {greedy: true} decodes greedily (ReMax's baseline, evaluation)
-//   log_prob      split_dp  in prompt_ids, prompt_mask, responses, response_mask
-//                           out old_log_probs (actor) / ref_log_probs (reference)
-//   update        split_dp  in prompt_ids, prompt_mask, responses, response_mask, old_log_probs,
-//                               advantages, ref_log_probs (with ppo.use_kl_loss)  -- PPO epochs (actor only)
-//   sft_update    split_dp  in prompts, answers  -- one supervised step (actor only)
-//   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}
+//   log_prob      split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask
+//                                out old_log_probs (actor) / ref_log_probs (reference)
+//   update        split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask, old_log_probs,
+//                                    advantages, ref_log_probs (with ppo.use_kl_loss)  -- PPO epochs (actor
+//                                    only)
+//   sft_update    split_dp_mesh  in prompts, answers  -- one supervised step (actor only)
+//   save_checkpoint / load_checkpoint broadcast, args {dir}
 // Config: core/config/model_options.h (model, tokenizer, optim, sft,
 // rollout, ppo), parsed by ModelRole::init.
 #include "workers/roles/model_roles.h"
@@ -47,9 +51,11 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
   options.sampling.top_k = rollout.top_k;
   options.sampling.top_p = rollout.top_p;
   options.max_new_tokens = rollout.max_new_tokens;
-  // Different on every step and rank, the same on every rerun.
+  // Different on every step and data-parallel group, the same on every
+  // rerun, and alike on the tp ranks of a group (they sample together).
   const int64_t step = ctx.context.value("step", int64_t{0});
-  options.seed = static_cast<uint64_t>(r.options.seed * 1000003 + step * 9973 + ctx.env.rank * 31 + 7);
+  const int64_t group = ctx.env.mesh.dp_index(ctx.env.rank);
+  options.seed = static_cast<uint64_t>(r.options.seed * 1000003 + step * 9973 + group * 31 + 7);
   auto prompts = tokenize_prompts(*r.tokenizer, in.objects("prompts"));
   r.net->eval();
   auto result = model::generate(r.net, prompts.ids, prompts.mask, options);
@@ -86,7 +92,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
   auto seq = sequence_columns(in);
-  auto mask = in.tensor("response_mask").to(torch::kFloat32);
+  auto mask = without_padding_rows(in, in.tensor("response_mask").to(torch::kFloat32));
   auto old_lp = in.tensor("old_log_probs");
   auto adv = in.tensor("advantages");
   const bool use_kl_loss = ppo.use_kl_loss;
@@ -214,7 +220,7 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
                             " tokens does not fit the context (setting 'max_position_embeddings' = " +
                             std::to_string(context) + "); raise it in " + r.where + ".model");
   auto seq = model::join_prompt_response(prompts.ids, prompts.mask, responses, response_mask);
-  auto maskf = response_mask.to(torch::kFloat32);
+  auto maskf = without_padding_rows(in, response_mask.to(torch::kFloat32));
   double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
   double loss_sum = 0, correct = 0;
   bool summing = false;  // the gradient sum overlaps the last backward
@@ -242,15 +248,12 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
 }
 
 Batch save(PolicyRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = checkpoint_dir_arg(ctx);
-  save_checkpoint(r.net, r.options.tokenizer.as_written, dir);
+  r.save(checkpoint_dir_arg(ctx), ctx.env);
   return Batch{};
 }
 
 Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = checkpoint_dir_arg(ctx);
-  r.net = load_checkpoint_for(dir, model::Head::kLanguageModel, r.options.seed);
-  model::check_tokenizer_fits(*r.tokenizer, r.where + ".tokenizer", r.net->config(), dir + "/config.json");
+  r.load(checkpoint_dir_arg(ctx), model::Head::kLanguageModel, ctx.env);
   r.rl_state.reset();  // fresh optimizer state for the new weights
   r.sft_state.reset();
   return Batch{};
@@ -295,12 +298,12 @@ void register_policy_roles(RoleRegistry& registry) {
   actor.description = "causal LM that generates rollouts and trains with PPO-style policy losses";
   actor.create = create_policy("actor");
   actor.methods = {
-      method<P>("generate", DispatchMode::split_dp, generate_ports(), generate),
-      method<P>("log_prob", DispatchMode::split_dp, log_prob_ports("old_log_probs"),
+      method<P>("generate", DispatchMode::split_dp_mesh, generate_ports(), generate),
+      method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
                 [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); }),
-      method<P>("update", DispatchMode::split_dp, update_ports(), update),
-      method<P>("sft_update", DispatchMode::split_dp, sft_ports(), sft_update),
-      method<P>("save_checkpoint", DispatchMode::rank0, none, save),
+      method<P>("update", DispatchMode::split_dp_mesh, update_ports(), update),
+      method<P>("sft_update", DispatchMode::split_dp_mesh, sft_ports(), sft_update),
+      method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
   };
   registry.add(actor);
@@ -310,10 +313,10 @@ void register_policy_roles(RoleRegistry& registry) {
   reference.description = "frozen causal LM: log-probs of the reference policy";
   reference.create = create_policy("reference");
   reference.methods = {
-      method<P>("log_prob", DispatchMode::split_dp, log_prob_ports("ref_log_probs"),
+      method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("ref_log_probs"),
                 [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "ref_log_probs"); }),
-      method<P>("generate", DispatchMode::split_dp, generate_ports(), generate),
-      method<P>("save_checkpoint", DispatchMode::rank0, none, save),
+      method<P>("generate", DispatchMode::split_dp_mesh, generate_ports(), generate),
+      method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
   };
   registry.add(reference);

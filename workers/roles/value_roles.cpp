@@ -1,13 +1,13 @@
 // The critic, reward-model and cost-model roles: a transformer with a value
 // head. Methods and their ports (registered below with them):
-//   critic.values   split_dp  in prompt_ids, prompt_mask, responses, response_mask  out values
-//   critic.update   split_dp  in prompt_ids, prompt_mask, responses, response_mask, values, returns
+//   critic.values   split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask  out values
+//   critic.update   split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask, values, returns
 //                             -- PPO epochs of the clipped value loss
 //   reward_model.score / cost_model.score
-//                   split_dp  in prompt_ids, prompt_mask, responses, response_mask
+//                   split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask
 //                             out token_level_scores (reward_model) / cost_scores (cost_model)
 //                             -- the sequence score on the last response token
-//   save_checkpoint rank0 / load_checkpoint broadcast, args {dir}; loading
+//   save_checkpoint / load_checkpoint broadcast, args {dir}; loading
 //   a causal-LM checkpoint (the SFT actor) keeps its backbone and starts a
 //   fresh value head.
 // Config: core/config/model_options.h (model, tokenizer, optim, ppo).
@@ -66,7 +66,7 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
   auto seq = sequence_columns(in);
-  auto mask = in.tensor("response_mask").to(torch::kFloat32);
+  auto mask = without_padding_rows(in, in.tensor("response_mask").to(torch::kFloat32));
   auto old_values = in.tensor("values");
   auto returns = in.tensor("returns");
   alg::ValueLossOptions vl;
@@ -99,31 +99,28 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
       }
       if (!summing) r.state->sum_during_next_backward(ctx.env);  // no rows: the same collectives
       auto [grad_norm, lr] = r.state->step(ctx.env);
-      m["critic/grad_norm"] = grad_norm / ctx.env.world;
-      m["critic/lr"] = lr / ctx.env.world;
+      m["critic/grad_norm"] = grad_norm / data_parallel_size(ctx.env);
+      m["critic/lr"] = lr / data_parallel_size(ctx.env);
       for (auto& [k, x] : m) sums[k] += x;
       ++updates;
     }
   }
   // As verl: how well the rollout-time values explained the returns (over
   // this rank's rows; the metric is the mean over the ranks).
-  sums["critic/vf_explained_var"] =
-      alg::explained_variance(returns, old_values, mask).item<double>() * updates / ctx.env.world;
+  sums["critic/vf_explained_var"] = alg::explained_variance(returns, old_values, mask).item<double>() *
+                                    updates / data_parallel_size(ctx.env);
   Batch out;
   out.meta()["metrics"] = sum_metrics_over_ranks(ctx.env, sums, updates);
   return out;
 }
 
 Batch save(ValueRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = checkpoint_dir_arg(ctx);
-  save_checkpoint(r.net, r.options.tokenizer.as_written, dir);
+  r.save(checkpoint_dir_arg(ctx), ctx.env);
   return Batch{};
 }
 
 Batch load(ValueRole& r, const Batch&, CallContext& ctx) {
-  std::string dir = checkpoint_dir_arg(ctx);
-  r.net = load_checkpoint_for(dir, model::Head::kValue, r.options.seed);
-  broadcast_parameters(r.net, ctx.env);
+  r.load(checkpoint_dir_arg(ctx), model::Head::kValue, ctx.env);
   r.state.reset();
   return Batch{};
 }
@@ -138,20 +135,20 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
   spec.description = description;
   spec.create = create_value(name);
   const core::CallPorts none = core::call_ports({}, {});
-  spec.methods = {method<V>("save_checkpoint", DispatchMode::rank0, none, save),
+  spec.methods = {method<V>("save_checkpoint", DispatchMode::broadcast, none, save),
                   method<V>("load_checkpoint", DispatchMode::broadcast, none, load)};
   if (trainable) {
     auto update_in = sequence_ports();
     update_in.push_back(core::required_port("values", "[B,R] the values at sampling"));
     update_in.push_back(core::required_port("returns", "[B,R] the targets"));
-    spec.methods.push_back(method<V>("values", DispatchMode::split_dp,
+    spec.methods.push_back(method<V>("values", DispatchMode::split_dp_mesh,
                                      core::call_ports(sequence_ports(), {core::out_port("values", "[B,R]")}),
                                      values));
     spec.methods.push_back(
-        method<V>("update", DispatchMode::split_dp, core::call_ports(std::move(update_in), {}), update));
+        method<V>("update", DispatchMode::split_dp_mesh, core::call_ports(std::move(update_in), {}), update));
   } else {
     spec.methods.push_back(method<V>(
-        "score", DispatchMode::split_dp,
+        "score", DispatchMode::split_dp_mesh,
         core::call_ports(sequence_ports(), {core::out_port(score_port, "[B,R] the score on the last token")}),
         [score_port](V& r, const Batch& in, CallContext&) { return score(r, in, score_port); }));
   }

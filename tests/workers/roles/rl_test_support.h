@@ -24,8 +24,9 @@ struct LocalRole {
   std::unique_ptr<workers::Role> role;
   std::string role_name;
 
-  LocalRole(const std::string& role, const nlohmann::json& config, const std::string& model = "m")
-      : role_name(role) {
+  LocalRole(const std::string& role, const nlohmann::json& config, const std::string& model = "m",
+            workers::WorkerEnv env_ = {})
+      : env(std::move(env_)), role_name(role) {
     env.model = model;
     env.group = "local";
     role_ = app::worker_roles().find(role);
@@ -81,6 +82,7 @@ struct TwoRanks {
       ranks.push_back(std::make_unique<LocalRole>(role, config));
       ranks[rank]->env.rank = rank;
       ranks[rank]->env.world = 2;
+      ranks[rank]->env.mesh = core::Mesh{2, 1, 1};
       ranks[rank]->env.spmd = [this, rank, port]() -> workers::SpmdGroup& {
         if (!groups[rank])
           groups[rank] = std::make_unique<workers::SpmdGroup>(
@@ -103,6 +105,65 @@ struct TwoRanks {
       });
     for (auto& t : threads) t.join();
     return outs;
+  }
+};
+
+// The ranks of one role laid out as `mesh` (dp x pp x tp), in threads over
+// a real c10d group, as a pool with that mesh runs them. The roles are
+// created at once (their init is collective); call() dispatches as the
+// controller does (core/rpc/dispatch.h) and returns the group's result.
+struct MeshRanks {
+  core::Mesh mesh;
+  std::vector<std::unique_ptr<LocalRole>> ranks;
+  std::vector<std::unique_ptr<workers::SpmdGroup>> groups;
+
+  MeshRanks(const std::string& role, const nlohmann::json& config, core::Mesh mesh_)
+      : mesh(mesh_), ranks(mesh_.world()), groups(mesh_.world()) {
+    static std::atomic<int> groups_made{0};
+    const int port = 35000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
+    on_every_rank([&](int rank) {
+      workers::WorkerEnv env;
+      env.rank = rank;
+      env.world = mesh.world();
+      env.mesh = mesh;
+      env.spmd = [this, rank, port]() -> workers::SpmdGroup& {
+        if (!groups[rank])
+          groups[rank] = std::make_unique<workers::SpmdGroup>(
+              workers::SpmdOptions{"127.0.0.1", port, rank, mesh.world(), std::chrono::milliseconds(30000)});
+        return *groups[rank];
+      };
+      ranks[rank] = std::make_unique<LocalRole>(role, config, "m", env);
+    });
+  }
+
+  core::Batch call(const std::string& method, const core::Batch& in, std::vector<std::string> out_ports = {},
+                   nlohmann::json args = nlohmann::json::object()) {
+    const auto* spec = app::worker_roles().find_method(ranks[0]->role_name, method);
+    if (!spec) throw std::runtime_error("no method " + method);
+    core::DispatchPlan plan = core::plan_dispatch(spec->mode, mesh, in);
+    std::vector<core::Batch> replies(mesh.world());
+    on_every_rank([&](int rank) {
+      if (plan.inputs[rank]) replies[rank] = ranks[rank]->call(method, *plan.inputs[rank], out_ports, args);
+    });
+    return core::collect_replies(spec->mode, mesh, plan, replies);
+  }
+
+  template <class F>
+  void on_every_rank(F body) {
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(mesh.world());
+    for (int rank = 0; rank < mesh.world(); ++rank)
+      threads.emplace_back([&, rank] {
+        try {
+          body(rank);
+        } catch (const std::exception& e) {
+          errors[rank] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    for (int rank = 0; rank < mesh.world(); ++rank)
+      if (!errors[rank].empty())
+        throw std::runtime_error("rank " + std::to_string(rank) + ": " + errors[rank]);
   }
 };
 

@@ -1,0 +1,157 @@
+// The model roles on a mesh (dp x tp ranks in threads over real c10d
+// groups, dispatched as the controller dispatches): an actor update, the
+// critic's, greedy rollouts and the saved checkpoint equal one rank's on
+// the whole batch, in every layout; and rows that a split adds to even out
+// its chunks train nothing.
+#include "tests/workers/roles/rl_test_support.h"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tests/workers/model/model_test_support.h"
+#include "workers/model/hf_checkpoint.h"
+
+namespace rlwb::testing {
+namespace {
+
+using core::Batch;
+using core::Mesh;
+
+const std::vector<std::string> kGenOut = {"responses", "response_mask", "old_log_probs", "prompt_ids",
+                                          "prompt_mask"};
+
+std::string layout(const Mesh& m) { return "tp=" + std::to_string(m.tp) + " dp=" + std::to_string(m.dp); }
+
+// Four heads and key/value heads, so tp = 4 divides them.
+nlohmann::json config_for_tp(const std::string& role) {
+  auto c = tiny_actor_config(1e-2);
+  c["model"]["num_heads"] = 4;
+  c["model"]["num_kv_heads"] = 4;
+  c["model"]["intermediate_size"] = 64;
+  c["micro_batch_size"] = 32;
+  if (role == "critic") {
+    c.erase("rollout");
+    c["ppo"] = {{"epochs", 2}, {"cliprange_value", 0.05}};
+  } else {
+    c["ppo"] = {{"use_kl_loss", false}, {"epochs", 2}};
+  }
+  return c;
+}
+
+Batch prompts(int64_t rows) {
+  Batch b;
+  std::vector<nlohmann::json> texts;
+  for (int64_t i = 0; i < rows; ++i)
+    texts.push_back(std::to_string(i % 7) + "+" + std::to_string(i % 5) + "=");
+  b.set_objects("prompts", texts);
+  return b;
+}
+
+// A rollout of `rows` rows with advantages, values and returns for both roles.
+Batch rollout(int64_t rows) {
+  LocalRole actor("actor", config_for_tp("actor"));
+  Batch in = actor.call("generate", prompts(rows), kGenOut);
+  torch::manual_seed(5);
+  auto mask = in.tensor("response_mask").to(torch::kFloat32);
+  in.set_tensor("advantages", torch::randn(mask.sizes()) * mask);
+  in.set_tensor("values", torch::randn(mask.sizes()) * 0.1 * mask);
+  in.set_tensor("returns", torch::randn(mask.sizes()) * mask);
+  return in;
+}
+
+void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want, const std::string& what,
+                         const std::string& per_rank = "") {
+  for (auto& [key, value] : want.items()) {
+    if (key == per_rank) continue;
+    ASSERT_TRUE(got.contains(key)) << what << ": " << key;
+    EXPECT_NEAR(got[key].get<double>(), value.get<double>(), 1e-5) << what << ": " << key;
+  }
+  EXPECT_EQ(got.size(), want.size()) << what;
+}
+
+void expect_close(const torch::Tensor& got, const torch::Tensor& want, const std::string& what,
+                  double tolerance = 1e-5) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_LE((got - want).abs().max().item<double>(), tolerance) << what;
+}
+
+TEST(TensorParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayout) {
+  const Batch in = rollout(32);
+  const auto config = config_for_tp("actor");
+  LocalRole single("actor", config);
+  const nlohmann::json want = single.call("update", in).meta()["metrics"];
+  const torch::Tensor want_lp = single.call("log_prob", in).tensor("old_log_probs");
+  const Batch want_greedy = single.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+  workers::model::testing::ScratchDir dir("tp-roles");
+  single.call("save_checkpoint", Batch{}, {}, {{"dir", (dir.path() / "single").string()}});
+
+  for (const Mesh& mesh : {Mesh{1, 1, 2}, Mesh{1, 1, 4}, Mesh{2, 1, 2}}) {
+    SCOPED_TRACE(layout(mesh));
+    MeshRanks ranks("actor", config, mesh);
+    Batch out = ranks.call("update", in);
+    expect_same_metrics(out.meta()["metrics"], want, layout(mesh));
+    // The weights after two optimizer steps: the same log-probs.
+    expect_close(ranks.call("log_prob", in).tensor("old_log_probs"), want_lp, "log-probs after the update");
+    Batch greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+    EXPECT_TRUE(torch::equal(greedy.tensor("responses"), want_greedy.tensor("responses")));
+    expect_close(greedy.tensor("old_log_probs"), want_greedy.tensor("old_log_probs"), "greedy log-probs");
+    const auto saved = dir.path() / layout(mesh);
+    ranks.call("save_checkpoint", Batch{}, {}, {{"dir", saved.string()}});
+    auto exported = workers::model::load_hf_checkpoint(saved),
+         whole = workers::model::load_hf_checkpoint(dir.path() / "single");
+    auto whole_params = whole->named_parameters();
+    // Two AdamW steps move a weight by about lr * sign(gradient) where the
+    // gradient is tiny, so summation-order noise shows up to ~lr * 1e-3.
+    for (auto& p : exported->named_parameters())
+      expect_close(p.value(), whole_params[p.key()], "saved " + p.key(), 1e-4);
+  }
+}
+
+TEST(TensorParallelRoles, CriticUpdateEqualsOneRankWithTensorAndDataParallelism) {
+  const Batch in = rollout(32);
+  const auto config = config_for_tp("critic");
+  LocalRole single("critic", config);
+  const nlohmann::json want = single.call("update", in).meta()["metrics"];
+  const torch::Tensor want_values = single.call("values", in).tensor("values");
+  for (const Mesh& mesh : {Mesh{1, 1, 2}, Mesh{2, 1, 2}}) {
+    SCOPED_TRACE(layout(mesh));
+    MeshRanks ranks("critic", config, mesh);
+    // Explained variance is computed over each rank's own rows.
+    expect_same_metrics(ranks.call("update", in).meta()["metrics"], want, layout(mesh),
+                        mesh.dp > 1 ? "critic/vf_explained_var" : "");
+    expect_close(ranks.call("values", in).tensor("values"), want_values, "values after the update");
+  }
+}
+
+// 31 rows over 2 ranks and 30 over 4: the split repeats rows to even out the
+// chunks. Those copies must not train (nor count in a loss or metric), so
+// the update equals one rank's over the real rows.
+TEST(DataParallelPadding, RowsAddedToEvenOutTheSplitTrainNothing) {
+  const Batch all = rollout(32);
+  const auto config = config_for_tp("actor");
+  for (auto [rows, dp] : {std::pair<int64_t, int>{31, 2}, {30, 4}}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows over dp=" + std::to_string(dp));
+    const Batch in = all.slice(0, rows);
+    EXPECT_GT(core::plan_dispatch(core::DispatchMode::split_dp_mesh, Mesh{dp, 1, 1}, in).padded_rows, 0);
+    LocalRole single("actor", config);
+    const nlohmann::json want = single.call("update", in).meta()["metrics"];
+    MeshRanks ranks("actor", config, Mesh{dp, 1, 1});
+    expect_same_metrics(ranks.call("update", in).meta()["metrics"], want, "padded split");
+    expect_close(ranks.call("log_prob", in).tensor("old_log_probs"),
+                 single.call("log_prob", in).tensor("old_log_probs"), "log-probs after the update");
+  }
+}
+
+TEST(TensorParallelRoles, ALayoutTheModelCannotSplitIsRefusedWithTheSetting) {
+  auto config = config_for_tp("actor");
+  config["model"]["num_kv_heads"] = 2;
+  try {
+    MeshRanks ranks("actor", config, Mesh{1, 1, 4});
+    FAIL() << "expected an error";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("'num_kv_heads' = 2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace rlwb::testing

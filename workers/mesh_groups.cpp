@@ -1,0 +1,39 @@
+#include "workers/mesh_groups.h"
+
+#include "workers/spmd_group.h"
+
+namespace rlwb::workers {
+
+std::vector<int> tensor_parallel_ranks(const core::Mesh& mesh, int rank) {
+  std::vector<int> ranks;
+  const int first = rank - mesh.tp_index(rank);
+  for (int t = 0; t < mesh.tp; ++t) ranks.push_back(first + t);
+  return ranks;
+}
+
+std::vector<int> data_parallel_ranks(const core::Mesh& mesh, int rank) {
+  std::vector<int> ranks;
+  const int stride = mesh.pp * mesh.tp, offset = rank % stride;
+  for (int d = 0; d < mesh.dp; ++d) ranks.push_back(d * stride + offset);
+  return ranks;
+}
+
+std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& mesh,
+                                             const std::string& model) {
+  auto groups = std::make_shared<MeshGroups>();
+  groups->mesh = mesh;
+  const int rank = pool.rank();
+  // Every rank makes its tp group first, then its dp group: the members of
+  // each meet in the same order.
+  if (mesh.tp > 1)
+    groups->tp = pool.subgroup(
+        model + "/tp/" + std::to_string(mesh.dp_index(rank)) + "." + std::to_string(mesh.pp_index(rank)),
+        tensor_parallel_ranks(mesh, rank));
+  if (mesh.dp > 1 && mesh.dp < pool.world())
+    groups->dp = pool.subgroup(
+        model + "/dp/" + std::to_string(mesh.pp_index(rank)) + "." + std::to_string(mesh.tp_index(rank)),
+        data_parallel_ranks(mesh, rank));
+  return groups;
+}
+
+}  // namespace rlwb::workers
