@@ -1,249 +1,65 @@
 #include "workers/model/bpe_tokenizer.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <queue>
 
 #include "workers/model/model_error.h"
+#include "workers/model/unicode_text.h"
 
 namespace rlwb::workers::model {
 namespace {
 
 using Json = nlohmann::json;
 
-// ---------------------------------------------------------------------------
-// [SECTION] UTF-8 and GPT-2's byte <-> printable character table
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// One decoded code point and the bytes it came from. Invalid UTF-8 decodes
-// byte by byte (as U+FFFD-like "other" characters) so no input is lost.
-struct CodePoint {
-  uint32_t cp;
-  size_t begin, end;
-};
-
-std::vector<CodePoint> decode_utf8(std::string_view s) {
-  std::vector<CodePoint> out;
-  out.reserve(s.size());
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto b = static_cast<unsigned char>(s[i]);
-    size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= s.size();
-    uint32_t cp = len == 1 ? b : len == 2 ? (b & 0x1F) : len == 3 ? (b & 0x0F) : (b & 0x07);
-    for (size_t k = 1; ok && k < len; ++k) {
-      const auto c = static_cast<unsigned char>(s[i + k]);
-      if ((c & 0xC0) != 0x80) ok = false;
-      cp = (cp << 6) | (c & 0x3F);
-    }
-    if (!ok) {
-      out.push_back({0xFFFD, i, i + 1});
-      i += 1;
-    } else {
-      out.push_back({cp, i, i + len});
-      i += len;
-    }
-  }
-  return out;
-}
-
-struct ByteTable {
-  std::array<std::string, 256> char_of_byte;  // byte -> UTF-8 of its printable stand-in
-  std::unordered_map<uint32_t, uint8_t> byte_of_cp;
-  ByteTable() {
-    uint32_t next = 256;
-    for (uint32_t b = 0; b < 256; ++b) {
-      const bool printable = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
-      const uint32_t cp = printable ? b : next++;
-      append_utf8(char_of_byte[b], cp);
-      byte_of_cp[cp] = static_cast<uint8_t>(b);
-    }
-  }
-};
-
-const ByteTable& byte_table() {
-  static const ByteTable table;
-  return table;
-}
-
-// ---------------------------------------------------------------------------
-// [SECTION] Approximate Unicode classes (see the header for what is exact)
-
-enum class CharClass { kLetter, kNumber, kSpace, kOther };
-
-bool in(uint32_t cp, uint32_t lo, uint32_t hi) { return cp >= lo && cp <= hi; }
-
-bool is_space(uint32_t cp) {
-  return in(cp, 0x09, 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-         in(cp, 0x2000, 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-         cp == 0x3000;
-}
-
-bool is_number(uint32_t cp) {
-  if (cp < 0x80) return in(cp, '0', '9');
-  static constexpr std::pair<uint32_t, uint32_t> kRanges[] = {
-      {0xB2, 0xB3},     {0xB9, 0xB9},     {0xBC, 0xBE},     {0x660, 0x669},   {0x6F0, 0x6F9},
-      {0x7C0, 0x7C9},   {0x966, 0x96F},   {0x9E6, 0x9EF},   {0xA66, 0xA6F},   {0xAE6, 0xAEF},
-      {0xB66, 0xB6F},   {0xBE6, 0xBF2},   {0xC66, 0xC6F},   {0xCE6, 0xCEF},   {0xD66, 0xD78},
-      {0xE50, 0xE59},   {0xED0, 0xED9},   {0xF20, 0xF33},   {0x1040, 0x1049}, {0x17E0, 0x17E9},
-      {0x1810, 0x1819}, {0x2070, 0x2070}, {0x2074, 0x2079}, {0x2080, 0x2089}, {0x2150, 0x2182},
-      {0x2185, 0x2189}, {0x2460, 0x249B}, {0x24EA, 0x24FF}, {0x2776, 0x2793}, {0x3007, 0x3007},
-      {0x3021, 0x3029}, {0x3038, 0x303A}, {0x3192, 0x3195}, {0x3220, 0x3229}, {0x3248, 0x324F},
-      {0x3251, 0x325F}, {0x3280, 0x3289}, {0x32B1, 0x32BF}, {0xFF10, 0xFF19}, {0x1D7CE, 0x1D7FF}};
-  for (const auto& [lo, hi] : kRanges) {
-    if (in(cp, lo, hi)) return true;
-  }
-  return false;
-}
-
-// Punctuation, symbols, marks and format characters outside ASCII.
-bool is_other(uint32_t cp) {
-  if (in(cp, 0x80, 0xBF)) return cp != 0xAA && cp != 0xB5 && cp != 0xBA;  // ª µ º are letters
-  static constexpr std::pair<uint32_t, uint32_t> kRanges[] = {
-      {0xD7, 0xD7},      {0xF7, 0xF7},     {0x2C2, 0x2C5},   {0x2D2, 0x2DF},   {0x2E5, 0x2EB},
-      {0x2ED, 0x2ED},    {0x2EF, 0x36F},   {0x37E, 0x37E},   {0x384, 0x385},   {0x387, 0x387},
-      {0x55A, 0x55F},    {0x589, 0x58A},   {0x5BE, 0x5BE},   {0x5C0, 0x5C0},   {0x5C3, 0x5C3},
-      {0x5F3, 0x5F4},    {0x600, 0x60F},   {0x61B, 0x61F},   {0x64B, 0x65F},   {0x66A, 0x66D},
-      {0x6D4, 0x6D4},    {0x964, 0x965},   {0x970, 0x970},   {0xE3F, 0xE3F},   {0x2000, 0x206F},
-      {0x20A0, 0x20FF},  {0x2190, 0x245F}, {0x2500, 0x2775}, {0x2794, 0x2BFF}, {0x2E00, 0x2E7F},
-      {0x3001, 0x3006},  {0x3008, 0x3020}, {0x302A, 0x3030}, {0x303D, 0x303F}, {0x30FB, 0x30FB},
-      {0xFE00, 0xFE0F},  {0xFE10, 0xFE1F}, {0xFE30, 0xFE6F}, {0xFEFF, 0xFEFF}, {0xFF01, 0xFF0F},
-      {0xFF1A, 0xFF20},  {0xFF3B, 0xFF40}, {0xFF5B, 0xFF65}, {0xFFE0, 0xFFFF}, {0x1F000, 0x1FAFF},
-      {0xE0000, 0xE007F}};
-  for (const auto& [lo, hi] : kRanges) {
-    if (in(cp, lo, hi)) return true;
-  }
-  return false;
-}
-
-CharClass classify(uint32_t cp) {
-  if (is_space(cp)) return CharClass::kSpace;
-  if (is_number(cp)) return CharClass::kNumber;
-  if (cp < 0x80) {
-    return (in(cp, 'a', 'z') || in(cp, 'A', 'Z')) ? CharClass::kLetter : CharClass::kOther;
-  }
-  return is_other(cp) ? CharClass::kOther : CharClass::kLetter;
-}
-
-// ---------------------------------------------------------------------------
-// [SECTION] The pre-tokenizer scanner
-
-struct Scanner {
-  std::vector<CodePoint> cps;
-  std::vector<CharClass> cls;
-  size_t n = 0;
-
-  explicit Scanner(std::string_view text) : cps(decode_utf8(text)) {
-    n = cps.size();
-    cls.reserve(n);
-    for (const auto& c : cps) cls.push_back(classify(c.cp));
-  }
-  bool is(size_t k, CharClass c) const { return k < n && cls[k] == c; }
-  bool newline(size_t k) const { return k < n && (cps[k].cp == '\r' || cps[k].cp == '\n'); }
-  uint32_t lower(size_t k) const {
-    const uint32_t c = k < n ? cps[k].cp : 0;
-    return in(c, 'A', 'Z') ? c + 32 : c;
-  }
-  size_t run(size_t k, CharClass c, size_t limit = std::numeric_limits<size_t>::max()) const {
-    size_t j = k;
-    while (j < n && cls[j] == c && j - k < limit) ++j;
-    return j;
-  }
-
-  // 's 't 're 've 'm 'll 'd at k; returns the end or k when none.
-  size_t contraction(size_t k, bool ignore_case) const {
-    if (k >= n || cps[k].cp != '\'') return k;
-    auto at = [&](size_t m) { return ignore_case ? lower(m) : (m < n ? cps[m].cp : 0); };
-    const uint32_t a = at(k + 1), b = at(k + 2);
-    if (a == 's' || a == 't' || a == 'm' || a == 'd') return k + 2;
-    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return k + 3;
-    return k;
-  }
-
-  // \s+(?!\S) | \s+ at k (k is white space).
-  size_t spaces(size_t k) const {
-    const size_t j = run(k, CharClass::kSpace);
-    if (j == n || j - k == 1) return j;
-    return j - 1;  // leave the last space to the word after it
-  }
-
-  size_t next_gpt2(size_t i) const {
-    if (size_t j = contraction(i, false); j != i) return j;
-    const size_t k = i + (cps[i].cp == ' ' ? 1 : 0);
-    for (CharClass c : {CharClass::kLetter, CharClass::kNumber, CharClass::kOther}) {
-      if (is(k, c)) return run(k, c);
-    }
-    if (is(i, CharClass::kSpace)) return spaces(i);
-    return i + 1;
-  }
-
-  size_t next_qwen(size_t i, size_t max_digits) const {
-    if (size_t j = contraction(i, true); j != i) return j;
-    // [^\r\n\p{L}\p{N}]?\p{L}+
-    if (is(i, CharClass::kLetter)) return run(i, CharClass::kLetter);
-    if (!newline(i) && !is(i, CharClass::kNumber) && is(i + 1, CharClass::kLetter)) {
-      return run(i + 1, CharClass::kLetter);
-    }
-    // \p{N}{1,K}
-    if (is(i, CharClass::kNumber)) return run(i, CharClass::kNumber, max_digits == 0 ? SIZE_MAX : max_digits);
-    // ' ?[^\s\p{L}\p{N}]+[\r\n]*'
-    const size_t k = i + (cps[i].cp == ' ' ? 1 : 0);
-    if (is(k, CharClass::kOther)) {
-      size_t j = run(k, CharClass::kOther);
-      while (newline(j)) ++j;
-      return j;
-    }
-    if (is(i, CharClass::kSpace)) {
-      // \s*[\r\n]+ : up to the last line break of the white-space run
-      const size_t j = run(i, CharClass::kSpace);
-      for (size_t m = j; m > i; --m) {
-        if (newline(m - 1)) return m;
-      }
-      return spaces(i);
-    }
-    return i + 1;
-  }
-};
-
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
   throw ModelError(source + ": " + what);
 }
 
-std::string json_string(const Json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("content")) return v.at("content").get<std::string>();
-  return "";
+Json parse_json(const std::string& text, const std::string& source) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::exception& e) {
+    fail(source, std::string("not valid JSON: ") + e.what());
+  }
+}
+
+const Json& pre_tokenizer_spec(const Json& j, const std::string& source) {
+  if (!j.is_object() || !j.contains("pre_tokenizer") || j.at("pre_tokenizer").is_null()) {
+    fail(source, "missing 'pre_tokenizer' (a byte-level BPE needs ByteLevel)");
+  }
+  return j.at("pre_tokenizer");
+}
+
+const Json& normalizer_spec(const Json& j) {
+  static const Json none;
+  return j.is_object() && j.contains("normalizer") ? j.at("normalizer") : none;
+}
+
+// A string setting that may be null or absent; "" for both.
+std::string optional_string(const Json& m, const char* key) {
+  return m.contains(key) && m.at(key).is_string() ? m.at(key).get<std::string>() : "";
+}
+
+uint64_t pair_key(int32_t left, int32_t right) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// [SECTION] BpeTokenizer
+// [SECTION] Loading
 
-BpeTokenizer::BpeTokenizer(const std::string& json_text, const std::string& source) : source_(source) {
-  Json j;
-  try {
-    j = Json::parse(json_text);
-  } catch (const Json::exception& e) {
-    fail(source, std::string("not valid JSON: ") + e.what());
+BpeTokenizer::BpeTokenizer(const std::string& json_text, const std::string& source)
+    : BpeTokenizer(FromJson{}, parse_json(json_text, source), source) {}
+
+BpeTokenizer::BpeTokenizer(FromJson, const Json& j, const std::string& source)
+    : source_(source),
+      normalizer_(normalizer_spec(j), source),
+      pretokenizer_(pre_tokenizer_spec(j, source), source) {
+  if (!pretokenizer_.has_byte_level()) {
+    fail(source, "pre_tokenizer has no ByteLevel step; only byte-level BPE is supported");
   }
   if (!j.contains("model") || !j.at("model").is_object()) fail(source, "missing 'model'");
   const Json& m = j.at("model");
@@ -252,196 +68,129 @@ BpeTokenizer::BpeTokenizer(const std::string& json_text, const std::string& sour
   if (m.value("byte_fallback", false)) {
     fail(source, "model.byte_fallback is true (a SentencePiece-style BPE); only byte-level BPE is supported");
   }
+  if (m.contains("dropout") && !m.at("dropout").is_null() && m.at("dropout").get<double>() != 0.0) {
+    fail(source, "model.dropout is set; BPE dropout samples its merges and is for training only");
+  }
+  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+    if (!optional_string(m, key).empty()) {
+      fail(source, std::string("model.") + key + " is set; a byte-level BPE has none");
+    }
+  }
   if (!m.contains("vocab") || !m.at("vocab").is_object()) fail(source, "missing 'model.vocab'");
   ignore_merges_ = m.value("ignore_merges", false);
+  fuse_unk_ = m.value("fuse_unk", false);
 
   int64_t max_id = -1;
   for (const auto& [token, id] : m.at("vocab").items()) {
-    vocab_[token] = id.get<int64_t>();
-    max_id = std::max(max_id, id.get<int64_t>());
+    const auto v = id.get<int64_t>();
+    if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+      fail(source, "model.vocab has the id " + std::to_string(v) + " for '" + token + "'");
+    }
+    vocab_[token] = v;
+    max_id = std::max(max_id, v);
   }
-  int64_t rank = 0;
+  if (const std::string unk = optional_string(m, "unk_token"); !unk.empty()) {
+    auto it = vocab_.find(unk);
+    if (it == vocab_.end()) fail(source, "model.unk_token '" + unk + "' is not in model.vocab");
+    unk_id_ = it->second;
+  }
+  // The id of token, a part or the result of the merge "left right".
+  auto id_of = [&](const std::string& token, const std::string& left, const std::string& right) {
+    auto it = vocab_.find(token);
+    if (it == vocab_.end()) {
+      fail(source,
+           "model.merges entry '" + left + " " + right + "' needs '" + token + "', not in model.vocab");
+    }
+    return static_cast<int32_t>(it->second);
+  };
+  int32_t rank = 0;
   for (const auto& merge : m.value("merges", Json::array())) {
-    std::pair<std::string, std::string> pair;
+    std::string left, right;
     if (merge.is_string()) {
       const std::string s = merge.get<std::string>();
       const size_t space = s.find(' ');
       if (space == std::string::npos) fail(source, "model.merges entry '" + s + "' is not 'left right'");
-      pair = {s.substr(0, space), s.substr(space + 1)};
+      left = s.substr(0, space);
+      right = s.substr(space + 1);
     } else if (merge.is_array() && merge.size() == 2) {
-      pair = {merge.at(0).get<std::string>(), merge.at(1).get<std::string>()};
+      left = merge.at(0).get<std::string>();
+      right = merge.at(1).get<std::string>();
     } else {
       fail(source, "model.merges entry " + merge.dump() + " is neither 'left right' nor [left, right]");
     }
-    merge_rank_.emplace(std::move(pair), rank++);
+    const int32_t left_id = id_of(left, left, right), right_id = id_of(right, left, right);
+    merges_[pair_key(left_id, right_id)] = Merge{rank++, id_of(left + right, left, right)};
   }
+
+  std::vector<AddedToken> added;
   for (const auto& t : j.value("added_tokens", Json::array())) {
-    AddedToken a{t.at("content").get<std::string>(), t.at("id").get<int64_t>(), t.value("special", false)};
+    AddedToken a{t.at("content").get<std::string>(),
+                 "",
+                 t.at("id").get<int64_t>(),
+                 t.value("special", false),
+                 t.value("single_word", false),
+                 t.value("lstrip", false),
+                 t.value("rstrip", false)};
     if (a.content.empty()) fail(source, "added_tokens has an empty token (id " + std::to_string(a.id) + ")");
+    if (a.id < 0)
+      fail(source, "added_tokens has the id " + std::to_string(a.id) + " for '" + a.content + "'");
     max_id = std::max(max_id, a.id);
-    added_.push_back(std::move(a));
+    // The library's default: special tokens are matched in the raw text, others after normalization.
+    const bool normalized = t.value("normalized", !a.special);
+    a.match = normalized ? normalizer_.apply(a.content) : a.content;
+    (normalized ? normalized_added_ : raw_added_).tokens.push_back(std::move(a));
   }
-  std::sort(added_.begin(), added_.end(),
-            [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+  raw_added_.index();
+  normalized_added_.index();
+
   vocab_size_ = max_id + 1;
   token_of_id_.assign(static_cast<size_t>(vocab_size_), "");
   added_kind_.assign(static_cast<size_t>(vocab_size_), AddedKind::kNone);
-  for (const auto& [token, id] : vocab_) {
-    if (id < 0) fail(source, "model.vocab has a negative id for '" + token + "'");
-    token_of_id_[static_cast<size_t>(id)] = token;
-  }
-  for (const auto& a : added_) {
-    token_of_id_[static_cast<size_t>(a.id)] = a.content;
-    added_kind_[static_cast<size_t>(a.id)] = a.special ? AddedKind::kSpecial : AddedKind::kPlain;
+  for (const auto& [token, id] : vocab_) token_of_id_[static_cast<size_t>(id)] = token;
+  for (const auto* matcher : {&raw_added_, &normalized_added_}) {
+    for (const auto& a : matcher->tokens) {
+      token_of_id_[static_cast<size_t>(a.id)] = a.match;  // the library decodes a token in its normal form
+      added_kind_[static_cast<size_t>(a.id)] = a.special ? AddedKind::kSpecial : AddedKind::kPlain;
+    }
   }
 
-  // Normalizer: none, or NFC (taken as a no-op; see the header).
-  if (j.contains("normalizer") && !j.at("normalizer").is_null()) {
-    const std::string n = j.at("normalizer").value("type", std::string("?"));
-    if (n != "NFC") fail(source, "normalizer '" + n + "' is not supported (supported: none, NFC)");
-  }
-  // Pre-tokenizer: ByteLevel(use_regex) or Sequence[Split(pattern), ByteLevel(use_regex=false)].
-  if (!j.contains("pre_tokenizer") || j.at("pre_tokenizer").is_null()) {
-    fail(source, "missing 'pre_tokenizer' (a byte-level BPE needs ByteLevel)");
-  }
-  std::vector<Json> steps;
-  const Json& pre = j.at("pre_tokenizer");
-  if (pre.value("type", std::string()) == "Sequence") {
-    for (const auto& s : pre.at("pretokenizers")) steps.push_back(s);
+  const Json none;
+  const Json& decoder = j.contains("decoder") ? j.at("decoder") : none;
+  const std::string decoder_type = decoder.is_object() ? decoder.value("type", std::string("?")) : "";
+  if (decoder.is_null()) {
+    decoder_ = Decoder::kNone;
+  } else if (decoder_type == "ByteLevel") {
+    decoder_ = Decoder::kByteLevel;
   } else {
-    steps.push_back(pre);
+    fail(source, "decoder '" + decoder_type + "' is not supported (supported: ByteLevel, none)");
   }
-  bool byte_level = false, have_pattern = false;
-  for (const auto& s : steps) {
-    const std::string t = s.value("type", std::string("?"));
-    if (t == "ByteLevel") {
-      byte_level = true;
-      add_prefix_space_ = s.value("add_prefix_space", false);
-      if (s.value("use_regex", true)) {
-        pretokenizer_ = Pretokenizer::kGpt2;
-        max_digits_ = 0;
-        have_pattern = true;
-      }
-    } else if (t == "Split") {
-      const std::string pattern =
-          s.contains("pattern") ? json_string(s.at("pattern").value("Regex", Json(""))) : "";
-      if (s.value("behavior", std::string()) != "Isolated" || s.value("invert", false)) {
-        fail(source, "pre_tokenizer Split must have behavior 'Isolated' and invert false");
-      }
-      if (pattern.find("\\p{N}{1,3}") != std::string::npos &&
-          pattern.find("[^\\r\\n\\p{L}\\p{N}]?\\p{L}+") != std::string::npos) {
-        pretokenizer_ = Pretokenizer::kQwen2Llama3;
-        max_digits_ = 3;
-      } else if (pattern.find("[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}|") != std::string::npos) {
-        pretokenizer_ = Pretokenizer::kQwen2Llama3;
-        max_digits_ = 1;
-      } else if (pattern.find(" ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+") != std::string::npos) {
-        pretokenizer_ = Pretokenizer::kGpt2;
-        max_digits_ = 0;
-      } else {
-        fail(source,
-             "pre_tokenizer Split pattern '" + pattern +
-                 "' is not one of the supported families (GPT-2, Qwen2, Llama 3; see bpe_tokenizer.h)");
-      }
-      have_pattern = true;
-    } else {
-      fail(source, "pre_tokenizer '" + t + "' is not supported (supported: ByteLevel, Split + ByteLevel)");
-    }
-  }
-  if (!byte_level) fail(source, "pre_tokenizer has no ByteLevel step; only byte-level BPE is supported");
-  if (!have_pattern) fail(source, "pre_tokenizer has neither a Split pattern nor ByteLevel use_regex");
 }
 
-std::vector<std::string> BpeTokenizer::pretokenize(std::string_view text) const {
-  std::string buffer;
-  if (add_prefix_space_ && !text.empty() && text.front() != ' ') {
-    buffer = " " + std::string(text);
-    text = buffer;
+void BpeTokenizer::AddedTokenMatcher::index() {
+  std::stable_sort(tokens.begin(), tokens.end(),
+                   [](const AddedToken& a, const AddedToken& b) { return a.match.size() > b.match.size(); });
+  for (size_t k = 0; k < tokens.size(); ++k) {
+    if (!tokens[k].match.empty()) by_first_byte[static_cast<unsigned char>(tokens[k].match[0])].push_back(k);
   }
-  Scanner s(text);
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.n) {
-    const size_t j = pretokenizer_ == Pretokenizer::kGpt2 ? s.next_gpt2(i)
-                                                          : s.next_qwen(i, static_cast<size_t>(max_digits_));
-    out.emplace_back(text.substr(s.cps[i].begin, s.cps[j - 1].end - s.cps[i].begin));
-    i = j;
-  }
-  return out;
 }
 
-void BpeTokenizer::encode_word(std::string_view word, std::vector<int64_t>& out) const {
-  const std::string key(word);
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    if (auto it = cache_.find(key); it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
-  const ByteTable& table = byte_table();
-  std::vector<std::string> symbols;
-  symbols.reserve(word.size());
-  std::string whole;
-  for (char c : word) {
-    symbols.push_back(table.char_of_byte[static_cast<unsigned char>(c)]);
-    whole += symbols.back();
-  }
-  std::vector<int64_t> ids;
-  if (auto it = vocab_.find(whole); ignore_merges_ && it != vocab_.end()) {
-    ids.push_back(it->second);
-  } else {
-    // Merge the adjacent pair of lowest rank, everywhere it occurs, until none is left.
-    while (symbols.size() > 1) {
-      int64_t best = std::numeric_limits<int64_t>::max();
-      const std::pair<std::string, std::string>* best_pair = nullptr;
-      for (size_t k = 0; k + 1 < symbols.size(); ++k) {
-        auto it = merge_rank_.find({symbols[k], symbols[k + 1]});
-        if (it != merge_rank_.end() && it->second < best) {
-          best = it->second;
-          best_pair = &it->first;
-        }
-      }
-      if (best_pair == nullptr) break;
-      std::vector<std::string> merged;
-      merged.reserve(symbols.size());
-      for (size_t k = 0; k < symbols.size(); ++k) {
-        if (k + 1 < symbols.size() && symbols[k] == best_pair->first && symbols[k + 1] == best_pair->second) {
-          merged.push_back(symbols[k] + symbols[k + 1]);
-          ++k;
-        } else {
-          merged.push_back(symbols[k]);
-        }
-      }
-      symbols.swap(merged);
-    }
-    for (const auto& sym : symbols) {
-      auto it = vocab_.find(sym);
-      if (it == vocab_.end())
-        fail(source_, "the vocabulary has no token for '" + sym + "' (a byte-level BPE needs all 256 bytes)");
-      ids.push_back(it->second);
-    }
-  }
-  out.insert(out.end(), ids.begin(), ids.end());
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (cache_.size() > 100000) cache_.clear();
-  cache_.emplace(key, std::move(ids));
-}
+// ---------------------------------------------------------------------------
+// [SECTION] Added tokens
 
-std::vector<int64_t> BpeTokenizer::encode(std::string_view text) const {
-  std::vector<int64_t> ids;
-  size_t start = 0;  // start of the plain text not yet encoded
-  auto flush = [&](size_t end) {
-    if (end > start) {
-      for (const auto& word : pretokenize(text.substr(start, end - start))) encode_word(word, ids);
-    }
-  };
+std::vector<BpeTokenizer::Segment> BpeTokenizer::cut_added_tokens(std::string_view text,
+                                                                  const AddedTokenMatcher& matcher) const {
+  std::vector<Segment> out;
+  if (matcher.tokens.empty()) {
+    if (!text.empty()) out.push_back({0, text.size(), -1});
+    return out;
+  }
+  size_t done = 0;  // end of what is already in out
   size_t i = 0;
   while (i < text.size()) {
     const AddedToken* hit = nullptr;
-    for (const auto& a : added_) {  // longest first
-      if (text.compare(i, a.content.size(), a.content) == 0) {
-        hit = &a;
+    for (size_t k : matcher.by_first_byte[static_cast<unsigned char>(text[i])]) {  // longest first
+      if (text.compare(i, matcher.tokens[k].match.size(), matcher.tokens[k].match) == 0) {
+        hit = &matcher.tokens[k];
         break;
       }
     }
@@ -449,43 +198,204 @@ std::vector<int64_t> BpeTokenizer::encode(std::string_view text) const {
       ++i;
       continue;
     }
-    flush(i);
-    ids.push_back(hit->id);
-    i += hit->content.size();
-    start = i;
+    size_t begin = i, end = i + hit->match.size();
+    i = end;  // the next match starts after this one, whatever the stripping below takes
+    if (hit->single_word) {
+      const bool word_before =
+          begin > 0 && unicode::is_word_char(unicode::last_char(text.substr(0, begin)).cp);
+      const bool word_after = end < text.size() && unicode::is_word_char(unicode::char_at(text, end).cp);
+      if (word_before || word_after) continue;
+    }
+    if (hit->lstrip) {
+      while (begin > 0) {
+        const auto c = unicode::last_char(text.substr(0, begin));
+        if (!unicode::is_white_space(c.cp)) break;
+        begin = c.begin;
+      }
+      begin = std::max(begin, done);  // white space an earlier token took stays with it
+    }
+    if (hit->rstrip) {
+      while (end < text.size()) {
+        const auto c = unicode::char_at(text, end);
+        if (!unicode::is_white_space(c.cp)) break;
+        end = c.end;
+      }
+    }
+    if (done < begin) out.push_back({done, begin, -1});
+    out.push_back({begin, end, hit->id});
+    done = end;
   }
-  flush(text.size());
+  if (done < text.size()) out.push_back({done, text.size(), -1});
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// [SECTION] Encoding
+
+std::vector<int64_t> BpeTokenizer::encode(std::string_view text) const {
+  if (const size_t bad = unicode::first_invalid_utf8(text); bad != std::string_view::npos) {
+    fail(source_, "cannot encode text that is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  std::vector<int64_t> ids;
+  for (const auto& raw : cut_added_tokens(text, raw_added_)) {
+    if (raw.id >= 0) {
+      ids.push_back(raw.id);
+      continue;
+    }
+    const std::string normalized = normalizer_.apply(text.substr(raw.begin, raw.end - raw.begin));
+    for (const auto& seg : cut_added_tokens(normalized, normalized_added_)) {
+      if (seg.id >= 0) {
+        ids.push_back(seg.id);
+      } else {
+        encode_normalized(std::string_view(normalized).substr(seg.begin, seg.end - seg.begin), ids);
+      }
+    }
+  }
   return ids;
 }
 
+void BpeTokenizer::encode_normalized(std::string_view text, std::vector<int64_t>& out) const {
+  for (const auto& word : pretokenizer_.split(text)) encode_word(word, out);
+}
+
+const BpeTokenizer::Merge* BpeTokenizer::merge_of(int32_t left, int32_t right) const {
+  auto it = merges_.find(pair_key(left, right));
+  return it == merges_.end() ? nullptr : &it->second;
+}
+
+// word: one pre-token, its characters byte stand-ins.
+void BpeTokenizer::encode_word(const std::string& word, std::vector<int64_t>& out) const {
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (auto it = cache_.find(word); it != cache_.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
+  }
+  std::vector<int64_t> ids;
+  if (auto it = vocab_.find(word); ignore_merges_ && it != vocab_.end()) {
+    ids.push_back(it->second);
+  } else {
+    // The symbols as a linked list; the heap holds candidate merges by (rank, position).
+    struct Symbol {
+      int32_t id;
+      int32_t prev, next;  // -1 at the ends
+      bool alive;
+    };
+    std::vector<Symbol> sym;
+    for (size_t i = 0; i < word.size();) {
+      const auto c = unicode::char_at(word, i);
+      auto it = vocab_.find(word.substr(c.begin, c.end - c.begin));
+      int64_t id;
+      if (it != vocab_.end()) {
+        id = it->second;
+      } else if (unk_id_ >= 0) {
+        id = unk_id_;
+        if (fuse_unk_ && !sym.empty() && sym.back().id == unk_id_) {
+          i = c.end;
+          continue;
+        }
+      } else {
+        fail(source_, "the vocabulary has no token for '" + word.substr(c.begin, c.end - c.begin) +
+                          "' (a byte-level BPE needs all 256 bytes)");
+      }
+      const auto n = static_cast<int32_t>(sym.size());
+      sym.push_back({static_cast<int32_t>(id), n - 1, -1, true});
+      if (n > 0) sym[static_cast<size_t>(n - 1)].next = n;
+      i = c.end;
+    }
+    struct Candidate {
+      int32_t rank, pos;
+      bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+    auto consider = [&](int32_t pos) {
+      if (pos < 0) return;
+      const Symbol& s = sym[static_cast<size_t>(pos)];
+      if (s.next < 0) return;
+      if (const Merge* m = merge_of(s.id, sym[static_cast<size_t>(s.next)].id)) heap.push({m->rank, pos});
+    };
+    for (int32_t k = 0; k + 1 < static_cast<int32_t>(sym.size()); ++k) consider(k);
+    while (!heap.empty()) {
+      const Candidate top = heap.top();
+      heap.pop();
+      Symbol& s = sym[static_cast<size_t>(top.pos)];
+      if (!s.alive || s.next < 0) continue;
+      Symbol& right = sym[static_cast<size_t>(s.next)];
+      const Merge* m = merge_of(s.id, right.id);
+      if (m == nullptr || m->rank != top.rank) continue;  // stale: a neighbour changed since
+      s.id = m->new_id;
+      right.alive = false;
+      s.next = right.next;
+      if (s.next >= 0) sym[static_cast<size_t>(s.next)].prev = top.pos;
+      consider(s.prev);
+      consider(top.pos);
+    }
+    for (const auto& s : sym) {
+      if (s.alive) ids.push_back(s.id);
+    }
+  }
+  out.insert(out.end(), ids.begin(), ids.end());
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (cache_.size() > 100000) cache_.clear();
+  cache_.emplace(word, std::move(ids));
+}
+
+std::vector<std::string> BpeTokenizer::pretokenize(std::string_view text) const {
+  if (const size_t bad = unicode::first_invalid_utf8(text); bad != std::string_view::npos) {
+    fail(source_, "cannot pre-tokenize text that is not valid UTF-8 (byte " + std::to_string(bad) + ")");
+  }
+  std::vector<std::string> out;
+  for (const auto& word : pretokenizer_.split(normalizer_.apply(text))) {
+    std::string bytes;
+    for (size_t i = 0; i < word.size();) {
+      const auto c = unicode::char_at(word, i);
+      bytes += static_cast<char>(byte_level_byte(c.cp));
+      i = c.end;
+    }
+    out.push_back(std::move(bytes));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// [SECTION] Decoding
+
 std::string BpeTokenizer::decode(const std::vector<int64_t>& ids, bool skip_special_tokens) const {
-  const ByteTable& table = byte_table();
-  std::string text;
+  std::string out;
+  bool first = true;
   for (int64_t id : ids) {
     if (id < 0 || id >= vocab_size_ || token_of_id_[static_cast<size_t>(id)].empty()) {
       fail(source_, "cannot decode id " + std::to_string(id) + ": no token has it");
     }
+    if (skip_special_tokens && added_kind_[static_cast<size_t>(id)] == AddedKind::kSpecial) continue;
     const std::string& token = token_of_id_[static_cast<size_t>(id)];
-    const AddedKind kind = added_kind_[static_cast<size_t>(id)];
-    if (kind != AddedKind::kNone) {
-      if (!(skip_special_tokens && kind == AddedKind::kSpecial)) text += token;
+    if (decoder_ == Decoder::kNone) {
+      if (!first) out += ' ';
+      out += token;
+      first = false;
       continue;
     }
-    for (const auto& c : decode_utf8(token)) {
-      auto it = table.byte_of_cp.find(c.cp);
-      if (it == table.byte_of_cp.end()) {
-        text.append(token, c.begin, c.end - c.begin);  // not byte-mapped: keep as is
-      } else {
-        text += static_cast<char>(it->second);
-      }
+    // ByteLevel: a token all of byte stand-ins gives those bytes, any other token its own text.
+    std::string bytes;
+    bool all_mapped = true;
+    for (size_t i = 0; i < token.size() && all_mapped;) {
+      const auto c = unicode::char_at(token, i);
+      const int b = byte_level_byte(c.cp);
+      if (b < 0) all_mapped = false;
+      bytes += static_cast<char>(b);
+      i = c.end;
     }
+    out += all_mapped ? bytes : token;
   }
-  return text;
+  return decoder_ == Decoder::kByteLevel ? unicode::valid_utf8_lossy(out) : out;
 }
 
 std::optional<int64_t> BpeTokenizer::token_id(std::string_view token) const {
-  for (const auto& a : added_) {
-    if (a.content == token) return a.id;
+  for (const auto* matcher : {&raw_added_, &normalized_added_}) {
+    for (const auto& a : matcher->tokens) {
+      if (a.content == token) return a.id;
+    }
   }
   auto it = vocab_.find(std::string(token));
   if (it == vocab_.end()) return std::nullopt;

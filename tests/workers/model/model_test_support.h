@@ -109,10 +109,12 @@ struct PythonRun {
   std::string output;
 };
 
-// Runs hf_reference.py with args; stdout and stderr together in output.
-inline PythonRun run_reference_script(const std::vector<std::string>& args) {
+// Runs tests/workers/model/<script> (hf_reference.py unless named) with
+// args; stdout and stderr together in output.
+inline PythonRun run_reference_script(const std::vector<std::string>& args,
+                                      const std::string& script = "hf_reference.py") {
   std::string cmd = "'" + reference_python() + "' '" + std::string(rlwb::testing::kSourceDir) +
-                    "/tests/workers/model/hf_reference.py'";
+                    "/tests/workers/model/" + script + "'";
   for (const auto& a : args) cmd += " '" + a + "'";
   cmd += " 2>&1";
   PythonRun run;
@@ -139,13 +141,15 @@ inline PythonRun run_reference_script(const std::vector<std::string>& args) {
       << " (scripts/setup.sh installs them). This test FAILS without them. Output:\n"                        \
       << (run).output
 
-// Output of `hf_reference.py <command> DIR`, made once per machine and
-// reused by every test process (ctest runs each test alone): cached under
-// $TMPDIR keyed by the script's and the requirements' text, built under a
-// file lock so parallel tests do not race.
-inline fs::path cached_reference(const std::string& command, PythonRun* run_out) {
+// Output of `hf_reference.py <command> DIR` (or, with a script named,
+// `<script> DIR`), made once per machine and reused by every test process
+// (ctest runs each test alone): cached under $TMPDIR keyed by the script's
+// and the requirements' text, built under a file lock so parallel tests do
+// not race.
+inline fs::path cached_reference(const std::string& command, PythonRun* run_out,
+                                 const std::string& script = "hf_reference.py") {
   const std::string key =
-      read_file(std::string(rlwb::testing::kSourceDir) + "/tests/workers/model/hf_reference.py") +
+      read_file(std::string(rlwb::testing::kSourceDir) + "/tests/workers/model/" + script) +
       read_file(std::string(rlwb::testing::kSourceDir) + "/scripts/python-requirements.txt") +
       reference_python();
   const char* base = std::getenv("TMPDIR");
@@ -161,7 +165,8 @@ inline fs::path cached_reference(const std::string& command, PythonRun* run_out)
     std::error_code ec;
     fs::remove_all(dir, ec);
     fs::create_directories(dir);
-    *run_out = run_reference_script({command, dir.string()});
+    *run_out = script == "hf_reference.py" ? run_reference_script({command, dir.string()})
+                                           : run_reference_script({dir.string()}, script);
     if (run_out->exit_code == 0) write_file(done, run_out->output);
   }
   if (fd >= 0) {
