@@ -117,6 +117,39 @@ void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseConte
   }
 }
 
+// What the model roles can split (workers/model/tensor_parallel.h): tp
+// must divide the heads, the key/value heads and the MLP width of a fresh
+// model (a checkpoint's shape is checked when the worker loads it); a
+// vocabulary need not divide (it is split unevenly). Pipeline stages are
+// not run by the roles.
+void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseContext& ctx) {
+  for (const auto& [name, model] : exp.models) {
+    auto options = o.models.find(name);
+    if (options == o.models.end()) continue;
+    const bool network = options->second.model || !options->second.checkpoint.empty();
+    const std::string at = "models." + name + ".parallel";
+    if (network && model.parallel.pp > 1)
+      ctx.add(at + ".pp",
+              "model '" + name + "' has pp = " + std::to_string(model.parallel.pp) +
+                  ", but the model roles do not run pipeline stages yet",
+              "use pp: 1 and split the pool with dp or tp");
+    const int tp = model.parallel.tp;
+    if (!options->second.model || tp <= 1) continue;
+    const ModelShapeOptions& shape = *options->second.model;
+    for (auto [setting, value] : {std::pair<const char*, int64_t>{"num_heads", shape.num_heads},
+                                  {"num_kv_heads", shape.resolved_kv_heads()},
+                                  {"intermediate_size", shape.resolved_intermediate_size()}}) {
+      if (value % tp == 0) continue;
+      ctx.add(at + ".tp",
+              "model '" + name + "' has tp = " + std::to_string(tp) + ", which does not divide models." +
+                  name + ".config.model." + setting + " = " + std::to_string(value),
+              "choose a tp that divides num_heads (" + std::to_string(shape.num_heads) + "), num_kv_heads (" +
+                  std::to_string(shape.resolved_kv_heads()) + ") and intermediate_size (" +
+                  std::to_string(shape.resolved_intermediate_size()) + "), or change the model's shape");
+    }
+  }
+}
+
 }  // namespace
 
 ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& ctx) {
@@ -133,6 +166,7 @@ ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& 
   for (const auto& [name, model] : exp.models)
     o.models[name] = parse_model_options(model.role, model.config, "models." + name + ".config", ctx);
   if (ctx.ok()) check_batches(exp, o, ctx);
+  check_layouts(exp, o, ctx);
   return o;
 }
 

@@ -497,7 +497,8 @@ TEST_F(SandboxEscapeTest, ConsecutiveRunsOnOneExecutorShareNothing) {
   auto la = lines_of(a.stdout_data), lb = lines_of(b.stdout_data);
   ASSERT_EQ(la.size(), 5u) << a.stdout_data;
   ASSERT_EQ(lb.size(), 5u) << b.stdout_data;
-  EXPECT_EQ(la[4], "shm after ipcmk=1") << "the first run left nothing to find";
+  EXPECT_EQ(la[4], "shm after ipcmk=1")
+      << "the first run left nothing to find; its stderr: " << a.stderr_data;
   EXPECT_EQ(lb[0], "pid=2 pid1=rlwb-init");
   EXPECT_EQ(lb[1], "files=main.sh ");
   EXPECT_THAT(lb[2], Not(HasSubstr("sleep")));

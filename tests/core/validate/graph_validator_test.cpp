@@ -235,6 +235,28 @@ TEST(GraphValidator, ParallelSizesThatDoNotFillThePoolAreAnIssue) {
   EXPECT_THAT(issue.hint, HasSubstr("set dp: 1, or set pool 'main' workers: 4"));
 }
 
+// What the model roles cannot split is refused before anything starts.
+TEST(GraphValidator, ATensorParallelSizeThatDoesNotDivideTheHeadsIsAnIssue) {
+  auto issues = validate_small("actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}",
+                               "actor: {role: actor, config: {model: {num_heads: 4, num_kv_heads: 1}}, pool: "
+                               "main, parallel: {tp: 2}}");
+  GraphIssue issue = issue_with(
+      issues, "model 'actor' has tp = 2, which does not divide models.actor.config.model.num_kv_heads = 1");
+  EXPECT_EQ(issue.line, 5);
+  EXPECT_THAT(issue.hint, HasSubstr("num_heads (4), num_kv_heads (1)"));
+  EXPECT_TRUE(
+      validate_small("actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}",
+                     "actor: {role: actor, config: {model: {num_heads: 4}}, pool: main, parallel: {tp: 2}}")
+          .empty());
+}
+
+TEST(GraphValidator, PipelineStagesAreRefusedUntilTheRolesRunThem) {
+  auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {pp: 2}}\n  ref");
+  GraphIssue issue =
+      issue_with(issues, "model 'actor' has pp = 2, but the model roles do not run pipeline stages");
+  EXPECT_EQ(issue.line, 5);
+}
+
 TEST(GraphValidator, TrainerStepsBelowOneIsAnIssue) {
   auto issues = validate_small("steps: 2", "steps: 0");
   GraphIssue issue = issue_with(issues, "trainer.steps: 0 is out of range");
