@@ -6,7 +6,8 @@
 #   2. the profiler's CUDA tests (workers_tests, CuptiKernelsTest.*): a
 #      matmul's kernels under aten::mm in a profiled call; fails if they
 #      were skipped, i.e. if LibTorch saw no GPU;
-#   3. where the rlwb command is built: a short profiled GRPO run on
+#   3. the model roles on the GPU (workers_tests, CudaRoles.*);
+#   4. where the rlwb command is built: a short profiled GRPO run on
 #      pools.train.device=cuda (one worker: one GPU), and `rlwb profile
 #      show` of it plus each stored tree's kernel frames, so a reader
 #      sees whether kernels or a note reached the stored profile.
@@ -39,6 +40,23 @@ elif grep -q 'SKIPPED.*CudaMatmulKernelsLandUnderTheirOperator' "$log"; then
   status=1
 else
   say "ok: CUPTI kernels, kernel counts and memcpy bytes land under their operators"
+fi
+rm -f "$log"
+
+# The model roles on the GPU (issue 13): an actor on cuda against the CPU,
+# and tensor parallelism over NCCL where there are two GPUs.
+log="$(mktemp)"
+"$tests" --gtest_filter='CudaRoles.*' 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -ne 0 ]; then
+  say "FAIL: the CUDA role tests failed (exit $rc)"
+  status=1
+elif grep -q 'SKIPPED.*AnActorOnAGpuComputesWhatItComputesOnTheCpu' "$log"; then
+  say "FAIL: the CUDA role test was skipped: LibTorch sees no GPU here"
+  status=1
+else
+  say "ok: an actor on the GPU computes what it computes on the CPU"
+  grep -q 'SKIPPED.*TensorParallelOverNccl' "$log" && say "skipped: NCCL tensor parallelism (needs two GPUs)"
 fi
 rm -f "$log"
 

@@ -92,6 +92,27 @@ model::TensorParallel tensor_parallel_of(const WorkerEnv& env) {
   return {env.mesh_groups->tp.get(), env.mesh.tp_index(env.rank), env.mesh.tp};
 }
 
+torch::Device model_device(const WorkerEnv& env) {
+  if (env.device != "cuda") return torch::kCPU;
+  const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
+  if (gpus == 0)
+    throw RoleConfigError("models." + env.model + ": its pool has device: cuda, but worker rank " +
+                          std::to_string(env.rank) + " on " + env.host +
+                          " sees no GPU (CUDA_VISIBLE_DEVICES, driver); use device: cpu here");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.rank % gpus));
+}
+
+torch::Tensor ModelRole::input(const core::Batch& in, const std::string& port) const {
+  return in.tensor(port).to(device);
+}
+
+model::SequenceBatch ModelRole::sequences(const core::Batch& in) const {
+  model::SequenceBatch s = sequence_columns(in);
+  s.input_ids = s.input_ids.to(device);
+  s.attention_mask = s.attention_mask.to(device);
+  return s;
+}
+
 torch::Tensor without_padding_rows(const core::Batch& in, const torch::Tensor& mask) {
   const int64_t added = std::min<int64_t>(core::padding_rows(in), mask.size(0));
   if (added <= 0) return mask;
@@ -116,6 +137,8 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
   broadcast_parameters(net, env);
   if (env.world > 1 && env.mesh.tp > 1) env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
   net->shard_tensor_parallel(tensor_parallel_of(env));
+  device = model_device(env);
+  net->to(device);
 }
 
 void ModelRole::load(const std::string& dir, model::Head head, WorkerEnv& env) {
@@ -123,6 +146,7 @@ void ModelRole::load(const std::string& dir, model::Head head, WorkerEnv& env) {
   model::check_tokenizer_fits(*tokenizer, where + ".tokenizer", net->config(), dir + "/config.json");
   broadcast_parameters(net, env);
   net->shard_tensor_parallel(tensor_parallel_of(env));
+  net->to(device);
 }
 
 void ModelRole::save(const std::string& dir, WorkerEnv& env) {
@@ -241,7 +265,7 @@ void TrainState::sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along)
     both.narrow(0, n, extra).copy_(torch::tensor(*ride_along, torch::kFloat64).to(gradients.dtype()));
     data_parallel_group(env).all_reduce_sum(both);
     gradients.copy_(both.narrow(0, 0, n));
-    torch::Tensor sums = both.narrow(0, n, extra).to(torch::kFloat64).contiguous();
+    torch::Tensor sums = both.narrow(0, n, extra).to(torch::kCPU, torch::kFloat64).contiguous();
     std::copy_n(sums.data_ptr<double>(), extra, ride_along->begin());
   } else {
     data_parallel_group(env).all_reduce_sum(gradients);
@@ -342,8 +366,8 @@ std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,
                                              const torch::Tensor& responses,
                                              const torch::Tensor& response_mask) {
   std::vector<nlohmann::json> texts;
-  auto r = responses.to(torch::kInt64).contiguous();
-  auto m = response_mask.to(torch::kInt64).contiguous();
+  auto r = responses.to(torch::kCPU, torch::kInt64).contiguous();
+  auto m = response_mask.to(torch::kCPU, torch::kInt64).contiguous();
   auto rs = r.accessor<int64_t, 2>();
   auto ms = m.accessor<int64_t, 2>();
   const int64_t eos = tokenizer.special_ids().eos;

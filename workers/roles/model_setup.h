@@ -33,6 +33,11 @@ namespace rlwb::workers::roles {
 int data_parallel_size(const WorkerEnv& env);
 SpmdGroup& data_parallel_group(WorkerEnv& env);  // only when data_parallel_size > 1
 model::TensorParallel tensor_parallel_of(const WorkerEnv& env);
+// Where a rank's model lives: on a cuda pool its own GPU (rank r takes GPU
+// r % the GPUs the process sees -- one, where the launcher or Slurm sets
+// CUDA_VISIBLE_DEVICES per worker), else the CPU. Throws when a cuda
+// pool's worker sees no GPU.
+torch::Device model_device(const WorkerEnv& env);
 
 // The mask with the rows a split added to even out its chunks (core/rpc/
 // dispatch.h, kPaddingRowsKey) set to 0, so they count in no loss,
@@ -56,6 +61,11 @@ struct ModelRole : Role {
   ModelOptions options;
   std::shared_ptr<model::Tokenizer> tokenizer;
   model::Transformer net{nullptr};
+  torch::Device device{torch::kCPU};  // net's, model_device(); inputs are moved here
+  // Input port `port` of `in` on `device` (replies may stay there: the wire
+  // copies a CUDA tensor to the host when it leaves the process).
+  torch::Tensor input(const core::Batch& in, const std::string& port) const;
+  model::SequenceBatch sequences(const core::Batch& in) const;  // sequence_columns() on `device`
   // Parses the config for `role` (core/config/model_options.h), builds the
   // tokenizer and the network with `head`; every rank ends with rank 0's
   // weights, then keeps its tensor-parallel share of them.

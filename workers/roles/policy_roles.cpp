@@ -77,7 +77,7 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
 Batch log_prob(PolicyRole& r, const Batch& in, const std::string& port) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequence_columns(in);
+  auto seq = r.sequences(in);
   const double temperature = r.options.rollout.temperature;
   std::vector<torch::Tensor> parts;
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
@@ -91,10 +91,10 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.options.ppo;
   if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
-  auto seq = sequence_columns(in);
-  auto mask = without_padding_rows(in, in.tensor("response_mask").to(torch::kFloat32));
-  auto old_lp = in.tensor("old_log_probs");
-  auto adv = in.tensor("advantages");
+  auto seq = r.sequences(in);
+  auto mask = without_padding_rows(in, r.input(in, "response_mask").to(torch::kFloat32));
+  auto old_lp = r.input(in, "old_log_probs");
+  auto adv = r.input(in, "advantages");
   const bool use_kl_loss = ppo.use_kl_loss;
   torch::Tensor ref_lp;
   if (use_kl_loss) {
@@ -102,7 +102,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
       throw std::runtime_error(r.where +
                                ".ppo.use_kl_loss is true: the update node needs the reference log-probs at "
                                "input port 'ref_log_probs'");
-    ref_lp = in.tensor("ref_log_probs");
+    ref_lp = r.input(in, "ref_log_probs");
   }
   alg::PolicyLossOptions pl;
   pl.clip_low = ppo.clip_ratio_low.value_or(ppo.clip_ratio);
@@ -220,7 +220,9 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
                             " tokens does not fit the context (setting 'max_position_embeddings' = " +
                             std::to_string(context) + "); raise it in " + r.where + ".model");
   auto seq = model::join_prompt_response(prompts.ids, prompts.mask, responses, response_mask);
-  auto maskf = without_padding_rows(in, response_mask.to(torch::kFloat32));
+  seq.input_ids = seq.input_ids.to(r.device);
+  seq.attention_mask = seq.attention_mask.to(r.device);
+  auto maskf = without_padding_rows(in, response_mask.to(r.device, torch::kFloat32));
   double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
   double loss_sum = 0, correct = 0;
   bool summing = false;  // the gradient sum overlaps the last backward

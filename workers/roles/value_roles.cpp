@@ -40,7 +40,7 @@ RoleFactory create_value(const std::string& name) {
 Batch values(ValueRole& r, const Batch& in, CallContext&) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequence_columns(in);
+  auto seq = r.sequences(in);
   std::vector<torch::Tensor> parts;
   for (auto [b, e] : row_ranges(seq.input_ids.size(0), r.options.micro_batch_size))
     parts.push_back(model::response_values(r.net, rows_of(seq, b, e)));
@@ -53,8 +53,8 @@ Batch values(ValueRole& r, const Batch& in, CallContext&) {
 Batch score(ValueRole& r, const Batch& in, const std::string& port) {
   c10::InferenceMode guard;
   r.net->eval();
-  auto seq = sequence_columns(in);
-  auto mask = in.tensor("response_mask");
+  auto seq = r.sequences(in);
+  auto mask = r.input(in, "response_mask");
   auto scores = model::sequence_scores(r.net, seq.input_ids, seq.attention_mask);
   Batch out;
   out.set_tensor(port, alg::place_score_at_last_token(scores, mask));
@@ -65,10 +65,10 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.options.ppo;
   if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
   r.net->train();
-  auto seq = sequence_columns(in);
-  auto mask = without_padding_rows(in, in.tensor("response_mask").to(torch::kFloat32));
-  auto old_values = in.tensor("values");
-  auto returns = in.tensor("returns");
+  auto seq = r.sequences(in);
+  auto mask = without_padding_rows(in, r.input(in, "response_mask").to(torch::kFloat32));
+  auto old_values = r.input(in, "values");
+  auto returns = r.input(in, "returns");
   alg::ValueLossOptions vl;
   vl.clip_range_value = ppo.cliprange_value;
   const auto agg_mode = ppo.loss_agg_mode;

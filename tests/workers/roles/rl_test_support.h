@@ -117,7 +117,8 @@ struct MeshRanks {
   std::vector<std::unique_ptr<LocalRole>> ranks;
   std::vector<std::unique_ptr<workers::SpmdGroup>> groups;
 
-  MeshRanks(const std::string& role, const nlohmann::json& config, core::Mesh mesh_)
+  MeshRanks(const std::string& role, const nlohmann::json& config, core::Mesh mesh_,
+            const std::string& device = "cpu")
       : mesh(mesh_), ranks(mesh_.world()), groups(mesh_.world()) {
     static std::atomic<int> groups_made{0};
     const int port = 35000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
@@ -126,6 +127,7 @@ struct MeshRanks {
       env.rank = rank;
       env.world = mesh.world();
       env.mesh = mesh;
+      env.device = device;
       env.spmd = [this, rank, port]() -> workers::SpmdGroup& {
         if (!groups[rank])
           groups[rank] = std::make_unique<workers::SpmdGroup>(
