@@ -29,35 +29,31 @@ if [ ! -x "$tests" ]; then
   say "FAIL: $tests is not built (scripts/setup.sh, or cmake --build $build --target workers_tests)"
   exit 2
 fi
-log="$(mktemp)"
-"$tests" --gtest_filter='CuptiKernelsTest.*' 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -ne 0 ]; then
-  say "FAIL: the CUDA profiler tests failed (exit $rc)"
-  status=1
-elif grep -q 'SKIPPED.*CudaMatmulKernelsLandUnderTheirOperator' "$log"; then
-  say "FAIL: the CUDA kernel test was skipped: LibTorch sees no GPU here"
-  status=1
-else
-  say "ok: CUPTI kernels, kernel counts and memcpy bytes land under their operators"
-fi
-rm -f "$log"
+# Runs the tests of FILTER; fails when they fail or when MUST_RUN (a test
+# that needs only one GPU) was skipped. Leaves the output in $log.
+run_gpu_tests() {  # FILTER WHAT MUST_RUN OK_MESSAGE
+  log="$(mktemp)"
+  "$tests" --gtest_filter="$1" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ]; then
+    say "FAIL: the $2 failed (exit $rc)"
+    status=1
+  elif grep -q "SKIPPED.*$3" "$log"; then
+    say "FAIL: $3 was skipped: LibTorch sees no GPU here"
+    status=1
+  else
+    say "ok: $4"
+  fi
+}
 
+run_gpu_tests 'CuptiKernelsTest.*' "CUDA profiler tests" CudaMatmulKernelsLandUnderTheirOperator \
+  "CUPTI kernels, kernel counts and memcpy bytes land under their operators"
+rm -f "$log"
 # The model roles on the GPU (issue 13): an actor on cuda against the CPU,
 # and tensor parallelism over NCCL where there are two GPUs.
-log="$(mktemp)"
-"$tests" --gtest_filter='CudaRoles.*' 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-if [ "$rc" -ne 0 ]; then
-  say "FAIL: the CUDA role tests failed (exit $rc)"
-  status=1
-elif grep -q 'SKIPPED.*AnActorOnAGpuComputesWhatItComputesOnTheCpu' "$log"; then
-  say "FAIL: the CUDA role test was skipped: LibTorch sees no GPU here"
-  status=1
-else
-  say "ok: an actor on the GPU computes what it computes on the CPU"
-  grep -q 'SKIPPED.*TensorParallelOverNccl' "$log" && say "skipped: NCCL tensor parallelism (needs two GPUs)"
-fi
+run_gpu_tests 'CudaRoles.*' "CUDA role tests" AnActorOnAGpuComputesWhatItComputesOnTheCpu \
+  "an actor on the GPU computes what it computes on the CPU"
+grep -q 'SKIPPED.*TensorParallelOverNccl' "$log" && say "skipped: NCCL tensor parallelism (needs two GPUs)"
 rm -f "$log"
 
 cli="$build/app/rlwb"

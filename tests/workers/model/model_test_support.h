@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <ATen/record_function.h>
+#include <torch/torch.h>
 
 #include "workers/model/transformer_config.h"
 #include "tests/test_paths.h"
@@ -39,6 +40,14 @@ inline TransformerConfig tiny_config(Architecture architecture = Architecture::k
   c.qkv_bias = architecture == Architecture::kQwen2;
   c.initializer_range = 0.2;  // large enough that greedy paths are not near-ties
   return c;
+}
+
+// got and want have one shape and differ nowhere by more than `tolerance`
+// (compared on the host, so either may live on a GPU).
+inline void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tolerance,
+                         const std::string& what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  EXPECT_LE((got.cpu() - want.cpu()).abs().max().item<double>(), tolerance) << what;
 }
 
 // The batch sizes the token embedding saw while this is alive, on this

@@ -85,10 +85,7 @@ torch::Tensor slice_of(const torch::Tensor& whole, const std::string& name, int 
   return whole.narrow(dim, part.start, part.size);
 }
 
-void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  EXPECT_LE((got - want).abs().max().item<double>(), tol) << what;
-}
+using testing::expect_close;
 
 class TensorParallelModel : public ::testing::TestWithParam<std::tuple<int, int64_t, bool>> {};
 

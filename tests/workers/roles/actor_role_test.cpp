@@ -59,14 +59,6 @@ Batch rollout_with_advantages(LocalRole& actor) {
   return in;
 }
 
-void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want, const std::string& what) {
-  for (auto& [key, value] : want.items()) {
-    ASSERT_TRUE(got.contains(key)) << what << ": " << key;
-    EXPECT_NEAR(got[key].get<double>(), value.get<double>(), 1e-5) << what << ": " << key;
-  }
-  EXPECT_EQ(got.size(), want.size()) << what;
-}
-
 // `single` (one rank, one micro-batch) has run `update` over `in` and
 // reported `want`. The same update by one rank in micro-batches of 5 rows,
 // and by two ranks with 16 rows each, must report the same metrics (but

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "tests/workers/model/model_test_support.h"
 #include "workers/roles/model_setup.h"
 
 namespace rlwb::testing {
@@ -33,11 +34,7 @@ Batch rollout_of(LocalRole& actor) {
   return in;
 }
 
-void expect_close(const torch::Tensor& got, const torch::Tensor& want, double tolerance,
-                  const std::string& what) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  EXPECT_LE((got.cpu() - want.cpu()).abs().max().item<double>(), tolerance) << what;
-}
+using workers::model::testing::expect_close;
 
 TEST(CudaRoles, AnActorOnAGpuComputesWhatItComputesOnTheCpu) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no GPU on this machine";

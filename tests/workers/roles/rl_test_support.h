@@ -9,6 +9,7 @@
 #include "workers/spmd_group.h"
 #include "app/registries.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -49,6 +50,18 @@ struct LocalRole {
  private:
   const workers::RoleSpec* role_ = nullptr;
 };
+
+// Every metric of `want` is in `got` within 1e-5 (but `per_rank`, which
+// each rank computes over its own rows), and `got` has no other.
+inline void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want,
+                                const std::string& what, const std::string& per_rank = "") {
+  for (auto& [key, value] : want.items()) {
+    if (key == per_rank) continue;
+    ASSERT_TRUE(got.contains(key)) << what << ": " << key;
+    EXPECT_NEAR(got[key].get<double>(), value.get<double>(), 1e-5) << what << ": " << key;
+  }
+  EXPECT_EQ(got.size(), want.size()) << what;
+}
 
 // A tiny arithmetic actor config (char tokenizer).
 inline nlohmann::json tiny_actor_config(double lr = 1e-2) {

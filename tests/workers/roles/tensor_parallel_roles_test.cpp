@@ -59,20 +59,9 @@ Batch rollout(int64_t rows) {
   return in;
 }
 
-void expect_same_metrics(const nlohmann::json& got, const nlohmann::json& want, const std::string& what,
-                         const std::string& per_rank = "") {
-  for (auto& [key, value] : want.items()) {
-    if (key == per_rank) continue;
-    ASSERT_TRUE(got.contains(key)) << what << ": " << key;
-    EXPECT_NEAR(got[key].get<double>(), value.get<double>(), 1e-5) << what << ": " << key;
-  }
-  EXPECT_EQ(got.size(), want.size()) << what;
-}
-
 void expect_close(const torch::Tensor& got, const torch::Tensor& want, const std::string& what,
                   double tolerance = 1e-5) {
-  ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  EXPECT_LE((got - want).abs().max().item<double>(), tolerance) << what;
+  workers::model::testing::expect_close(got, want, tolerance, what);
 }
 
 TEST(TensorParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayout) {
