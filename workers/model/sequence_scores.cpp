@@ -69,20 +69,13 @@ ResponseLogProbs response_log_probs(Transformer& model, const SequenceBatch& bat
   if (!(temperature > 0)) throw ModelError("response_log_probs: 'temperature' must be > 0");
   torch::Tensor logits = model->logits(response_hidden(model, batch)).to(torch::kFloat32);
   if (temperature != 1.0) logits = logits / temperature;
-  torch::Tensor log_p = logits.log_softmax(-1);  // [B, R, V]
   torch::Tensor targets =
       batch.input_ids.narrow(1, batch.input_ids.size(1) - batch.response_length, batch.response_length);
-  ResponseLogProbs out;
-  if (const TensorParallel& tp = model->tensor_parallel(); tp.active()) {
-    // This rank's vocabulary columns only: reduce, never gather (vocab_parallel.h).
-    VocabSoftmax softmax = vocab_softmax(logits, tp, with_entropy);
-    out.log_probs = vocab_logit_of(logits, targets, model->vocab_shard(), tp) - softmax.log_sum_exp;
-    out.entropy = softmax.entropy;
-    return out;
-  }
-  out.log_probs = log_p.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
-  if (with_entropy) out.entropy = -(log_p.exp() * log_p).sum(-1);  // H = -sum p log p
-  return out;
+  // With tensor parallelism, this rank's vocabulary columns only: reduced,
+  // never gathered (vocab_parallel.h).
+  VocabLogProbs lp =
+      vocab_log_probs(logits, targets, model->vocab_shard(), model->tensor_parallel(), with_entropy);
+  return {lp.log_probs, lp.entropy};
 }
 
 torch::Tensor response_values(Transformer& model, const SequenceBatch& batch) {

@@ -9,8 +9,10 @@
 //                 exp(logit_v - lse) on each rank: lse's gradient would then
 //                 miss the other ranks' terms, as backward of a sum over
 //                 ranks is the identity only for what every rank computes
-//                 alike.)
-//   sampling      greedy: every rank's best (value, id), gathered;
+//                 alike.) S, the chosen logit and T travel in one all-reduce.
+//   sampling      one all-gather per step of each rank's candidate and
+//                 its (max, sum of exp), from which every rank gets the
+//                 token and its log-prob. greedy: every rank's best;
 //                 temperature: Gumbel-max, each rank adding noise to its
 //                 own logits; top-k: every rank's k best, gathered, then
 //                 top-k/top-p over those candidates (exact: top-p acts on
@@ -26,17 +28,14 @@
 
 namespace rlwb::workers::model {
 
-// log sum_v exp(logit_v) over the whole vocabulary, [...] from local
-// [..., Vr]; and the entropy of softmax(logits) when asked (else undefined).
-struct VocabSoftmax {
-  torch::Tensor log_sum_exp, entropy;
+// Log-probs of tokens `targets` [...] (global ids) under softmax(logits)
+// from local [..., Vr], and the entropy when asked (else undefined). Two
+// collectives: the max, then S, the chosen logit and T in one sum.
+struct VocabLogProbs {
+  torch::Tensor log_probs, entropy;
 };
-VocabSoftmax vocab_softmax(const torch::Tensor& local, const TensorParallel& tp, bool with_entropy);
-torch::Tensor vocab_log_sum_exp(const torch::Tensor& local, const TensorParallel& tp);
-
-// The logit of token ids[...] (global ids) from local [..., Vr].
-torch::Tensor vocab_logit_of(const torch::Tensor& local, const torch::Tensor& ids, Shard vocab,
-                             const TensorParallel& tp);
+VocabLogProbs vocab_log_probs(const torch::Tensor& local, const torch::Tensor& targets, Shard vocab,
+                              const TensorParallel& tp, bool with_entropy);
 
 // sample_next_tokens (sampling.h) over local logits [B, Vr] of a
 // vocabulary of vocab_size tokens. Every tp rank
