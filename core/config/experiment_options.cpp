@@ -1,5 +1,9 @@
 #include "core/config/experiment_options.h"
 
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
 
 namespace rlwb::core::config {
@@ -117,11 +121,31 @@ void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseConte
   }
 }
 
+// The heads, key/value heads and MLP width of a checkpoint, from its HF
+// config.json; nothing when there is none yet (a run may write it first)
+// or it lacks them.
+std::optional<ModelShapeOptions> checkpoint_shape(const std::string& dir) {
+  std::ifstream in(std::filesystem::path(dir) / "config.json");
+  if (!in) return std::nullopt;
+  const json c = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!c.is_object() || !c.contains("num_attention_heads") || !c["num_attention_heads"].is_number_integer())
+    return std::nullopt;
+  ModelShapeOptions shape;
+  shape.num_heads = c["num_attention_heads"].get<int64_t>();
+  if (c.contains("num_key_value_heads") && c["num_key_value_heads"].is_number_integer())
+    shape.num_kv_heads = c["num_key_value_heads"].get<int64_t>();
+  if (c.contains("intermediate_size") && c["intermediate_size"].is_number_integer())
+    shape.intermediate_size = c["intermediate_size"].get<int64_t>();
+  if (c.contains("hidden_size") && c["hidden_size"].is_number_integer())
+    shape.hidden_size = c["hidden_size"].get<int64_t>();
+  return shape;
+}
+
 // What the model roles can split (workers/model/tensor_parallel.h): tp
 // must divide the heads, the key/value heads and the MLP width of a fresh
-// model (a checkpoint's shape is checked when the worker loads it); a
-// vocabulary need not divide (it is split unevenly). Pipeline stages are
-// not run by the roles.
+// model, or of a checkpoint that is already there (the worker checks one
+// that is not yet when it loads it); a vocabulary need not divide (it is
+// split unevenly). Pipeline stages are not run by the roles.
 void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseContext& ctx) {
   for (const auto& [name, model] : exp.models) {
     auto options = o.models.find(name);
@@ -134,18 +158,27 @@ void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseConte
                   ", but the model roles do not run pipeline stages yet",
               "use pp: 1 and split the pool with dp or tp");
     const int tp = model.parallel.tp;
-    if (!options->second.model || tp <= 1) continue;
-    const ModelShapeOptions& shape = *options->second.model;
-    for (auto [setting, value] : {std::pair<const char*, int64_t>{"num_heads", shape.num_heads},
-                                  {"num_kv_heads", shape.resolved_kv_heads()},
-                                  {"intermediate_size", shape.resolved_intermediate_size()}}) {
+    if (tp <= 1) continue;
+    const std::optional<ModelShapeOptions> shape_or =
+        options->second.model ? options->second.model : checkpoint_shape(options->second.checkpoint);
+    if (!shape_or) continue;
+    const ModelShapeOptions& shape = *shape_or;
+    const bool fresh = options->second.model.has_value();
+    const std::string where =
+        fresh ? "models." + name + ".config.model." : options->second.checkpoint + "/config.json: ";
+    const std::array<std::pair<const char*, int64_t>, 3> sizes = {
+        std::pair<const char*, int64_t>{fresh ? "num_heads" : "num_attention_heads", shape.num_heads},
+        {fresh ? "num_kv_heads" : "num_key_value_heads", shape.resolved_kv_heads()},
+        {"intermediate_size", shape.resolved_intermediate_size()}};
+    for (auto [setting, value] : sizes) {
       if (value % tp == 0) continue;
       ctx.add(at + ".tp",
-              "model '" + name + "' has tp = " + std::to_string(tp) + ", which does not divide models." +
-                  name + ".config.model." + setting + " = " + std::to_string(value),
-              "choose a tp that divides num_heads (" + std::to_string(shape.num_heads) + "), num_kv_heads (" +
-                  std::to_string(shape.resolved_kv_heads()) + ") and intermediate_size (" +
-                  std::to_string(shape.resolved_intermediate_size()) + "), or change the model's shape");
+              "model '" + name + "' has tp = " + std::to_string(tp) + ", which does not divide " + where +
+                  setting + " = " + std::to_string(value),
+              "choose a tp that divides " + std::string(sizes[0].first) + " (" +
+                  std::to_string(sizes[0].second) + "), " + sizes[1].first + " (" +
+                  std::to_string(sizes[1].second) + ") and intermediate_size (" +
+                  std::to_string(sizes[2].second) + "), or change the model's shape");
     }
   }
 }

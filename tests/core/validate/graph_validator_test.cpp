@@ -1,6 +1,10 @@
 // The validator: every problem in a graph, each with file, line, node and a
 // hint. One test per kind of problem, on small inline graphs.
 #include <gmock/gmock.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "tests/core/graph/graph_test_support.h"
 #include "core/validate/validator.h"
@@ -248,6 +252,21 @@ TEST(GraphValidator, ATensorParallelSizeThatDoesNotDivideTheHeadsIsAnIssue) {
       validate_small("actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}",
                      "actor: {role: actor, config: {model: {num_heads: 4}}, pool: main, parallel: {tp: 2}}")
           .empty());
+}
+
+TEST(GraphValidator, ATensorParallelSizeThatDoesNotDivideACheckpointsHeadsIsAnIssue) {
+  const auto dir = std::filesystem::temp_directory_path() / ("rlwb-tp-ckpt-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json")
+      << R"({"num_attention_heads": 4, "num_key_value_heads": 1, "intermediate_size": 96})";
+  auto issues = validate_small(
+      "actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}",
+      "actor: {role: actor, config: {checkpoint: " + dir.string() + "}, pool: main, parallel: {tp: 2}}");
+  GraphIssue issue =
+      issue_with(issues, "which does not divide " + dir.string() + "/config.json: num_key_value_heads = 1");
+  EXPECT_THAT(issue.hint,
+              HasSubstr("num_attention_heads (4), num_key_value_heads (1) and intermediate_size (96)"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(GraphValidator, PipelineStagesAreRefusedUntilTheRolesRunThem) {
