@@ -432,22 +432,22 @@ class ExprParser {
     e->args.push_back(std::move(b));
     return e;
   }
-  ExprPtr or_expr() {
-    auto left = and_expr();
-    while (at_name("or")) {
+  // One left-associative level: `operand`s joined by any of `ops` (the
+  // names "or", "and" or operator symbols).
+  ExprPtr joined(ExprPtr (ExprParser::*operand)(), std::initializer_list<const char*> ops) {
+    auto left = (this->*operand)();
+    for (;;) {
+      const char* found = nullptr;
+      for (const char* op : ops) {
+        if (at_op(op) || at_name(op)) found = op;
+      }
+      if (found == nullptr) return left;
       ++pos_;
-      left = binary("or", std::move(left), and_expr());
+      left = binary(found, std::move(left), (this->*operand)());
     }
-    return left;
   }
-  ExprPtr and_expr() {
-    auto left = not_expr();
-    while (at_name("and")) {
-      ++pos_;
-      left = binary("and", std::move(left), not_expr());
-    }
-    return left;
-  }
+  ExprPtr or_expr() { return joined(&ExprParser::and_expr, {"or"}); }
+  ExprPtr and_expr() { return joined(&ExprParser::not_expr, {"and"}); }
   ExprPtr not_expr() {
     if (at_name("not")) {
       ++pos_;
@@ -476,28 +476,10 @@ class ExprParser {
       }
     }
   }
-  ExprPtr math1() {
-    auto left = concat();
-    while (at_op("+") || at_op("-")) {
-      const std::string op = next().text;
-      left = binary(op, std::move(left), concat());
-    }
-    return left;
-  }
-  ExprPtr concat() {
-    auto left = math2();
-    while (at_op("~")) {
-      ++pos_;
-      left = binary("~", std::move(left), math2());
-    }
-    return left;
-  }
+  ExprPtr math1() { return joined(&ExprParser::concat, {"+", "-"}); }
+  ExprPtr concat() { return joined(&ExprParser::math2, {"~"}); }
   ExprPtr math2() {
-    auto left = unary();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      const std::string op = next().text;
-      left = binary(op, std::move(left), unary());
-    }
+    auto left = joined(&ExprParser::unary, {"*", "/", "//", "%"});
     if (at_op("**")) err_.unsupported("the operator '**'");
     return left;
   }
