@@ -68,7 +68,7 @@ std::vector<std::string> code_points(const std::string& s) {
 void python_json(const Json& v, int indent, int depth, std::string& out) {
   const auto newline = [&](int d) {
     out += '\n';
-    out.append(static_cast<size_t>(indent * d), ' ');
+    out.append(static_cast<size_t>(indent) * static_cast<size_t>(d), ' ');
   };
   if (v.is_array() || v.is_object()) {
     const bool object = v.is_object();
@@ -185,8 +185,9 @@ std::vector<Chunk> cut_tags(std::string source, const std::string& origin) {
       if (end >= source.size()) end = std::string::npos;
     }
     if (end == std::string::npos) {
-      throw ModelError(origin + ":" + std::to_string(line) + ": the tag opened here has no closing '" +
-                       close + "'");
+      std::string message = origin + ":" + std::to_string(line) + ": the tag opened here has no closing '";
+      message += close + "'";
+      throw ModelError(message);
     }
     bool strip_right = end > inner && source[end - 1] == '-';
     std::string body = source.substr(inner, end - inner - (strip_right ? 1 : 0));
@@ -676,7 +677,7 @@ class TemplateParser {
         continue;
       }
       if (p->peek().kind != TokenKind::kName) err.fail("a statement tag must start with a keyword");
-      const std::string keyword = p->next().text;
+      std::string keyword = p->next().text;
       if (listed(stops, keyword)) {
         stop_parser_ = std::move(p);
         return keyword;
@@ -1084,7 +1085,7 @@ class Renderer {
   }
 
   Value filter(const Expr& e) {
-    const Value v = eval(*e.args[0]);
+    Value v = eval(*e.args[0]);
     std::vector<Value> args;
     for (size_t k = 1; k < e.args.size(); ++k) args.push_back(eval(*e.args[k]));
     const std::string& name = e.name;
