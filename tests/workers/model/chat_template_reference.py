@@ -8,7 +8,10 @@ OUT/<name>/tokenizer_config.json, and OUT/cases.jsonl: one JSON object per
 (template, conversation, add_generation_prompt) with the string that
 transformers' `apply_chat_template(messages, tokenize=False,
 add_generation_prompt=...)` renders; some conversations also pass
-`tools=[...]` and carry tool calls and tool answers.
+`tools=[...]` and carry tool calls and tool answers. A dozen small
+templates ("subset" cases) cover the rest of RLWB's Jinja subset: loop
+variables, slices, arithmetic, filters, tests, scoping and white-space
+control.
 """
 import json
 import os
@@ -262,6 +265,37 @@ TOOL_CONVERSATIONS = {
 }
 
 
+# Small templates for the parts of RLWB's Jinja subset the three model
+# templates leave out, rendered by transformers on MIXED_CONVERSATION.
+SUBSET_TEMPLATES = [
+    "{% for m in messages %}{{ loop.index }}/{{ loop.length }} {{ loop.revindex0 }} {{ loop.first }} "
+    "{{ loop.last }}|{% endfor %}",
+    "{{ messages[-1].content }}|{{ messages[1:3] | length }}|{{ messages[::-2] | length }}|"
+    "{{ messages[0].content[2:] }}|{{ messages[0].content[::-1] }}|{{ messages[0]['role'][-3:] }}",
+    "{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 2 * 3 + 1 }} {{ 1 - 4 }} {{ 7 / 2 }} {{ 'a' ~ 1 ~ none }}",
+    "{{ 'yes' if messages | length > 2 else 'no' }} {{ 'x' if false }}|{{ undefined_name | default('dflt') }}"
+    "|{{ '' | default('empty', true) }}|{{ none }} {{ true }} {{ [1, 2] | join('-') }}",
+    "{% for m in messages %}{% if m.role == 'tool' %}{% continue %}{% endif %}{% if loop.index > 4 %}"
+    "{% break %}{% endif %}{{ m.role }},{% else %}none{% endfor %}|{% for x in [] %}x{% else %}empty{% endfor %}",
+    "{{ (messages | length) + 1 }} {{ messages[0].missing is defined }}[{{ messages[0].missing }}]"
+    "{{ messages[0]['missing'] is undefined }} {{ messages[99] is defined }}",
+    "{{ [1, 2, 3, 4] | select('odd') | join(',') }} {{ ['a', 'b', 'a'] | reject('equalto', 'a') | join }} "
+    "{{ [3, 4] | first }}{{ [3, 4] | last }} {{ 'abc' | list | join('.') }} {{ messages[0] | items | list | length }}",
+    "{% for k, v in messages[0] | items %}{{ k }}={{ v }};{% endfor %}{{ messages[0] | tojson }}"
+    "{{ messages[:1] | tojson(indent=2) }}{{ [1, 'é', none, true, 2.5] | tojson }}",
+    "{{ 'im' in 'chat_im' }} {{ 'role' in messages[0] }} {{ 'zz' not in messages[0] }} {{ 3 in [1, 3] }} "
+    "{{ 2 < 3 }} {{ 'b' >= 'a' }} {{ 1 == 1.0 }} {{ x is not defined and not (none is not none) }}",
+    "  {% if true %}\n    kept {{- ' tight ' -}} end\n  {% endif %}\n{# comment #}\n  {%- set y = 'Y' %}  {{ y }}\n"
+    "{%- for m in messages %}\n  {{ m.role }}\n{% endfor %}\n",
+    "{% set x = 'outer' %}{% for m in messages %}{% set x = m.role %}{% endfor %}{{ x }}"
+    "{% if true %}{% set z = 'if-scope' %}{% endif %}|{{ z }}|{{ '\\u00e9\\x41\\t' }}|{{ \"adj\" 'acent' }}",
+    "{{ messages[0].content | trim | length }} {{ messages | length is odd }} {{ messages[0] is mapping }} "
+    "{{ messages is sequence }} {{ 'x' is string }} {{ 3 is integer }} {{ 3.5 is number }} {{ none is none }}",
+]
+MIXED_CONVERSATION = [m("system", "  Système ✓ "), m("user", "hi"), m("assistant", "hello"),
+                      {"role": "tool", "content": "42"}, m("user", "bye"), m("assistant", "ok"), m("user", "end")]
+
+
 def tokenizer_for(config):
     specials = {k: v for k, v in config.items() if k.endswith("_token") and v is not None}
     tok = PreTrainedTokenizerFast(
@@ -297,6 +331,16 @@ def main():
                                             "tools": tools, "add_generation_prompt": add_generation_prompt,
                                             "text": text}, ensure_ascii=False) + "\n")
                     written += 1
+        tok = tokenizer_for(TEMPLATES["chatml"])
+        for k, source in enumerate(SUBSET_TEMPLATES):
+            try:
+                text = tok.apply_chat_template(MIXED_CONVERSATION, chat_template=source, tokenize=False)
+            except Exception as e:  # a template here must render: say which one did not
+                raise SystemExit(f"subset template {k} does not render in transformers: {e}\n{source}")
+            cases.write(json.dumps({"template": "subset", "conversation": f"subset {k}", "source": source,
+                                    "messages": MIXED_CONVERSATION, "add_generation_prompt": False,
+                                    "text": text}, ensure_ascii=False) + "\n")
+            written += 1
     print(f"wrote {written} cases to {out}/cases.jsonl")
 
 
