@@ -1,6 +1,7 @@
 #include "workers/roles/model_setup.h"
 
 #include "workers/model/char_tokenizer.h"
+#include "workers/model/model_error.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/mesh_groups.h"
@@ -134,8 +135,12 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
   if (options.tokenizer.kind == core::config::TokenizerOptions::Kind::kFile) {
-    if (auto loaded = model::load_chat_template(options.tokenizer.path))
-      chat_template = std::make_shared<const model::ChatTemplate>(std::move(*loaded));
+    try {
+      if (auto loaded = model::load_chat_template(options.tokenizer.path))
+        chat_template = std::make_shared<const model::ChatTemplate>(std::move(*loaded));
+    } catch (const model::ModelError& e) {
+      chat_template_refused = e.what();
+    }
   }
   net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
@@ -353,12 +358,18 @@ std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size) 
 }
 
 PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts,
-                           const model::ChatTemplate* chat_template) {
+                           const model::ChatTemplate* chat_template, const std::string& refused) {
   std::vector<std::vector<int64_t>> lists;
   const auto& ids = tokenizer.special_ids();
   for (const auto& p : prompts) {
     std::vector<int64_t> tokens;
     if (p.is_array()) {
+      if (chat_template == nullptr && !refused.empty()) {
+        throw RoleConfigError(
+            "a prompt is a list of chat messages but the tokenizer's chat template cannot be "
+            "rendered: " +
+            refused);
+      }
       if (chat_template == nullptr) {
         throw RoleConfigError(
             "a prompt is a list of chat messages but the tokenizer has no chat template "

@@ -62,7 +62,10 @@ struct ModelRole : Role {
   ModelOptions options;
   std::shared_ptr<model::Tokenizer> tokenizer;
   // The chat template next to a tokenizer.json (load_chat_template), if any.
+  // One RLWB cannot render does not stop the role: text prompts need none;
+  // why it was refused is kept for the first prompt of chat messages.
   std::shared_ptr<const model::ChatTemplate> chat_template;
+  std::string chat_template_refused;
   model::Transformer net{nullptr};
   torch::Device device{torch::kCPU};  // net's, model_device(); inputs are moved here
   // Input port `port` of `in` on `device` (replies may stay there: the wire
@@ -176,12 +179,14 @@ std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);
 // `prompt` column) is rendered by `chat_template` with the generation
 // prompt and encoded without an added bos, as transformers'
 // apply_chat_template(tokenize=True) does (the template writes its own);
-// without a template such a prompt is an error.
+// without a template such a prompt is an error (saying `refused`, why the
+// tokenizer's template could not be loaded, when there is one).
 struct PromptIds {
   torch::Tensor ids, mask;
 };
 PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts,
-                           const model::ChatTemplate* chat_template = nullptr);
+                           const model::ChatTemplate* chat_template = nullptr,
+                           const std::string& refused = "");
 
 // The text of each response row up to (not including) the first stop token.
 std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,

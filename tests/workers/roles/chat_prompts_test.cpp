@@ -1,7 +1,8 @@
 // tokenize_prompts with chat messages: a prompt that is a list of messages
 // (verl's `prompt` column) goes through the tokenizer's chat template with
 // the generation prompt and gets no extra bos; text prompts keep [bos] +
-// text; messages without a template are an error.
+// text; messages without a template are an error that says why the
+// tokenizer's template was refused, if it was.
 #include <gtest/gtest.h>
 
 #include "workers/model/char_tokenizer.h"
@@ -37,6 +38,16 @@ TEST(ChatPrompts, MessagePromptsWithoutAChatTemplateAreAnError) {
   model::CharTokenizer tokenizer("ua:|xy");
   const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", "xy"}}});
   EXPECT_THROW(tokenize_prompts(tokenizer, {messages}), RoleConfigError);
+  try {
+    tokenize_prompts(tokenizer, {messages}, nullptr,
+                     "tokenizer_config.json:3: the chat template uses macros");
+    FAIL();
+  } catch (const RoleConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be rendered: tokenizer_config.json:3:"), std::string::npos)
+        << e.what();
+  }
+  // Text prompts need no template.
+  EXPECT_NO_THROW(tokenize_prompts(tokenizer, {nlohmann::json("xy")}, nullptr, "refused"));
 }
 
 }  // namespace
