@@ -1,6 +1,7 @@
 #include "workers/roles/model_setup.h"
 
 #include "workers/model/char_tokenizer.h"
+#include "workers/model/model_error.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/mesh_groups.h"
@@ -133,6 +134,14 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
                           ": pipeline parallelism is not supported by the model roles yet; use pp: 1");
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
+  if (options.tokenizer.kind == core::config::TokenizerOptions::Kind::kFile) {
+    try {
+      if (auto loaded = model::load_chat_template(options.tokenizer.path))
+        chat_template = std::make_shared<const model::ChatTemplate>(std::move(*loaded));
+    } catch (const model::ModelError& e) {
+      chat_template_refused = e.what();
+    }
+  }
   net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
   if (env.world > 1 && env.mesh.tp > 1) env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
@@ -348,11 +357,30 @@ std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size) 
   return ranges;
 }
 
-PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts) {
+PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts,
+                           const model::ChatTemplate* chat_template, const std::string& refused) {
   std::vector<std::vector<int64_t>> lists;
   const auto& ids = tokenizer.special_ids();
   for (const auto& p : prompts) {
     std::vector<int64_t> tokens;
+    if (p.is_array()) {
+      if (chat_template == nullptr && !refused.empty()) {
+        throw RoleConfigError(
+            "a prompt is a list of chat messages but the tokenizer's chat template cannot be "
+            "rendered: " +
+            refused);
+      }
+      if (chat_template == nullptr) {
+        throw RoleConfigError(
+            "a prompt is a list of chat messages but the tokenizer has no chat template "
+            "(chat_template in tokenizer_config.json or chat_template.jinja next to "
+            "tokenizer.json)");
+      }
+      auto body =
+          tokenizer.encode(chat_template->render(nlohmann::ordered_json(p), /*add_generation_prompt=*/true));
+      lists.push_back(std::move(body));
+      continue;
+    }
     if (ids.bos >= 0) tokens.push_back(ids.bos);
     auto body = tokenizer.encode(p.is_string() ? p.get<std::string>() : p.dump());
     tokens.insert(tokens.end(), body.begin(), body.end());

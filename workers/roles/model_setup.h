@@ -13,6 +13,7 @@
 #include "workers/method_registry.h"
 #include "workers/model/flat_adamw.h"
 #include "workers/model/sequence_scores.h"
+#include "workers/model/chat_template.h"
 #include "workers/model/tokenizer.h"
 #include "workers/model/transformer.h"
 #include "workers/roles/overlapped_gradient_sum.h"
@@ -60,6 +61,11 @@ struct ModelRole : Role {
   std::string where;  // "models.<name>.config", for errors
   ModelOptions options;
   std::shared_ptr<model::Tokenizer> tokenizer;
+  // The chat template next to a tokenizer.json (load_chat_template), if any.
+  // One RLWB cannot render does not stop the role: text prompts need none;
+  // why it was refused is kept for the first prompt of chat messages.
+  std::shared_ptr<const model::ChatTemplate> chat_template;
+  std::string chat_template_refused;
   model::Transformer net{nullptr};
   torch::Device device{torch::kCPU};  // net's, model_device(); inputs are moved here
   // Input port `port` of `in` on `device` (replies may stay there: the wire
@@ -168,11 +174,19 @@ nlohmann::json sum_metrics_over_ranks(WorkerEnv& env, const std::map<std::string
 // [begin, end) row ranges of at most `size` rows.
 std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);
 
-// Tokenised prompts: [bos] + encode(text), left-padded.
+// Tokenised prompts, left-padded. A prompt that is text becomes
+// [bos] + encode(text). A prompt that is a list of chat messages (verl's
+// `prompt` column) is rendered by `chat_template` with the generation
+// prompt and encoded without an added bos, as transformers'
+// apply_chat_template(tokenize=True) does (the template writes its own);
+// without a template such a prompt is an error (saying `refused`, why the
+// tokenizer's template could not be loaded, when there is one).
 struct PromptIds {
   torch::Tensor ids, mask;
 };
-PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts);
+PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts,
+                           const model::ChatTemplate* chat_template = nullptr,
+                           const std::string& refused = "");
 
 // The text of each response row up to (not including) the first stop token.
 std::vector<nlohmann::json> decode_responses(const model::Tokenizer& tokenizer,

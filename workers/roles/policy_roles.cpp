@@ -56,7 +56,8 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const int64_t step = ctx.context.value("step", int64_t{0});
   const int64_t group = ctx.env.mesh.dp_index(ctx.env.rank);
   options.seed = static_cast<uint64_t>(r.options.seed * 1000003 + step * 9973 + group * 31 + 7);
-  auto prompts = tokenize_prompts(*r.tokenizer, in.objects("prompts"));
+  auto prompts =
+      tokenize_prompts(*r.tokenizer, in.objects("prompts"), r.chat_template.get(), r.chat_template_refused);
   r.net->eval();
   auto result = model::generate(r.net, prompts.ids, prompts.mask, options);
   Batch out;
@@ -196,7 +197,8 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     r.sft_state = std::make_unique<TrainState>(r.net, r.options.warm_start_optim());
   }
   r.net->train();
-  auto prompts = tokenize_prompts(*r.tokenizer, in.objects("prompts"));
+  auto prompts =
+      tokenize_prompts(*r.tokenizer, in.objects("prompts"), r.chat_template.get(), r.chat_template_refused);
   const auto& answers = in.objects("answers");
   std::vector<std::vector<int64_t>> targets;
   int64_t longest = 0;
