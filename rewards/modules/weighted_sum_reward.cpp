@@ -1,5 +1,6 @@
 #include "rewards/modules/weighted_sum_reward.h"
 
+#include "rewards/modules/composed_rewards.h"
 #include "rewards/modules/reward_config.h"
 #include "rewards/modules/score_columns.h"
 
@@ -83,27 +84,6 @@ class WeightedSumReward : public core::RewardModule {
   std::vector<Term> terms_;
 };
 
-// Throws when `name`'s terms lead back to itself (a weighted_sum of a
-// weighted_sum of ... itself would build forever).
-void check_no_cycle(const std::string& start, const std::string& name, const core::Experiment& exp,
-                    std::vector<std::string>& path) {
-  path.push_back(name);
-  auto it = exp.rewards.find(name);
-  if (it != exp.rewards.end() && it->second.type == "weighted_sum" && it->second.config.is_object() &&
-      it->second.config.contains("terms") && it->second.config["terms"].is_object()) {
-    for (const auto& [term, value] : it->second.config["terms"].items()) {
-      if (term == start) {
-        std::string chain;
-        for (const auto& p : path) chain += p + " -> ";
-        throw std::runtime_error("rewards." + start + ".config.terms: the terms lead back to '" + start +
-                                 "' (" + chain + start + "); a weighted_sum cannot contain itself");
-      }
-      if (std::find(path.begin(), path.end(), term) == path.end()) check_no_cycle(start, term, exp, path);
-    }
-  }
-  path.pop_back();
-}
-
 // The terms of a weighted_sum reward, checked; with `types`, each term's
 // module is created too (without, only the settings are checked).
 std::vector<Term> parse_terms(const core::RewardSpec& spec, const core::Experiment& exp,
@@ -112,8 +92,7 @@ std::vector<Term> parse_terms(const core::RewardSpec& spec, const core::Experime
   if (!config.has("terms") || !config.raw("terms").is_object() || config.raw("terms").empty())
     config.fail("terms",
                 "must be a map {reward_name: weight, ...} naming at least one other reward of this file");
-  std::vector<std::string> path;
-  check_no_cycle(spec.name, spec.name, exp, path);
+  check_no_cycle(spec, exp, "terms");
   std::vector<Term> terms;
   for (const auto& [name, value] : config.raw("terms").items()) {
     const std::string where = config.where("terms") + "." + name;
@@ -135,21 +114,7 @@ std::vector<Term> parse_terms(const core::RewardSpec& spec, const core::Experime
     } else {
       throw std::runtime_error(where + ": must be a weight (number) or {weight: w}, got " + value.dump());
     }
-    auto it = exp.rewards.find(name);
-    if (it == exp.rewards.end()) {
-      std::string known;
-      for (const auto& [other, unused] : exp.rewards)
-        if (other != spec.name) known += (known.empty() ? "" : ", ") + other;
-      throw std::runtime_error(where + ": there is no reward '" + name + "' in this file's rewards: (" +
-                               (known.empty() ? "it has no other" : "it has: " + known) + ")");
-    }
-    if (types) {
-      auto type_it = types->find(it->second.type);
-      if (type_it == types->end())
-        throw std::runtime_error(where + ": reward '" + name + "' has type '" + it->second.type +
-                                 "', which this build does not offer");
-      term.module = type_it->second.create(it->second, exp, *types);
-    }
+    term.module = named_module(where, name, spec, exp, types);
     terms.push_back(std::move(term));
   }
   return terms;
@@ -163,16 +128,7 @@ core::RewardType weighted_sum_reward_type(const core::RewardTypes& term_types) {
       "weighted_sum: the weighted sum of other rewards of the graph, with their details merged";
   // What any term may read: every input port of the other types, optional
   // here (a term that needs one says so when it runs); the mask is required.
-  std::vector<core::PortSpec> reads;
-  for (const auto& [name, term_type] : term_types)
-    for (const auto& [method, ports] : term_type.methods)
-      for (const auto& port : ports.in) {
-        if (port.name == "response_text" || port.name == "response_mask") continue;
-        bool seen =
-            std::any_of(reads.begin(), reads.end(), [&](const auto& p) { return p.name == port.name; });
-        if (!seen) reads.push_back(core::optional_port(port.name, port.doc + " (for a " + name + " term)"));
-      }
-  type.methods = score_method(std::move(reads), /*text_required=*/false);
+  type.methods = score_method(ports_any_may_read(term_types, "term"), /*text_required=*/false);
   type.create = [](const core::RewardSpec& spec, const core::Experiment& exp,
                    const core::RewardTypes& types) {
     return std::unique_ptr<core::RewardModule>(
