@@ -1,6 +1,7 @@
 #include "rewards/modules/reward_types.h"
 
 #include "rewards/modules/code_reward.h"
+#include "rewards/modules/data_source_reward.h"
 #include "rewards/modules/format_reward.h"
 #include "rewards/modules/length_reward.h"
 #include "rewards/modules/math_reward.h"
@@ -16,7 +17,9 @@ const core::RewardTypes& builtin_reward_types() {
         {"format", format_reward_type()},
         {"length", length_reward_type()},
     };
-    t.emplace("weighted_sum", weighted_sum_reward_type(t));  // its terms read what these read
+    // These combine the others and read what they read.
+    t.emplace("by_data_source", data_source_reward_type(t));
+    t.emplace("weighted_sum", weighted_sum_reward_type(t));
     return t;
   }();
   return types;

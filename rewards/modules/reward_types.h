@@ -6,6 +6,7 @@
 //   format        a regular expression over the response
 //   length        a length penalty (tokens or characters)
 //   weighted_sum  the weighted sum of other rewards of the graph
+//   by_data_source each row scored by the reward its data_source names
 // Each type's config keys and columns are documented in docs/rewards.md.
 #pragma once
 
