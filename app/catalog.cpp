@@ -30,7 +30,10 @@ core::MethodCatalog build_catalog(const workers::RoleRegistry& roles, const core
       if (type.check) catalog.reward_checks[name] = type.check;
     }
   for (const auto& [name, builtin] : builtins) catalog.builtins[name] = builtin.ports;
-  for (const auto& [name, task] : tasks) catalog.task_columns[name] = task.columns;
+  for (const auto& [name, task] : tasks) {
+    catalog.task_columns[name] = task.columns;
+    if (task.check) catalog.task_checks[name] = task.check;
+  }
   catalog.machine_gpus = count_gpus();
   // CPU workers may oversubscribe the cores (tests run 4 ranks on 2 cores),
   // but not without bound.

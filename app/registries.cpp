@@ -2,8 +2,10 @@
 
 #include "core/controller/rl_builtins.h"
 #include "core/tasks/arithmetic_task.h"
+#include "core/tasks/dataset_task.h"
 #include "core/tasks/print_program_task.h"
 #include "rewards/modules/reward_types.h"
+#include "workers/roles/model_setup.h"
 
 namespace rlwb::app {
 
@@ -17,11 +19,29 @@ const core::Builtins& builtins() {
   return nodes;
 }
 
+namespace {
+
+// A dataset prompt's tokens as the actor's role will count them: the same
+// tokenizer and chat template (workers/roles/model_setup.h).
+core::tasks::PromptLength count_prompt_tokens(const core::config::TokenizerOptions& options) {
+  std::shared_ptr<const workers::model::Tokenizer> tokenizer = workers::roles::make_tokenizer(options);
+  std::string refused;
+  std::shared_ptr<const workers::model::ChatTemplate> chat =
+      workers::roles::make_chat_template(options, refused);
+  return [tokenizer, chat, refused](const nlohmann::json& prompt) {
+    return static_cast<int64_t>(
+        workers::roles::prompt_token_ids(*tokenizer, prompt, chat.get(), refused).size());
+  };
+}
+
+}  // namespace
+
 const core::tasks::TaskSources& task_sources() {
   static const core::tasks::TaskSources tasks = {
       {"toy_numbers", core::tasks::toy_numbers_task()},
       {"arithmetic", {core::tasks::arithmetic_task, core::tasks::kArithmeticColumns}},
       {"print_program", {core::tasks::print_program_task, core::tasks::kPrintProgramColumns}},
+      {"dataset", core::tasks::dataset_task(count_prompt_tokens)},
   };
   return tasks;
 }

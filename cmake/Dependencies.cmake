@@ -3,6 +3,7 @@
 #   rlwb::zmq    libzmq + cppzmq      rlwb::seccomp  libseccomp
 #   SQLiteCpp, yaml-cpp, nlohmann_json::nlohmann_json, GTest::gtest_main,
 #   CLI11::CLI11 (header-only: every program's command line)
+#   rlwb::arrow  libarrow + libparquet from the pinned pyarrow wheel (datasets)
 # Only targets that need LibTorch link rlwb::torch: its headers are the slow
 # part of a build.
 
@@ -92,3 +93,26 @@ if(RLWB_IMGUI_INCLUDE_DIR AND RLWB_IMGUI_LIBRARY AND RLWB_STB_LIBRARY AND GLFW_F
   target_include_directories(rlwb_imgui INTERFACE ${RLWB_IMGUI_INCLUDE_DIR} ${RLWB_IMGUI_INCLUDE_DIR}/backends)
   target_link_libraries(rlwb_imgui INTERFACE ${RLWB_IMGUI_LIBRARY} ${RLWB_STB_LIBRARY} PkgConfig::GLFW OpenGL::GL)
 endif()
+
+# Arrow and Parquet C++ from the pinned pyarrow wheel, which ships libarrow,
+# libparquet and their headers as the torch wheel ships LibTorch. Its C++ ABI
+# is LibTorch's (the new std::string ABI; libstdc++ symbols up to
+# GLIBCXX_3.4.30, which Debian 12's libstdc++ has). Only core/data links it.
+execute_process(
+  COMMAND ${RLWB_PYTHON} -c "import pyarrow, glob, os; d = pyarrow.get_library_dirs()[0]; print(pyarrow.get_include()); print(min(glob.glob(os.path.join(d, 'libarrow.so.*')), key=len)); print(min(glob.glob(os.path.join(d, 'libparquet.so.*')), key=len))"
+  OUTPUT_VARIABLE _arrow_out RESULT_VARIABLE _arrow_rc ERROR_QUIET
+  OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT _arrow_rc EQUAL 0)
+  message(FATAL_ERROR "RLWB reads Parquet datasets through the pyarrow wheel: '${RLWB_PYTHON} -c \"import pyarrow\"' "
+                      "failed. Run scripts/setup.sh (it installs pyarrow from scripts/python-requirements.txt).")
+endif()
+string(REPLACE "\n" ";" _arrow_out "${_arrow_out}")
+list(GET _arrow_out 0 RLWB_ARROW_INCLUDE_DIR)
+list(GET _arrow_out 1 RLWB_ARROW_LIBRARY)
+list(GET _arrow_out 2 RLWB_PARQUET_LIBRARY)
+add_library(rlwb_arrow INTERFACE)
+target_include_directories(rlwb_arrow SYSTEM INTERFACE ${RLWB_ARROW_INCLUDE_DIR})
+target_link_libraries(rlwb_arrow INTERFACE ${RLWB_PARQUET_LIBRARY} ${RLWB_ARROW_LIBRARY})
+get_filename_component(_arrow_dir ${RLWB_ARROW_LIBRARY} DIRECTORY)
+target_link_options(rlwb_arrow INTERFACE "-Wl,-rpath,${_arrow_dir}")
+add_library(rlwb::arrow ALIAS rlwb_arrow)

@@ -109,10 +109,14 @@ void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseConte
                       t.warm_start.batch_size ? "trainer.warm_start.batch_size" : "task.batch_size",
                       "a warm-start step's", ctx);
   if (t.eval.enabled && exp.phase_nodes.count("eval")) {
-    const int64_t held_out = task.test_size();
+    const int64_t held_out = task.test_size();  // -1: as many as the task's files hold
     if (held_out == 0)
       ctx.add("trainer.eval", "task '" + task.name + "' has no held-out rows to evaluate on",
-              "set task.test_size above 0, or remove trainer.eval");
+              task.name == "dataset" ? "name the held-out files in task.val_files, or remove trainer.eval"
+                                     : "set task.test_size above 0, or remove trainer.eval");
+    if (held_out < 0 && t.eval.batch_size)
+      check_rows_divide(exp, exp.phase_nodes.at("eval"), *t.eval.batch_size, "trainer.eval.batch_size",
+                        "the evaluation's", ctx);
     const int64_t eval_rows = std::min(t.eval.batch_size.value_or(held_out), held_out);
     if (held_out > 0)
       check_rows_divide(exp, exp.phase_nodes.at("eval"), eval_rows,
@@ -183,6 +187,16 @@ void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseConte
   }
 }
 
+// The model whose tokenizer the prompts are written for: the one of role
+// actor, else the first that generates (reads a rollout section).
+const ModelOptions* generating_model(const Experiment& exp, const ExperimentOptions& o) {
+  for (const auto& [name, model] : exp.models)
+    if (model.role == "actor") return &o.models.at(name);
+  for (const auto& [name, model] : exp.models)
+    if (model_sections_of(model.role).rollout) return &o.models.at(name);
+  return nullptr;
+}
+
 }  // namespace
 
 ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& ctx) {
@@ -198,6 +212,8 @@ ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& 
             "choose steps within 1-" + std::to_string(o.trainer.steps));
   for (const auto& [name, model] : exp.models)
     o.models[name] = parse_model_options(model.role, model.config, "models." + name + ".config", ctx);
+  if (o.task.name == "dataset" && !o.task.dataset.tokenizer_written)
+    if (const ModelOptions* actor = generating_model(exp, o)) o.task.dataset.tokenizer = actor->tokenizer;
   if (ctx.ok()) check_batches(exp, o, ctx);
   check_layouts(exp, o, ctx);
   return o;

@@ -64,6 +64,8 @@ void read_shape(Section&& s, ModelShapeOptions& m) {
            "num_kv_heads must divide num_heads (grouped-query attention)");
 }
 
+}  // namespace
+
 void read_tokenizer(Section& s, TokenizerOptions& t) {
   const json* v =
       s.raw("tokenizer", "char | {type: char, alphabet: text} | path",
@@ -93,6 +95,8 @@ void read_tokenizer(Section& s, TokenizerOptions& t) {
   s.fail("tokenizer", show_value(*v) + " is not a tokenizer",
          "write 'char', {type: char, alphabet: \"...\"} or the path of a tokenizer.json (or its directory)");
 }
+
+namespace {
 
 void read_optim(Section&& s, OptimOptions& o) {
   s.number("lr", o.lr, "peak learning rate", above(0))

@@ -109,6 +109,10 @@ struct ModelOptions {
   const OptimOptions& warm_start_optim() const { return sft_optim ? *sft_optim : optim; }
 };
 
+// Reads the setting `tokenizer` of `s` (a model's config, or a dataset
+// task's) into `t`; leaves `t` as it is when the setting is absent.
+void read_tokenizer(Section& s, TokenizerOptions& t);
+
 // The sections a role reads; empty for a role this build does not know.
 struct ModelSections {
   bool known = false, network = false, optim = false, sft = false, rollout = false;

@@ -12,13 +12,14 @@ std::string listed(const std::vector<std::string>& names) {
 }  // namespace
 
 const std::vector<std::string>& task_names() {
-  static const std::vector<std::string> names = {"arithmetic", "print_program", "toy_numbers"};
+  static const std::vector<std::string> names = {"arithmetic", "print_program", "toy_numbers", "dataset"};
   return names;
 }
 
 int64_t TaskOptions::test_size() const {
   if (name == "arithmetic") return arithmetic.test_size;
   if (name == "print_program") return print_program.test_size;
+  if (name == "dataset") return dataset.val_files.empty() ? 0 : -1;
   return 0;
 }
 
@@ -64,6 +65,22 @@ TaskOptions parse_task_options(const nlohmann::json& task, ParseContext& ctx) {
              "is " + std::to_string(p.test_size) + ", more than half of the " +
                  std::to_string(p.max_target + 1) + " targets (0..max_target)",
              "lower test_size or raise max_target");
+  }
+  if (o.name == "dataset" || any) {
+    auto& d = o.dataset;
+    s.names("train_files", d.train_files,
+            "dataset: the training split's .parquet / .jsonl files (verl's format)")
+        .names("val_files", d.val_files, "dataset: the held-out split's files, evaluated by trainer.eval")
+        .text("prompt_key", d.prompt_key, "dataset: the column holding the prompt (chat messages or text)")
+        .integer("max_prompt_length", d.max_prompt_length,
+                 "dataset: most tokens of a prompt, after the chat template", above(0))
+        .flag("filter_overlong", d.filter_overlong,
+              "dataset: drop the rows whose prompt is longer than max_prompt_length")
+        .flag("shuffle", d.shuffle, "dataset: a new order of the training rows every epoch (by the seed)");
+    d.tokenizer_written = s.has("tokenizer");
+    read_tokenizer(s, d.tokenizer);
+    if (!any && d.train_files.empty())
+      s.fail("train_files", "is missing", "name the training files: train_files: [data/train.parquet]");
   }
   return o;
 }

@@ -1,10 +1,11 @@
 // The task section of the graph file (task: {name, ...}) as a typed struct:
 // the settings every task has, and those of each built-in task source
-// (core/controller's arithmetic, print_program, toy_numbers). Parsed by the
+// (core/controller's arithmetic, print_program, toy_numbers, dataset). Parsed by the
 // validator before anything starts and by the controller from the same
 // function; the task sources read only this struct.
 #pragma once
 
+#include "core/config/model_options.h"
 #include "core/config/section.h"
 
 #include <string>
@@ -25,14 +26,32 @@ struct PrintProgramTaskOptions {
   double teacher_error = 0.0;
 };
 
+// Task "dataset": rows of verl-format Parquet / JSON Lines files
+// (core/data/verl_rows.h; docs/data.md).
+struct DatasetTaskOptions {
+  std::vector<std::string> train_files;
+  std::vector<std::string> val_files;  // the held-out split (empty: none)
+  std::string prompt_key = "prompt";
+  int64_t max_prompt_length = 512;  // tokens of `tokenizer`, after the chat template
+  bool filter_overlong = true;      // drop longer prompts; false keeps every row
+  bool shuffle = true;              // a new order of the training rows every epoch
+  // Counts a prompt's tokens; when the task does not name one, the
+  // experiment's parse fills in the actor's (tokenizer_written false).
+  TokenizerOptions tokenizer;
+  bool tokenizer_written = false;
+};
+
 struct TaskOptions {
   std::string name;
   int64_t batch_size = 16;         // distinct prompts per step
   int64_t samples_per_prompt = 1;  // responses per prompt (GRPO's group size)
   ArithmeticTaskOptions arithmetic;
   PrintProgramTaskOptions print_program;
+  DatasetTaskOptions dataset;
   int64_t rows_per_step() const { return batch_size * samples_per_prompt; }
-  int64_t test_size() const;  // the held-out split's size (0 for a task without one)
+  // The held-out split's size: 0 for a task without one, -1 when only its
+  // files know (dataset: every row of val_files that passes the filter).
+  int64_t test_size() const;
 };
 
 // The names of the built-in tasks.

@@ -122,7 +122,8 @@ void Trainer::warm_start() {
 }
 
 // trainer.eval: the eval nodes over the task's test split; the score
-// column's row sums, averaged, are val/score/mean.
+// column's row sums, averaged, are val/score/mean, and per data source
+// (a dataset's data_source column) val/<data_source>/score/mean.
 std::optional<EvalReport> Trainer::evaluate(int64_t step) {
   if (eval_nodes_.empty()) return std::nullopt;
   const auto& ev = settings_.trainer.eval;
@@ -135,6 +136,20 @@ std::optional<EvalReport> Trainer::evaluate(int64_t step) {
   if (scores.dim() == 2) scores = scores.sum(1);
   EvalReport report{step, scores.mean().item<double>(), scores.size(0)};
   std::map<std::string, double> metrics = {{"val/score/mean", report.score}};
+  if (r.batch.has_objects("data_source")) {
+    std::map<std::string, std::pair<double, int64_t>> by_source;  // sum, rows
+    const auto& sources = r.batch.objects("data_source");
+    const torch::Tensor flat = scores.contiguous();
+    const auto* row_score = flat.data_ptr<double>();
+    for (size_t i = 0; i < sources.size() && static_cast<int64_t>(i) < scores.size(0); ++i) {
+      auto& [sum, rows] =
+          by_source[sources[i].is_string() ? sources[i].get<std::string>() : sources[i].dump()];
+      sum += row_score[i];
+      ++rows;
+    }
+    for (const auto& [source, sum_rows] : by_source)
+      metrics["val/" + source + "/score/mean"] = sum_rows.first / static_cast<double>(sum_rows.second);
+  }
   for (auto& [k, v] : r.metrics)
     if (k.rfind("timing_s/", 0) == 0) metrics["val/" + k] = v;
   log_metrics(metrics, step);

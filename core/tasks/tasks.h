@@ -4,6 +4,7 @@
 //   arithmetic     "37+48=" -> "85" (arithmetic_task.h)
 //   print_program  a number -> a python3 program printing it (print_program_task.h)
 //   toy_numbers    x = step * batch_size + i (model-free demo graphs)
+//   dataset        verl-format Parquet / JSON Lines files (dataset_task.h)
 // Used by the controller and by the validator's catalog (app/catalog.cpp).
 #pragma once
 
@@ -23,6 +24,10 @@ using TaskFn = std::function<Batch(const config::TaskOptions& task, const TaskDr
 struct TaskSpec {
   TaskFn make;
   std::vector<std::string> columns;  // what it provides (for the validator)
+  // Checks what only the task's own inputs can tell (its files), before
+  // anything starts; throws with a message that names the file, row and
+  // column. Empty for a task whose settings say it all.
+  std::function<void(const config::TaskOptions& task)> check;
 };
 
 // The task sources of a build, by name; assembled at the composition root

@@ -50,11 +50,21 @@ std::vector<GraphIssue> validate_experiment(const Experiment& exp, const MethodC
   // Every setting, typed: unknown keys, types, ranges, enum names and the
   // rules between settings (core/config).
   config::ParseContext settings(&exp.lines);
-  config::parse_experiment_options(exp, settings);
+  const config::ExperimentOptions options = config::parse_experiment_options(exp, settings);
   for (const auto& p : settings.problems()) {
     auto [node, phase] = node_of_path(exp, p.path);
     issues.push_back(
         {exp.file_of(p.path), p.line, node, p.path + ": " + p.message, p.hint, Severity::error, phase});
+  }
+  // What the task's files hold, once its settings are right.
+  if (auto check = catalog.task_checks.find(options.task.name);
+      settings.ok() && check != catalog.task_checks.end()) {
+    try {
+      check->second(options.task);
+    } catch (const std::exception& e) {
+      issues.push_back({exp.file_of("task"), exp.line_of("task"), "", std::string("task: ") + e.what(),
+                        "fix the file or the task's settings (docs/data.md)", Severity::error, ""});
+    }
   }
   std::stable_sort(issues.begin(), issues.end(), [](const GraphIssue& a, const GraphIssue& b) {
     auto key = [](const GraphIssue& i) { return i.line > 0 ? i.line : INT32_MAX; };

@@ -6,6 +6,7 @@
 // (checks.h).
 #pragma once
 
+#include "core/config/task_options.h"
 #include "core/graph/experiment.h"
 
 #include <functional>
@@ -20,6 +21,8 @@ namespace rlwb::core {
 // without starting anything: throws std::exception whose message starts
 // with the key it is about ("rewards.<name>.config.<key>: ...").
 using RewardSettingsCheck = std::function<void(const RewardSpec& spec, const Experiment& exp)>;
+// A task source's check of what its files hold (core/tasks/tasks.h).
+using TaskInputCheck = std::function<void(const config::TaskOptions& task)>;
 
 // What the validator may accept: methods (with their ports, MethodPorts in
 // core/graph/ports.h) per worker role and per reward type, builtins the
@@ -32,6 +35,7 @@ struct MethodCatalog {
   std::map<std::string, RewardSettingsCheck> reward_checks;  // by reward type
   MethodPorts builtins;
   std::map<std::string, std::vector<std::string>> task_columns;  // task name -> columns
+  std::map<std::string, TaskInputCheck> task_checks;             // task name -> its input check
   int machine_gpus = 0;
   int machine_cpu_workers = 64;  // most CPU worker processes we allow
 };

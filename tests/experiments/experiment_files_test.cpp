@@ -1,7 +1,8 @@
 // Every graph file in experiments/ is checked by the suite: each one loads
 // and passes the validator against this build's catalog (the workers'
 // roles, the builtins, the reward types), and each RL experiment that no
-// other test runs (ppo, remax, rloo, reinforce_pp, safe_rlhf), run for 30
+// other test runs (ppo, remax, rloo, reinforce_pp, safe_rlhf, grpo_dataset
+// on the Parquet and JSON Lines files of experiments/data), run for 30
 // steps on real worker processes, raises its held-out score (Safe-RLHF:
 // brings its cost under the threshold without losing held-out score).
 // grpo.yaml's run is default_experiment_test, grpo_code.yaml's
@@ -27,7 +28,13 @@ std::string experiment_path(const std::string& file) {
   return std::string(rlwb::testing::kSourceDir) + "/experiments/" + file;
 }
 
+// The shipped files name their dataset and tokenizer files relative to the
+// checkout's root, where README's commands run them (grpo_dataset.yaml).
+// Each test is its own process (ctest), so the change ends with it.
+void run_from_checkout_root() { fs::current_path(rlwb::testing::kSourceDir); }
+
 TEST(ExperimentFiles, EveryFilePassesTheValidator) {
+  run_from_checkout_root();
   const MethodCatalog catalog = rlwb::app::catalog();
   int files = 0;
   for (const auto& entry : fs::directory_iterator(experiment_path(""))) {
@@ -126,6 +133,7 @@ std::pair<double, double> first_and_last(const std::vector<StepReport>& steps, c
 
 TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
   const ShortRun& run = GetParam();
+  run_from_checkout_root();
   const std::string steps = std::to_string(kSteps);
   Experiment exp = load_experiment_file(
       experiment_path(run.file),
@@ -162,7 +170,8 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
 INSTANTIATE_TEST_SUITE_P(Arithmetic, ExperimentRun,
                          ::testing::Values(ShortRun{"ppo.yaml"}, ShortRun{"remax.yaml"},
                                            ShortRun{"rloo.yaml"}, ShortRun{"reinforce_pp.yaml"},
-                                           ShortRun{"safe_rlhf.yaml", 0.0, true}),
+                                           ShortRun{"safe_rlhf.yaml", 0.0, true},
+                                           ShortRun{"grpo_dataset.yaml"}),
                          [](const ::testing::TestParamInfo<ShortRun>& info) {
                            return info.param.file.substr(0, info.param.file.find('.'));
                          });

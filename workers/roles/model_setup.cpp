@@ -27,6 +27,18 @@ std::shared_ptr<model::Tokenizer> make_tokenizer(const core::config::TokenizerOp
   return std::make_shared<model::CharTokenizer>();
 }
 
+std::shared_ptr<const model::ChatTemplate> make_chat_template(const core::config::TokenizerOptions& options,
+                                                              std::string& refused) {
+  if (options.kind != core::config::TokenizerOptions::Kind::kFile) return nullptr;
+  try {
+    if (auto loaded = model::load_chat_template(options.path))
+      return std::make_shared<const model::ChatTemplate>(std::move(*loaded));
+  } catch (const model::ModelError& e) {
+    refused = e.what();
+  }
+  return nullptr;
+}
+
 static model::TransformerConfig transformer_config(const core::config::ModelShapeOptions& m, int64_t vocab,
                                                    const std::string& where) {
   model::TransformerConfig c;
@@ -134,14 +146,7 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
                           ": pipeline parallelism is not supported by the model roles yet; use pp: 1");
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
-  if (options.tokenizer.kind == core::config::TokenizerOptions::Kind::kFile) {
-    try {
-      if (auto loaded = model::load_chat_template(options.tokenizer.path))
-        chat_template = std::make_shared<const model::ChatTemplate>(std::move(*loaded));
-    } catch (const model::ModelError& e) {
-      chat_template_refused = e.what();
-    }
-  }
+  chat_template = make_chat_template(options.tokenizer, chat_template_refused);
   net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
   if (env.world > 1 && env.mesh.tp > 1) env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
@@ -357,35 +362,36 @@ std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size) 
   return ranges;
 }
 
+std::vector<int64_t> prompt_token_ids(const model::Tokenizer& tokenizer, const nlohmann::json& prompt,
+                                      const model::ChatTemplate* chat_template, const std::string& refused) {
+  if (prompt.is_array()) {
+    if (chat_template == nullptr && !refused.empty()) {
+      throw RoleConfigError(
+          "a prompt is a list of chat messages but the tokenizer's chat template cannot be "
+          "rendered: " +
+          refused);
+    }
+    if (chat_template == nullptr) {
+      throw RoleConfigError(
+          "a prompt is a list of chat messages but the tokenizer has no chat template "
+          "(chat_template in tokenizer_config.json or chat_template.jinja next to "
+          "tokenizer.json)");
+    }
+    return tokenizer.encode(
+        chat_template->render(nlohmann::ordered_json(prompt), /*add_generation_prompt=*/true));
+  }
+  std::vector<int64_t> tokens;
+  if (tokenizer.special_ids().bos >= 0) tokens.push_back(tokenizer.special_ids().bos);
+  auto body = tokenizer.encode(prompt.is_string() ? prompt.get<std::string>() : prompt.dump());
+  tokens.insert(tokens.end(), body.begin(), body.end());
+  return tokens;
+}
+
 PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts,
                            const model::ChatTemplate* chat_template, const std::string& refused) {
   std::vector<std::vector<int64_t>> lists;
+  for (const auto& p : prompts) lists.push_back(prompt_token_ids(tokenizer, p, chat_template, refused));
   const auto& ids = tokenizer.special_ids();
-  for (const auto& p : prompts) {
-    std::vector<int64_t> tokens;
-    if (p.is_array()) {
-      if (chat_template == nullptr && !refused.empty()) {
-        throw RoleConfigError(
-            "a prompt is a list of chat messages but the tokenizer's chat template cannot be "
-            "rendered: " +
-            refused);
-      }
-      if (chat_template == nullptr) {
-        throw RoleConfigError(
-            "a prompt is a list of chat messages but the tokenizer has no chat template "
-            "(chat_template in tokenizer_config.json or chat_template.jinja next to "
-            "tokenizer.json)");
-      }
-      auto body =
-          tokenizer.encode(chat_template->render(nlohmann::ordered_json(p), /*add_generation_prompt=*/true));
-      lists.push_back(std::move(body));
-      continue;
-    }
-    if (ids.bos >= 0) tokens.push_back(ids.bos);
-    auto body = tokenizer.encode(p.is_string() ? p.get<std::string>() : p.dump());
-    tokens.insert(tokens.end(), body.begin(), body.end());
-    lists.push_back(std::move(tokens));
-  }
   auto padded = model::left_pad(lists, ids.pad >= 0 ? ids.pad : 0);
   return {padded.ids, padded.mask};
 }

@@ -55,6 +55,11 @@ using core::config::ModelOptions;
 using core::config::OptimOptions;
 
 std::shared_ptr<model::Tokenizer> make_tokenizer(const core::config::TokenizerOptions& options);
+// The chat template next to a tokenizer file (model::load_chat_template);
+// null for a char tokenizer, for none, or for one outside the rendered
+// subset (then `refused` says why).
+std::shared_ptr<const model::ChatTemplate> make_chat_template(const core::config::TokenizerOptions& options,
+                                                              std::string& refused);
 
 // What every model role holds: its config, tokenizer and network.
 struct ModelRole : Role {
@@ -184,6 +189,9 @@ std::vector<std::pair<int64_t, int64_t>> row_ranges(int64_t rows, int64_t size);
 struct PromptIds {
   torch::Tensor ids, mask;
 };
+// One prompt's ids as tokenize_prompts() makes them (before the padding).
+std::vector<int64_t> prompt_token_ids(const model::Tokenizer& tokenizer, const nlohmann::json& prompt,
+                                      const model::ChatTemplate* chat_template, const std::string& refused);
 PromptIds tokenize_prompts(const model::Tokenizer& tokenizer, const std::vector<nlohmann::json>& prompts,
                            const model::ChatTemplate* chat_template = nullptr,
                            const std::string& refused = "");
