@@ -139,6 +139,16 @@ def corpus(seed, n):
     return [line(rng) for _ in range(n)]
 
 
+def training_lines():
+    """What the tokenizers are trained on (sentencepiece_corpus.py trains on it too)."""
+    return corpus(seed=1, n=4000)
+
+
+def parity_lines():
+    """The lines the parity tests compare: the edge cases, then 10,000 generated lines."""
+    return EDGE_CASES + corpus(seed=17, n=10000)
+
+
 # ---------------------------------------------------------------------------
 # The tokenizers
 
@@ -209,8 +219,8 @@ def main():
     except ImportError as e:
         sys.exit(f"cannot import tokenizers: install the pinned reference packages "
                  f"(scripts/setup.sh, or pip install -r scripts/python-requirements.txt) [{e}]")
-    training = corpus(seed=1, n=4000)
-    texts = EDGE_CASES + corpus(seed=17, n=10000)
+    training = training_lines()
+    texts = parity_lines()
     styles = ["gpt2", "qwen2", "llama3", "flags", "behaviors"]
     rows = [{"text": t} for t in texts]
     for style in styles:
