@@ -184,16 +184,8 @@ def hf_tokenizer(name, d, sp, tokens):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
-    try:
-        import sentencepiece as spm
-        import tokenizers
-        import transformers
-    except ImportError as e:
-        sys.exit(f"cannot import sentencepiece / tokenizers / transformers: install the pinned reference "
-                 f"packages (scripts/setup.sh, or pip install -r scripts/python-requirements.txt) [{e}]")
+    out, (spm, tokenizers, transformers) = tokenizer_corpus.output_dir_and_packages(
+        __doc__, "sentencepiece", "tokenizers", "transformers")
     training = tokenizer_corpus.training_lines()
     texts = tokenizer_corpus.parity_lines() + ADDED_TOKEN_LINES
     rows = [{"text": t} for t in texts]
