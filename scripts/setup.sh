@@ -14,7 +14,7 @@ packages=(build-essential cmake ninja-build ccache pkg-config
   libzmq3-dev cppzmq-dev libsqlitecpp-dev libsqlite3-dev libseccomp-dev
   libimgui-dev libglfw3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   nlohmann-json3-dev libcli11-dev libgloo-dev libginac-dev libgraphviz-dev bubblewrap xvfb xauth python3-venv
-  libprotobuf-dev protobuf-compiler zlib1g-dev libpcre2-dev libicu-dev
+  libprotobuf-dev protobuf-compiler zlib1g-dev libpcre2-dev libicu-dev libsentencepiece-dev
   clang-format clang-tidy)
 missing=()
 for p in "${packages[@]}"; do

@@ -70,14 +70,15 @@ void read_tokenizer(Section& s, TokenizerOptions& t) {
   const json* v =
       s.raw("tokenizer", "char | {type: char, alphabet: text} | path",
             "'char' (one token per character), a char tokenizer with its own alphabet, or the path of "
-            "a Hugging Face tokenizer.json (or its directory)");
+            "a Hugging Face tokenizer.json or a SentencePiece tokenizer.model (or its directory)");
   if (!v || v->is_null()) return;
   t.as_written = *v;
   if (v->is_string()) {
     if (v->get<std::string>() == "char") return;
     t.kind = TokenizerOptions::Kind::kFile;
     t.path = v->get<std::string>();
-    if (t.path.empty()) s.fail("tokenizer", "is empty", "write 'char' or the path of a tokenizer.json");
+    if (t.path.empty())
+      s.fail("tokenizer", "is empty", "write 'char' or the path of a tokenizer.json or tokenizer.model");
     return;
   }
   if (v->is_object()) {
@@ -88,12 +89,15 @@ void read_tokenizer(Section& s, TokenizerOptions& t) {
         .text("alphabet", alphabet, "the characters, each one token");
     if (type != "char")
       map.fail("type", "'" + type + "' is not a tokenizer type",
-               "write type: char, or give the path of a tokenizer.json as the value of 'tokenizer'");
+               "write type: char, or give the path of a tokenizer.json or tokenizer.model as the value of "
+               "'tokenizer'");
     if (v->contains("alphabet")) t.alphabet = alphabet;
     return;
   }
-  s.fail("tokenizer", show_value(*v) + " is not a tokenizer",
-         "write 'char', {type: char, alphabet: \"...\"} or the path of a tokenizer.json (or its directory)");
+  s.fail(
+      "tokenizer", show_value(*v) + " is not a tokenizer",
+      "write 'char', {type: char, alphabet: \"...\"} or the path of a tokenizer.json or tokenizer.model (or "
+      "its directory)");
 }
 
 namespace {

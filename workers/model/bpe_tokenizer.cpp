@@ -122,33 +122,27 @@ BpeTokenizer::BpeTokenizer(FromJson, const Json& j, const std::string& source)
     merges_[pair_key(left_id, right_id)] = Merge{rank++, id_of(left + right, left, right)};
   }
 
-  std::vector<AddedToken> added;
+  std::vector<AddedToken> raw_added, normalized_added;
   for (const auto& t : j.value("added_tokens", Json::array())) {
-    AddedToken a{t.at("content").get<std::string>(),
-                 "",
-                 t.at("id").get<int64_t>(),
-                 t.value("special", false),
-                 t.value("single_word", false),
-                 t.value("lstrip", false),
-                 t.value("rstrip", false)};
-    if (a.content.empty()) fail(source, "added_tokens has an empty token (id " + std::to_string(a.id) + ")");
+    if (!t.is_object() || !t.contains("id") || !t.at("id").is_number_integer()) {
+      fail(source, "added_tokens has an entry without an integer 'id': " + t.dump());
+    }
+    AddedToken a = added_token_from_json(t, t.at("id").get<int64_t>(), source + ": added_tokens");
     if (a.id < 0)
       fail(source, "added_tokens has the id " + std::to_string(a.id) + " for '" + a.content + "'");
     max_id = std::max(max_id, a.id);
-    // The library's default: special tokens are matched in the raw text, others after normalization.
-    const bool normalized = t.value("normalized", !a.special);
-    a.match = normalized ? normalizer_.apply(a.content) : a.content;
-    (normalized ? normalized_added_ : raw_added_).tokens.push_back(std::move(a));
+    a.match = a.normalized ? normalizer_.apply(a.content) : a.content;
+    (a.normalized ? normalized_added : raw_added).push_back(std::move(a));
   }
-  raw_added_.index();
-  normalized_added_.index();
+  raw_added_ = AddedTokens(std::move(raw_added));
+  normalized_added_ = AddedTokens(std::move(normalized_added));
 
   vocab_size_ = max_id + 1;
   token_of_id_.assign(static_cast<size_t>(vocab_size_), "");
   added_kind_.assign(static_cast<size_t>(vocab_size_), AddedKind::kNone);
   for (const auto& [token, id] : vocab_) token_of_id_[static_cast<size_t>(id)] = token;
   for (const auto* matcher : {&raw_added_, &normalized_added_}) {
-    for (const auto& a : matcher->tokens) {
+    for (const auto& a : matcher->tokens()) {
       token_of_id_[static_cast<size_t>(a.id)] = a.match;  // the library decodes a token in its normal form
       added_kind_[static_cast<size_t>(a.id)] = a.special ? AddedKind::kSpecial : AddedKind::kPlain;
     }
@@ -166,69 +160,6 @@ BpeTokenizer::BpeTokenizer(FromJson, const Json& j, const std::string& source)
   }
 }
 
-void BpeTokenizer::AddedTokenMatcher::index() {
-  std::stable_sort(tokens.begin(), tokens.end(),
-                   [](const AddedToken& a, const AddedToken& b) { return a.match.size() > b.match.size(); });
-  for (size_t k = 0; k < tokens.size(); ++k) {
-    if (!tokens[k].match.empty()) by_first_byte[static_cast<unsigned char>(tokens[k].match[0])].push_back(k);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// [SECTION] Added tokens
-
-std::vector<BpeTokenizer::Segment> BpeTokenizer::cut_added_tokens(std::string_view text,
-                                                                  const AddedTokenMatcher& matcher) const {
-  std::vector<Segment> out;
-  if (matcher.tokens.empty()) {
-    if (!text.empty()) out.push_back({0, text.size(), -1});
-    return out;
-  }
-  size_t done = 0;  // end of what is already in out
-  size_t i = 0;
-  while (i < text.size()) {
-    const AddedToken* hit = nullptr;
-    for (size_t k : matcher.by_first_byte[static_cast<unsigned char>(text[i])]) {  // longest first
-      if (text.compare(i, matcher.tokens[k].match.size(), matcher.tokens[k].match) == 0) {
-        hit = &matcher.tokens[k];
-        break;
-      }
-    }
-    if (hit == nullptr) {
-      ++i;
-      continue;
-    }
-    size_t begin = i, end = i + hit->match.size();
-    i = end;  // the next match starts after this one, whatever the stripping below takes
-    if (hit->single_word) {
-      const bool word_before =
-          begin > 0 && unicode::is_word_char(unicode::last_char(text.substr(0, begin)).cp);
-      const bool word_after = end < text.size() && unicode::is_word_char(unicode::char_at(text, end).cp);
-      if (word_before || word_after) continue;
-    }
-    if (hit->lstrip) {
-      while (begin > 0) {
-        const auto c = unicode::last_char(text.substr(0, begin));
-        if (!unicode::is_white_space(c.cp)) break;
-        begin = c.begin;
-      }
-      begin = std::max(begin, done);  // white space an earlier token took stays with it
-    }
-    if (hit->rstrip) {
-      while (end < text.size()) {
-        const auto c = unicode::char_at(text, end);
-        if (!unicode::is_white_space(c.cp)) break;
-        end = c.end;
-      }
-    }
-    if (done < begin) out.push_back({done, begin, -1});
-    out.push_back({begin, end, hit->id});
-    done = end;
-  }
-  if (done < text.size()) out.push_back({done, text.size(), -1});
-  return out;
-}
-
 // ---------------------------------------------------------------------------
 // [SECTION] Encoding
 
@@ -237,13 +168,13 @@ std::vector<int64_t> BpeTokenizer::encode(std::string_view text) const {
     fail(source_, "cannot encode text that is not valid UTF-8 (byte " + std::to_string(bad) + ")");
   }
   std::vector<int64_t> ids;
-  for (const auto& raw : cut_added_tokens(text, raw_added_)) {
+  for (const auto& raw : raw_added_.cut(text)) {
     if (raw.id >= 0) {
       ids.push_back(raw.id);
       continue;
     }
     const std::string normalized = normalizer_.apply(text.substr(raw.begin, raw.end - raw.begin));
-    for (const auto& seg : cut_added_tokens(normalized, normalized_added_)) {
+    for (const auto& seg : normalized_added_.cut(normalized)) {
       if (seg.id >= 0) {
         ids.push_back(seg.id);
       } else {
@@ -393,9 +324,7 @@ std::string BpeTokenizer::decode(const std::vector<int64_t>& ids, bool skip_spec
 
 std::optional<int64_t> BpeTokenizer::token_id(std::string_view token) const {
   for (const auto* matcher : {&raw_added_, &normalized_added_}) {
-    for (const auto& a : matcher->tokens) {
-      if (a.content == token) return a.id;
-    }
+    if (const AddedToken* a = matcher->find(token)) return a->id;
   }
   auto it = vocab_.find(std::string(token));
   if (it == vocab_.end()) return std::nullopt;

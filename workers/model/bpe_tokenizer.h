@@ -33,13 +33,13 @@
 //     characters assigned in recent Unicode versions may class differently.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "workers/model/added_tokens.h"
 #include "workers/model/hf_normalizer.h"
 #include "workers/model/hf_pretokenizer.h"
 #include "workers/model/tokenizer.h"
@@ -72,30 +72,12 @@ class BpeTokenizer : public Tokenizer {
   struct FromJson {};
   BpeTokenizer(FromJson, const nlohmann::json& j, const std::string& source);
 
-  struct AddedToken {
-    std::string content;  // as in the file
-    std::string match;    // content, normalized when `normalized`: what encode() looks for, decode() gives
-    int64_t id;
-    bool special, single_word, lstrip, rstrip;
-  };
-  // The added tokens of one kind (normalized or not), indexed by first byte.
-  struct AddedTokenMatcher {
-    std::vector<AddedToken> tokens;
-    std::array<std::vector<size_t>, 256> by_first_byte;  // longest first
-    void index();
-  };
-  // A piece of text: a whole added token (id >= 0) or text to go on with.
-  struct Segment {
-    size_t begin, end;
-    int64_t id;
-  };
   struct Merge {
     int32_t rank, new_id;
   };
   enum class Decoder : uint8_t { kByteLevel, kNone };
   enum class AddedKind : uint8_t { kNone, kPlain, kSpecial };
 
-  std::vector<Segment> cut_added_tokens(std::string_view text, const AddedTokenMatcher& matcher) const;
   void encode_normalized(std::string_view text, std::vector<int64_t>& out) const;
   void encode_word(const std::string& word, std::vector<int64_t>& out) const;
   const Merge* merge_of(int32_t left, int32_t right) const;
@@ -107,8 +89,8 @@ class BpeTokenizer : public Tokenizer {
   std::unordered_map<std::string, int64_t> vocab_;
   std::vector<std::string> token_of_id_;        // "" where no token has that id
   std::unordered_map<uint64_t, Merge> merges_;  // (left id << 32 | right id) -> merge
-  AddedTokenMatcher raw_added_, normalized_added_;
-  std::vector<AddedKind> added_kind_;  // by id
+  AddedTokens raw_added_, normalized_added_;    // matched in the raw, the normalized text
+  std::vector<AddedKind> added_kind_;           // by id
   int64_t unk_id_ = -1;
   bool fuse_unk_ = false;
   bool ignore_merges_ = false;  // a pre-token that is a whole vocab entry is one token

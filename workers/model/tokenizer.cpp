@@ -1,51 +1,48 @@
 #include "workers/model/tokenizer.h"
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "workers/model/bpe_tokenizer.h"
 #include "workers/model/model_error.h"
+#include "workers/model/sentencepiece_tokenizer.h"
+#include "workers/model/tokenizer_config.h"
 
 namespace rlwb::workers::model {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ModelError(path.string() + ": cannot open");
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-// "eos_token": "<|endoftext|>" or {"content": "<|endoftext|>", ...} or null.
-std::string token_name(const nlohmann::json& config, const char* key) {
-  if (!config.contains(key)) return "";
-  const auto& v = config.at(key);
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("content")) return v.at("content").get<std::string>();
-  return "";
-}
-
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& path) {
-  const fs::path file = fs::is_directory(path) ? path / "tokenizer.json" : path;
-  if (!fs::exists(file)) throw ModelError(file.string() + ": no such tokenizer file");
-  auto tokenizer = std::make_unique<BpeTokenizer>(read_text(file), file.string());
-  const fs::path config_path = file.parent_path() / "tokenizer_config.json";
-  if (fs::exists(config_path)) {
-    nlohmann::json config;
-    try {
-      config = nlohmann::json::parse(read_text(config_path));
-    } catch (const nlohmann::json::exception& e) {
-      throw ModelError(config_path.string() + ": not valid JSON: " + e.what());
+  fs::path file = path;
+  if (fs::is_directory(path)) {
+    // tokenizer.json first, as transformers' fast tokenizers prefer it.
+    file = path / "tokenizer.json";
+    if (!fs::exists(file) && fs::exists(path / "tokenizer.model")) file = path / "tokenizer.model";
+    if (!fs::exists(file)) {
+      throw ModelError(path.string() +
+                       ": holds neither tokenizer.json nor tokenizer.model (copy the "
+                       "tokenizer files of the checkpoint into it)");
     }
-    tokenizer->set_special_tokens(token_name(config, "bos_token"), token_name(config, "eos_token"),
-                                  token_name(config, "pad_token"), config_path.string());
   }
+  if (!fs::exists(file)) throw ModelError(file.string() + ": no such tokenizer file");
+  const TokenizerConfig config = read_tokenizer_config(file.parent_path());
+  if (file.extension() == ".model") {
+    return std::make_unique<SentencePieceTokenizer>(read_bytes(file), file.string(), config);
+  }
+  auto tokenizer = std::make_unique<BpeTokenizer>(read_bytes(file), file.string());
+  if (!config.source.empty())
+    tokenizer->set_special_tokens(config.bos, config.eos, config.pad, config.source);
   return tokenizer;
 }
 

@@ -1,7 +1,9 @@
 // Tokenizer: text <-> token ids, the interface the roles and tasks use.
-// Two kinds:
+// Three kinds:
 //   - BpeTokenizer (bpe_tokenizer.h): HF tokenizer.json byte-level BPE
 //     (GPT-2, Qwen2, Llama 3 style) for real checkpoints;
+//   - SentencePieceTokenizer (sentencepiece_tokenizer.h): a SentencePiece
+//     tokenizer.model (Llama 2, Mistral, T5 style) through libsentencepiece;
 //   - CharTokenizer (char_tokenizer.h): one token per character for the
 //     small built-in tasks (arithmetic).
 // encode() adds no BOS/EOS: the caller decides (the prompt template of a
@@ -44,8 +46,11 @@ class Tokenizer {
   SpecialTokenIds special_ids_;
 };
 
-// A directory holding tokenizer.json (and optionally tokenizer_config.json
-// naming bos/eos/pad), or the tokenizer.json file itself.
+// A directory holding tokenizer.json, or else tokenizer.model (tokenizer.json
+// wins when both are there, as in transformers), and optionally
+// tokenizer_config.json / special_tokens_map.json naming bos/eos/pad and
+// special tokens (tokenizer_config.h); or the tokenizer.json or
+// tokenizer.model file itself.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& path);
 
 // Throws ModelError naming both files when the tokenizer produces ids the

@@ -13,6 +13,7 @@ combining marks, digits of several scripts, white space of every kind,
 special tokens inside text, contractions), with the ids and decodings each
 tokenizer, reloaded from its file, gives for it.
 """
+import importlib
 import json
 import os
 import random
@@ -139,6 +140,16 @@ def corpus(seed, n):
     return [line(rng) for _ in range(n)]
 
 
+def training_lines():
+    """What the tokenizers are trained on (sentencepiece_corpus.py trains on it too)."""
+    return corpus(seed=1, n=4000)
+
+
+def parity_lines():
+    """The lines the parity tests compare: the edge cases, then 10,000 generated lines."""
+    return EDGE_CASES + corpus(seed=17, n=10000)
+
+
 # ---------------------------------------------------------------------------
 # The tokenizers
 
@@ -200,17 +211,23 @@ def build(style, training):
     return tok
 
 
-def main():
+def output_dir_and_packages(doc, *names):
+    """The OUT argument and the reference packages named, imported; exits saying what to do otherwise."""
     if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
+        sys.exit(doc)
     try:
-        from tokenizers import Tokenizer
+        modules = [importlib.import_module(n) for n in names]
     except ImportError as e:
-        sys.exit(f"cannot import tokenizers: install the pinned reference packages "
+        sys.exit(f"cannot import {' / '.join(names)}: install the pinned reference packages "
                  f"(scripts/setup.sh, or pip install -r scripts/python-requirements.txt) [{e}]")
-    training = corpus(seed=1, n=4000)
-    texts = EDGE_CASES + corpus(seed=17, n=10000)
+    return sys.argv[1], modules
+
+
+def main():
+    out, _ = output_dir_and_packages(__doc__, "tokenizers")
+    from tokenizers import Tokenizer
+    training = training_lines()
+    texts = parity_lines()
     styles = ["gpt2", "qwen2", "llama3", "flags", "behaviors"]
     rows = [{"text": t} for t in texts]
     for style in styles:
