@@ -2,7 +2,7 @@
 // one response or on a JSON Lines file. Argument handling only:
 //   rlwb reward math --response TEXT --reference TEXT [--question TEXT] [--format text|json]
 //   rlwb reward math --file IN.jsonl [--out OUT.jsonl]
-// and the checker's options (--percent, --last-number, --tolerance,
+// and the checker's options (--compat, --percent, --last-number, --tolerance,
 // --rounding-places, --final-form, --numeric-identity, --timeout-ms);
 // `rlwb reward math --help` lists them with their defaults.
 #include <cerrno>
@@ -24,6 +24,7 @@ struct MathArgs {
   rewards::MathCheckOptions options;
   // Read as text and a count, then set in `options` (its defaults shown).
   std::string percent = rewards::percent_rule_name(options.percent);
+  std::string compat = rewards::compat_mode_name(options.compat);
   int64_t timeout_ms = options.symbolic_timeout.count();
 };
 
@@ -102,6 +103,7 @@ std::string yes_no(bool default_value) { return std::string("yes|no=") + (defaul
 int check(MathArgs& args, bool one, bool file) {
   if (one == file) throw core::UsageError("give either --response TEXT --reference TEXT or --file IN.jsonl");
   args.options.percent = rewards::parse_percent_rule(args.percent);
+  args.options.compat = rewards::parse_compat_mode(args.compat);
   args.options.symbolic_timeout = std::chrono::milliseconds(args.timeout_ms);
   return one ? check_one(args) : check_file(args);
 }
@@ -131,6 +133,10 @@ std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb) {
   math->add_option("--out", args->out, "where --file's verdicts go (default stdout)")->needs(file);
   response->needs(reference);
   file->excludes(reference)->excludes(question);
+  math->add_option("--compat", args->compat,
+                   "whose conventions: default (RLWB's final-form rule) or math-verify "
+                   "(docs/math-checker.md)")
+      ->check(CLI::IsMember({"default", "math-verify"}));
   math->add_option("--percent", args->percent, "what 50\\% equals: 50, 0.5, or both")->check(kPercentRule);
   math->add_option("--last-number", o.last_number_fallback, "fall back to the last number in the text")
       ->option_text(yes_no(o.last_number_fallback));

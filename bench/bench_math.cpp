@@ -3,6 +3,7 @@
 // one run, and every case where the two disagree.
 //
 //   bench_math [--corpus PATH] [--python PATH] [--seconds S] [--passes N] [--rlwb-only]
+//              [--compat-corpus PATH] [--rounds N] [--cpu N]
 //
 // RLWB checks the corpus over and over for --seconds (default 2) on one thread,
 // after one warm-up pass. Rates are given by the clock and by CPU time (the
@@ -12,7 +13,19 @@
 // verdicts. Cases with options that math-verify has no equivalent for (percent
 // rule, last-number fallback, rounding, a question) are marked with '*': there
 // math-verify runs with its defaults against labels made for those options.
+//
+// Then the math-verify-compatible mode (MathCheckOptions::compat) on its own
+// corpus (tests/rewards/math/compat_corpus.jsonl, labelled by math-verify):
+// --rounds interleaved pairs, each RLWB's CPU time over the corpus and then
+// math-verify's over the same corpus, every pair's ratio printed with the
+// median and the spread, and RLWB's agreement with math-verify's verdicts.
+// --cpu N pins the process (and so math-verify, its child) to core N. With
+// --rlwb-only or --rounds 0 only the agreement and the disagreements are printed.
 #include <cstdio>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -83,6 +96,87 @@ std::string clip(std::string s, size_t n) {
   return s.size() > n ? s.substr(0, n - 3) + "..." : s;
 }
 
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// RLWB's checks per CPU-second over `cases`, passes repeated for at least min_cpu_s.
+double rlwb_cpu_rate(const std::vector<Labelled>& cases, double min_cpu_s) {
+  size_t checks = 0;
+  double start = cpu_seconds(), used = 0;
+  while (used < min_cpu_s) {
+    for (const Labelled& l : cases)
+      checks += static_cast<size_t>(
+          rlwb::rewards::check_math_answer(l.c.response, l.c.reference, l.c.options).score >= 0);
+    used = cpu_seconds() - start;
+  }
+  return checks / used;
+}
+
+// The compat section: returns 0 when every pair met the goal and agreement is >= 97%.
+int compare_compat_mode(const std::string& corpus, const std::string& python, const std::string& script,
+                        int rounds) {
+  rlwb::rewards::MathCheckOptions compat;
+  compat.compat = rlwb::rewards::CompatMode::kMathVerify;
+  std::vector<Labelled> cases = load(corpus);
+  for (Labelled& l : cases) l.c.options = compat;  // the corpus has no per-line options
+  std::vector<int> ours(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i)
+    ours[i] = rlwb::rewards::check_math_answer(cases[i].c.response, cases[i].c.reference, compat).score;
+  size_t agree = 0;
+  std::cout << "\nmath-verify mode (--compat math-verify), " << cases.size() << " cases labelled by "
+            << "math-verify (" << corpus << ")\ndisagreements (id, RLWB, math-verify, RLWB's reason):\n";
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (ours[i] == cases[i].label) {
+      ++agree;
+      continue;
+    }
+    rlwb::rewards::MathVerdict v =
+        rlwb::rewards::check_math_answer(cases[i].c.response, cases[i].c.reference, compat);
+    std::cout << "  " << cases[i].c.object.value("id", std::string("?")) << " " << ours[i] << " "
+              << cases[i].label << "  '" << clip(v.extracted, 30) << "' vs '" << clip(v.reference_answer, 24)
+              << "': " << clip(v.reason, 90) << "\n";
+  }
+  std::cout << "agreement with math-verify: " << agree << "/" << cases.size() << "\n";
+  if (rounds == 0) return agree * 100 >= 97 * cases.size() ? 0 : 1;
+  std::cout << "one thread, CPU time, " << rounds << " interleaved pairs:\n";
+  std::vector<double> ratios;
+  for (int round = 1; round <= rounds; ++round) {
+    double ours_rate = rlwb_cpu_rate(cases, 0.5);
+    int status = 0;
+    std::string out = run_command(shell_quote(python) + " " + shell_quote(script) + " " +
+                                      shell_quote(corpus) + " --as-written --passes 1 2>/dev/null",
+                                  &status);
+    nlohmann::json ref;
+    try {
+      if (status != 0) throw std::runtime_error("exit status " + std::to_string(status));
+      ref = nlohmann::json::parse(out);
+    } catch (const std::exception& e) {
+      std::cout << "math-verify: not run (" << e.what() << "; is math-verify installed? " << python
+                << " -m pip install -r scripts/python-requirements.txt)\n";
+      return 1;
+    }
+    double theirs_rate = ref["checks_per_cpu_second"].get<double>();
+    ratios.push_back(ours_rate / theirs_rate);
+    std::cout << "  pair " << round << ": RLWB " << std::fixed << std::setprecision(0) << ours_rate
+              << " checks/CPU-s, math-verify " << ref.value("version", std::string("?")) << " "
+              << std::setprecision(1) << theirs_rate << " checks/CPU-s, ratio " << std::setprecision(0)
+              << ratios.back() << "x\n";
+    if (round == 1) {
+      std::vector<int> theirs = ref["verdicts"].get<std::vector<int>>();
+      size_t same_now = 0;
+      for (size_t i = 0; i < cases.size() && i < theirs.size(); ++i) same_now += theirs[i] == cases[i].label;
+      std::cout << "  math-verify now gives the corpus's labels on " << same_now << "/" << cases.size()
+                << " cases\n";
+    }
+  }
+  std::vector<double> sorted = ratios;
+  std::sort(sorted.begin(), sorted.end());
+  double median = sorted[sorted.size() / 2];
+  std::cout << "  ratio median " << std::setprecision(0) << median << "x, spread " << sorted.front() << "x-"
+            << sorted.back() << "x (goal: >= 1000x); agreement with math-verify " << agree << "/"
+            << cases.size() << " = " << std::setprecision(1) << 100.0 * agree / cases.size() << "%\n";
+  return sorted.front() >= 1000 && agree * 100 >= 97 * cases.size() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,8 +195,30 @@ int main(int argc, char** argv) {
   app.add_option("--passes", passes, "passes of the reference over the corpus")->check(CLI::PositiveNumber);
   bool rlwb_only = false;
   app.add_flag("--rlwb-only", rlwb_only, "skip the reference");
+  std::string compat_corpus = RLWB_SOURCE_DIR "/tests/rewards/math/compat_corpus.jsonl";
+  int rounds = 3;
+  int cpu = -1;
+  app.add_option("--compat-corpus", compat_corpus,
+                 "corpus labelled by math-verify, for the math-verify mode");
+  app.add_option("--rounds", rounds,
+                 "interleaved RLWB / math-verify pairs in the math-verify mode section (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--cpu", cpu, "pin this process and math-verify to this core (-1: no pinning)");
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   const bool reference = !rlwb_only;
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      std::cerr << "bench_math: cannot pin to core " << cpu << ": " << std::strerror(errno) << "\n";
+      return 2;
+    }
+  }
+  // The math-verify mode after the default mode's table, unless --rlwb-only or --rounds 0.
+  auto compat_section = [&](int status) {
+    return compare_compat_mode(compat_corpus, python, script, reference ? rounds : 0) == 0 ? status : 1;
+  };
 
   std::vector<Labelled> cases = load(corpus);
   auto check = [](const Labelled& l) {
@@ -155,7 +271,7 @@ int main(int argc, char** argv) {
             << ours_right << "/" << cases.size() << "\n";
   if (ref.is_null()) {
     if (reference) std::cout << "math-verify: not run (" << ref_problem << ")\n";
-    return ours_right == cases.size() ? 0 : 1;
+    return compat_section(ours_right == cases.size() ? 0 : 1);
   }
   std::vector<int> theirs = ref["verdicts"].get<std::vector<int>>();
   size_t theirs_right = 0;
@@ -187,5 +303,5 @@ int main(int argc, char** argv) {
   std::cout << disagreements
             << " disagreements; math-verify right where RLWB is wrong: " << mv_right_ours_wrong
             << "; both wrong: " << both_wrong << "\n";
-  return mv_right_ours_wrong == 0 && ours_right == cases.size() ? 0 : 1;
+  return compat_section(mv_right_ours_wrong == 0 && ours_right == cases.size() ? 0 : 1);
 }

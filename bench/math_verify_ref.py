@@ -2,7 +2,7 @@
 """The reference side of bench/bench_math.cpp: Hugging Face math-verify on the
 math checker's corpus (tests/rewards/math/math_corpus.jsonl).
 
-    python bench/math_verify_ref.py CORPUS.jsonl [--passes N]
+    python bench/math_verify_ref.py CORPUS.jsonl [--passes N] [--as-written]
 
 Prints one JSON object on stdout:
     {"checks": ..., "seconds": ..., "checks_per_second": ..., "cpu_seconds": ...,
@@ -12,7 +12,9 @@ Prints one JSON object on stdout:
 Each check is what a user of math-verify runs: verify(parse(reference), parse(response)),
 with math-verify's default settings. A text without math delimiters or a box is
 wrapped in $...$ first, which is how math-verify finds a bare answer such as
-"x^2+2x+1" (unwrapped, its parser finds nothing in it). An untimed pass over the
+"x^2+2x+1" (unwrapped, its parser finds nothing in it); --as-written passes the
+responses unchanged (the math-verify-mode corpus, tests/rewards/math/compat_corpus.jsonl,
+whose labels were made that way). An untimed pass over the
 first 20 cases warms sympy up; then the corpus is checked --passes times (default 1) and the time of
 the parse+verify calls alone is reported, with and without the cases that took
 over a second (math-verify's 5 s parsing timeout). Needs: pip install math-verify (see
@@ -33,6 +35,7 @@ def main():
     args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     args.add_argument("corpus")
     args.add_argument("--passes", type=int, default=1)
+    args.add_argument("--as-written", action="store_true", help="do not wrap responses in $...$")
     opts = args.parse_args()
     try:
         import math_verify
@@ -45,8 +48,8 @@ def main():
         for line in f:
             if line.strip():
                 c = json.loads(line)
-                cases.append((as_math_verify_input(c["reference"]),
-                              as_math_verify_input(c["response"])))
+                response = c["response"] if opts.as_written else as_math_verify_input(c["response"])
+                cases.append((as_math_verify_input(c["reference"]), response))
 
     def check(reference, response):
         try:

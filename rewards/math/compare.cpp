@@ -782,10 +782,29 @@ class Comparer {
     return std::abs(value - reference) <= half_unit * (1 + 1e-9);
   }
 
+  static bool decimal_literal(const Expr& e) {
+    const Expr& n = e.kind == EK::kNegate || e.kind == EK::kPercent ? e.args[0] : e;
+    return n.kind == EK::kNumber && n.decimal;
+  }
+
+  // math-verify's rule: a decimal on either side, both rounded to N places.
+  bool rounded_to_places_match(const Expr& p, const Expr& r, double vp, double vr) const {
+    if (o_.float_rounding_places <= 0 || !(decimal_literal(p) || decimal_literal(r))) return false;
+    double scale = std::pow(10.0, o_.float_rounding_places);
+    return std::round(vp * scale) == std::round(vr * scale);
+  }
+
+  Comparison rounded_yes(double vr) const {
+    return yes(MatchMethod::kNumeric, "equal rounded to " + std::to_string(o_.float_rounding_places) +
+                                          " places: " + short_number(vr));
+  }
+
   Comparison exprs_read_as(const Expr& p, const Expr& r, PercentReading reading) {
     auto ep = exact_value(p, reading), er = exact_value(r, reading);
     if (ep && er) {
       if (*ep == *er) return yes(MatchMethod::kExactRational, "equal as exact rationals: " + er->to_string());
+      if (rounded_to_places_match(p, r, ep->to_double(), er->to_double()))
+        return rounded_yes(er->to_double());
       if (rounded_decimal_match(p, er->to_double()))
         return yes(MatchMethod::kNumeric, "the reference " + er->to_string() + " rounds to the prediction");
       return no("different numbers: " + ep->to_string() + " vs " + er->to_string());
@@ -800,6 +819,9 @@ class Comparer {
       double distance = std::abs(vp.value - vr.value);
       if (distance <= o_.relative_tolerance * scale || distance <= 1e-12)
         return yes(MatchMethod::kNumeric, "equal numerically: " + short_number(vr.value));
+      bool real = std::abs(vr.value.imag()) < 1e-12 && std::abs(vp.value.imag()) < 1e-12;
+      if (real && rounded_to_places_match(p, r, vp.value.real(), vr.value.real()))
+        return rounded_yes(vr.value.real());
       if (std::abs(vr.value.imag()) < 1e-12 && rounded_decimal_match(p, vr.value.real()))
         return yes(MatchMethod::kNumeric,
                    "the reference " + short_number(vr.value) + " rounds to the prediction");

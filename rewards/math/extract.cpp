@@ -163,11 +163,16 @@ const char* answer_source_name(AnswerSource source) {
       return "whole_text";
     case AnswerSource::kLastNumber:
       return "last_number";
+    case AnswerSource::kLastLatex:
+      return "last_latex";
   }
   return "none";
 }
 
-bool find_last_boxed(std::string_view text, std::string* content) {
+namespace {
+
+// Where the last complete box starts (npos: none), and its content.
+size_t last_boxed_at(std::string_view text, std::string* content) {
   size_t search_end = text.size();
   while (true) {
     size_t boxed = text.rfind("\\boxed", search_end);
@@ -175,21 +180,33 @@ bool find_last_boxed(std::string_view text, std::string* content) {
     size_t at = boxed == std::string_view::npos  ? fbox
                 : fbox == std::string_view::npos ? boxed
                                                  : std::max(boxed, fbox);
-    if (at == std::string_view::npos) return false;
+    if (at == std::string_view::npos) return at;
     size_t name_end = at + (at == boxed ? 6 : 5);
-    // \boxedfoo is another command.
-    if (name_end < text.size() && is_alpha(text[name_end])) {
-      if (at == 0) return false;
-      search_end = at - 1;
-      continue;
+    // \boxedfoo is another command; a box that never closes is skipped.
+    if (!(name_end < text.size() && is_alpha(text[name_end]))) {
+      if (auto arg = boxed_argument(text, name_end)) {
+        *content = std::string(trim(*arg));
+        return at;
+      }
     }
-    if (auto arg = boxed_argument(text, name_end)) {
-      *content = std::string(trim(*arg));
-      return true;
-    }
-    if (at == 0) return false;
+    if (at == 0) return std::string_view::npos;
     search_end = at - 1;
   }
+}
+
+}  // namespace
+
+bool find_last_boxed(std::string_view text, std::string* content) {
+  return last_boxed_at(text, content) != std::string_view::npos;
+}
+
+std::vector<std::string> find_all_boxed(std::string_view text) {
+  std::vector<std::string> found;
+  std::string content;
+  for (size_t at; (at = last_boxed_at(text, &content)) != std::string_view::npos; text = text.substr(0, at))
+    found.push_back(content);
+  std::reverse(found.begin(), found.end());
+  return found;
 }
 
 ExtractedAnswer extract_answer(std::string_view response, const ExtractOptions& options) {

@@ -16,6 +16,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rlwb::rewards {
 
@@ -26,6 +27,7 @@ enum class AnswerSource {
   kAnswerLine,  // Answer: ...  /  The final answer is ...
   kWholeText,   // the text itself is the answer
   kLastNumber,  // fallback: the last number in the text
+  kLastLatex,   // compat mode: the last $...$, \(...\) or \[...\] (compat_extract.h)
 };
 const char* answer_source_name(AnswerSource source);  // "boxed", "hashes", ...
 
@@ -44,5 +46,8 @@ ExtractedAnswer extract_answer(std::string_view response, const ExtractOptions& 
 
 // The content of the last complete \boxed{} / \fbox{} in text, if any.
 bool find_last_boxed(std::string_view text, std::string* content);
+
+// The contents of every complete \boxed{} / \fbox{} in text, in order.
+std::vector<std::string> find_all_boxed(std::string_view text);
 
 }  // namespace rlwb::rewards

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "rewards/math/compare.h"
+#include "rewards/math/compat_extract.h"
 #include "rewards/math/extract.h"
 #include "rewards/math/infix.h"
 #include "rewards/math/latex_parser.h"
@@ -41,11 +42,44 @@ bool restates_question(const std::string& prediction, const MathValue& parsed, c
   return without_spaces(normalize_answer(question)).find(p) != std::string::npos;
 }
 
-MathVerdict check(std::string_view response, std::string_view reference, const MathCheckOptions& options,
+// What the math-verify mode sets (math_check.h, CompatMode::kMathVerify).
+MathCheckOptions effective_options(const MathCheckOptions& options) {
+  if (options.compat != CompatMode::kMathVerify) return options;
+  MathCheckOptions o = options;
+  o.last_number_fallback = true;
+  o.percent = PercentRule::kEither;
+  o.require_final_form = false;
+  o.float_rounding_places = 6;
+  return o;
+}
+
+bool symbols_only(const MathValue& v) {
+  if (v.kind == MathValue::Kind::kExpr) return v.expr.kind == Expr::Kind::kSymbol;
+  if (v.kind != MathValue::Kind::kTuple) return false;
+  for (const MathValue& item : v.items)
+    if (!symbols_only(item)) return false;
+  return !v.items.empty();
+}
+
+// "(x, y) = (1, 2)" is the tuple (1, 2) in the math-verify mode, as there.
+void drop_assigned_names(MathValue* v) {
+  if (v->kind == MathValue::Kind::kRelation && v->relations.size() == 1 &&
+      v->relations[0] == Relation::kEqual && v->items[0].kind == MathValue::Kind::kTuple &&
+      symbols_only(v->items[0]) && v->items[1].kind == MathValue::Kind::kTuple) {
+    MathValue value = std::move(v->items[1]);
+    *v = std::move(value);
+  }
+}
+
+MathVerdict check(std::string_view response, std::string_view reference, const MathCheckOptions& given,
                   std::string_view question) {
+  const MathCheckOptions options = effective_options(given);
+  const bool math_verify = options.compat == CompatMode::kMathVerify;
   MathVerdict v;
   ExtractedAnswer ref = extract_answer(reference, {.whole_text_always = true});
-  ExtractedAnswer pred = extract_answer(response, {.last_number_fallback = options.last_number_fallback});
+  ExtractedAnswer pred =
+      math_verify ? extract_answer_math_verify_style(response)
+                  : extract_answer(response, {.last_number_fallback = options.last_number_fallback});
   v.extracted = pred.text;
   v.extracted_from = answer_source_name(pred.source);
   v.reference_answer = ref.text;
@@ -57,7 +91,8 @@ MathVerdict check(std::string_view response, std::string_view reference, const M
   ParsedAnswer r = parse_answer(v.normalized_reference);
   v.parsed_reference = to_infix(r.value);
   if (pred.source == AnswerSource::kNone) {
-    v.reason = options.last_number_fallback
+    v.reason = math_verify ? "no answer in the response: no \\boxed{}, LaTeX expression or number"
+               : options.last_number_fallback
                    ? "no answer in the response: no \\boxed{}, '####', 'Answer:' or number"
                    : "no answer in the response: no \\boxed{}, '####' or 'Answer:' (the last-number "
                      "fallback is off)";
@@ -65,6 +100,7 @@ MathVerdict check(std::string_view response, std::string_view reference, const M
   }
   v.normalized_prediction = normalize_answer(pred.text);
   ParsedAnswer p = parse_answer(v.normalized_prediction);
+  if (math_verify) drop_assigned_names(&p.value);
   v.parsed_prediction = to_infix(p.value);
   if (v.normalized_prediction.empty()) {
     v.reason = "the extracted answer is empty";
@@ -86,6 +122,10 @@ MathVerdict check(std::string_view response, std::string_view reference, const M
 }
 
 }  // namespace
+
+const char* compat_mode_name(CompatMode mode) {
+  return mode == CompatMode::kMathVerify ? "math-verify" : "default";
+}
 
 const char* match_method_name(MatchMethod method) {
   switch (method) {

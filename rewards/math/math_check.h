@@ -27,6 +27,12 @@
 //     match. Against an inequality solved for its variable, an unsolved one does
 //     not match. When the question is given, a prediction that copies an
 //     expression from it does not match unless it is literally the reference.
+//   - Compatibility (compat = kMathVerify, rewards/math/compat_extract.h): follows
+//     Hugging Face math-verify where the rules above differ: with no box, the
+//     last LaTeX expression or number; several boxes taken together; no
+//     final-form rules (2^{10} = 1024); 50\% is 50 or 0.5; a decimal on either
+//     side compares rounded to 6 places; "(x, y) = (1, 2)" is (1, 2). The
+//     differences it keeps are listed in tests/rewards/math/compat_deliberate.jsonl.
 //   - Never throws on any text; a check takes microseconds, or at most about
 //     symbolic_timeout when GiNaC is needed. Safe to call from several threads.
 // Used by the reward graph node (rewards/) and by `rlwb reward math`.
@@ -46,7 +52,16 @@ enum class PercentRule {
   kEither,    // both
 };
 
+// Whose conventions the checker follows (docs/math-checker.md, "Which mode").
+enum class CompatMode {
+  kDefault,     // RLWB's rules above: the final-form rule, marked answers only
+  kMathVerify,  // math-verify's: overrides last_number_fallback, percent,
+                // require_final_form and float_rounding_places
+};
+const char* compat_mode_name(CompatMode mode);  // "default", "math-verify"
+
 struct MathCheckOptions {
+  CompatMode compat = CompatMode::kDefault;
   // Take the last number of a response that has no marked answer.
   bool last_number_fallback = false;
   PercentRule percent = PercentRule::kDropSign;
@@ -57,6 +72,9 @@ struct MathCheckOptions {
   // matches a reference that rounds to it: 0.3333333 for 1/3 with the default;
   // 1 accepts 3.14 for \pi and 0.33 for 1/3; 0 never rounds.
   int rounding_min_places = 6;
+  // When either side is a number written with a decimal point, both sides
+  // rounded to this many places are compared (math-verify's rule, 6 there); 0: off.
+  int float_rounding_places = 0;
   // The asymmetric rules above; false compares values only.
   bool require_final_form = true;
   // Expressions that GiNaC cannot reduce to the same form (trigonometric and
@@ -81,7 +99,8 @@ const char* match_method_name(MatchMethod method);  // "exact_rational", ...
 struct MathVerdict {
   int score = 0;                      // 1 when equivalent, else 0
   std::string extracted;              // answer taken from the response, as written ("" = none)
-  std::string extracted_from;         // where: boxed, hashes, answer_line, whole_text, last_number, none
+  std::string extracted_from;         // where: boxed, hashes, answer_line, whole_text, last_latex,
+                                      // last_number, none
   std::string reference_answer;       // answer taken from the reference, as written
   std::string normalized_prediction;  // after normalisation (LaTeX)
   std::string normalized_reference;

@@ -50,10 +50,19 @@ const char* percent_rule_name(PercentRule rule) {
   return "drop_sign";
 }
 
+CompatMode parse_compat_mode(std::string_view name) {
+  if (name == "default") return CompatMode::kDefault;
+  if (name == "math-verify") return CompatMode::kMathVerify;
+  throw std::invalid_argument("compat must be default or math-verify, not '" + std::string(name) + "'");
+}
+
 MathCheckOptions math_options_from_json(const Json& object, MathCheckOptions base) {
   if (!object.is_object()) throw std::invalid_argument("\"options\" must be a JSON object");
   for (auto& [key, v] : object.items()) {
-    if (key == "last_number_fallback") {
+    if (key == "compat") {
+      if (!v.is_string()) throw std::invalid_argument("option 'compat' must be a string");
+      base.compat = parse_compat_mode(v.get<std::string>());
+    } else if (key == "last_number_fallback") {
       base.last_number_fallback = get_bool(v, key);
     } else if (key == "percent") {
       if (!v.is_string()) throw std::invalid_argument("option 'percent' must be a string");
@@ -77,7 +86,7 @@ MathCheckOptions math_options_from_json(const Json& object, MathCheckOptions bas
     } else {
       throw std::invalid_argument(
           "unknown option '" + key +
-          "' (known: last_number_fallback, percent, relative_tolerance, rounding_min_places, "
+          "' (known: compat, last_number_fallback, percent, relative_tolerance, rounding_min_places, "
           "require_final_form, accept_numeric_identity, symbolic_timeout_ms)");
     }
   }

@@ -4,7 +4,7 @@
 // One JSON object a line:
 //   {"response": "... \\boxed{5}", "reference": "5"}            required
 //   "question": "What is 2+3?"     optional, enables the restated-question rule
-//   "options": {"percent": "fraction", "last_number_fallback": true, ...}
+//   "options": {"percent": "fraction", "last_number_fallback": true, "compat": "math-verify", ...}
 //                                  optional, overrides the defaults for that line
 //   "id": anything                 optional, copied to the output line
 // Other keys (a corpus's "verdict", "rule", "note") are ignored here.
@@ -46,6 +46,10 @@ struct MathCase {
 // "drop_sign" | "fraction" | "either"; std::invalid_argument otherwise.
 PercentRule parse_percent_rule(std::string_view name);
 const char* percent_rule_name(PercentRule rule);
+
+// "default" | "math-verify" (compat_mode_name in math_check.h is the inverse);
+// std::invalid_argument otherwise.
+CompatMode parse_compat_mode(std::string_view name);
 
 // Options from a JSON object on top of base; std::invalid_argument on an
 // unknown key or a value of the wrong type (naming both).

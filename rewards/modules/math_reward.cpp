@@ -2,6 +2,7 @@
 // truth (rewards/math/math_check.h), else 0. Config:
 //   last_number_fallback (bool, false)  take the last number when nothing is marked
 //   percent ("drop_sign" | "fraction" | "either")
+//   compat ("default" | "math-verify")   whose conventions (docs/math-checker.md)
 // Ports: in response_text, ground_truth, response_mask; out
 // token_level_scores, reward_details.
 #include "rewards/modules/math_reward.h"
@@ -47,12 +48,14 @@ core::RewardType math_reward_type() {
   type.description = "math answer checker: 1 when the final answer equals the ground truth";
   type.methods = score_method({core::required_port("ground_truth", "the reference answer per row")});
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
-    RewardConfig config(spec, {"last_number_fallback", "percent"});
+    RewardConfig config(spec, {"last_number_fallback", "percent", "compat"});
     MathCheckOptions options;
     options.last_number_fallback = config.flag("last_number_fallback", false);
     std::string percent = config.choice("percent", "drop_sign", {"drop_sign", "fraction", "either"});
     if (percent == "fraction") options.percent = PercentRule::kFraction;
     if (percent == "either") options.percent = PercentRule::kEither;
+    if (config.choice("compat", "default", {"default", "math-verify"}) == "math-verify")
+      options.compat = CompatMode::kMathVerify;
     return std::unique_ptr<core::RewardModule>(std::make_unique<MathReward>(spec.name, options));
   };
   // Building one has no side effects (no process, no file): the check builds one and drops it.

@@ -86,6 +86,11 @@ TEST_F(RewardCli, OptionsReachTheChecker) {
   EXPECT_NE(rlwb("reward math --response " + quote("She has 5.") + " --reference 5 --last-number yes")
                 .out.find("score: 1"),
             std::string::npos);
+  EXPECT_NE(rlwb("reward math --response " + quote("\\boxed{5!}") + " --reference 120").out.find("score: 0"),
+            std::string::npos);
+  EXPECT_NE(rlwb("reward math --response " + quote("\\boxed{5!}") + " --reference 120 --compat math-verify")
+                .out.find("score: 1"),
+            std::string::npos);
 }
 
 TEST_F(RewardCli, FileGivesOneJsonLinePerInputInOrder) {
@@ -133,8 +138,8 @@ TEST_F(RewardCli, HelpListsEveryOptionAndExitsZero) {
   CliResult r = rlwb("reward math --help");
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* flag : {"--response", "--reference", "--question", "--format", "--file", "--out",
-                           "--percent", "--last-number", "--tolerance", "--rounding-places", "--final-form",
-                           "--numeric-identity", "--timeout-ms"})
+                           "--compat", "--percent", "--last-number", "--tolerance", "--rounding-places",
+                           "--final-form", "--numeric-identity", "--timeout-ms"})
     EXPECT_NE(r.out.find(flag), std::string::npos) << flag << " in\n" << r.out;
   EXPECT_NE(r.out.find("500"), std::string::npos) << "the defaults are shown:\n" << r.out;
 }
@@ -143,6 +148,9 @@ TEST_F(RewardCli, BadOptionValuesAreExitTwoAndNameTheOption) {
   CliResult percent = rlwb("reward math --response 1 --reference 1 --percent half");
   EXPECT_EQ(percent.code, 2);
   EXPECT_NE(percent.err.find("--percent"), std::string::npos) << percent.err;
+  CliResult compat = rlwb("reward math --response 1 --reference 1 --compat sympy");
+  EXPECT_EQ(compat.code, 2);
+  EXPECT_NE(compat.err.find("--compat"), std::string::npos) << compat.err;
   CliResult yes_no = rlwb("reward math --response 1 --reference 1 --last-number maybe");
   EXPECT_EQ(yes_no.code, 2);
   EXPECT_NE(yes_no.err.find("--last-number"), std::string::npos) << yes_no.err;

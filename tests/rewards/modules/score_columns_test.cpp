@@ -137,6 +137,28 @@ TEST(RewardConfigErrors, MathPercentRuleMustBeKnown) {
       {"rewards.r.config.last_number_fallback", "must be true or false"});
 }
 
+TEST(RewardConfigErrors, MathCompatModeMustBeKnown) {
+  expect_error(
+      [] {
+        make_reward("math", {{"compat", "sympy"}});
+      },
+      {"rewards.r.config.compat", "'sympy' is not one of", "math-verify"});
+}
+
+// 2^{10} is no final answer by RLWB's rule; in the math-verify mode it is 1024.
+TEST(RewardScoreColumns, MathCompatModeReachesTheChecker) {
+  core::Batch b;
+  b.set_objects("response_text", {"\\boxed{2^{10}}"});
+  b.set_objects("ground_truth", {"1024"});
+  b.set_tensor("response_mask", mask_of({1}, 2));
+  auto by_default =
+      score(*make_reward("math", json::object()), b, {"response_text", "ground_truth", "response_mask"});
+  auto compat = score(*make_reward("math", {{"compat", "math-verify"}}), b,
+                      {"response_text", "ground_truth", "response_mask"});
+  EXPECT_EQ(by_default.tokens[0][0].item<float>(), 0);
+  EXPECT_EQ(compat.tokens[0][0].item<float>(), 1);
+}
+
 TEST(RewardConfigErrors, ConfigThatIsNotAMapIsAnError) {
   expect_error([] { make_reward("format", json::array({1, 2})); }, {"rewards.r.config", "must be a map"});
 }
