@@ -8,19 +8,6 @@ using namespace rlwb;
 
 namespace {
 
-core::Experiment experiment(const json& rewards) {
-  core::Experiment exp;
-  for (const auto& [name, r] : rewards.items())
-    exp.rewards[name] = core::RewardSpec{name, r.at("type"), r.value("config", json::object())};
-  return exp;
-}
-
-std::unique_ptr<core::RewardModule> build(const core::Experiment& exp, const std::string& name) {
-  return rewards::builtin_reward_types()
-      .at("by_data_source")
-      .create(exp.rewards.at(name), exp, rewards::builtin_reward_types());
-}
-
 json rewards_with(const json& routing) {
   return {
       {"answer", {{"type", "math"}}},
@@ -32,8 +19,9 @@ json rewards_with(const json& routing) {
 }  // namespace
 
 TEST(DataSourceReward, EachRowIsScoredByTheRewardOfItsSourceInTheBatchsOrder) {
-  auto exp = experiment(rewards_with({{"routes", {{"openai/gsm8k", "answer"}, {"style", "fmt"}}}}));
-  auto route = build(exp, "route");
+  auto exp =
+      experiment_of_rewards(rewards_with({{"routes", {{"openai/gsm8k", "answer"}, {"style", "fmt"}}}}));
+  auto route = build_reward(exp, "route");
   // Interleaved sources: math rows 0 and 2, format rows 1 and 3.
   auto b = batch_of({"#### 12", "#### 5", "Answer: 7", "no marker"},
                     {{"ground_truth", {"12", "99", "8", "1"}},
@@ -53,14 +41,15 @@ TEST(DataSourceReward, EachRowIsScoredByTheRewardOfItsSourceInTheBatchsOrder) {
 
 TEST(DataSourceReward, RowsNoRouteNamesGoToTheDefaultOrAreAnErrorNamingTheSource) {
   auto b = batch_of({"#### 3", "#### 3"}, {{"ground_truth", {"3", "4"}}, {"data_source", {"gsm8k", "MATH"}}});
-  auto with_default = experiment(rewards_with({{"routes", {{"gsm8k", "fmt"}}}, {"default", "answer"}}));
-  auto s = score(*build(with_default, "route"), b,
+  auto with_default =
+      experiment_of_rewards(rewards_with({{"routes", {{"gsm8k", "fmt"}}}, {"default", "answer"}}));
+  auto s = score(*build_reward(with_default, "route"), b,
                  {"response_text", "ground_truth", "data_source", "response_mask"});
   EXPECT_EQ(s.scores, (std::vector<double>{1, 0}));
   EXPECT_EQ(s.details[1]["reward"], "answer");
 
-  auto without = experiment(rewards_with({{"routes", {{"gsm8k", "fmt"}}}}));
-  auto route = build(without, "route");
+  auto without = experiment_of_rewards(rewards_with({{"routes", {{"gsm8k", "fmt"}}}}));
+  auto route = build_reward(without, "route");
   expect_error(
       [&] {
         score(*route, b, {"response_text", "ground_truth", "data_source", "response_mask"});
@@ -69,7 +58,9 @@ TEST(DataSourceReward, RowsNoRouteNamesGoToTheDefaultOrAreAnErrorNamingTheSource
 }
 
 TEST(DataSourceReward, BadConfigIsNamed) {
-  auto with = [](const json& routing) { build(experiment(rewards_with(routing)), "route"); };
+  auto with = [](const json& routing) {
+    build_reward(experiment_of_rewards(rewards_with(routing)), "route");
+  };
   expect_error(
       [&] {
         with({{"routes", {{"gsm8k", "anwser"}}}});

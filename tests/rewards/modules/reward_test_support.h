@@ -54,6 +54,22 @@ inline std::unique_ptr<core::RewardModule> make_reward(const std::string& type, 
                                                 builtin_reward_types());
 }
 
+// An experiment whose only section is `rewards` ({name: {type, config}}):
+// enough for the types that combine other rewards of the file.
+inline core::Experiment experiment_of_rewards(const json& rewards) {
+  core::Experiment exp;
+  for (const auto& [name, r] : rewards.items())
+    exp.rewards[name] = core::RewardSpec{name, r.at("type"), r.value("config", json::object())};
+  return exp;
+}
+
+// The module of reward `name` of `exp`, built through the registry.
+inline std::unique_ptr<core::RewardModule> build_reward(const core::Experiment& exp,
+                                                        const std::string& name) {
+  const core::RewardSpec& spec = exp.rewards.at(name);
+  return builtin_reward_types().at(spec.type).create(spec, exp, builtin_reward_types());
+}
+
 struct Scored {
   torch::Tensor tokens;        // [rows, width] as returned
   std::vector<double> scores;  // per row: the sum over tokens

@@ -9,19 +9,6 @@ using namespace rlwb;
 
 namespace {
 
-core::Experiment experiment(const json& rewards) {
-  core::Experiment exp;
-  for (const auto& [name, r] : rewards.items())
-    exp.rewards[name] = core::RewardSpec{name, r.at("type"), r.value("config", json::object())};
-  return exp;
-}
-
-std::unique_ptr<core::RewardModule> build(const core::Experiment& exp, const std::string& name) {
-  return rewards::builtin_reward_types()
-      .at("weighted_sum")
-      .create(exp.rewards.at(name), exp, rewards::builtin_reward_types());
-}
-
 const json kRewards = {
     {"correct", {{"type", "math"}}},
     {"fmt", {{"type", "format"}, {"config", {{"pattern", "^####"}}}}},
@@ -33,8 +20,8 @@ const json kRewards = {
 }  // namespace
 
 TEST(WeightedSumReward, AddsWeightedTermScoresOnTheLastTokenAndMergesDetails) {
-  auto exp = experiment(kRewards);
-  auto total = build(exp, "total");
+  auto exp = experiment_of_rewards(kRewards);
+  auto total = build_reward(exp, "total");
   auto b = batch_of({"#### 12", "Answer: 12", "#### 7 and more"}, {{"ground_truth", {"12", "12", "12"}}});
   auto s = score(*total, b, {"response_text", "ground_truth", "response_mask"},
                  {"token_level_scores", "reward_details"}, "sum");
@@ -62,8 +49,8 @@ TEST(WeightedSumReward, TermsReadTheirOwnPortsSoCodeAndMathCombine) {
        {{"type", "code"}, {"config", {{"sandbox_binary", rlwb::testing::kSandboxBin}, {"executors", 2}}}}},
       {"both", {{"type", "weighted_sum"}, {"config", {{"terms", terms}}}}},
   };
-  auto exp = experiment(rewards);
-  auto both = build(exp, "both");
+  auto exp = experiment_of_rewards(rewards);
+  auto both = build_reward(exp, "both");
   json tests = json::array({{{"expected", "42\n"}}});
   auto b = batch_of({"print(42)", "print(41)"}, {{"ground_truth", {"42", "41"}}, {"tests", {tests, tests}}});
   auto s = score(*both, b, {"response_text", "ground_truth", "tests", "response_mask"});
@@ -77,14 +64,14 @@ TEST(WeightedSumReward, ATermsOwnInIsAnErrorThatSaysPortsAreByName) {
   json rewards = kRewards;
   rewards["total"]["config"]["terms"] = {
       {"correct", {{"weight", 1}, {"in", {"response_text", "gold", "response_mask"}}}}};
-  auto exp = experiment(rewards);
-  expect_error([&] { build(exp, "total"); },
+  auto exp = experiment_of_rewards(rewards);
+  expect_error([&] { build_reward(exp, "total"); },
                {"rewards.total.config.terms.correct.in", "reads the node's input ports by name"});
 }
 
 TEST(WeightedSumReward, FailingTermIsNamed) {
-  auto exp = experiment(kRewards);
-  auto total = build(exp, "total");
+  auto exp = experiment_of_rewards(kRewards);
+  auto total = build_reward(exp, "total");
   auto b = batch_of({"#### 1"});
   expect_error(
       [&] {
@@ -97,8 +84,8 @@ TEST(WeightedSumReward, BadConfigIsNamed) {
   auto with_terms = [](json terms) {
     json rewards = kRewards;
     rewards["total"]["config"] = {{"terms", terms}};
-    auto exp = experiment(rewards);
-    build(exp, "total");
+    auto exp = experiment_of_rewards(rewards);
+    build_reward(exp, "total");
   };
   expect_error(
       [&] {
@@ -128,6 +115,6 @@ TEST(WeightedSumReward, CycleThroughAnotherSumIsAnError) {
   json rewards = kRewards;
   rewards["a"] = {{"type", "weighted_sum"}, {"config", {{"terms", {{"b", 1}}}}}};
   rewards["b"] = {{"type", "weighted_sum"}, {"config", {{"terms", {{"fmt", 1}, {"a", 2}}}}}};
-  auto exp = experiment(rewards);
-  expect_error([&] { build(exp, "a"); }, {"rewards.a.config.terms", "a -> b -> a"});
+  auto exp = experiment_of_rewards(rewards);
+  expect_error([&] { build_reward(exp, "a"); }, {"rewards.a.config.terms", "a -> b -> a"});
 }
