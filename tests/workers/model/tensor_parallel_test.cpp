@@ -120,9 +120,13 @@ TEST_P(TensorParallelModel, ComputesWhatTheOneProcessModelComputes) {
       expect_close(lp.entropy, want_lp.entropy, 1e-5, "entropy");
     }
     loss_of(net, rows).backward();
+    // A gradient sums many float32 terms, and with tp ranks in another order
+    // than one process does: at tp=4 the embedding's differed by 1.1e-5 on
+    // an AMD EPYC host (3e-6 on an Intel Xeon). Logits keep 1e-5.
+    constexpr double kGradientTolerance = 3e-5;
     for (auto& p : net->named_parameters()) {
       ASSERT_TRUE(p.value().grad().defined()) << p.key();
-      expect_close(p.value().grad(), slice_of(want_grads[p.key()], p.key(), rank, tp), 1e-5,
+      expect_close(p.value().grad(), slice_of(want_grads[p.key()], p.key(), rank, tp), kGradientTolerance,
                    "gradient of " + p.key());
     }
   });
