@@ -5,6 +5,7 @@
 #include "core/validate/validator.h"
 
 #include "core/config/experiment_options.h"
+#include "core/config/launch_options.h"
 
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "app/progress.h"
 #include "core/controller/controller.h"
 #include "core/launch/local_launcher.h"
+#include "core/launch/slurm.h"
 #include "app/catalog.h"
 #include "app/registries.h"
 
@@ -107,6 +109,7 @@ struct RunArgs {
   std::string db = kDefaultTrackingDb;
   std::string name;
   std::string transport = "ipc";
+  std::string launch_file;  // where the workers run (docs/launching.md)
   int64_t from_run = 0;
   std::string argv0;
 };
@@ -125,6 +128,27 @@ bool check_from_run(const RunArgs& args) {
   return false;
 }
 
+// --launch is read and checked against the experiment's pools before the
+// tracking run starts, so a bad file costs nothing.
+bool read_launch(const std::string& path, const core::Experiment& exp, core::config::LaunchOptions& out) {
+  std::map<std::string, int> pools;
+  for (const auto& [name, pool] : exp.pools) pools[name] = pool.workers;
+  try {
+    out = core::config::read_launch_file(path, pools);
+    if (out.target != core::config::LaunchTarget::kSlurm) return true;
+    std::vector<std::string> problems = core::check_slurm(out.slurm, pools);
+    if (problems.empty()) return true;
+    std::cerr << "rlwb: the launch file " << path << " asks for Slurm, but:\n";
+    for (const auto& problem : problems) std::cerr << "  " << problem << "\n";
+  } catch (const core::config::ConfigError& e) {
+    std::cerr << "rlwb: the launch file " << path << " has " << e.problems().size() << " problem(s):\n";
+    for (const auto& problem : e.problems()) std::cerr << "  " << problem.to_string() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "rlwb: --launch: " << e.what() << "\n";
+  }
+  return false;
+}
+
 int run(const RunArgs& args) {
   core::Experiment exp;
   try {
@@ -135,6 +159,7 @@ int run(const RunArgs& args) {
   }
   if (!check_from_run(args)) return 2;
   core::ControllerOptions options = app::controller_options();
+  if (!args.launch_file.empty() && !read_launch(args.launch_file, exp, options.launch)) return 2;
   options.worker_binary = find_worker_binary(args.argv0);
   options.run_name = args.name;
   options.from_run = args.from_run;
@@ -197,6 +222,10 @@ core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
   command->add_option("--transport", args->transport, "controller <-> worker transport")
       ->check(CLI::IsMember({"ipc", "tcp"}))
       ->capture_default_str();
+  command
+      ->add_option("--launch", args->launch_file,
+                   "launch file: the hosts the pools' workers run on (docs/launching.md)")
+      ->type_name("LAUNCH.yaml");
   return {command, [args] { return run(*args); }};
 }
 

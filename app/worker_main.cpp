@@ -1,7 +1,7 @@
 // rlwb-worker: one process of a resource pool. Started by a launcher
 // (core/launch), never by hand in normal use:
 //   rlwb-worker --controller ADDR --group POOL --rank R --world W
-//               [--device cpu|cuda] [--store HOST:PORT] [--shm-threshold BYTES]
+//               [--device cpu|cuda] [--store HOST:PORT [--join-store]] [--shm-threshold BYTES]
 // (`rlwb-worker --help` lists them with their defaults).
 #include <malloc.h>
 
@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   std::string store;
   app.add_option("--store", store, "the pool's process-group store (rank 0 serves it)")
       ->type_name("HOST:PORT");
+  bool join_store = false;
+  app.add_flag("--join-store", join_store,
+               "the store is served already (by the controller): rank 0 joins it like the others");
   app.add_option("--shm-threshold", options.wire.shm_threshold_bytes,
                  "tensors of this many bytes or more travel through shared memory (0: never)")
       ->capture_default_str();
@@ -71,5 +74,6 @@ int main(int argc, char** argv) {
   if (!store.empty())
     if (std::string problem = parse_store(store, options.spmd); !problem.empty())
       return rlwb::core::report_usage_error(app, "--store " + problem);
+  options.spmd.serve_store = !join_store;
   return rlwb::workers::run_worker(options, rlwb::app::worker_roles());
 }

@@ -7,9 +7,51 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <stdexcept>
 
 namespace rlwb::workers {
+namespace {
+
+// This host's address on the route to `host` (a UDP connect sends
+// nothing; it only picks the route), or "" when it cannot be told.
+std::string local_address_towards(const std::string& host) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  if (getaddrinfo(host.c_str(), "9", &hints, &found) != 0 || !found) return "";
+  std::string address;
+  int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in own{};
+  socklen_t len = sizeof own;
+  char text[INET_ADDRSTRLEN] = {};
+  if (fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&own), &len) == 0 &&
+      inet_ntop(AF_INET, &own.sin_addr, text, sizeof text))
+    address = text;
+  if (fd >= 0) close(fd);
+  freeaddrinfo(found);
+  return address;
+}
+
+// Gloo's options: its device on the interface that reaches the store's
+// host when that is another machine; torch's default (the hostname's
+// address) otherwise, as before.
+c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> gloo_options_for(const SpmdOptions& o) {
+  auto options = c10d::ProcessGroupGloo::Options::create_default(o.timeout);
+  const bool loopback = o.store_host == "localhost" || o.store_host.rfind("127.", 0) == 0;
+  if (!loopback) {
+    if (std::string own = local_address_towards(o.store_host); !own.empty())
+      options->devices = {c10d::ProcessGroupGloo::createDeviceForHostname(own)};
+  }
+  return options;
+}
+
+}  // namespace
 
 struct SpmdGroup::Impl {
   SpmdOptions options;
@@ -31,15 +73,14 @@ SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
                                 std::to_string(options.world));
   c10d::TCPStoreOptions store_options;
   store_options.port = static_cast<uint16_t>(options.store_port);
-  store_options.isServer = options.rank == 0;
+  store_options.isServer = options.serve_store && options.rank == 0;
   store_options.numWorkers = options.world;
   store_options.waitWorkers = false;
   store_options.timeout = options.timeout;
   try {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(options.store_host, store_options);
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create_default(options.timeout);
-    impl_->gloo =
-        c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world, gloo_options);
+    impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world,
+                                                              gloo_options_for(options));
   } catch (const std::exception& e) {
     throw std::runtime_error("spmd: rank " + std::to_string(options.rank) + "/" +
                              std::to_string(options.world) + " could not join the process group at " +
@@ -68,9 +109,8 @@ std::unique_ptr<SpmdGroup> SpmdGroup::subgroup(const std::string& name, const st
   impl->options.world = static_cast<int>(members.size());
   impl->store = c10::make_intrusive<c10d::PrefixStore>("subgroup/" + name, impl_->store);
   try {
-    auto gloo_options = c10d::ProcessGroupGloo::Options::create_default(impl->options.timeout);
-    impl->gloo =
-        c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, own, impl->options.world, gloo_options);
+    impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, own, impl->options.world,
+                                                             gloo_options_for(impl->options));
   } catch (const std::exception& e) {
     throw std::runtime_error("spmd: rank " + std::to_string(rank()) + " could not join sub-group '" + name +
                              "': " + e.what());

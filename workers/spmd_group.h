@@ -1,6 +1,9 @@
 // The SPMD side of a worker group: the ranks of one resource pool form a
 // torch c10d process group (Gloo for CPU tensors, NCCL for CUDA tensors),
-// rendezvousing through a c10d TCPStore served by rank 0. Collectives go
+// rendezvousing through a c10d TCPStore (served by rank 0, or by the
+// controller when serve_store is false). Gloo's sockets use the interface
+// that routes to the store's host, so ranks on several hosts find each
+// other without GLOO_SOCKET_IFNAME. Collectives go
 // through torch's own distributed library; nothing here is hand-written
 // over ZeroMQ. Used by roles for gradient all-reduce and weight gathers.
 //
@@ -38,7 +41,8 @@ class PendingCollective {
 
 struct SpmdOptions {
   std::string store_host = "127.0.0.1";
-  int store_port = 0;  // chosen by the launcher; rank 0 serves it
+  int store_port = 0;       // chosen by the launcher
+  bool serve_store = true;  // rank 0 serves the store; false: it exists already (the controller's)
   int rank = 0, world = 1;
   std::chrono::milliseconds timeout{60000};  // every collective is bounded
 };

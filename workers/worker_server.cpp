@@ -1,6 +1,7 @@
 #include "workers/worker_server.h"
 
 #include "core/rpc/protocol.h"
+#include "core/wire/host_identity.h"
 #include "workers/profiler/kineto_session.h"
 #include "workers/profiler/op_profiler.h"
 
@@ -112,6 +113,7 @@ class Worker {
                   {"rank", options_.rank},
                   {"world", options_.world},
                   {"host", env_.host},
+                  {"host_id", core::host_identity()},
                   {"pid", env_.pid},
                   {"devices", Json::array({options_.device})},
                   {"roles", registry_.describe()}};
@@ -152,6 +154,9 @@ class Worker {
     last_heard_ = Clock::now();
     Incoming in = read_incoming(frames);
     if (in.kind == core::wire_kind::kShutdown) return false;
+    // The controller on another host cannot map our /dev/shm: reply inline.
+    if (in.kind == core::wire_kind::kWelcome)
+      controller_shares_host_ = in.message.header.value("host_id", "") == core::host_identity();
     if (in.kind != core::wire_kind::kHeartbeat && in.kind != core::wire_kind::kWelcome)
       calls_.push_back(std::move(in));
     return true;
@@ -237,8 +242,10 @@ class Worker {
     try {
       core::Batch out = dispatch(call.model, call.method, call.message);
       Frames reply;
+      core::WireOptions wire = options_.wire;
+      if (!controller_shares_host_) wire.shm_threshold_bytes = 0;
       core::encode_message(Json{{"kind", core::wire_kind::kReply}, {"id", call.id}, {"status", "ok"}}, out,
-                           reply, options_.wire);
+                           reply, wire);
       return reply;
     } catch (const std::exception& e) {
       return error_reply(call.id, call.model, call.method, e.what());
@@ -319,6 +326,8 @@ class Worker {
   };
 
   const WorkerOptions& options_;
+  // Set from the welcome (false until then: inline is always readable).
+  std::atomic<bool> controller_shares_host_{false};
   const RoleRegistry& registry_;
   WorkerEnv env_;
   std::unique_ptr<SpmdGroup> spmd_;

@@ -58,6 +58,7 @@ RunResult Controller::run() {
     ClusterOptions cluster;
     cluster.worker_binary = options_.worker_binary;
     cluster.transport = options_.transport;
+    cluster.launch = options_.launch;
     cluster.rpc = options_.rpc;
     // Between processes of one host, big tensors go through shared memory.
     if (cluster.transport == "ipc" && cluster.rpc.wire.shm_threshold_bytes == 0)

@@ -10,6 +10,7 @@
 //   trainer.h         warm start, evaluation, the RL steps, saving
 #pragma once
 
+#include "core/config/launch_options.h"
 #include "core/controller/builtins.h"
 #include "core/controller/reward_module.h"
 #include "core/controller/trainer.h"
@@ -31,6 +32,7 @@ struct ControllerOptions {
   int64_t from_run = 0;           // the tracked run this one was relaunched from (0: none)
   std::string log_dir;            // worker logs; default: runs/logs/run-<run id>
   std::string transport = "ipc";  // "ipc" (one host) or "tcp"
+  config::LaunchOptions launch;   // the launch file: bind address, hosts of the ranks
   RpcOptions rpc;
   std::chrono::milliseconds startup_timeout{60000};
   // What the graph's nodes, task and rewards may name: this build's

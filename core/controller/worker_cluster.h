@@ -1,19 +1,23 @@
 // The worker processes of a run: for each resource pool, its rlwb-worker
-// processes on this machine (core/launch), the controller's RPC endpoint
-// they dial, and a watcher that reports a process that exits to the RPC at
-// once (its pending calls then fail with the exit, not after a heartbeat
-// deadline). Start-up is bounded: every worker registers within
+// processes (core/launch; on this machine, or on the hosts the launch file
+// places them, through each host's exec prefix), the controller's RPC
+// endpoint they dial, each pool's c10d store (served here, so that ranks on
+// any host dial one known address), and a watcher that reports a process
+// that exits to the RPC at once (its pending calls then fail with the exit,
+// not after a heartbeat deadline). Start-up is bounded: every worker registers within
 // startup_timeout, or the constructor throws with the first dead worker's
 // log, or because a stop was requested. Nothing outlives the object: the
 // destructor asks the workers to leave, then stops the rest.
 // Used by the Controller and by the tests' LocalCluster.
 #pragma once
 
+#include "core/config/launch_options.h"
 #include "core/launch/local_launcher.h"
 #include "core/rpc/rpc_server.h"
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -31,7 +35,8 @@ struct ClusterPool {
 
 struct ClusterOptions {
   std::string worker_binary;      // path of rlwb-worker
-  std::string transport = "ipc";  // "ipc" (one host) or "tcp"
+  std::string transport = "ipc";  // "ipc" (one host) or "tcp"; tcp whenever launch binds elsewhere
+  config::LaunchOptions launch;   // bind address and the hosts of the ranks
   RpcOptions rpc;                 // rpc.wire.shm_threshold_bytes reaches the workers too
   std::string log_dir;            // one log file per worker
   std::chrono::milliseconds startup_timeout{60000};
@@ -40,6 +45,8 @@ struct ClusterOptions {
   bool watch_exits = true;
   std::stop_token stop;  // a stop requested during start-up ends it
 };
+
+struct PoolStores;  // the pools' c10d stores (worker_cluster.cpp)
 
 class WorkerCluster {
  public:
@@ -58,14 +65,22 @@ class WorkerCluster {
   void stop();
 
  private:
+  // A process the launcher started: one rank, or (Slurm) a pool's srun.
+  struct Process {
+    std::vector<std::string> ranks;  // the worker ids it runs
+    std::string slurm_job;           // the Slurm job's name; "" when local
+  };
   void watch();
   std::string startup_failure();
+  std::string slurm_end(const Process& process, const ProcessExit& exit) const;
 
   ClusterOptions options_;
   std::string ipc_path_;  // the socket file to remove, for ipc
+  std::unique_ptr<PoolStores> stores_;
   std::unique_ptr<RpcServer> rpc_;
   std::unique_ptr<LocalLauncher> launcher_;
   std::vector<std::pair<std::string, pid_t>> pids_;
+  std::map<std::string, Process> processes_;  // by the launcher's name
 
   std::atomic<bool> watch_stop_{false};
   std::thread watcher_;

@@ -1,6 +1,7 @@
 // Internal to core/graph: YAML text <-> JSON value, keeping the line of
 // every key. The loader reads graph files and override values through it;
-// the writer emits through it. Scalars resolve by the YAML 1.2 core schema:
+// the writer emits through it; core/config/launch_options reads launch
+// files through it. Scalars resolve by the YAML 1.2 core schema:
 // quoted -> string; plain null/~/empty -> null; true/false -> bool;
 // 12, 0x1f, 0o17 -> int; 1.5, 1e-3, .inf, .nan -> float; anything else ->
 // string (so yes/no/on/off stay strings).

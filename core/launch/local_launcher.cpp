@@ -106,7 +106,8 @@ pid_t LocalLauncher::start(const ProcessSpec& spec) {
     dup2(log_fd, STDERR_FILENO);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
-    execve(argv[0], argv.data(), envp.data());
+    execvpe(argv[0], argv.data(),
+            envp.data());  // a bare name (an exec prefix's "ip", "ssh") is looked up in PATH
     dprintf(STDERR_FILENO, "launcher: cannot execute %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }

@@ -22,7 +22,7 @@ namespace rlwb::core {
 
 struct ProcessSpec {
   std::string name;                        // e.g. "main/0": used in messages and log file name
-  std::vector<std::string> argv;           // argv[0] is the program path
+  std::vector<std::string> argv;           // argv[0]: a path, or a name looked up in PATH
   std::map<std::string, std::string> env;  // added to the launcher's environment
 };
 

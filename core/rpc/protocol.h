@@ -3,12 +3,14 @@
 // core/rpc (controller side) and workers/ (worker side).
 //
 // Header "kind" values:
-//   worker -> controller: "register" {worker, group, rank, world, host, pid,
-//                          devices, roles: {role: {method: dispatch mode}}}
+//   worker -> controller: "register" {worker, group, rank, world, host, host_id,
+//                          pid, devices, roles: {role: {method: dispatch mode}}}
 //                         "heartbeat", "reply" {id, status: ok|error, error}
-//   controller -> worker: "welcome", "heartbeat", "shutdown",
+//   controller -> worker: "welcome" {host_id}, "heartbeat", "shutdown",
 //                         "call" {id, model, method, args, context}
 // A worker's ZeroMQ routing id is its worker id "<group>/<rank>".
+// host_id (core/wire/host_identity.h) tells each side whether the other
+// shares its /dev/shm: only then do big tensors go through shared memory.
 // Every "call" gets exactly one "reply" with the same id, or the controller
 // fails it itself (timeout, worker died) -- never both, never neither.
 #pragma once

@@ -1,5 +1,7 @@
 #include "core/rpc/rpc_server.h"
 
+#include "core/wire/host_identity.h"
+
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -48,6 +51,11 @@ struct PendingCall {
 struct WorkerState {
   WorkerInfo info;
   Clock::time_point last_seen;
+  // Set when a send to the worker failed: its connection is gone. It is
+  // declared dead kExitReportGrace later unless the launcher reports the
+  // exit first (see Endpoint::note_disconnect_locked).
+  std::optional<Clock::time_point> disconnected_at;
+  std::string disconnect_reason;
 };
 
 // Longest a thread sleeps on the socket before it looks at deadlines and
@@ -56,6 +64,10 @@ constexpr auto kPollSlice = std::chrono::milliseconds(50);
 // How long the background thread leaves the socket to a caller that just
 // sent a call (see Endpoint::run).
 constexpr auto kCallerGrace = std::chrono::milliseconds(2);
+// How long a worker whose connection broke waits for the launcher's report
+// of its exit (reaped every 20 ms, later on a loaded machine) before the
+// disconnect alone declares it dead.
+constexpr auto kExitReportGrace = std::chrono::milliseconds(1500);
 
 }  // namespace
 
@@ -169,15 +181,17 @@ struct Endpoint {
       w.info.rank = h.value("rank", 0);
       w.info.world = h.value("world", 1);
       w.info.host = h.value("host", "");
+      w.info.host_id = h.value("host_id", "");
       w.info.pid = h.value("pid", 0);
       w.info.roles = h.value("roles", Json::object());
       w.info.devices = h.value("devices", Json::array());
       w.info.alive = true;
       w.info.death_reason.clear();
+      w.disconnected_at.reset();
       w.last_seen = now;
       std::vector<zmq::message_t> welcome;
       welcome.emplace_back(from.data(), from.size());
-      encode_message(Json{{"kind", wire_kind::kWelcome}}, Batch{}, welcome);
+      encode_message(Json{{"kind", wire_kind::kWelcome}, {"host_id", host_identity()}}, Batch{}, welcome);
       outbox.push_back(std::move(welcome));
       registered_cv.notify_all();
       return;
@@ -234,9 +248,25 @@ struct Endpoint {
       return true;
     } catch (const zmq::error_t& e) {
       std::lock_guard<std::mutex> lock(mu);
-      mark_dead_locked(to, std::string("worker disconnected (is its process gone?): ") + e.what());
+      note_disconnect_locked(to, std::string("worker disconnected (is its process gone?): ") + e.what());
       return false;
     }
+  }
+
+  // A broken connection usually means the process is gone, but the
+  // launcher's exit status ("killed by signal 6") says why, and it comes a
+  // moment later. So the worker is declared dead only after
+  // kExitReportGrace (check_deadlines), unless report_worker_death comes
+  // first. Caller holds mu.
+  void note_disconnect_locked(const std::string& id, const std::string& reason) {
+    auto w = workers.find(id);
+    if (w == workers.end()) {
+      mark_dead_locked(id, reason);
+      return;
+    }
+    if (!w->second.info.alive || w->second.disconnected_at) return;
+    w->second.disconnected_at = Clock::now();
+    w->second.disconnect_reason = reason;
   }
 
   void flush_outbox_locked() {
@@ -267,6 +297,10 @@ struct Endpoint {
     for (auto id : expired) fail_locked(id, "no reply within the call's timeout");
     for (auto& [id, w] : workers) {
       if (!w.info.alive) continue;
+      if (w.disconnected_at && now - *w.disconnected_at >= kExitReportGrace) {
+        mark_dead_locked(id, w.disconnect_reason);
+        continue;
+      }
       double silent = seconds_between(w.last_seen, now);
       if (silent * 1000 > options.dead_after.count()) {
         char buf[128];
@@ -277,7 +311,7 @@ struct Endpoint {
     if (now - last_beat >= options.heartbeat_interval) {
       last_beat = now;
       for (auto& [id, w] : workers) {
-        if (!w.info.alive) continue;
+        if (!w.info.alive || w.disconnected_at) continue;
         std::vector<zmq::message_t> beat;
         beat.emplace_back(id.data(), id.size());
         encode_message(Json{{"kind", wire_kind::kHeartbeat}}, Batch{}, beat);
@@ -450,10 +484,17 @@ ReplyFuture RpcServer::call(const std::string& worker, const std::string& model,
   std::vector<zmq::message_t> frames;
   frames.emplace_back(worker.data(), worker.size());
   std::string encode_error;
+  // Through shared memory only to a worker on this host.
+  WireOptions wire = impl_->options.wire;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto w = impl_->workers.find(worker);
+    if (w != impl_->workers.end() && w->second.info.host_id != host_identity()) wire.shm_threshold_bytes = 0;
+  }
   try {
     Json header = {{"kind", wire_kind::kCall}, {"id", id},     {"model", model},
                    {"method", method},         {"args", args}, {"context", context}};
-    encode_message(header, input, frames, impl_->options.wire);
+    encode_message(header, input, frames, wire);
   } catch (const std::exception& e) {
     encode_error = std::string("cannot encode the call's input: ") + e.what();
   }

@@ -70,6 +70,7 @@ struct RpcOptions {
 // What a registered worker told us about itself.
 struct WorkerInfo {
   std::string id, group, host;
+  std::string host_id;  // host_identity() of the worker; shared memory only when it equals ours
   int rank = 0, world = 1, pid = 0;
   nlohmann::json roles = nlohmann::json::object();  // role -> {method: dispatch}
   nlohmann::json devices = nlohmann::json::array();

@@ -85,6 +85,42 @@ TEST(RpcFailures, WorkerKilledMidCallIsReportedWithinFiveSeconds) {
   EXPECT_THROW(cluster.rpc().call("gen/1", "actor", "negate", in).get(), RemoteError);
 }
 
+// A dead worker's broken connection is often seen (a send fails) before the
+// launcher has reaped the process. The call must still fail with the exit
+// status the launcher reports a moment later, not with the bare disconnect:
+// "killed by signal 6" says what happened, "disconnected" does not.
+TEST(RpcFailures, ExitReportedJustAfterTheDisconnectNamesTheExit) {
+  rlwb::testing::LocalCluster cluster({{"gen", 1}});
+  auto model = cluster.demo_model("actor", "gen", Mesh{1, 1, 1});
+  Batch in = numbers(1);
+  ASSERT_EQ(kill(cluster.pid("gen/0"), SIGKILL), 0);
+  // Let ZeroMQ notice the closed socket, so the call's send fails.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = Clock::now();
+  auto future = cluster.rpc().call("gen/0", "actor", "negate", in);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  cluster.rpc().report_worker_death("gen/0", "worker process killed by signal 9 (Killed)");
+  try {
+    future.get();
+    FAIL() << "expected RemoteError";
+  } catch (const RemoteError& e) {
+    EXPECT_NE(std::string(e.what()).find("signal 9"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0);
+}
+
+// Without a launcher report the disconnect alone still fails the call, a
+// bounded moment later.
+TEST(RpcFailures, DisconnectWithoutAnExitReportStillFailsTheCall) {
+  rlwb::testing::LocalCluster cluster({{"gen", 1}});
+  auto model = cluster.demo_model("actor", "gen", Mesh{1, 1, 1});
+  ASSERT_EQ(kill(cluster.pid("gen/0"), SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = Clock::now();
+  EXPECT_THROW(cluster.rpc().call("gen/0", "actor", "negate", numbers(1)).get(), RemoteError);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0);
+}
+
 TEST(RpcFailures, GroupCallFailsFastWhenOneRankDies) {
   rlwb::testing::LocalCluster cluster({{"gen", 2}});
   auto model = cluster.demo_model("actor", "gen", Mesh{2, 1, 1});
