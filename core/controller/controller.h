@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/controller/builtins.h"
+#include "core/controller/resume.h"
 #include "core/controller/reward_module.h"
 #include "core/controller/trainer.h"
 #include "core/graph/experiment.h"
@@ -20,6 +21,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -45,6 +47,9 @@ struct ControllerOptions {
   // 'interrupted' at the next node boundary, with every metric kept.
   std::stop_token stop;
   TrainerHooks hooks;  // progress (the CLI prints it)
+  // rlwb run --resume: continue this run (plan_resume checked it) under
+  // its id from its checkpoint, instead of starting a new one.
+  std::optional<ResumePlan> resume;
 };
 
 struct RunResult : TrainingRecord {
