@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <thread>
 
@@ -36,8 +37,9 @@ struct ExperimentArgs {
   std::vector<std::string> overrides;
 };
 
-void add_experiment_args(CLI::App& command, ExperimentArgs& args) {
-  command.add_option("FILE", args.file, "the experiment graph file, e.g. experiments/demo.yaml")->required();
+void add_experiment_args(CLI::App& command, ExperimentArgs& args, bool file_required = true) {
+  auto* file = command.add_option("FILE", args.file, "the experiment graph file, e.g. experiments/demo.yaml");
+  if (file_required) file->required();
   command.add_option("overrides", args.overrides, kOverridesHelp);
 }
 
@@ -111,8 +113,36 @@ struct RunArgs {
   std::string transport = "ipc";
   std::string launch_file;  // where the workers run (docs/launching.md)
   int64_t from_run = 0;
+  int64_t resume = 0;  // --resume RUN
   std::string argv0;
 };
+
+// --resume RUN, checked before anything starts (core/controller/resume.h):
+// the run, the experiment (the graph text stored with the run, or FILE when
+// given) and the checkpoint it continues from. Throws ResumeError or
+// GraphError; the DB is only read (and runs of dead controllers closed).
+core::ResumePlan prepare_resume(const RunArgs& args, core::Experiment& exp) {
+  if (!std::filesystem::exists(args.db))
+    throw core::ResumeError("--resume " + std::to_string(args.resume) + ": no tracking database at " +
+                            args.db + "; pass the one the run was recorded in with --db PATH");
+  for (int64_t stale : core::TrackingAdmin(args.db).mark_stale_runs())
+    std::cerr << "[rlwb] run " << stale << " was left running by a dead process; marked failed\n";
+  core::TrackingReader reader(args.db);
+  core::RunInfo run = core::resumable_run(reader, args.resume, args.db);
+  if (args.experiment.file.empty()) {
+    exp = core::load_experiment_text(run.experiment_text, run.experiment_file);
+    auto issues = core::validate_experiment(exp, catalog());
+    if (!issues.empty()) throw core::GraphError(issues);
+  } else {
+    exp = load_and_validate(args.experiment);
+  }
+  core::ResumePlan plan = core::plan_resume(reader, run, exp);
+  for (const auto& why : plan.checkpoint.skipped)
+    std::cerr << "[rlwb] skipped a damaged checkpoint: " << why << "\n";
+  std::cerr << "[rlwb] resuming run " << run.id << " from step " << plan.checkpoint.manifest.step << " ("
+            << plan.checkpoint.dir << ")\n";
+  return plan;
+}
 
 // --from-run must name a run of this DB: checked before anything starts.
 // A file an older build wrote is brought to this schema first, as the run
@@ -151,11 +181,22 @@ bool read_launch(const std::string& path, const core::Experiment& exp, core::con
 
 int run(const RunArgs& args) {
   core::Experiment exp;
+  std::optional<core::ResumePlan> resume;
+  if (args.resume == 0 && args.experiment.file.empty()) {
+    std::cerr << "rlwb run: FILE is required (or --resume RUN)\n";
+    return 2;
+  }
   try {
-    exp = load_and_validate(args.experiment);
+    if (args.resume)
+      resume = prepare_resume(args, exp);
+    else
+      exp = load_and_validate(args.experiment);
   } catch (const core::GraphError& e) {
     print_graph_error(e);
     return 1;
+  } catch (const core::ResumeError& e) {
+    std::cerr << "rlwb: " << e.what() << "\n";
+    return 2;
   }
   if (!check_from_run(args)) return 2;
   core::ControllerOptions options = app::controller_options();
@@ -164,6 +205,7 @@ int run(const RunArgs& args) {
   options.run_name = args.name;
   options.from_run = args.from_run;
   options.transport = args.transport;
+  options.resume = std::move(resume);
   // Runs left 'running' by a controller that died (power loss, SIGKILL)
   // are closed as failed before a new one starts.
   for (int64_t stale : core::TrackingAdmin(args.db).mark_stale_runs())
@@ -212,8 +254,13 @@ core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
   command->footer(
       "Ctrl-C stops the run cleanly: it is kept as 'interrupted', with every metric, and no "
       "worker is left (exit code 130).");
-  add_experiment_args(*command, args->experiment);
+  add_experiment_args(*command, args->experiment, /*file_required=*/false);
   add_db_option(*command, args->db);
+  command
+      ->add_option("--resume", args->resume,
+                   "continue this run (failed, interrupted or killed) from its last good checkpoint "
+                   "(trainer.checkpoint), with the graph text stored with it, or FILE when given")
+      ->check(CLI::PositiveNumber);
   command->add_option("--name", args->name, "name of the run in the tracking database");
   command
       ->add_option("--from-run", args->from_run,

@@ -67,6 +67,13 @@ TrainerOptions parse_trainer_options(const nlohmann::json& trainer, ParseContext
         .text("score", o.samples.score, "the score column")
         .names("details", o.samples.details, "object columns stored with each sample");
   }
+  {
+    Section c = s.child("checkpoint", "resumable checkpoints (rlwb run --resume RUN)");
+    c.integer("every", o.checkpoint.every,
+              "save every this many RL steps: weights, optimizer states, KL/Lagrange states; 0: never",
+              at_least(0))
+        .integer("keep", o.checkpoint.keep, "the newest checkpoints kept; older ones are deleted", above(0));
+  }
   s.names("save", o.save, "models saved (HF layout) at the end of the run")
       .names("token_masks", o.token_masks, "mask columns whose sums count the tokens of perf/throughput");
   return o;

@@ -1,7 +1,7 @@
 // The trainer section of the graph file as typed structs: the RL steps,
 // the algorithm settings the controller's builtins read (advantage
 // estimator, KL in the reward, Safe-RLHF's multiplier), and the phases
-// around the steps: warm start, evaluation, samples, final save. The phases'
+// around the steps: warm start, evaluation, samples, checkpoints, final save. The phases'
 // node lists are read by the graph loader (Experiment::phase_nodes); this
 // parse only marks them known. Used by the validator and the controller.
 #pragma once
@@ -62,12 +62,21 @@ struct SamplesOptions {
   std::vector<std::string> details;
 };
 
+// trainer.checkpoint: the state a resume continues from (rlwb run --resume),
+// written every `every` RL steps; the last `keep` are kept
+// (core/controller/checkpoint_store.h).
+struct CheckpointOptions {
+  int64_t every = 0;  // 0: no checkpoints
+  int64_t keep = 2;
+};
+
 struct TrainerOptions {
   int64_t steps = 1;
   AlgorithmOptions algorithm;
   WarmStartOptions warm_start;
   EvalOptions eval;
   SamplesOptions samples;
+  CheckpointOptions checkpoint;
   std::vector<std::string> save;                                            // models saved at the end
   std::vector<std::string> token_masks = {"prompt_mask", "response_mask"};  // perf/throughput counts these
 };

@@ -47,9 +47,18 @@ Controller::~Controller() = default;
 
 RunResult Controller::run() {
   RunResult result;
-  if (tracking_)
+  if (options_.resume) {
+    result.run_id = options_.resume->run_id;
+    if (tracking_) {
+      for (const auto& why : options_.resume->checkpoint.skipped)
+        tracking_->log_event(result.run_id, "warning", "controller", "skipped a damaged checkpoint: " + why);
+      tracking_->resume_run(result.run_id, options_.resume->checkpoint.manifest.step,
+                            options_.resume->checkpoint.dir);
+    }
+  } else if (tracking_) {
     result.run_id = tracking_->start_run(options_.run_name.empty() ? exp_.name : options_.run_name, exp_.file,
                                          exp_.text, exp_.algorithm, exp_.seed, exp_.raw, options_.from_run);
+  }
   auto event = [&](const std::string& text) {
     if (tracking_ && result.run_id) tracking_->log_event(result.run_id, "info", "controller", text);
   };
@@ -78,6 +87,7 @@ RunResult Controller::run() {
     CheckpointFolders folders(options_.checkpoint_dir, result.run_id);
     Trainer trainer(exp_, settings, options_.tasks ? *options_.tasks : no_tasks, runner, targets, tracking_,
                     result.run_id, folders, options_.hooks);
+    if (options_.resume) trainer.resume_from(options_.resume->checkpoint, options_.resume->earlier);
     std::unique_ptr<RunProfiler> profiler;
     if (settings.profile.enabled) {
       std::vector<std::string> ids;

@@ -12,6 +12,7 @@
 
 #include "core/config/launch_options.h"
 #include "core/controller/builtins.h"
+#include "core/controller/resume.h"
 #include "core/controller/reward_module.h"
 #include "core/controller/trainer.h"
 #include "core/graph/experiment.h"
@@ -21,6 +22,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -47,6 +49,9 @@ struct ControllerOptions {
   // 'interrupted' at the next node boundary, with every metric kept.
   std::stop_token stop;
   TrainerHooks hooks;  // progress (the CLI prints it)
+  // rlwb run --resume: continue this run (plan_resume checked it) under
+  // its id from its checkpoint, instead of starting a new one.
+  std::optional<ResumePlan> resume;
 };
 
 struct RunResult : TrainingRecord {

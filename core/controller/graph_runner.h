@@ -58,6 +58,11 @@ struct NodeTargets {
 
 class GraphRunner {
  public:
+  // The builtin nodes' state kept between passes, by node id (a checkpoint
+  // saves it; a resume puts it back before the first pass).
+  const std::map<std::string, nlohmann::json>& node_state() const { return node_state_; }
+  void restore_node_state(std::map<std::string, nlohmann::json> state) { node_state_ = std::move(state); }
+
   // `trainer` reaches the builtins; `run_id` the workers' call context.
   GraphRunner(NodeTargets& targets, const Builtins& builtins, const config::TrainerOptions& trainer,
               int64_t run_id, std::stop_token stop);

@@ -1,5 +1,6 @@
 #include "core/controller/trainer.h"
 
+#include "core/controller/resume.h"
 #include "core/controller/run_profiler.h"
 
 #include <torch/torch.h>
@@ -39,8 +40,10 @@ Trainer::Trainer(const Experiment& exp, const config::ExperimentOptions& setting
 }
 
 void Trainer::fit(TrainingRecord& record) {
-  warm_start();
-  if (auto e = evaluate(0)) record.evals.push_back(*e);
+  if (resumed_step_ == 0) {
+    warm_start();
+    if (auto e = evaluate(0)) record.evals.push_back(*e);
+  }
   const int64_t steps = settings_.trainer.steps;
   const int64_t eval_every = settings_.trainer.eval.every;
   if (profiler_) profiler_->start();
@@ -61,7 +64,8 @@ void Trainer::fit(TrainingRecord& record) {
 }
 
 void Trainer::rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every) {
-  for (int64_t step = 1; step <= steps; ++step) {
+  const int64_t every = settings_.trainer.checkpoint.every;
+  for (int64_t step = resumed_step_ + 1; step <= steps; ++step) {
     if (profiler_) profiler_->step_starting(step);
     StepReport report = rl_step(step);
     if (profiler_) profiler_->step_done(report);
@@ -69,6 +73,8 @@ void Trainer::rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every
     log_samples(report);
     if (eval_every > 0 && (step % eval_every == 0 || step == steps))
       if (auto e = evaluate(step)) record.evals.push_back(*e);
+    // After the step's rows and evaluation: a resume repeats none of them.
+    if (every > 0 && step % every == 0) save_resume_checkpoint(step);
     if (hooks_.step_done)
       hooks_.step_done(report, record.evals.empty() ? std::nullopt : std::optional(record.evals.back()));
     record.steps.push_back(std::move(report));
@@ -191,6 +197,53 @@ std::map<std::string, std::string> Trainer::save_models() {
     saved[name] = dir;
   }
   return saved;
+}
+
+// trainer.checkpoint: every model's ranks write their state into the
+// partial folder, then the manifest seals it (checkpoint_store.h). The
+// random states of the controller are its seed and the step: every task
+// draw and generation seed is made from (seed, step), so the step is the
+// sampler's position too.
+void Trainer::save_resume_checkpoint(int64_t step) {
+  namespace fs = std::filesystem;
+  const std::string dir = folders_.path(checkpoint_folder_name(step));
+  const std::string partial = partial_folder(dir);
+  fs::remove_all(partial);
+  fs::create_directories(partial);
+  std::vector<GroupCall> calls;
+  for (auto& [name, group] : targets_.models)
+    calls.push_back(group->call("save_state", Batch{}, {}, {{"dir", (fs::path(partial) / name).string()}}));
+  for (auto& call : calls) call.get();
+  CheckpointManifest manifest;
+  manifest.step = step;
+  nlohmann::json nodes = nlohmann::json::object();
+  for (const auto& [id, state] : runner_.node_state()) nodes[id] = state;
+  manifest.state = {{"node_state", nodes}, {"sampler", {{"seed", exp_.seed}, {"step", step}}}};
+  manifest.models = checkpoint_model_signature(exp_);
+  seal_checkpoint(dir, std::move(manifest));
+  if (tracking_) tracking_->log_artifact(run_id_, kResumeCheckpointArtifact, dir);
+  checkpoints_.push_back(dir);
+  while (static_cast<int64_t>(checkpoints_.size()) > settings_.trainer.checkpoint.keep) {
+    std::error_code ec;
+    fs::remove_all(checkpoints_.front(), ec);
+    checkpoints_.erase(checkpoints_.begin());
+  }
+}
+
+void Trainer::resume_from(const FoundCheckpoint& checkpoint, std::vector<std::string> earlier) {
+  namespace fs = std::filesystem;
+  std::vector<GroupCall> calls;
+  for (auto& [name, group] : targets_.models)
+    calls.push_back(
+        group->call("load_state", Batch{}, {}, {{"dir", (fs::path(checkpoint.dir) / name).string()}}));
+  for (auto& call : calls) call.get();
+  const nlohmann::json saved = checkpoint.manifest.state.value("node_state", nlohmann::json::object());
+  std::map<std::string, nlohmann::json> nodes;
+  for (const auto& [id, state] : saved.items()) nodes[id] = state;
+  runner_.restore_node_state(std::move(nodes));
+  resumed_step_ = checkpoint.manifest.step;
+  checkpoints_ = std::move(earlier);
+  checkpoints_.push_back(checkpoint.dir);
 }
 
 WorkerGroup& Trainer::model(const std::string& name, const std::string& where) {

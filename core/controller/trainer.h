@@ -2,13 +2,17 @@
 //   warm start (supervised steps, then a checkpoint copied into the models
 //   that start from it); evaluate; for each step: run the graph on the
 //   task's batch, log its metrics and samples, evaluate every N steps;
-//   save the models named in trainer.save.
+//   save a resumable checkpoint every trainer.checkpoint.every steps
+//   (checkpoint_store.h); save the models named in trainer.save. A trainer
+//   resumed from a checkpoint skips the warm start and the first
+//   evaluation and continues with the step after the checkpoint's.
 // Everything goes into the tracking DB (when there is one); progress is
 // reported through TrainerHooks (the CLI prints it, tests watch it). A stop
 // request ends the current pass (StopRequested); the caller records it.
 #pragma once
 
 #include "core/config/experiment_options.h"
+#include "core/controller/checkpoint_store.h"
 #include "core/controller/graph_runner.h"
 #include "core/tasks/tasks.h"
 #include "core/tracking/tracking.h"
@@ -69,6 +73,10 @@ class Trainer {
   // The whole training; fills `record` as it goes, so what was done before
   // a failure or a stop is kept. Throws on failure and StopRequested.
   void fit(TrainingRecord& record);
+  // Before fit(): continue from `checkpoint` (of this run): every model's
+  // ranks load their state from it and the builtins' state is put back.
+  // `earlier`: the run's older checkpoints, oldest first (for keep).
+  void resume_from(const FoundCheckpoint& checkpoint, std::vector<std::string> earlier = {});
   // With a profiler (profile.enabled), the RL steps it names are profiled.
   void set_profiler(RunProfiler* profiler) { profiler_ = profiler; }
 
@@ -79,6 +87,7 @@ class Trainer {
   StepReport rl_step(int64_t step);
   void log_samples(const StepReport& r);
   std::map<std::string, std::string> save_models();
+  void save_resume_checkpoint(int64_t step);
 
   Batch task_batch(const tasks::TaskDraw& draw) const;
   WorkerGroup& model(const std::string& name, const std::string& where);
@@ -97,6 +106,8 @@ class Trainer {
   TrainerHooks hooks_;
   RunProfiler* profiler_ = nullptr;
   std::vector<NodeSpec> warm_start_nodes_, eval_nodes_;  // from trainer.warm_start / trainer.eval
+  int64_t resumed_step_ = 0;                             // the checkpoint's step; 0: a fresh start
+  std::vector<std::string> checkpoints_;                 // this run's, oldest first (trainer.checkpoint.keep)
 };
 
 }  // namespace rlwb::core

@@ -94,6 +94,12 @@ CREATE TABLE tags (
     {3, R"sql(
 ALTER TABLE runs ADD COLUMN from_run INTEGER NOT NULL DEFAULT 0;  -- the run it was relaunched from; 0: none
 )sql"},
+    {4, R"sql(
+-- 1: written by an attempt of the run after the checkpoint a resume continued
+-- from (rlwb run --resume); kept, never read as the run's data.
+ALTER TABLE metrics ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE samples ADD COLUMN superseded INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 static_assert(std::size(kMigrations) == kTrackingSchemaVersion, "one migration per schema version");
 

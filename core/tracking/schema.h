@@ -13,7 +13,7 @@ namespace rlwb::core {
 
 // Version 1: runs, params, metrics, events, artifacts, samples, profiles.
 // Version 2: runs.pid + runs.process_start (who owns a running run), tags.
-inline constexpr int kTrackingSchemaVersion = 3;
+inline constexpr int kTrackingSchemaVersion = 4;
 
 // Lock waits give up after this long (never wait forever on another process).
 inline constexpr int kTrackingBusyTimeoutMs = 5000;

@@ -135,6 +135,13 @@ class TrackingWriter {
   // committed with it as an "error" event from source "controller".
   void end_run(int64_t run, const std::string& status, const std::string& error = "");
   void flush();
+  // Continues `run` (rlwb run --resume) from its checkpoint of `step`: in one
+  // transaction, marks superseded the rows an earlier attempt wrote after
+  // that checkpoint (training-step and val/ metrics and samples of later
+  // steps; warm_start/ metrics come before any checkpoint), sets the run
+  // 'running' again under this process with last_step = `step`, and adds
+  // an event. Returns the number of metric and sample rows superseded.
+  std::pair<int64_t, int64_t> resume_run(int64_t run, int64_t step, const std::string& checkpoint);
 
  private:
   struct Impl;
@@ -154,6 +161,8 @@ class TrackingReader {
   std::vector<std::string> metric_keys(int64_t run);
   // Points with rowid > after_rowid (for polling), optionally one key, in
   // rowid order. Rowids only grow, so the last rowid seen is the next cursor.
+  // Rows marked superseded (TrackingWriter::resume_run) are left out here
+  // and in every other read of metrics and samples.
   std::vector<MetricPoint> metrics(int64_t run, int64_t after_rowid = 0, const std::string& key = "");
   std::vector<MetricSummary> metric_summaries(int64_t run);  // by key
   std::vector<EventRecord> events(int64_t run, int64_t after_rowid = 0);

@@ -24,7 +24,8 @@ std::string select_runs() {
              "SELECT id, name, experiment_file, experiment_text, algorithm, status, host, seed, "
              "start_time, end_time, last_step, pid, from_run, "
              // The score of the last step; 'NaN' text keeps a NaN apart from no score.
-             "(SELECT coalesce(value, 'NaN') FROM metrics m WHERE m.run_id = runs.id AND m.key = '") +
+             "(SELECT coalesce(value, 'NaN') FROM metrics m WHERE m.run_id = runs.id AND m.superseded = 0 "
+             "AND m.key = '") +
          kRunScoreMetric + "' ORDER BY step DESC, m.rowid DESC LIMIT 1) FROM runs";
 }
 
@@ -151,10 +152,12 @@ std::vector<std::string> TrackingReader::metric_keys(int64_t run) {
 
 std::vector<MetricPoint> TrackingReader::metrics(int64_t run, int64_t after_rowid, const std::string& key) {
   return impl_->read("metrics", [&](SQLite::Database& db) {
-    SQLite::Statement query(db, key.empty() ? "SELECT rowid, key, step, value, wall_time FROM metrics "
-                                              "WHERE run_id = ? AND rowid > ? ORDER BY rowid"
-                                            : "SELECT rowid, key, step, value, wall_time FROM metrics "
-                                              "WHERE run_id = ? AND rowid > ? AND key = ? ORDER BY rowid");
+    SQLite::Statement query(db, key.empty()
+                                    ? "SELECT rowid, key, step, value, wall_time FROM metrics "
+                                      "WHERE run_id = ? AND rowid > ? AND superseded = 0 ORDER BY rowid"
+                                    : "SELECT rowid, key, step, value, wall_time FROM metrics "
+                                      "WHERE run_id = ? AND rowid > ? AND key = ? AND superseded = 0 "
+                                      "ORDER BY rowid");
     query.bind(1, run);
     query.bind(2, after_rowid);
     if (!key.empty()) query.bind(3, key);
@@ -173,10 +176,10 @@ std::vector<MetricSummary> TrackingReader::metric_summaries(int64_t run) {
     SQLite::Statement query(db,
                             "SELECT s.key, s.n, s.mean, s.lo, s.hi, s.total, s.last_step,"
                             " (SELECT value FROM metrics m WHERE m.run_id = ?1 AND m.key = s.key"
-                            "  AND m.step = s.last_step ORDER BY m.rowid DESC LIMIT 1) "
+                            "  AND m.step = s.last_step AND m.superseded = 0 ORDER BY m.rowid DESC LIMIT 1) "
                             "FROM (SELECT key, count(value) AS n, avg(value) AS mean, min(value) AS lo,"
                             "  max(value) AS hi, total(value) AS total, max(step) AS last_step"
-                            "  FROM metrics WHERE run_id = ?1 GROUP BY key) AS s "
+                            "  FROM metrics WHERE run_id = ?1 AND superseded = 0 GROUP BY key) AS s "
                             "ORDER BY s.key");
     query.bind(1, run);
     std::vector<MetricSummary> summaries;
@@ -224,7 +227,7 @@ std::vector<SampleRecord> TrackingReader::samples(int64_t run, int64_t after_row
   return impl_->read("samples", [run, after_rowid](SQLite::Database& db) {
     SQLite::Statement query(db,
                             "SELECT rowid, step, prompt, response, reward, details FROM samples "
-                            "WHERE run_id = ? AND rowid > ? ORDER BY rowid");
+                            "WHERE run_id = ? AND rowid > ? AND superseded = 0 ORDER BY rowid");
     query.bind(1, run);
     query.bind(2, after_rowid);
     std::vector<SampleRecord> samples;

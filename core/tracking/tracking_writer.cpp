@@ -424,4 +424,49 @@ void TrackingWriter::end_run(int64_t run, const std::string& status, const std::
 
 void TrackingWriter::flush() { impl_->flush(); }
 
+std::pair<int64_t, int64_t> TrackingWriter::resume_run(int64_t run, int64_t step,
+                                                       const std::string& checkpoint) {
+  impl_->require_run(run);
+  const ProcessIdentity owner = current_process_identity();
+  std::lock_guard db_lock(impl_->db_mutex);
+  impl_->flush_locked();
+  std::pair<int64_t, int64_t> superseded{0, 0};
+  try {
+    SQLite::Transaction transaction(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement metrics(impl_->db,
+                              "UPDATE metrics SET superseded = 1 WHERE run_id = ? AND step > ? AND "
+                              "superseded = 0 AND key NOT LIKE 'warm\\_start/%' ESCAPE '\\'");
+    metrics.bind(1, run);
+    metrics.bind(2, step);
+    superseded.first = metrics.exec();
+    SQLite::Statement samples(
+        impl_->db, "UPDATE samples SET superseded = 1 WHERE run_id = ? AND step > ? AND superseded = 0");
+    samples.bind(1, run);
+    samples.bind(2, step);
+    superseded.second = samples.exec();
+    SQLite::Statement update(impl_->db,
+                             "UPDATE runs SET status = 'running', end_time = NULL, last_step = ?, host = ?, "
+                             "pid = ?, process_start = ? WHERE id = ?");
+    update.bind(1, step);
+    update.bind(2, owner.host);
+    update.bind(3, owner.pid);
+    update.bind(4, owner.start);
+    update.bind(5, run);
+    update.exec();
+    SQLite::Statement event(impl_->db,
+                            "INSERT INTO events (run_id, time, level, source, text) VALUES (?, ?, 'info', "
+                            "'controller', ?)");
+    event.bind(1, run);
+    event.bind(2, unix_time_now());
+    event.bind(3, "resumed from the checkpoint of step " + std::to_string(step) + " (" + checkpoint + "); " +
+                      std::to_string(superseded.first) + " metric and " + std::to_string(superseded.second) +
+                      " sample rows of the earlier attempt after it marked superseded");
+    event.exec();
+    transaction.commit();
+  } catch (const SQLite::Exception& e) {
+    impl_->throw_db_error(e, "resuming run " + std::to_string(run));
+  }
+  return superseded;
+}
+
 }  // namespace rlwb::core

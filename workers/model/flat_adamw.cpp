@@ -29,6 +29,16 @@ FlatAdamW::FlatAdamW(std::vector<torch::Tensor> params, AdamWSettings settings)
   adopt();
 }
 
+void FlatAdamW::restore(const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq, int64_t steps) {
+  if (exp_avg.numel() != exp_avg_.numel() || exp_avg_sq.numel() != exp_avg_sq_.numel())
+    throw std::invalid_argument("FlatAdamW: saved moments hold " + std::to_string(exp_avg.numel()) +
+                                " values, this optimizer's parameters " + std::to_string(exp_avg_.numel()));
+  torch::NoGradGuard no_grad;
+  exp_avg_.copy_(exp_avg.reshape({-1}));
+  exp_avg_sq_.copy_(exp_avg_sq.reshape({-1}));
+  steps_ = steps;
+}
+
 void FlatAdamW::adopt() {
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {

@@ -55,6 +55,13 @@ class FlatAdamW {
   void zero_grad();
 
   int64_t steps() const { return steps_; }
+  // The moments and the update count: what a checkpoint keeps so that the
+  // next step() is the one an uninterrupted run would take
+  // (roles/role_state.h). restore() throws std::invalid_argument when the
+  // moments' size differs from this optimizer's parameters.
+  const torch::Tensor& exp_avg() const { return exp_avg_; }
+  const torch::Tensor& exp_avg_sq() const { return exp_avg_sq_; }
+  void restore(const torch::Tensor& exp_avg, const torch::Tensor& exp_avg_sq, int64_t steps);
   // The parameters in the order of the flat buffers, and where each one
   // starts in them (for a gradient sum that goes by parts of the buffer).
   const std::vector<torch::Tensor>& parameters() const { return params_; }

@@ -301,6 +301,20 @@ std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* 
   return {norm, lr};
 }
 
+std::map<std::string, torch::Tensor> TrainState::state() const {
+  return {{"exp_avg", optimizer_.exp_avg()},
+          {"exp_avg_sq", optimizer_.exp_avg_sq()},
+          {"adam_steps", torch::full({}, optimizer_.steps(), torch::kInt64)},
+          {"schedule_steps", torch::full({}, steps_, torch::kInt64)}};
+}
+
+void TrainState::restore(const std::map<std::string, torch::Tensor>& state) {
+  optimizer_.restore(state.at("exp_avg").to(optimizer_.exp_avg().device()),
+                     state.at("exp_avg_sq").to(optimizer_.exp_avg_sq().device()),
+                     state.at("adam_steps").item<int64_t>());
+  steps_ = state.at("schedule_steps").item<int64_t>();
+}
+
 double all_reduce_sum(WorkerEnv& env, double value) {
   if (data_parallel_size(env) <= 1) return value;
   auto t = torch::tensor({value}, torch::kFloat64);

@@ -21,6 +21,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -131,6 +132,11 @@ class TrainState {
   // get the same number of ride_along values.
   void sum_during_next_backward(WorkerEnv& env, const std::vector<double>& ride_along = {});
   int64_t steps_done() const { return steps_; }
+  // The optimizer's moments, its update count and the schedule's position
+  // (optimizer steps done): a checkpoint's part of this state
+  // (roles/role_state.h). restore() throws when the sizes differ.
+  std::map<std::string, torch::Tensor> state() const;
+  void restore(const std::map<std::string, torch::Tensor>& state);
 
  private:
   void sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along);

@@ -13,6 +13,8 @@
 //                                    only)
 //   sft_update    split_dp_mesh  in prompts, answers  -- one supervised step (actor only)
 //   save_checkpoint / load_checkpoint broadcast, args {dir}
+//   save_state / load_state           broadcast, args {dir} -- this rank's weights, optimizers,
+//                                     random state (roles/role_state.h; rlwb run --resume)
 // Config: core/config/model_options.h (model, tokenizer, optim, sft,
 // rollout, ppo), parsed by ModelRole::init.
 #include "workers/roles/model_roles.h"
@@ -22,6 +24,7 @@
 #include "workers/model/model_error.h"
 #include "workers/model/sequence_scores.h"
 #include "workers/roles/model_setup.h"
+#include "workers/roles/role_state.h"
 
 namespace rlwb::workers::roles {
 namespace {
@@ -263,6 +266,22 @@ Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
   return Batch{};
 }
 
+std::vector<TrainStateSlot> train_states(PolicyRole& r) {
+  // The RL optimizer last: its buffers then hold the parameters, as in a run
+  // whose warm start came before its RL steps.
+  return {{"sft", &r.sft_state, r.options.warm_start_optim()}, {"rl", &r.rl_state, r.options.optim}};
+}
+
+Batch save_state(PolicyRole& r, const Batch&, CallContext& ctx) {
+  save_role_state(r, train_states(r), checkpoint_dir_arg(ctx), ctx.env);
+  return Batch{};
+}
+
+Batch load_state(PolicyRole& r, const Batch&, CallContext& ctx) {
+  load_role_state(r, train_states(r), checkpoint_dir_arg(ctx), ctx.env);
+  return Batch{};
+}
+
 // The ports of each method (registered with it).
 core::CallPorts generate_ports() {
   using core::out_port;
@@ -309,6 +328,8 @@ void register_policy_roles(RoleRegistry& registry) {
       method<P>("sft_update", DispatchMode::split_dp_mesh, sft_ports(), sft_update),
       method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
+      method<P>("save_state", DispatchMode::broadcast, none, save_state),
+      method<P>("load_state", DispatchMode::broadcast, none, load_state),
   };
   registry.add(actor);
 
@@ -322,6 +343,8 @@ void register_policy_roles(RoleRegistry& registry) {
       method<P>("generate", DispatchMode::split_dp_mesh, generate_ports(), generate),
       method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
+      method<P>("save_state", DispatchMode::broadcast, none, save_state),
+      method<P>("load_state", DispatchMode::broadcast, none, load_state),
   };
   registry.add(reference);
 }

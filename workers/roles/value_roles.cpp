@@ -10,12 +10,15 @@
 //   save_checkpoint / load_checkpoint broadcast, args {dir}; loading
 //   a causal-LM checkpoint (the SFT actor) keeps its backbone and starts a
 //   fresh value head.
+//   save_state / load_state  broadcast, args {dir} -- this rank's weights, optimizer,
+//                            random state (roles/role_state.h; rlwb run --resume)
 // Config: core/config/model_options.h (model, tokenizer, optim, ppo).
 #include "workers/roles/model_roles.h"
 
 #include "core/algorithms/algorithms.h"
 #include "workers/model/sequence_scores.h"
 #include "workers/roles/model_setup.h"
+#include "workers/roles/role_state.h"
 
 namespace rlwb::workers::roles {
 namespace {
@@ -125,6 +128,16 @@ Batch load(ValueRole& r, const Batch&, CallContext& ctx) {
   return Batch{};
 }
 
+Batch save_state(ValueRole& r, const Batch&, CallContext& ctx) {
+  save_role_state(r, {{"optim", &r.state, r.options.optim}}, checkpoint_dir_arg(ctx), ctx.env);
+  return Batch{};
+}
+
+Batch load_state(ValueRole& r, const Batch&, CallContext& ctx) {
+  load_role_state(r, {{"optim", &r.state, r.options.optim}}, checkpoint_dir_arg(ctx), ctx.env);
+  return Batch{};
+}
+
 // A value-head role: trainable (the critic: values, update) or a scorer
 // whose `score` writes output port `score_port`.
 RoleSpec value_role(const std::string& name, const std::string& description, bool trainable,
@@ -136,7 +149,9 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
   spec.create = create_value(name);
   const core::CallPorts none = core::call_ports({}, {});
   spec.methods = {method<V>("save_checkpoint", DispatchMode::broadcast, none, save),
-                  method<V>("load_checkpoint", DispatchMode::broadcast, none, load)};
+                  method<V>("load_checkpoint", DispatchMode::broadcast, none, load),
+                  method<V>("save_state", DispatchMode::broadcast, none, save_state),
+                  method<V>("load_state", DispatchMode::broadcast, none, load_state)};
   if (trainable) {
     auto update_in = sequence_ports();
     update_in.push_back(core::required_port("values", "[B,R] the values at sampling"));

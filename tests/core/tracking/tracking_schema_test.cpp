@@ -98,9 +98,9 @@ TEST_F(TrackingTest, NewDatabaseHasEveryTableIndexAndTheCurrentVersionInWalMode)
                                    "host", "seed", "start_time", "end_time", "last_step", "pid",
                                    "process_start", "from_run"}));
   EXPECT_EQ(columns_of(db, "metrics"),
-            (std::set<std::string>{"run_id", "key", "step", "value", "wall_time"}));
-  EXPECT_EQ(columns_of(db, "samples"),
-            (std::set<std::string>{"run_id", "step", "prompt", "response", "reward", "details"}));
+            (std::set<std::string>{"run_id", "key", "step", "value", "wall_time", "superseded"}));
+  EXPECT_EQ(columns_of(db, "samples"), (std::set<std::string>{"run_id", "step", "prompt", "response",
+                                                              "reward", "details", "superseded"}));
   EXPECT_EQ(columns_of(db, "profiles"), (std::set<std::string>{"run_id", "step", "node", "kind", "data"}));
   EXPECT_EQ(tracking_schema_version(db), kTrackingSchemaVersion);
   SQLite::Statement mode(db, "PRAGMA journal_mode");
