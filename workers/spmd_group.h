@@ -41,10 +41,10 @@ class PendingCollective {
 
 struct SpmdOptions {
   std::string store_host = "127.0.0.1";
-  int store_port = 0;       // chosen by the launcher
-  bool serve_store = true;  // rank 0 serves the store; false: it exists already (the controller's)
+  int store_port = 0;  // chosen by the launcher
   int rank = 0, world = 1;
   std::chrono::milliseconds timeout{60000};  // every collective is bounded
+  bool serve_store = true;  // rank 0 serves the store; false: it exists already (the controller's)
 };
 
 class SpmdGroup {
