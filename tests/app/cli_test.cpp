@@ -6,6 +6,7 @@
 #include "core/tracking/tracking.h"
 
 #include <SQLiteCpp/Database.h>
+#include "tests/app/cli_runs.h"
 #include "tests/core/rpc/runtime_test_support.h"
 #include "tests/run_program.h"
 #include "tests/test_paths.h"
@@ -26,36 +27,11 @@ using Clock = std::chrono::steady_clock;
 
 using Output = rlwb::testing::ProgramOutput;
 using rlwb::testing::run_program;
+using rlwb::testing::wait_until;
+using rlwb::testing::worker_processes_of;
 
 Output run_cli(const std::vector<std::string>& args, int timeout_s = 120) {
   return run_program(rlwb::testing::kCliBin, args, timeout_s);
-}
-
-// rlwb-worker processes whose --controller address names the given
-// controller pid (the controller's ipc socket is /tmp/rlwb-<pid>-...).
-std::vector<pid_t> workers_of(pid_t controller) {
-  std::vector<pid_t> found;
-  std::string needle = "/tmp/rlwb-" + std::to_string(controller) + "-";
-  for (auto& entry : std::filesystem::directory_iterator("/proc")) {
-    std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmd(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(cmd)), {});
-    if (cmdline.find("rlwb-worker") != std::string::npos && cmdline.find(needle) != std::string::npos) {
-      // A zombie has no cmdline, so whatever matched is alive.
-      found.push_back(std::stoi(name));
-    }
-  }
-  return found;
-}
-
-bool wait_until(const std::function<bool()>& condition, double seconds) {
-  auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return condition();
 }
 
 std::string demo_file() { return std::string(rlwb::testing::kSourceDir) + "/experiments/demo.yaml"; }
@@ -159,7 +135,8 @@ TEST(Cli, CtrlCStopsTheRunCleanlyAndLeavesNoWorkerBehind) {
   std::string db = temp_db();
   pid_t cli = spawn_cli({"run", demo_file(), "trainer.steps=100000", "--db", db});
   // Wait until workers run and a step has been recorded.
-  ASSERT_TRUE(wait_until([&] { return workers_of(cli).size() == 3; }, 60)) << "workers never started";
+  ASSERT_TRUE(wait_until([&] { return worker_processes_of(cli).size() == 3; }, 60))
+      << "workers never started";
   ASSERT_TRUE(wait_until(
       [&] {
         try {
@@ -170,7 +147,7 @@ TEST(Cli, CtrlCStopsTheRunCleanlyAndLeavesNoWorkerBehind) {
         }
       },
       60));
-  auto workers = workers_of(cli);
+  auto workers = worker_processes_of(cli);
   kill(cli, SIGINT);
   int status = 0;
   ASSERT_TRUE(wait_until([&] { return waitpid(cli, &status, WNOHANG) == cli; }, 15)) << "rlwb ignored Ctrl-C";
@@ -188,11 +165,13 @@ TEST(Cli, CtrlCStopsTheRunCleanlyAndLeavesNoWorkerBehind) {
 TEST(Cli, KilledControllerTakesItsWorkersWithIt) {
   std::string db = temp_db();
   pid_t cli = spawn_cli({"run", demo_file(), "trainer.steps=100000", "--db", db});
-  ASSERT_TRUE(wait_until([&] { return workers_of(cli).size() == 3; }, 60)) << "workers never started";
-  auto workers = workers_of(cli);
+  ASSERT_TRUE(wait_until([&] { return worker_processes_of(cli).size() == 3; }, 60))
+      << "workers never started";
+  auto workers = worker_processes_of(cli);
   kill(cli, SIGKILL);
   waitpid(cli, nullptr, 0);
-  EXPECT_TRUE(wait_until([&] { return workers_of(cli).empty(); }, 5)) << "orphan workers after SIGKILL";
+  EXPECT_TRUE(wait_until([&] { return worker_processes_of(cli).empty(); }, 5))
+      << "orphan workers after SIGKILL";
   // The next run closes the dead one as failed.
   auto next = run_cli({"run", demo_file(), "trainer.steps=1", "--db", db});
   EXPECT_EQ(next.code, 0) << next.text;
