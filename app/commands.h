@@ -39,6 +39,10 @@ std::vector<core::Subcommand> add_profile_commands(CLI::App& rlwb);
 // app/cmd_reward.cpp: rlwb reward math ...
 std::vector<core::Subcommand> add_reward_commands(CLI::App& rlwb);
 
+// app/cmd_export.cpp: rlwb export RUN --out DIR (a checkpoint's model in
+// the Hugging Face layout)
+std::vector<core::Subcommand> add_export_commands(CLI::App& rlwb);
+
 // app/cmd_sandbox.cpp: rlwb sandbox run | serve (sandbox/cli.h)
 std::vector<core::Subcommand> add_sandbox_commands(CLI::App& rlwb);
 

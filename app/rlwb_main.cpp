@@ -26,8 +26,9 @@ int main(int argc, char** argv) {
   std::vector<rlwb::core::Subcommand> commands = {
       rlwb::app::add_run_command(rlwb, argc > 0 ? argv[0] : "rlwb"), rlwb::app::add_validate_command(rlwb),
       rlwb::app::add_settings_command(rlwb)};
-  for (auto* family : {&rlwb::app::add_runs_commands, &rlwb::app::add_profile_commands,
-                       &rlwb::app::add_reward_commands, &rlwb::app::add_sandbox_commands}) {
+  for (auto* family :
+       {&rlwb::app::add_runs_commands, &rlwb::app::add_profile_commands, &rlwb::app::add_reward_commands,
+        &rlwb::app::add_sandbox_commands, &rlwb::app::add_export_commands}) {
     std::vector<rlwb::core::Subcommand> added = (*family)(rlwb);
     commands.insert(commands.end(), added.begin(), added.end());
   }

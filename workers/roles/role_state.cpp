@@ -1,12 +1,16 @@
 #include "workers/roles/role_state.h"
 
 #include "core/common/durable_file.h"
+#include "workers/model/hf_checkpoint.h"
+#include "workers/model/tensor_parallel.h"
+#include "workers/model/transformer_config.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 
@@ -14,6 +18,8 @@ namespace rlwb::workers::roles {
 namespace {
 
 const char* const kStateKeys[] = {"exp_avg", "exp_avg_sq", "adam_steps", "schedule_steps"};
+const char* const kConfigFile = "config.json";
+const char* const kTokenizerNote = "rlwb_tokenizer.json";
 
 std::string shape_text(const torch::Tensor& t) {
   std::string text = "[";
@@ -48,6 +54,13 @@ void save_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
   archive.save_to(bytes);
   const std::string file = role_state_file(dir, env);
   core::write_file_durably(file, bytes.str());
+  if (env.rank == 0) {
+    namespace fs = std::filesystem;
+    core::write_file_durably((fs::path(dir) / kConfigFile).string(),
+                             model::hf_config_json(role.net->config()));
+    core::write_file_durably((fs::path(dir) / kTokenizerNote).string(),
+                             role.options.tokenizer.as_written.dump(2) + "\n");
+  }
   core::fsync_directory(dir);
 }
 
@@ -95,6 +108,70 @@ void load_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
     std::lock_guard<std::mutex> lock(generator.mutex());
     generator.set_state(rng);
   }
+}
+
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw std::runtime_error(path.string() +
+                             ": missing; the checkpoint was written by an rlwb without export support, or is "
+                             "incomplete");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+void export_role_state(const std::string& dir, int tp, const std::string& out, torch::Dtype dtype) {
+  namespace fs = std::filesystem;
+  const fs::path config_path = fs::path(dir) / kConfigFile;
+  const model::TransformerConfig config =
+      model::parse_hf_config(read_text(config_path), config_path.string());
+  const std::string tokenizer_note = read_text(fs::path(dir) / kTokenizerNote);
+  std::vector<torch::serialize::InputArchive> shards(static_cast<size_t>(tp));
+  std::vector<std::string> files;
+  for (int r = 0; r < tp; ++r) {
+    files.push_back((fs::path(dir) / ("rank-" + std::to_string(r) + ".pt")).string());
+    if (!fs::exists(files.back()))
+      throw std::runtime_error(files.back() + ": missing; a tensor-parallel degree of " + std::to_string(tp) +
+                               " needs rank-0 .. rank-" + std::to_string(tp - 1));
+    shards[r].load_from(files.back());
+  }
+  // The weights drawn at construction are all overwritten: leave torch's
+  // generator as it was.
+  at::Generator cpu = at::globalContext().defaultGenerator(torch::kCPU);
+  const at::Tensor generator_state = cpu.get_state();
+  model::Transformer whole(config);
+  cpu.set_state(generator_state);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& p : whole->named_parameters()) {
+      const int64_t dim = tp > 1 ? model::tensor_parallel_dim(p.key()) : -1;
+      std::vector<torch::Tensor> parts;
+      for (int r = 0; r < (dim < 0 ? 1 : tp); ++r) {
+        torch::Tensor part;
+        if (!shards[r].try_read("param/" + p.key(), part))
+          throw std::runtime_error(files[r] + " has no tensor '" + p.key() + "', which " +
+                                   config_path.string() + " implies");
+        parts.push_back(part);
+      }
+      torch::Tensor joined = dim < 0 ? parts[0] : torch::cat(parts, dim);
+      if (joined.sizes() != p.value().sizes())
+        throw std::runtime_error(dir + ": tensor '" + p.key() + "' is " + shape_text(joined) + " over " +
+                                 std::to_string(dim < 0 ? 1 : tp) + " rank file(s) but " +
+                                 shape_text(p.value()) + " by " + config_path.string());
+      p.value().copy_(joined);
+    }
+  }
+  model::SaveOptions save;
+  save.dtype = dtype;
+  model::save_hf_checkpoint(whole, out, save);
+  std::ofstream note(fs::path(out) / kTokenizerNote, std::ios::trunc);
+  note << tokenizer_note;
+  if (!note) throw std::runtime_error((fs::path(out) / kTokenizerNote).string() + ": write failed");
 }
 
 }  // namespace rlwb::workers::roles

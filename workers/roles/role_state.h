@@ -6,6 +6,11 @@
 // (broadcast, args {dir}); every rank writes or reads <dir>/rank-<r>.pt,
 // durably (written whole, fsynced, renamed into place).
 //
+// Pool rank 0 also writes <dir>/config.json (the whole model's config, as
+// Hugging Face writes it) and <dir>/rlwb_tokenizer.json (the tokenizer
+// setting), so a checkpoint can be exported without the graph file
+// (export_role_state; rlwb export).
+//
 // Loading checks every tensor against the model as it is now and throws
 // naming the tensor, its saved shape and its shape now, so a changed model
 // is an error rather than a silent partial load.
@@ -32,5 +37,13 @@ void save_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
                      WorkerEnv& env);
 void load_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, const std::string& dir,
                      WorkerEnv& env);
+
+// The whole model of a checkpoint's <model> folder, in the Hugging Face
+// layout (model/hf_checkpoint.h) in `out`, for `rlwb export`: the
+// tensor-parallel shards of the first data-parallel group (pool ranks
+// 0..tp-1) joined along the dimension they were split on, config.json and
+// the tokenizer note as saved. Reads only files; throws std::runtime_error
+// naming the file, and the tensor where there is one.
+void export_role_state(const std::string& dir, int tp, const std::string& out, torch::Dtype dtype);
 
 }  // namespace rlwb::workers::roles
