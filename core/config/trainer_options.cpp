@@ -74,6 +74,12 @@ TrainerOptions parse_trainer_options(const nlohmann::json& trainer, ParseContext
               at_least(0))
         .integer("keep", o.checkpoint.keep, "the newest checkpoints kept; older ones are deleted", above(0));
   }
+  s.choice("on_worker_failure", o.on_worker_failure,
+           {{"fail", WorkerFailurePolicy::kFail}, {"restart", WorkerFailurePolicy::kRestart}},
+           "a worker that dies or hangs: fail the run, or restart the workers from the last checkpoint")
+      .integer("max_restarts", o.max_restarts,
+               "on_worker_failure restart: the most restarts of one rlwb run (--resume counts anew)",
+               at_least(0));
   s.names("save", o.save, "models saved (HF layout) at the end of the run")
       .names("token_masks", o.token_masks, "mask columns whose sums count the tokens of perf/throughput");
   return o;

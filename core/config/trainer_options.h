@@ -70,6 +70,12 @@ struct CheckpointOptions {
   int64_t keep = 2;
 };
 
+// trainer.on_worker_failure: what a run does when a worker process dies or
+// hangs (its heartbeats stop): fail, or restart every worker and continue
+// from the last checkpoint (from the start when there is none yet), at
+// most trainer.max_restarts times (core/controller/controller.h).
+enum class WorkerFailurePolicy { kFail, kRestart };
+
 struct TrainerOptions {
   int64_t steps = 1;
   AlgorithmOptions algorithm;
@@ -77,6 +83,8 @@ struct TrainerOptions {
   EvalOptions eval;
   SamplesOptions samples;
   CheckpointOptions checkpoint;
+  WorkerFailurePolicy on_worker_failure = WorkerFailurePolicy::kFail;
+  int64_t max_restarts = 3;
   std::vector<std::string> save;                                            // models saved at the end
   std::vector<std::string> token_masks = {"prompt_mask", "response_mask"};  // perf/throughput counts these
 };

@@ -4,12 +4,17 @@
 // per model and one module per reward, and hands them to the Trainer,
 // which runs the graph once per step through a GraphRunner. At the end the
 // run's status (finished / failed / interrupted) and error go into the DB,
-// and no worker is left.
+// and no worker is left. With trainer.on_worker_failure: restart, a worker
+// that dies or hangs ends only the attempt: every worker is stopped, new
+// ones start (their logs in <log dir>/restart-<k>) and load the newest good
+// checkpoint (or start over without one), the rows after it superseded as
+// on a resume; each failure and restart is an event of the run.
 //   worker_cluster.h  processes and the RPC endpoint
 //   graph_runner.h    one pass of a graph, nodes scheduled by readiness
 //   trainer.h         warm start, evaluation, the RL steps, saving
 #pragma once
 
+#include "core/config/experiment_options.h"
 #include "core/config/launch_options.h"
 #include "core/controller/builtins.h"
 #include "core/controller/resume.h"
@@ -25,6 +30,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 namespace rlwb::core {
 
@@ -71,6 +77,13 @@ class Controller {
   RunResult run();
 
  private:
+  void attempt(const config::ExperimentOptions& settings, const std::string& log_dir,
+               CheckpointFolders& folders, const std::optional<FoundCheckpoint>& from,
+               std::vector<std::string>& checkpoints, RunResult& result);
+  void restart_from_checkpoint(const std::string& failure, int64_t restart, int64_t allowed,
+                               const std::vector<std::string>& checkpoints,
+                               std::optional<FoundCheckpoint>& from, RunResult& result);
+
   Experiment exp_;
   ControllerOptions options_;
   TrackingWriter* tracking_;

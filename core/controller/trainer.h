@@ -77,6 +77,8 @@ class Trainer {
   // ranks load their state from it and the builtins' state is put back.
   // `earlier`: the run's older checkpoints, oldest first (for keep).
   void resume_from(const FoundCheckpoint& checkpoint, std::vector<std::string> earlier = {});
+  // This run's resumable checkpoints on disk, oldest first.
+  const std::vector<std::string>& checkpoints() const { return checkpoints_; }
   // With a profiler (profile.enabled), the RL steps it names are profiled.
   void set_profiler(RunProfiler* profiler) { profiler_ = profiler; }
 

@@ -141,6 +141,8 @@ class TrackingWriter {
   // steps; warm_start/ metrics come before any checkpoint), sets the run
   // 'running' again under this process with last_step = `step`, and adds
   // an event. Returns the number of metric and sample rows superseded.
+  // An empty `checkpoint` is a start over (on_worker_failure restart before
+  // the first checkpoint): every row is superseded, the warm start's too.
   std::pair<int64_t, int64_t> resume_run(int64_t run, int64_t step, const std::string& checkpoint);
 
  private:

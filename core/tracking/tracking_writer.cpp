@@ -433,16 +433,19 @@ std::pair<int64_t, int64_t> TrackingWriter::resume_run(int64_t run, int64_t step
   std::pair<int64_t, int64_t> superseded{0, 0};
   try {
     SQLite::Transaction transaction(impl_->db, SQLite::TransactionBehavior::IMMEDIATE);
+    // From the start (no checkpoint): every row, the warm start's and step 0's too.
+    const bool from_start = checkpoint.empty();
     SQLite::Statement metrics(impl_->db,
-                              "UPDATE metrics SET superseded = 1 WHERE run_id = ? AND step > ? AND "
-                              "superseded = 0 AND key NOT LIKE 'warm\\_start/%' ESCAPE '\\'");
+                              std::string("UPDATE metrics SET superseded = 1 WHERE run_id = ? AND "
+                                          "step > ? AND superseded = 0") +
+                                  (from_start ? "" : " AND key NOT LIKE 'warm\\_start/%' ESCAPE '\\'"));
     metrics.bind(1, run);
-    metrics.bind(2, step);
+    metrics.bind(2, from_start ? int64_t{-1} : step);
     superseded.first = metrics.exec();
     SQLite::Statement samples(
         impl_->db, "UPDATE samples SET superseded = 1 WHERE run_id = ? AND step > ? AND superseded = 0");
     samples.bind(1, run);
-    samples.bind(2, step);
+    samples.bind(2, from_start ? int64_t{-1} : step);
     superseded.second = samples.exec();
     SQLite::Statement update(impl_->db,
                              "UPDATE runs SET status = 'running', end_time = NULL, last_step = ?, host = ?, "
@@ -458,9 +461,12 @@ std::pair<int64_t, int64_t> TrackingWriter::resume_run(int64_t run, int64_t step
                             "'controller', ?)");
     event.bind(1, run);
     event.bind(2, unix_time_now());
-    event.bind(3, "resumed from the checkpoint of step " + std::to_string(step) + " (" + checkpoint + "); " +
+    event.bind(3, (from_start ? std::string("started over (no checkpoint yet); ")
+                              : "resumed from the checkpoint of step " + std::to_string(step) + " (" +
+                                    checkpoint + "); ") +
                       std::to_string(superseded.first) + " metric and " + std::to_string(superseded.second) +
-                      " sample rows of the earlier attempt after it marked superseded");
+                      " sample rows of the earlier attempt" + (from_start ? "" : " after it") +
+                      " marked superseded");
     event.exec();
     transaction.commit();
   } catch (const SQLite::Exception& e) {

@@ -29,17 +29,22 @@ inline core::config::LaunchOptions launch_file(const std::string& text, int work
 
 // SFT for `steps` steps with a pool of two data-parallel ranks.
 inline core::RunResult train_sft(const core::config::LaunchOptions& launch, int steps = 4,
-                                 std::stop_token stop = {}) {
+                                 std::stop_token stop = {}, const std::vector<std::string>& extra = {}) {
   core::ControllerOptions o = app::controller_options();
   o.worker_binary = kWorkerBin;
   o.log_dir = std::filesystem::temp_directory_path() / unique_name("rlwb-launch-logs");
   o.checkpoint_dir = std::filesystem::temp_directory_path() / unique_name("rlwb-launch-ckpt");
   o.launch = launch;
   o.stop = stop;
-  core::Experiment exp = core::load_experiment_file(
-      std::string(kSourceDir) + "/experiments/sft.yaml",
-      {"trainer.steps=" + std::to_string(steps), "~trainer.eval", "pools.train.workers=2",
-       "models.actor.parallel.dp=2", "task.batch_size=32", "models.actor.config.micro_batch_size=8"});
+  std::vector<std::string> overrides = {"trainer.steps=" + std::to_string(steps),
+                                        "~trainer.eval",
+                                        "pools.train.workers=2",
+                                        "models.actor.parallel.dp=2",
+                                        "task.batch_size=32",
+                                        "models.actor.config.micro_batch_size=8"};
+  overrides.insert(overrides.end(), extra.begin(), extra.end());
+  core::Experiment exp =
+      core::load_experiment_file(std::string(kSourceDir) + "/experiments/sft.yaml", overrides);
   core::Controller controller(exp, o, nullptr);
   return controller.run();
 }

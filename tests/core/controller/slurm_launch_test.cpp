@@ -132,6 +132,34 @@ TEST_F(SlurmLaunch, AJobSlurmEndsFailsTheRunWithSlurmsReason) {
   EXPECT_TRUE(eventually([] { return workers_in_our_jobs().empty(); }, std::chrono::seconds(15)));
 }
 
+// With trainer.on_worker_failure: restart, a job Slurm ends is a worker
+// failure like any other: the pool is submitted again as a new job, its
+// ranks load the last checkpoint, and the run trains as an undisturbed one.
+TEST_F(SlurmLaunch, WithRestartAJobSlurmEndsIsSubmittedAgainAndTheRunGoesOn) {
+  const std::vector<std::string> restart = {"+trainer.checkpoint.every=2",
+                                            "+trainer.on_worker_failure=restart"};
+  auto run =
+      std::async(std::launch::async, [&] { return train_sft(launch_file(kSlurmLaunch), 40, {}, restart); });
+  std::set<std::string> job_ids;
+  auto note_jobs = [&] {
+    std::istringstream lines(command_output("squeue -h -o '%j %i'"));
+    for (std::string name, id; lines >> name >> id;)
+      if (name.rfind(our_jobs(), 0) == 0) job_ids.insert(id);
+  };
+  ASSERT_TRUE(eventually([] { return workers_in_our_jobs().size() == 2; }, std::chrono::seconds(60)));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  note_jobs();
+  command_output("scancel --name=$(squeue -h -o %j | grep '^" + our_jobs() + "' | head -1)");
+  while (run.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) note_jobs();
+  auto restarted = run.get();
+  ASSERT_EQ(restarted.status, "finished") << restarted.error;
+  EXPECT_GE(job_ids.size(), 2u) << "the pool was not submitted again";
+  EXPECT_TRUE(eventually([] { return live_jobs().empty(); }, std::chrono::seconds(15))) << live_jobs();
+  auto undisturbed = train_sft({}, 40, {}, restart);
+  ASSERT_EQ(undisturbed.status, "finished") << undisturbed.error;
+  rlwb::testing::expect_same_training(restarted, undisturbed);
+}
+
 // Requests Slurm cannot honour, and a Slurm that does not answer, are
 // reported before anything starts.
 TEST_F(SlurmLaunch, BadRequestsAreReportedBeforeAnythingStarts) {
