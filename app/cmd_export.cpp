@@ -9,6 +9,7 @@
 
 #include "app/commands.h"
 #include "core/controller/checkpoint_store.h"
+#include "core/controller/resume.h"
 #include "workers/roles/role_state.h"
 
 namespace rlwb::app {
@@ -35,10 +36,8 @@ core::FoundCheckpoint choose_checkpoint(const ExportArgs& args, core::TrackingRe
   if (!reader.run(args.run))
     throw core::UsageError("there is no " + run + " in " + args.db + "; 'rlwb runs list --db " + args.db +
                            "' lists the runs");
-  std::vector<std::string> dirs;  // newest first, those still on disk
-  auto artifacts = reader.artifacts(args.run);
-  for (auto a = artifacts.rbegin(); a != artifacts.rend(); ++a)
-    if (a->kind == core::kResumeCheckpointArtifact && fs::is_directory(a->path)) dirs.push_back(a->path);
+  std::vector<std::string> dirs = core::recorded_checkpoints(reader, args.run);  // newest first
+  std::erase_if(dirs, [](const std::string& dir) { return !fs::is_directory(dir); });
   if (dirs.empty())
     throw std::runtime_error(run +
                              " has no checkpoint on disk: it ran without trainer.checkpoint.every, ended "

@@ -50,6 +50,14 @@ std::vector<std::string> signature_changes(const nlohmann::json& saved, const nl
   return out;
 }
 
+std::vector<std::string> recorded_checkpoints(TrackingReader& reader, int64_t run) {
+  std::vector<std::string> dirs;
+  auto artifacts = reader.artifacts(run);
+  for (auto a = artifacts.rbegin(); a != artifacts.rend(); ++a)
+    if (a->kind == kResumeCheckpointArtifact) dirs.push_back(a->path);
+  return dirs;
+}
+
 RunInfo resumable_run(TrackingReader& reader, int64_t id, const std::string& db) {
   auto run = reader.run(id);
   const std::string name = "run " + std::to_string(id);
@@ -69,10 +77,7 @@ RunInfo resumable_run(TrackingReader& reader, int64_t id, const std::string& db)
 
 ResumePlan plan_resume(TrackingReader& reader, const RunInfo& run, const Experiment& exp) {
   const std::string name = "--resume " + std::to_string(run.id) + ": run " + std::to_string(run.id);
-  std::vector<std::string> dirs;  // newest first
-  auto artifacts = reader.artifacts(run.id);
-  for (auto a = artifacts.rbegin(); a != artifacts.rend(); ++a)
-    if (a->kind == kResumeCheckpointArtifact) dirs.push_back(a->path);
+  const std::vector<std::string> dirs = recorded_checkpoints(reader, run.id);
   if (dirs.empty())
     throw ResumeError(name + " (" + run.status +
                       ") has no checkpoint to resume from: it ran without trainer.checkpoint.every, or "

@@ -32,6 +32,9 @@ struct ResumePlan {
   std::vector<std::string> earlier;  // the run's older checkpoint folders that exist, oldest first
 };
 
+// The folders of the run's resumable checkpoints as its artifacts record
+// them, newest first (deleted ones included: keep removes folders, not rows).
+std::vector<std::string> recorded_checkpoints(TrackingReader& reader, int64_t run);
 // The run, if it may be resumed (not finished, not running). `db` is for messages.
 RunInfo resumable_run(TrackingReader& reader, int64_t run, const std::string& db);
 // The newest good checkpoint of `run` that fits `exp`.
