@@ -22,6 +22,7 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -116,6 +117,17 @@ inline void expect_same_metrics(const std::string& reference_db, const std::stri
   }
 }
 
+// The rest of an open /proc/PID file, or nothing when PID exited after the
+// open: the read then fails with ESRCH, which libstdc++'s streambuf throws
+// past the stream's exception mask.
+inline std::optional<std::string> rest_of_proc_file(std::ifstream& in) {
+  try {
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  } catch (const std::ios_base::failure&) {
+    return std::nullopt;
+  }
+}
+
 // The live rlwb-worker processes of the controller with pid `controller`:
 // those whose --controller address names it (its ipc socket is
 // /tmp/rlwb-<pid>-...), so they are found after the controller died too.
@@ -126,9 +138,10 @@ inline std::set<pid_t> worker_processes_of(pid_t controller) {
     const std::string name = entry.path().filename();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream cmd(entry.path() / "cmdline");
-    const std::string cmdline((std::istreambuf_iterator<char>(cmd)), {});
+    const auto cmdline = rest_of_proc_file(cmd);
+    if (!cmdline) continue;  // it exited between the open and the read
     // A zombie has no cmdline, so whatever matches is alive.
-    if (cmdline.find("rlwb-worker") != std::string::npos && cmdline.find(needle) != std::string::npos)
+    if (cmdline->find("rlwb-worker") != std::string::npos && cmdline->find(needle) != std::string::npos)
       found.insert(std::stoi(name));
   }
   return found;

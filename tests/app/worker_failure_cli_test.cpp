@@ -107,3 +107,25 @@ TEST(WorkerFailureCli, ByDefaultAKilledWorkerFailsTheRunWithItsExit) {
 }
 
 }  // namespace
+
+// The fault loop scans /proc while workers exit; a process that exits after
+// its cmdline was opened must read as gone, not throw out of the scan.
+TEST(WorkerFailureCli, AProcFileOfAProcessThatExitedAfterTheOpenReadsAsGone) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  std::ifstream cmdline("/proc/" + std::to_string(child) + "/cmdline");
+  ASSERT_TRUE(cmdline.is_open());
+  kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_EQ(rest_of_proc_file(cmdline), std::nullopt);
+
+  std::ifstream own("/proc/self/cmdline");
+  const auto text = rest_of_proc_file(own);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_NE(text->find("app_tests"), std::string::npos);
+}
