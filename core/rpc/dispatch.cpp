@@ -1,5 +1,7 @@
 #include "core/rpc/dispatch.h"
 
+#include "core/rpc/column_padding.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -105,6 +107,7 @@ Batch collect_replies(DispatchMode mode, const Mesh& mesh, const DispatchPlan& p
       parts = replies;
       break;
   }
+  pad_to_widest(parts);  // each rank padded its prompts and responses to its own widest
   Batch merged = Batch::concat(parts);
   if (plan.padded_rows > 0 && mode != DispatchMode::all_to_all) {
     int64_t padded_total = plan.input_rows + plan.padded_rows;

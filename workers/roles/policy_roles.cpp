@@ -20,6 +20,7 @@
 #include "workers/roles/model_roles.h"
 
 #include "core/algorithms/algorithms.h"
+#include "core/rpc/column_padding.h"
 #include "workers/model/generation.h"
 #include "workers/model/model_error.h"
 #include "workers/model/sequence_scores.h"
@@ -73,6 +74,18 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
   if (ctx.out.wants("old_log_probs")) out.set_tensor("old_log_probs", result.log_probs);
   if (ctx.out.wants("prompt_ids")) out.set_tensor("prompt_ids", prompts.ids);
   if (ctx.out.wants("prompt_mask")) out.set_tensor("prompt_mask", prompts.mask);
+  // The widths are this rank's own (its longest prompt, its longest
+  // response): the controller pads the ranks' replies alike before joining.
+  const auto& ids = r.tokenizer->special_ids();
+  const double pad = static_cast<double>(ids.pad >= 0 ? ids.pad : 0);
+  auto mark = [&out](const char* column, core::PadSide side, double value) {
+    if (out.has_tensor(column)) core::mark_padded_column(out, column, side, value);
+  };
+  mark("prompt_ids", core::PadSide::left, pad);
+  mark("prompt_mask", core::PadSide::left, 0);
+  mark("responses", core::PadSide::right, pad);
+  mark("response_mask", core::PadSide::right, 0);
+  mark("old_log_probs", core::PadSide::right, 0);
   return out;
 }
 
