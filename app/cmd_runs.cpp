@@ -1,4 +1,4 @@
-// rlwb runs list | show ID | compare ID ID... | export ID: read the tracking
+// rlwb runs list | show ID | compare ID ID... | export ID | follow: read the tracking
 // database. Argument handling only; the text is core/tracking (run_report,
 // run_compare, shared with the GUI).
 #include <filesystem>
@@ -123,6 +123,7 @@ std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb) {
       {show_command, [show_args] { return show(*show_args); }},
       {compare_command, [compare_args] { return compare(*compare_args); }},
       {export_command, [export_args] { return export_metrics(*export_args); }},
+      add_runs_follow_command(*runs),
   };
 }
 

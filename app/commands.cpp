@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -18,6 +20,7 @@
 #include <thread>
 
 #include "app/progress.h"
+#include "app/remote_run.h"
 #include "core/controller/controller.h"
 #include "core/launch/local_launcher.h"
 #include "core/launch/slurm.h"
@@ -115,6 +118,10 @@ struct RunArgs {
   int64_t from_run = 0;
   int64_t resume = 0;  // --resume RUN
   std::string argv0;
+  // --remote HOST: the run goes there over SSH and is mirrored here.
+  core::RemoteHost remote;
+  int64_t follow_remote = 0;  // --follow RUN: mirror a run already there
+  double reconnect_for_s = 300;
 };
 
 // --resume RUN, checked before anything starts (core/controller/resume.h):
@@ -179,7 +186,55 @@ bool read_launch(const std::string& path, const core::Experiment& exp, core::con
   return false;
 }
 
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// --remote: checked here as far as this host can (the graph file against
+// this build's catalog, which the remote's equals: the versions must match),
+// then started there as the experiment resolved, so its defaults files and
+// the overrides need not exist there.
+int run_on_remote(const RunArgs& args) {
+  RemoteRunRequest request;
+  request.remote = args.remote;
+  request.local_db = args.db;
+  request.follow_run = args.follow_remote;
+  request.reconnect_for_s = args.reconnect_for_s;
+  const std::string stamp = std::to_string(std::time(nullptr)) + "-" + std::to_string(getpid());
+  if (args.follow_remote == 0 && args.resume == 0) {
+    if (args.experiment.file.empty()) {
+      std::cerr << "rlwb run --remote: FILE is required (or --resume RUN, or --follow RUN)\n";
+      return 2;
+    }
+    try {
+      const core::Experiment exp = load_and_validate(args.experiment);
+      request.experiment_yaml = core::experiment_to_yaml(exp);
+    } catch (const core::GraphError& e) {
+      print_graph_error(e);
+      return 1;
+    }
+    request.experiment_name =
+        std::filesystem::path(args.experiment.file).stem().string() + "-" + stamp + ".yaml";
+  }
+  if (args.resume) request.run_args = {"--resume", std::to_string(args.resume)};
+  if (!args.launch_file.empty()) {
+    request.launch_name = "launch-" + stamp + ".yaml";
+    request.launch_text = read_text_file(args.launch_file);
+  }
+  if (!args.name.empty()) request.run_args.insert(request.run_args.end(), {"--name", args.name});
+  if (args.transport != "ipc")
+    request.run_args.insert(request.run_args.end(), {"--transport", args.transport});
+  return run_remote(request);
+}
+
 int run(const RunArgs& args) {
+  if (!args.remote.host.empty()) return run_on_remote(args);
+  if (args.follow_remote) {
+    std::cerr << "rlwb run: --follow RUN mirrors a run of a remote host: add --remote HOST\n";
+    return 2;
+  }
   core::Experiment exp;
   std::optional<core::ResumePlan> resume;
   if (args.resume == 0 && args.experiment.file.empty()) {
@@ -247,6 +302,37 @@ core::TrackingReader open_tracking_reader(const std::string& db) {
   return core::TrackingReader(db);
 }
 
+static void add_remote_options(CLI::App& command, RunArgs& args) {
+  const char* group = "Remote run (docs/launching.md)";
+  command
+      .add_option(
+          "--remote", args.remote.host,
+          "run on this SSH host (a Host of your ssh config, or user@host) and mirror the run into --db "
+          "here; --launch then names that host's workers")
+      ->group(group);
+  command
+      .add_option("--remote-dir", args.remote.dir,
+                  "the working folder there (its runs/rlwb.db holds the run)")
+      ->capture_default_str()
+      ->group(group);
+  command.add_option("--remote-rlwb", args.remote.rlwb, "the rlwb command there")
+      ->capture_default_str()
+      ->group(group);
+  command.add_option("--ssh-config", args.remote.ssh_config, "ssh -F: the ssh config file to use")
+      ->group(group);
+  command
+      .add_option("--follow", args.follow_remote,
+                  "mirror run RUN of the remote host (already started, or left when the link was lost)")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  command
+      .add_option("--reconnect-for", args.reconnect_for_s,
+                  "seconds to keep trying when the link to the remote host drops")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str()
+      ->group(group);
+}
+
 core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
   auto args = std::make_shared<RunArgs>();
   args->argv0 = std::move(argv0);
@@ -273,6 +359,7 @@ core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0) {
       ->add_option("--launch", args->launch_file,
                    "launch file: the hosts the pools' workers run on (docs/launching.md)")
       ->type_name("LAUNCH.yaml");
+  add_remote_options(*command, *args);
   return {command, [args] { return run(*args); }};
 }
 

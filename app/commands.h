@@ -30,7 +30,10 @@ core::Subcommand add_validate_command(CLI::App& rlwb);
 core::Subcommand add_settings_command(CLI::App& rlwb);
 
 // app/cmd_runs.cpp: rlwb runs list | show ID | compare ID ID... | export ID
+// | follow RUN
 std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb);
+// app/cmd_runs_follow.cpp: rlwb runs follow RUN (a run's rows as JSON lines)
+core::Subcommand add_runs_follow_command(CLI::App& runs);
 
 // app/cmd_profile.cpp: rlwb profile show | export | diff, and rlwb analyze
 // (a stored profile read back: core/profile)

@@ -16,7 +16,7 @@ packages=(build-essential cmake ninja-build ccache pkg-config
   nlohmann-json3-dev libcli11-dev libgloo-dev libginac-dev libgraphviz-dev bubblewrap xvfb xauth python3-venv
   libprotobuf-dev protobuf-compiler zlib1g-dev libpcre2-dev libicu-dev libsentencepiece-dev
   clang-format clang-tidy iproute2
-  slurmctld slurmd slurm-client munge)
+  slurmctld slurmd slurm-client munge openssh-server openssh-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -17,7 +17,10 @@ struct CommandResult {
   bool ok() const { return exit_code == 0; }
 };
 
+// `input` is written to the command's stdin (then closed); without it stdin
+// is /dev/null.
 CommandResult run_command(const std::vector<std::string>& argv,
-                          std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                          std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                          const std::string& input = {});
 
 }  // namespace rlwb::core

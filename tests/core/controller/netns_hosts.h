@@ -59,6 +59,8 @@ class NetnsHosts {
   const std::string& name(int i) const { return names_.at(i); }
   std::string address(int i) const { return subnet_ + "." + std::to_string(2 + i); }
   std::string controller_address() const { return subnet_ + ".1"; }
+  // Cuts host i off (its link down) or joins it again.
+  bool set_link_up(int i, bool up) { return sh("ip link set " + outer_.at(i) + (up ? " up" : " down")); }
   // Bytes through host i's link, both ways, so far.
   long long link_bytes(int i) const {
     return counter(outer_.at(i), "rx_bytes") + counter(outer_.at(i), "tx_bytes");
