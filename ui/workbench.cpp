@@ -363,6 +363,7 @@ nlohmann::json dump_state(AppState& app) {
   json launch = {
       {"status", app.launch.status}, {"run_id", app.launch.run_id}, {"argv", app.launch.last_argv}};
   if (app.launch.target) {
+    launch["target"] = app.launch.target->name();
     launch["state"] = app.launch.target->state();
     launch["exit_code"] = app.launch.target->exit_code();
     launch["active"] = app.launch.target->active();

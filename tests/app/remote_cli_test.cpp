@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/common/version.h"
+#include "core/tracking/process_identity.h"
 #include "core/tracking/run_stream.h"
 #include "core/tracking/tracking.h"
 #include "tests/app/cli_runs.h"
@@ -127,7 +128,7 @@ TEST_F(RemoteCli, CtrlCHereStopsTheRunThereAndBothEndInterrupted) {
   EXPECT_EQ(TrackingReader(local_db()).run(mirror)->status, "interrupted");
   EXPECT_EQ(rows_of(local_db(), mirror), rows_of(remote_db(), 1));
   const int64_t controller = TrackingReader(remote_db()).run(1)->pid;
-  EXPECT_TRUE(wait_until([&] { return kill(static_cast<pid_t>(controller), 0) != 0; }, 20))
+  EXPECT_TRUE(wait_until([&] { return !process_is_running(controller, ""); }, 20))
       << "the remote controller outlived its run";
 }
 

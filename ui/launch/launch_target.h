@@ -1,6 +1,6 @@
 // Where the GUI runs an experiment. The launch screen talks only to this
-// interface, so a cluster scheduler (Slurm) plugs in as another target
-// without changing the screen; "local" is the one there is now.
+// interface: "local" runs it on this machine, "remote" on an SSH host
+// (`rlwb run --remote`, mirrored into the local DB; docs/launching.md).
 //
 // A launch runs the CLI (`rlwb run FILE overrides --db DB --name NAME`), so a
 // run started from the GUI is the same run as one started from a terminal,
@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/launch/remote_host.h"
+
 namespace rlwb::ui {
 
 struct LaunchRequest {
@@ -22,8 +24,9 @@ struct LaunchRequest {
   std::string experiment_file;
   std::vector<std::string> overrides;  // key.path=value
   std::string db;
-  std::string name;      // run name ("" : the experiment's)
-  int64_t from_run = 0;  // the run relaunched (rlwb run --from-run); 0: none
+  std::string name;         // run name ("" : the experiment's)
+  int64_t from_run = 0;     // the run relaunched (rlwb run --from-run); 0: none
+  core::RemoteHost remote;  // host "": this machine
 };
 
 // A worker process of the running controller, as the OS sees it.
@@ -53,9 +56,12 @@ class LaunchTarget {
   virtual void kill() = 0;
 };
 
-std::vector<std::string> launch_target_names();  // {"local"}
+std::vector<std::string> launch_target_names();  // {"local", "remote"}
 // Throws std::invalid_argument for an unknown name. Logs go to `log_dir`.
 std::unique_ptr<LaunchTarget> make_launch_target(const std::string& name, const std::string& log_dir);
+// ui/launch/remote_target.cpp: the CLI with --remote, run here; its workers
+// are on the host, Stop and Kill reach the run there.
+std::unique_ptr<LaunchTarget> make_remote_target(std::unique_ptr<LaunchTarget> local);
 
 // The argv the CLI is run with (for the screen to show, and tests).
 std::vector<std::string> launch_argv(const LaunchRequest& request);

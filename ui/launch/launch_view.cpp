@@ -1,6 +1,7 @@
 // [SECTION] The launch screen.
 #include "ui/launch/launch_view.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/tracking/time_now.h"
@@ -58,6 +59,9 @@ void start_run(LaunchState& state, GraphEditor& editor, RunStore& store) {
     request.db = store.db_path();
     request.name = state.run_name;
     request.from_run = editor.origin_run;  // a run's experiment, opened from the Runs screen
+    if (state.target_name == "remote") request.remote = state.remote;
+    const auto ids = store.run_ids();
+    state.newest_run_at_launch = ids.empty() ? 0 : *std::max_element(ids.begin(), ids.end());
     state.last_argv = launch_argv(request);
     state.target->start(request);
     state.launched_pid = state.target->controller_pid();
@@ -70,17 +74,45 @@ void start_run(LaunchState& state, GraphEditor& editor, RunStore& store) {
   }
 }
 
+// The SSH host and where rlwb lives there (`rlwb run --remote`).
+void draw_remote_fields(core::RemoteHost& remote) {
+  ImGui::SetNextItemWidth(240);
+  ImGui::InputTextWithHint("ssh host", "a Host of your ssh config, or user@host", &remote.host);
+  items().record_last_item("launch/remote/host");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(240);
+  ImGui::InputTextWithHint("ssh config", "(~/.ssh/config)", &remote.ssh_config);
+  items().record_last_item("launch/remote/ssh_config");
+  ImGui::SetNextItemWidth(240);
+  ImGui::InputText("folder there", &remote.dir);
+  items().record_last_item("launch/remote/dir");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(240);
+  ImGui::InputText("rlwb there", &remote.rlwb);
+  items().record_last_item("launch/remote/rlwb");
+}
+
 }  // namespace
 
 void update_launch(LaunchState& state, RunStore& store) {
   if (!state.target) return;
   state.target->poll();
-  // The run this launch created: same controller pid, started after the click.
+  // The run this launch created: same controller pid, started after the
+  // click; for a remote launch, the newer run that mirrors one of its host
+  // (its pid and clock are the host's).
   if (state.run_id == 0 && state.launched_pid)
-    for (int64_t id : store.run_ids())
-      if (const RunData* r = store.run(id);
-          r && r->info.pid == state.launched_pid && r->info.start_time >= state.launched_at - 5)
+    for (int64_t id : store.run_ids()) {
+      const RunData* r = store.run(id);
+      if (!r) continue;
+      if (state.target->name() == "remote") {
+        if (id > state.newest_run_at_launch &&
+            std::find(r->tags.begin(), r->tags.end(),
+                      std::pair<std::string, std::string>("remote.host", state.remote.host)) != r->tags.end())
+          state.run_id = id;
+      } else if (r->info.pid == state.launched_pid && r->info.start_time >= state.launched_at - 5) {
         state.run_id = id;
+      }
+    }
 }
 
 void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewRequests& requests) {
@@ -88,13 +120,18 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
   ImGui::SameLine();
   ImGui::TextUnformatted(editor.doc ? editor.doc->path().c_str() : "(none open: use the Editor tab)");
   ImGui::SetNextItemWidth(140);
-  if (ImGui::BeginCombo("launch target", state.target_name.c_str())) {
-    for (const auto& name : launch_target_names())
+  const bool open = ImGui::BeginCombo("launch target", state.target_name.c_str());
+  items().record_last_item("launch/target");
+  if (open) {
+    for (const auto& name : launch_target_names()) {
       if (ImGui::Selectable(name.c_str(), name == state.target_name)) state.target_name = name;
+      items().record_last_item("launch/target/" + name);
+    }
     ImGui::EndCombo();
   }
   ImGui::SameLine();
   ImGui::TextDisabled("db: %s", store.db_path().c_str());
+  if (state.target_name == "remote") draw_remote_fields(state.remote);
   ImGui::SetNextItemWidth(520);
   ImGui::InputTextWithHint("overrides", "trainer.steps=50 task.batch_size=4", &state.overrides_text);
   items().record_last_item("launch/overrides");
@@ -151,7 +188,10 @@ void draw_launch(LaunchState& state, GraphEditor& editor, RunStore& store, ViewR
     state.workers_at = core::unix_time_now();
   }
   const auto& workers = state.workers;
-  ImGui::Text("worker processes: %zu", workers.size());
+  if (state.target->name() == "remote")
+    ImGui::Text("worker processes: on %s (their logs are there)", state.remote.host.c_str());
+  else
+    ImGui::Text("worker processes: %zu", workers.size());
   if (!workers.empty() && ImGui::BeginTable("workers", 6,
                                             ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                                 ImGuiTableFlags_SizingStretchProp)) {

@@ -1,6 +1,7 @@
 // The launch screen: run the open experiment with overrides on a launch
-// target (local now), follow the controller's state, its worker processes
-// and its output, stop it cleanly, and jump to the run's dashboard.
+// target (this machine, or an SSH host), follow the controller's state, its
+// worker processes and its output, stop it cleanly, and jump to the run's
+// dashboard.
 #pragma once
 
 #include <sys/types.h>
@@ -23,10 +24,12 @@ struct LaunchState {
   std::string log_dir = "runs/logs/gui";  // the controller's own output
   std::string overrides_text;             // "trainer.steps=50 task.batch_size=4"
   std::string run_name;
+  core::RemoteHost remote;  // the "remote" target's host, folder, rlwb there, ssh config
   std::string status;
   std::vector<std::string> last_argv;
   pid_t launched_pid = 0;
   double launched_at = 0;              // unix seconds
+  int64_t newest_run_at_launch = 0;    // a remote launch's run is a newer one, tagged with its host
   int64_t run_id = 0;                  // the tracking run of the launch, once it shows up
   std::vector<WorkerProcess> workers;  // refreshed twice a second
   double workers_at = 0;

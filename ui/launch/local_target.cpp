@@ -147,11 +147,12 @@ class LocalTarget : public LaunchTarget {
 
 }  // namespace
 
-std::vector<std::string> launch_target_names() { return {"local"}; }
+std::vector<std::string> launch_target_names() { return {"local", "remote"}; }
 
 std::unique_ptr<LaunchTarget> make_launch_target(const std::string& name, const std::string& log_dir) {
   if (name == "local") return std::make_unique<LocalTarget>(log_dir);
-  throw std::invalid_argument("unknown launch target '" + name + "' (available: local)");
+  if (name == "remote") return make_remote_target(std::make_unique<LocalTarget>(log_dir));
+  throw std::invalid_argument("unknown launch target '" + name + "' (available: local, remote)");
 }
 
 std::vector<std::string> launch_argv(const LaunchRequest& r) {
@@ -160,6 +161,11 @@ std::vector<std::string> launch_argv(const LaunchRequest& r) {
   argv.insert(argv.end(), {"--db", r.db});
   if (!r.name.empty()) argv.insert(argv.end(), {"--name", r.name});
   if (r.from_run > 0) argv.insert(argv.end(), {"--from-run", std::to_string(r.from_run)});
+  if (!r.remote.host.empty()) {
+    argv.insert(argv.end(),
+                {"--remote", r.remote.host, "--remote-dir", r.remote.dir, "--remote-rlwb", r.remote.rlwb});
+    if (!r.remote.ssh_config.empty()) argv.insert(argv.end(), {"--ssh-config", r.remote.ssh_config});
+  }
   return argv;
 }
 
