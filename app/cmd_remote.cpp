@@ -1,14 +1,11 @@
 // rlwb run --remote HOST (see remote_run.h).
 #include <unistd.h>
 
-#include <chrono>
 #include <iostream>
-#include <stop_token>
-#include <thread>
 
+#include "app/interrupt_stop.h"
 #include "app/remote_run.h"
 #include "core/common/version.h"
-#include "core/launch/local_launcher.h"
 #include "core/launch/remote_follow.h"
 
 namespace rlwb::app {
@@ -47,16 +44,9 @@ int run_remote(const RemoteRunRequest& request) {
   }
   // Ctrl-C (or the GUI's stop, SIGTERM) asks the remote run to stop; the
   // mirror follows it to its end.
-  core::install_interrupt_handler();
-  std::stop_source stop;
-  std::jthread ctrl_c([&stop](std::stop_token done) {
-    while (!done.stop_requested() && !core::interrupt_requested())
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (core::interrupt_requested()) stop.request_stop();
-  });
-  follow.stop = stop.get_token();
+  InterruptStop interrupt;
+  follow.stop = interrupt.stop_token();
   const core::RemoteFollowResult result = core::follow_remote_run(remote, follow);
-  ctrl_c.request_stop();
   if (!result.error.empty()) {
     std::cerr << "rlwb: " << result.error << "\n";
     return 1;

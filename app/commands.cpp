@@ -19,6 +19,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "app/interrupt_stop.h"
 #include "app/progress.h"
 #include "app/remote_run.h"
 #include "core/controller/controller.h"
@@ -268,18 +269,11 @@ int run(const RunArgs& args) {
   core::TrackingWriter tracking(args.db);
   // The first Ctrl-C becomes a stop request: the run ends at the next node
   // boundary as 'interrupted'. (A second one kills the workers at once.)
-  core::install_interrupt_handler();
-  std::stop_source stop;
-  std::jthread ctrl_c([&stop](std::stop_token done) {
-    while (!done.stop_requested() && !core::interrupt_requested())
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (core::interrupt_requested()) stop.request_stop();
-  });
-  options.stop = stop.get_token();
+  InterruptStop interrupt;
+  options.stop = interrupt.stop_token();
   options.hooks = progress_printer(core::config::trainer_steps(exp));
   core::Controller controller(exp, options, &tracking);
   core::RunResult result = controller.run();
-  ctrl_c.request_stop();
   tracking.flush();
   std::cerr << "[rlwb] run " << result.run_id << " " << result.status << " (" << result.steps.size()
             << " steps); tracking DB: " << args.db << "\n";
