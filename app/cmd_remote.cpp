@@ -53,8 +53,7 @@ int run_remote(const RemoteRunRequest& request) {
   }
   std::cerr << "[rlwb] run " << result.remote_run << " on " << remote.host << " " << result.status
             << "; mirrored as run " << result.local_run << " of " << request.local_db;
-  if (result.reconnects)
-    std::cerr << " (the link dropped and was followed again " << result.reconnects << " times)";
+  if (result.reconnects) std::cerr << " (links dropped and followed again: " << result.reconnects << ")";
   std::cerr << "\n";
   if (result.status == "finished") return 0;
   return result.status == "interrupted" ? 130 : 1;

@@ -78,7 +78,7 @@ class RemoteCli : public ::testing::Test {
 };
 
 TEST_F(RemoteCli, ARunThereIsMirroredHereRowForRowThroughACutLinkAndComparesWithALocalRun) {
-  const pid_t rlwb = start_cli(ppo_args(200, true), root_ / "here");
+  const pid_t rlwb = start_cli(ppo_args(120, true), root_ / "here");
   ASSERT_TRUE(wait_until([&] { return mirrored_with_metrics().has_value(); }, 240)) << err_of("here");
   // Pull the cable for 9 s: ssh notices within about 6 s, the mirror tries
   // again until the link is back, and the run goes on there meanwhile.
@@ -107,7 +107,7 @@ TEST_F(RemoteCli, ARunThereIsMirroredHereRowForRowThroughACutLinkAndComparesWith
 
   // The same experiment run here, in the same DB: side by side with the
   // remote one, and equal to it (same seed, same computation).
-  ASSERT_EQ(wait_cli(start_cli(ppo_args(200, false), root_ / "local-run")), 0) << err_of("local-run");
+  ASSERT_EQ(wait_cli(start_cli(ppo_args(120, false), root_ / "local-run")), 0) << err_of("local-run");
   const int64_t local_run = mirror + 1;
   const auto here = metrics_of(local_db(), local_run), there = metrics_of(local_db(), mirror);
   EXPECT_EQ(here, there);
