@@ -54,8 +54,7 @@ class Follower {
       if (lost_for > options_.reconnect_for_s) {
         result_.error = "lost the link to " + remote_.host + " for " +
                         std::to_string(static_cast<int>(lost_for)) + " s (" + why_ +
-                        "); the run goes on there: follow it again with 'rlwb run --remote " + remote_.host +
-                        " --follow " + std::to_string(result_.remote_run) + "'";
+                        "); the run goes on there: follow it again with '" + follow_again_command() + "'";
         return result_;
       }
       ++result_.reconnects;
@@ -90,6 +89,17 @@ class Follower {
            std::to_string(controller_pid_) + ")");
     else
       note("[rlwb] could not ask the run on " + remote_.host + " to stop: " + why);
+  }
+
+  // The `rlwb run` that picks this mirror up again, with the options that differ from the defaults.
+  std::string follow_again_command() const {
+    const RemoteHost defaults;
+    std::string command = "rlwb run --remote " + remote_.host;
+    if (remote_.dir != defaults.dir) command += " --remote-dir " + shell_quote(remote_.dir);
+    if (remote_.rlwb != defaults.rlwb) command += " --remote-rlwb " + shell_quote(remote_.rlwb);
+    if (!remote_.ssh_config.empty()) command += " --ssh-config " + shell_quote(remote_.ssh_config);
+    return command + " --db " + shell_quote(options_.local_db) + " --follow " +
+           std::to_string(result_.remote_run);
   }
 
   std::string follow_command() const {

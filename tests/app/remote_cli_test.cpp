@@ -118,6 +118,34 @@ TEST_F(RemoteCli, ARunThereIsMirroredHereRowForRowThroughACutLinkAndComparesWith
   EXPECT_NE(compare.out.find("critic/score/mean"), std::string::npos) << compare.out;
 }
 
+// A mirror that gives up (the link stays down longer than --reconnect-for)
+// leaves the run going there and says how to pick it up; that command later
+// continues the mirror from its last batch to the run's end.
+TEST_F(RemoteCli, AMirrorThatGaveUpIsPickedUpAgainByTheCommandItPrinted) {
+  auto args = ppo_args(120, true);
+  args.insert(args.end(), {"--reconnect-for", "2"});
+  const pid_t rlwb = start_cli(args, root_ / "here");
+  ASSERT_TRUE(wait_until([&] { return mirrored_with_metrics().has_value(); }, 240)) << err_of("here");
+  ASSERT_TRUE(host_->set_link_up(false));
+  EXPECT_EQ(wait_cli(rlwb), 1) << err_of("here");
+  ASSERT_TRUE(host_->set_link_up(true));
+  const std::string err = err_of("here");
+  EXPECT_NE(err.find("lost the link to rlwb-remote"), std::string::npos) << err;
+  EXPECT_NE(err.find("--follow 1"), std::string::npos) << err;
+  const int64_t mirror = *mirrored_with_metrics();
+  EXPECT_EQ(TrackingReader(local_db()).run(mirror)->status, "running");
+
+  auto follow = remote_flags();
+  follow.insert(follow.begin(), {"run", "--db", local_db()});
+  follow.insert(follow.end(), {"--follow", "1"});
+  const ProgramOutput again = run_program(kCliBin, follow, 240);
+  EXPECT_EQ(again.code, 0) << again.text;
+  EXPECT_NE(again.err.find("is mirrored here already as run " + std::to_string(mirror)), std::string::npos)
+      << again.err;
+  EXPECT_EQ(TrackingReader(local_db()).run(mirror)->status, "finished");
+  EXPECT_EQ(rows_of(local_db(), mirror), rows_of(remote_db(), 1));
+}
+
 TEST_F(RemoteCli, CtrlCHereStopsTheRunThereAndBothEndInterrupted) {
   const pid_t rlwb = start_cli(ppo_args(2000, true), root_ / "here");  // stopped long before its end
   ASSERT_TRUE(wait_until([&] { return mirrored_with_metrics().has_value(); }, 240)) << err_of("here");
