@@ -329,6 +329,9 @@ nlohmann::json dump_state(AppState& app) {
     for (const auto& [k, s] : r->metrics) metrics[k] = s.value.size();
     dash["metrics"] = metrics;
     dash["events"] = r->events.size();
+    json event_texts = json::array();
+    for (const auto& e : r->events) event_texts.push_back(e.text);
+    dash["event_texts"] = event_texts;
     dash["points"] = r->points;
   }
   json views = json::object();

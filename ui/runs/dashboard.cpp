@@ -83,10 +83,12 @@ void draw_events(const RunData& run) {
     ImGui::TableSetupColumn("source", 0, 0.8f);
     ImGui::TableSetupColumn("text", 0, 5.0f);
     ImGui::TableHeadersRow();
-    for (const core::EventRecord& e : run.events) {
+    for (size_t i = 0; i < run.events.size(); ++i) {
+      const core::EventRecord& e = run.events[i];
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::Text("%.2f", e.time - run.info.start_time);
+      items().record_last_item("dashboard/event/" + std::to_string(i));
       ImGui::TableNextColumn();
       ImGui::TextColored(level_color(e.level), "%s", e.level.c_str());
       ImGui::TableNextColumn();
@@ -167,11 +169,18 @@ void draw_dashboard(RunStore& store, DashboardState& state) {
                       static_cast<unsigned long long>(run->points),
                       store.loading(info.id) ? "  (loading...)" : "");
   items().record_last_item("dashboard/summary");
-  // A run that died says why: its last error event.
+  // A run that died says why: its last error event. A run that finished
+  // after one (its workers were restarted) says what it recovered from.
   for (auto it = run->events.rbegin(); it != run->events.rend(); ++it)
     if (it->level == "error") {
-      ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "error (%s): %s", it->source.c_str(), it->text.c_str());
-      items().record_last_item("dashboard/error");
+      if (info.status == "finished") {
+        ImGui::TextColored(ImVec4(1, 0.75f, 0.3f, 1), "recovered from (%s): %s", it->source.c_str(),
+                           it->text.c_str());
+        items().record_last_item("dashboard/recovered");
+      } else {
+        ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "error (%s): %s", it->source.c_str(), it->text.c_str());
+        items().record_last_item("dashboard/error");
+      }
       break;
     }
   draw_plot_settings(state.plot);
