@@ -103,7 +103,7 @@ class Follower {
   }
 
   std::string follow_command() const {
-    std::string command = in_remote_dir(remote_) + shell_quote(remote_.rlwb) + " runs follow --db " +
+    std::string command = in_remote_dir(remote_) + remote_path(remote_.rlwb) + " runs follow --db " +
                           shell_quote(options_.remote_db);
     if (result_.remote_run > 0)
       command += " " + std::to_string(result_.remote_run);

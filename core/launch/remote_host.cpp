@@ -65,6 +65,12 @@ std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+std::string remote_path(const std::string& path) {
+  if (path == "~") return path;
+  if (path.rfind("~/", 0) == 0) return "~/" + shell_quote(path.substr(2));
+  return shell_quote(path);
+}
+
 std::vector<std::string> ssh_argv(const RemoteHost& remote, const std::string& remote_command) {
   std::vector<std::string> argv = {"ssh"};
   if (!remote.ssh_config.empty()) argv.insert(argv.end(), {"-F", remote.ssh_config});
@@ -76,7 +82,7 @@ std::vector<std::string> ssh_argv(const RemoteHost& remote, const std::string& r
 }
 
 std::string in_remote_dir(const RemoteHost& remote) {
-  return "mkdir -p " + shell_quote(remote.dir) + " && cd " + shell_quote(remote.dir) + " && ";
+  return "mkdir -p " + remote_path(remote.dir) + " && cd " + remote_path(remote.dir) + " && ";
 }
 
 void check_remote_host(const RemoteHost& remote, const std::string& version) {
@@ -84,7 +90,7 @@ void check_remote_host(const RemoteHost& remote, const std::string& version) {
     throw RemoteHostError("'" + remote.host +
                           "' is not an SSH host: name a Host alias of your ssh config or user@host");
   const CommandResult result =
-      run_there(remote, shell_quote(remote.rlwb) + " --version", command_bound(remote));
+      run_there(remote, remote_path(remote.rlwb) + " --version", command_bound(remote));
   const std::string out = trimmed(result.output);
   if (result.exit_code == 127 ||
       (result.exit_code != 0 && (says(out, "not found") || says(out, "No such file"))))
@@ -117,7 +123,7 @@ int64_t start_detached(const RemoteHost& remote, const std::vector<std::string>&
   // is the controller's whatever setsid and nohup do; every stream is
   // redirected, so ssh returns as soon as the pid file is written.
   const std::string pid_file = log + ".pid";
-  std::string inner = "echo $$ > " + shell_quote(pid_file) + "; exec " + shell_quote(remote.rlwb) + " run";
+  std::string inner = "echo $$ > " + shell_quote(pid_file) + "; exec " + remote_path(remote.rlwb) + " run";
   for (const auto& arg : run_args) inner += " " + shell_quote(arg);
   const std::string command = in_remote_dir(remote) + "rm -f " + shell_quote(pid_file) +
                               "; setsid nohup sh -c " + shell_quote(inner) + " > " + shell_quote(log) +

@@ -29,6 +29,9 @@ struct RemoteHost {
 
 // Single-quoted for a POSIX shell.
 std::string shell_quote(const std::string& text);
+// A path on the remote host for its shell: quoted, but a leading "~/"
+// stays outside the quotes so that it means the home folder there.
+std::string remote_path(const std::string& path);
 
 // ssh's argv for running `remote_command` (a shell command line) on the host:
 // batch mode (no prompt ever waits), the connect timeout, and keep-alives

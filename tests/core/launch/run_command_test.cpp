@@ -31,5 +31,18 @@ TEST(RunCommand, AProgramThatIsNotThereSaysSo) {
   EXPECT_NE(r.output.find("cannot run rlwb-no-such-program"), std::string::npos) << r.output;
 }
 
+// The input goes to stdin while the output is read, so a large one does
+// not block on a full pipe; a command that never reads it does not take the
+// caller down with SIGPIPE.
+TEST(RunCommand, InputReachesTheCommandsStdinWhateverItsSize) {
+  EXPECT_EQ(run_command({"cat"}, std::chrono::seconds(10), "a line\n").output, "a line\n");
+  const std::string big(1 << 20, 'x');
+  CommandResult copied = run_command({"cat"}, std::chrono::seconds(20), big);
+  EXPECT_TRUE(copied.ok());
+  EXPECT_EQ(copied.output.size(), big.size());
+  EXPECT_EQ(copied.output, big);
+  EXPECT_TRUE(run_command({"true"}, std::chrono::seconds(10), big).ok());
+}
+
 }  // namespace
 }  // namespace rlwb::core
