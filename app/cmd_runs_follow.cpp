@@ -49,7 +49,14 @@ std::string tail_of(const std::string& path, size_t bytes = 2000) {
 // 0 (said on stderr) when it does not.
 int64_t run_of_controller(const FollowArgs& args) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(args.wait_start_s);
+  auto last_word = std::chrono::steady_clock::now();
   while (true) {
+    // A controller can take a while to start (a loaded host): the reader
+    // must not take the silence for a dead link.
+    if (std::chrono::steady_clock::now() - last_word > std::chrono::duration<double>(args.alive_every_s)) {
+      std::cout << R"({"kind":"alive"})" << std::endl;
+      last_word = std::chrono::steady_clock::now();
+    }
     if (std::filesystem::exists(args.db)) {
       try {
         for (const auto& run : core::TrackingReader(args.db).list_runs())

@@ -165,6 +165,7 @@ class Follower {
       }
       return true;
     }
+    if (!mirror_ && parsed.is_object() && parsed.value("kind", "") == "alive") return true;  // still starting
     if (!mirror_) {
       result_.error = remote_.host + " sent '" + line.substr(0, 80) + "' before saying which run it follows";
       return false;

@@ -71,8 +71,13 @@ click @"button/Start run"
   std::string file, db, remote_db;
 };
 
-TEST_F(GuiRemoteRunTest, ARunStartedOnAnSshHostFromTheLaunchScreenFillsItsDashboardHere) {
-  const std::string script = launch_script("trainer.steps=3 models.squarer.config.sleep_ms=1500") + R"(
+// Three sessions one after the other in one test (run side by side, the
+// GUIs and the runs of several such tests starve each other on 2 cores):
+// a run that finishes, one stopped, one killed.
+TEST_F(GuiRemoteRunTest, ARemoteRunFillsItsDashboardHereAndStopAndKillReachTheRunsThere) {
+  const std::vector<std::string> args = {"--db", db, "--open", file, "--cli", rlwb::testing::kCliBin};
+  auto controller_output = [&] { return read_bytes(path("runs/logs/gui/controller-1.log")); };
+  auto r = run_gui(dir_, args, launch_script("trainer.steps=3 models.squarer.config.sleep_ms=1500") + R"(
 wait @launch/run 90000
 screenshot launch.png
 click @"button/Open dashboard"
@@ -82,10 +87,8 @@ screenshot running.png
 wait @dashboard/status/finished 120000
 sleep 600
 frames 5
-)";
-  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", rlwb::testing::kCliBin}, script);
-  ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
-                            << read_bytes(path("runs/logs/gui/controller-1.log"));
+)");
+  ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n" << controller_output();
   const auto& launch = r.state["launch"];
   EXPECT_EQ(launch["target"], "remote");
   EXPECT_EQ(launch["exit_code"], 0) << launch.dump();
@@ -99,52 +102,47 @@ frames 5
   EXPECT_EQ(core::find_mirrored_run(db, "rlwb-remote", remote_db, 1), run);
   EXPECT_EQ(rlwb::testing::rows_of(db, run), rlwb::testing::rows_of(remote_db, 1));
   for (auto& [key, points] : r.state["dashboard"]["metrics"].items()) EXPECT_EQ(points, 3) << key;
-  EXPECT_TRUE(std::filesystem::exists(path("running.png")));
-}
 
-TEST_F(GuiRemoteRunTest, StopOnTheLaunchScreenEndsTheRunThereAsInterrupted) {
-  const std::string script = launch_script("trainer.steps=40 models.squarer.config.sleep_ms=1500") + R"(
+  const std::string long_run = "trainer.steps=40 models.squarer.config.sleep_ms=1500";
+  const std::string until_stepping = R"(
 wait @launch/run/running 90000
 wait @launch/run/stepping 60000
-screenshot running.png
+)";
+  auto stopped = run_gui(dir_, args, launch_script(long_run) + until_stepping + R"(
+screenshot stopping.png
 click @button/Stop
 wait @launch/run/interrupted 60000
 wait @launch/controller/ended 30000
 frames 5
-)";
-  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", rlwb::testing::kCliBin}, script);
-  ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
-                            << read_bytes(path("runs/logs/gui/controller-1.log"));
-  EXPECT_EQ(r.state["launch"]["exit_code"], 130) << r.state["launch"].dump();
-  core::TrackingReader there(remote_db);
-  EXPECT_EQ(there.run(1)->status, "interrupted");
-  EXPECT_LT(there.run(1)->last_step, 40);
-  const int64_t run = r.state["launch"]["run_id"];
-  EXPECT_EQ(core::TrackingReader(db).run(run)->status, "interrupted");
-}
+)",
+                         "stop");
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.log << "\ncontroller output:\n" << controller_output();
+  EXPECT_EQ(stopped.state["launch"]["exit_code"], 130) << stopped.state["launch"].dump();
 
-// Kill reaches the controller there (SIGKILL over ssh); the follower there
-// closes its run as failed and the mirror brings that end here.
-TEST_F(GuiRemoteRunTest, KillOnTheLaunchScreenKillsTheControllerThereAndTheRunEndsFailed) {
-  const std::string script = launch_script("trainer.steps=40 models.squarer.config.sleep_ms=1500") + R"(
-wait @launch/run/running 90000
-wait @launch/run/stepping 60000
+  auto killed = run_gui(dir_, args, launch_script(long_run) + until_stepping + R"(
 click @button/Kill
 wait @launch/run/failed 60000
 wait @launch/controller/ended 30000
+screenshot killed.png
 frames 5
-)";
-  auto r = run_gui(dir_, {"--db", db, "--open", file, "--cli", rlwb::testing::kCliBin}, script);
-  ASSERT_EQ(r.exit_code, 0) << r.log << "\ncontroller output:\n"
-                            << read_bytes(path("runs/logs/gui/controller-1.log"));
+)",
+                        "kill");
+  ASSERT_EQ(killed.exit_code, 0) << killed.log << "\ncontroller output:\n" << controller_output();
+  EXPECT_EQ(killed.state["launch"]["exit_code"], 1) << killed.state["launch"].dump();
+
   core::TrackingReader there(remote_db);
-  EXPECT_EQ(there.run(1)->status, "failed");
-  const int64_t controller = there.run(1)->pid;
-  // Gone, or a zombie no one reaps (its parent shell ended): not running.
-  EXPECT_FALSE(core::process_is_running(controller, "")) << "the controller there is still alive";
-  const int64_t run = r.state["launch"]["run_id"];
-  EXPECT_EQ(core::TrackingReader(db).run(run)->status, "failed");
-  EXPECT_EQ(r.state["launch"]["exit_code"], 1) << r.state["launch"].dump();
+  for (int64_t remote_run = 1; remote_run <= 3; ++remote_run) {
+    auto mirror = core::find_mirrored_run(db, "rlwb-remote", remote_db, remote_run);
+    ASSERT_TRUE(mirror.has_value()) << "remote run " << remote_run;
+    EXPECT_EQ(core::TrackingReader(db).run(*mirror)->status, there.run(remote_run)->status) << remote_run;
+  }
+  // Stop ended the second there as interrupted, long before its 40 steps.
+  EXPECT_EQ(there.run(2)->status, "interrupted");
+  EXPECT_LT(there.run(2)->last_step, 40);
+  // Kill killed the third's controller there (gone, or a zombie no one
+  // reaps: not running), and the run ended failed.
+  EXPECT_EQ(there.run(3)->status, "failed");
+  EXPECT_FALSE(core::process_is_running(there.run(3)->pid, "")) << "the controller there is still alive";
 }
 
 }  // namespace
