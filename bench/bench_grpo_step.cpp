@@ -2,13 +2,20 @@
 // rewards, advantages, one actor update -- RLWB's default experiment vs
 // TRL's GRPOTrainer on the same tiny random Llama (char tokenizer, the
 // arithmetic prompts, exact-match reward, KL coefficient, lr), side by side
-// in one run. RLWB runs its 2 data-parallel worker processes with one
-// thread each; TRL gets 2 threads. Figure: tokens/s (prompt + response
-// tokens of the step / step wall time). Goal: at least 3x TRL. RLWB's
-// per-node times (median wall and compute ms) are printed too, to show
-// where its step goes.
+// in one run. Figure: tokens/s (prompt + response tokens of the step / step
+// wall time). Goal: at least 3x TRL's best layout in every pair.
 //
-//   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2]
+// Fair by construction: this process and every process it starts (RLWB's
+// workers, TRL's processes) are pinned to the same cores (--cpus). RLWB runs
+// its 2 data-parallel worker processes with one thread each; TRL runs in
+// two layouts, 1 process x 2 threads and 2 processes x 1 thread (DDP over
+// Gloo, through torchrun), and each pair compares RLWB with the faster of
+// the two in that pair. The runs are interleaved (RLWB, TRL 1x2, TRL 2x1,
+// RLWB, ...) for --pairs pairs; every pair's ratio is printed, then the
+// minimum, median and maximum. RLWB's per-node times (median wall and
+// compute ms over every timed step) show where its step goes.
+//
+//   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2] [--pairs 10] [--cpus 0,1]
 #include "bench/bench_model_common.h"
 #include "core/common/command_line.h"
 #include "core/config/experiment_options.h"
@@ -18,23 +25,63 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 using namespace rlwb::core;
+using rlwb::bench::median_of;
+
+namespace {
+
+struct RlwbRun {
+  double tokens_per_s = 0;
+  std::map<std::string, std::vector<double>> node_ms;  // timing_s/<node>, compute_s/<node>, in ms
+};
+
+// One RLWB run of `exp` on fresh workers: tokens/s over its timed steps.
+RlwbRun run_rlwb(const Experiment& exp, int warmup) {
+  ControllerOptions options = rlwb::app::controller_options();
+  options.worker_binary = RLWB_WORKER_BIN;
+  options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-grpo").string();
+  double seconds = 0, tokens = 0;
+  RlwbRun out;
+  options.hooks.step_done = [&](const StepReport& r, const auto&) {
+    if (r.step <= warmup) return;
+    seconds += r.seconds;
+    tokens += r.metrics.at("perf/throughput") * r.seconds;
+    for (const auto& [k, v] : r.metrics)
+      if (k.starts_with("timing_s/") || k.starts_with("compute_s/")) out.node_ms[k].push_back(v * 1e3);
+  };
+  RunResult result = Controller(exp, options, nullptr).run();
+  if (result.status != "finished")
+    throw std::runtime_error("RLWB run " + result.status + ": " + result.error);
+  out.tokens_per_s = tokens / seconds;
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  int prompts = 16, n = 8, steps = 8, warmup = 2;
+  int prompts = 16, n = 8, steps = 8, warmup = 2, pairs = 10;
+  std::vector<int> cpus = {0, 1};
   CLI::App app{
       "bench_grpo_step: one full GRPO step, RLWB's default experiment vs TRL's "
-      "GRPOTrainer, tokens/s",
+      "GRPOTrainer in its best layout, tokens/s, in interleaved pinned pairs",
       "bench_grpo_step"};
   app.option_defaults()->always_capture_default();
   app.add_option("--prompts", prompts, "prompts per step")->check(CLI::PositiveNumber);
   app.add_option("--n", n, "samples per prompt")->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "timed steps of each run")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--pairs", pairs, "interleaved RLWB / TRL pairs")->check(CLI::PositiveNumber);
+  app.add_option("--cpus", cpus, "the cores both sides are pinned to")->delimiter(',');
   if (auto exit_code = parse_command_line(app, argc, argv)) return *exit_code;
+  if ((prompts * n) % 2 != 0) {
+    std::fprintf(stderr,
+                 "bench_grpo_step: --prompts x --n must be even: TRL's 2-process layout splits the rows\n");
+    return 2;
+  }
   Experiment exp = load_experiment_file(
       std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
       {"trainer.steps=" + std::to_string(steps + warmup), "~trainer.warm_start", "~trainer.eval",
@@ -45,78 +92,88 @@ int main(int argc, char** argv) {
   const auto actor = rlwb::core::config::parse_experiment_options(exp).models.at("actor");
   const auto& arch = *actor.model;
   const int64_t max_new = actor.rollout.max_new_tokens;
-  ControllerOptions options = rlwb::app::controller_options();
-  options.worker_binary = RLWB_WORKER_BIN;
-  options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-grpo").string();
-  std::vector<double> seconds, tokens;
-  std::map<std::string, std::vector<double>> node_ms;  // timing_s/<node> and compute_s/<node>, in ms
-  options.hooks.step_done = [&](const StepReport& r, const auto&) {
-    if (r.step <= warmup) return;
-    seconds.push_back(r.seconds);
-    tokens.push_back(r.metrics.at("perf/throughput") * r.seconds);
-    for (const auto& [k, v] : r.metrics)
-      if (k.starts_with("timing_s/") || k.starts_with("compute_s/")) node_ms[k].push_back(v * 1e3);
-  };
-  Controller controller(exp, options, nullptr);
-  RunResult result = controller.run();
-  if (result.status != "finished") {
-    std::fprintf(stderr, "bench_grpo_step: RLWB run %s: %s\n", result.status.c_str(), result.error.c_str());
-    return 1;
-  }
-  double s = 0, t = 0;
-  for (size_t i = 0; i < seconds.size(); ++i) s += seconds[i], t += tokens[i];
-  const double rlwb_tps = t / s;
-  std::vector<double> sorted = seconds;
-  std::sort(sorted.begin(), sorted.end());
+  rlwb::bench::pin_to_cores(cpus);
 
   auto str = [](auto v) { return std::to_string(v); };
-  nlohmann::json trl =
-      rlwb::bench::run_reference("bench_grpo_trl.py", {"--prompts",
-                                                       str(prompts),
-                                                       "--num-generations",
-                                                       str(n),
-                                                       "--max-new-tokens",
-                                                       str(max_new),
-                                                       "--steps",
-                                                       str(steps),
-                                                       "--warmup",
-                                                       str(warmup),
-                                                       "--threads",
-                                                       "2",
-                                                       "--hidden",
-                                                       str(arch.hidden_size),
-                                                       "--intermediate",
-                                                       str(arch.resolved_intermediate_size()),
-                                                       "--layers",
-                                                       str(arch.num_layers),
-                                                       "--heads",
-                                                       str(arch.num_heads),
-                                                       "--kv-heads",
-                                                       str(arch.resolved_kv_heads()),
-                                                       "--lr",
-                                                       str(actor.optim.lr),
-                                                       "--beta",
-                                                       str(actor.ppo.kl_loss_coef)});
+  auto run_trl = [&](int processes, int threads) {
+    return rlwb::bench::run_reference("bench_grpo_trl.py", {"--prompts",
+                                                            str(prompts),
+                                                            "--num-generations",
+                                                            str(n),
+                                                            "--max-new-tokens",
+                                                            str(max_new),
+                                                            "--steps",
+                                                            str(steps),
+                                                            "--warmup",
+                                                            str(warmup),
+                                                            "--processes",
+                                                            str(processes),
+                                                            "--threads",
+                                                            str(threads),
+                                                            "--hidden",
+                                                            str(arch.hidden_size),
+                                                            "--intermediate",
+                                                            str(arch.resolved_intermediate_size()),
+                                                            "--layers",
+                                                            str(arch.num_layers),
+                                                            "--heads",
+                                                            str(arch.num_heads),
+                                                            "--kv-heads",
+                                                            str(arch.resolved_kv_heads()),
+                                                            "--lr",
+                                                            str(actor.optim.lr),
+                                                            "--beta",
+                                                            str(actor.ppo.kl_loss_coef)});
+  };
 
   std::printf(
       "GRPO step on arithmetic: %d prompts x %d samples, %lld new tokens max, hidden %d, %d layers; "
-      "%d timed steps after %d warm-up\n",
+      "%d timed steps after %d warm-up per run; %d interleaved pairs, every process pinned to cores %s\n",
       prompts, n, static_cast<long long>(max_new), static_cast<int>(arch.hidden_size),
-      static_cast<int>(arch.num_layers), steps, warmup);
-  std::printf("%-36s %12s %12s\n", "", "step s (p50)", "tokens/s");
-  std::printf("%-36s %12.3f %12.0f\n", "RLWB (2 workers x 1 thread)", sorted[sorted.size() / 2], rlwb_tps);
-  std::printf("RLWB per node, ms (p50; timing = wall time of the node, compute = the method's own time):\n");
-  for (auto& [k, v] : node_ms) {
-    std::sort(v.begin(), v.end());
-    std::printf("  %-28s %8.1f\n", k.c_str(), v[v.size() / 2]);
+      static_cast<int>(arch.num_layers), steps, warmup, pairs, rlwb::bench::core_list(cpus).c_str());
+  std::printf("%5s %15s %15s %15s %10s\n", "pair", "RLWB 2x1 tok/s", "TRL 1x2 tok/s", "TRL 2x1 tok/s",
+              "RLWB/best");
+  std::vector<double> ratios, rlwb_tps, trl_best;
+  std::map<std::string, std::vector<double>> node_ms;
+  std::string trl_version = "?";
+  for (int pair = 1; pair <= pairs; ++pair) {
+    RlwbRun rlwb;
+    try {
+      rlwb = run_rlwb(exp, warmup);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_grpo_step: %s\n", e.what());
+      return 1;
+    }
+    for (auto& [k, v] : rlwb.node_ms) node_ms[k].insert(node_ms[k].end(), v.begin(), v.end());
+    const nlohmann::json threads = run_trl(1, 2), processes = run_trl(2, 1);
+    for (const auto* trl : {&threads, &processes})
+      if (trl->contains("error")) {
+        std::fprintf(stderr, "bench_grpo_step: TRL not measured: %s\n",
+                     (*trl)["error"].get<std::string>().c_str());
+        return 1;
+      }
+    trl_version = threads.value("trl_version", trl_version);
+    const double by_threads = threads.value("tokens_per_s", 0.0),
+                 by_processes = processes.value("tokens_per_s", 0.0);
+    const double best = std::max(by_threads, by_processes);
+    ratios.push_back(rlwb.tokens_per_s / best);
+    rlwb_tps.push_back(rlwb.tokens_per_s);
+    trl_best.push_back(best);
+    std::printf("%5d %15.0f %15.0f %15.0f %9.2fx\n", pair, rlwb.tokens_per_s, by_threads, by_processes,
+                ratios.back());
+    std::fflush(stdout);
   }
-  if (trl.contains("error")) {
-    std::printf("TRL GRPOTrainer: not measured: %s\n", trl["error"].get<std::string>().c_str());
-    return 0;
-  }
-  std::printf("%-36s %12.3f %12.0f\n",
-              ("TRL " + trl.value("trl_version", std::string("?")) + " (2 threads)").c_str(),
-              trl.value("step_s_median", 0.0), trl.value("tokens_per_s", 0.0));
-  std::printf("ratio RLWB / TRL: %.2fx tokens/s (goal >= 3x)\n", rlwb_tps / trl.value("tokens_per_s", 1.0));
+  std::printf(
+      "RLWB per node, ms (median over every timed step; timing = wall time of the node, compute = "
+      "the method's own time):\n");
+  for (auto& [k, v] : node_ms) std::printf("  %-28s %8.1f\n", k.c_str(), median_of(v));
+  const double least = *std::min_element(ratios.begin(), ratios.end());
+  const double most = *std::max_element(ratios.begin(), ratios.end());
+  std::printf("TRL %s; medians: RLWB %.0f tokens/s, TRL's best layout %.0f tokens/s\n", trl_version.c_str(),
+              median_of(rlwb_tps), median_of(trl_best));
+  std::printf(
+      "ratio RLWB / TRL's best layout over %d pairs: min %.2fx, median %.2fx, max %.2fx (spread %.2f); "
+      "goal >= 3x in every pair: %s\n",
+      pairs, least, median_of(ratios), most, most - least, least >= 3.0 ? "met" : "not met");
   return 0;
 }

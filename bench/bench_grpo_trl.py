@@ -29,9 +29,17 @@ and including the first <eos>), over the step's prompts x num_generations
 rows, without padding. tokens/s = sum of tokens / sum of seconds over the
 timed steps.
 
+Layouts: --processes 1 --threads T is one process with T intra-op threads;
+--processes P (> 1) starts P processes through torchrun, each with --threads
+threads, and TRL trains them data-parallel (DDP over Gloo, as accelerate sets
+it up on CPU): each process generates and updates on its share of the step's
+rows, and the step's tokens are summed over the processes. RLWB's own layout
+is 2 processes x 1 thread; the benchmark measures TRL in both and compares
+with the faster.
+
   bench_grpo_trl.py --prompts 16 --num-generations 8 --max-new-tokens 5 \
-      --steps 8 --warmup 2 --threads 2 --hidden 128 --intermediate 256 \
-      --layers 2 --heads 4 --kv-heads 2 --lr 1e-4 --beta 0.001
+      --steps 8 --warmup 2 --processes 1 --threads 2 --hidden 128 \
+      --intermediate 256 --layers 2 --heads 4 --kv-heads 2 --lr 1e-4 --beta 0.001
 
 Human-readable lines first; the last line of stdout is one JSON object.
 Exit status 0 on success, 1 (with a message on stderr) on failure.
@@ -58,7 +66,8 @@ def parse_args(argv):
     p.add_argument("--max-new-tokens", type=int, default=5)
     p.add_argument("--steps", type=int, default=8, help="timed optimizer steps")
     p.add_argument("--warmup", type=int, default=2, help="untimed optimizer steps before them")
-    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--threads", type=int, default=2, help="intra-op threads of each process")
+    p.add_argument("--processes", type=int, default=1, help="data-parallel processes (torchrun, Gloo)")
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--intermediate", type=int, default=256)
     p.add_argument("--layers", type=int, default=2)
@@ -68,8 +77,12 @@ def parse_args(argv):
     p.add_argument("--beta", type=float, default=0.001, help="KL coefficient (non-zero: reference model)")
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
-    if a.prompts < 1 or a.steps < 1 or a.warmup < 0 or a.threads < 1 or a.max_new_tokens < 1:
-        p.error("--prompts, --steps, --threads and --max-new-tokens must be >= 1, --warmup >= 0")
+    if (a.prompts < 1 or a.steps < 1 or a.warmup < 0 or a.threads < 1 or a.max_new_tokens < 1
+            or a.processes < 1):
+        p.error("--prompts, --steps, --threads, --processes and --max-new-tokens must be >= 1, --warmup >= 0")
+    if (a.prompts * a.num_generations) % a.processes:
+        p.error(f"--prompts x --num-generations ({a.prompts * a.num_generations} rows) must divide by "
+                f"--processes ({a.processes})")
     if a.num_generations < 2:
         p.error("--num-generations must be >= 2 (GRPO normalises rewards within a group)")
     if a.beta == 0.0:
@@ -147,8 +160,24 @@ def make_reward(meter):
     return exact_match_reward
 
 
+def launch_processes(args, argv):
+    """Runs this script again under torchrun, --processes copies; rank 0's
+    stdout (the result) comes through as this process's."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc_per_node={args.processes}", "--tee", "0", os.path.abspath(__file__), *argv]
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    return subprocess.run(cmd, env=env, check=False).returncode
+
+
 def main(argv):
     args = parse_args(argv)
+    if args.processes > 1 and "LOCAL_RANK" not in os.environ:
+        return launch_processes(args, argv)
+    rank = int(os.environ.get("RANK", "0"))
+    if rank != 0:  # one process reports: the others keep quiet
+        sys.stdout = open(os.devnull, "w")
     # Before torch is imported, so intra-op pools start with this size.
     os.environ["OMP_NUM_THREADS"] = str(args.threads)
     os.environ["MKL_NUM_THREADS"] = str(args.threads)
@@ -167,6 +196,7 @@ def main(argv):
     tokenizer = build_tokenizer()
     total_steps = args.warmup + args.steps
     rows_per_step = args.prompts * args.num_generations
+    rows_per_process = rows_per_step // args.processes
     dataset = build_dataset(args.prompts * total_steps, args.seed, tokenizer)
 
     with tempfile.TemporaryDirectory(prefix="bench_grpo_trl_") as tmp:
@@ -211,7 +241,7 @@ def main(argv):
             disable_tqdm=True,
             seed=args.seed,
             data_seed=args.seed,
-            per_device_train_batch_size=rows_per_step,
+            per_device_train_batch_size=rows_per_process,
             gradient_accumulation_steps=1,
             steps_per_generation=1,
             num_generations=args.num_generations,
@@ -233,6 +263,9 @@ def main(argv):
             gradient_checkpointing=False,
             dataloader_num_workers=0,
             remove_unused_columns=False,  # the reward needs the answer column
+            # Every parameter gets a gradient: DDP's search for unused ones
+            # would be an extra pass over the graph each step (TRL's best layout).
+            ddp_find_unused_parameters=False,
         )
         if cfg.generation_batch_size != rows_per_step or cfg.steps_per_generation != 1:
             raise RuntimeError(
@@ -243,6 +276,15 @@ def main(argv):
         timed = []  # (seconds, tokens) of timed steps
         step_log = {}
 
+        def step_total(tokens, calls, rows):
+            """The step's counts summed over the processes (after the step's
+            time was taken)."""
+            if args.processes == 1:
+                return tokens, calls, rows
+            t = torch.tensor([tokens, calls, rows], dtype=torch.int64)
+            torch.distributed.all_reduce(t)
+            return tuple(int(x) for x in t)
+
         class StepTimer(TrainerCallback):
             def on_step_begin(self, a, state, control, **kw):
                 self.t0, self.c0 = time.perf_counter(), time.process_time()
@@ -251,11 +293,11 @@ def main(argv):
 
             def on_step_end(self, a, state, control, **kw):
                 dt, dc = time.perf_counter() - self.t0, time.process_time() - self.c0
-                calls, rows = meter.calls - self.calls0, meter.rows - self.rows0
-                if calls != 1 or rows != rows_per_step:
-                    raise RuntimeError(f"step {state.global_step}: {calls} generation(s) of {rows} rows; "
-                                       f"expected 1 of {rows_per_step}")
-                tokens = meter.tokens - self.tokens0
+                tokens, calls, rows = step_total(meter.tokens - self.tokens0, meter.calls - self.calls0,
+                                                 meter.rows - self.rows0)
+                if calls != args.processes or rows != rows_per_step:
+                    raise RuntimeError(f"step {state.global_step}: {calls} generation(s) of {rows} rows in all; "
+                                       f"expected {args.processes} of {rows_per_step}")
                 trl_tokens = state.num_input_tokens_seen - self.seen0
                 if trl_tokens != tokens:
                     raise RuntimeError(f"step {state.global_step}: counted {tokens} tokens, TRL counted {trl_tokens}")
@@ -294,7 +336,8 @@ def main(argv):
             raise RuntimeError(f"trainer runs on {trainer.args.device}, expected cpu")
         n_params = sum(p.numel() for p in trainer.model.parameters())
         print(f"TRL {trl.__version__}, transformers {transformers.__version__}, torch {torch.__version__}, "
-              f"{torch.get_num_threads()} threads, device {trainer.args.device}")
+              f"{args.processes} process(es) x {torch.get_num_threads()} threads, device {trainer.args.device}, "
+              f"distributed: {trainer.accelerator.distributed_type}")
         print(f"model: Llama {n_params} params (hidden {args.hidden}, intermediate {args.intermediate}, "
               f"layers {args.layers}, heads {args.heads}/{args.kv_heads}), reference model loaded, beta {args.beta}")
         print(f"step: {args.prompts} prompts x {args.num_generations} generations = {rows_per_step} rows, "
@@ -317,6 +360,7 @@ def main(argv):
         "num_generations": args.num_generations,
         "max_new_tokens": args.max_new_tokens,
         "threads": args.threads,
+        "processes": args.processes,
     }
     print(f"timed {len(timed)} steps: median {result['step_s_median'] * 1e3:.1f} ms/step, "
           f"{total_tokens} tokens in {total_s:.3f} s = {result['tokens_per_s']:.0f} tokens/s")

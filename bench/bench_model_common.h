@@ -1,12 +1,15 @@
-// Shared by bench_generate and bench_train_step: the tiny random Llama both
-// sides run, a checkpoint of it for the Python reference, and running that
-// reference (it prints one JSON line last).
+// Shared by the benchmarks with a Python peer (bench_generate,
+// bench_train_step, bench_grpo_step): the tiny random Llama both sides run,
+// running the peer (it prints one JSON line last), pinning both sides to
+// the same cores, and the figures' small helpers.
 #pragma once
 
 #include <torch/torch.h>
 
+#include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -75,11 +78,15 @@ inline nlohmann::json run_reference(const std::string& script, const std::vector
   size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
   const int status = ::pclose(pipe);
-  const size_t start = out.rfind('{');
-  if (status != 0 || start == std::string::npos)
+  // The result is the last line (it may hold nested objects).
+  size_t end = out.find_last_not_of("\n");
+  const size_t start = end == std::string::npos ? end : out.rfind('\n', end);
+  const std::string last =
+      end == std::string::npos ? "" : out.substr(start == std::string::npos ? 0 : start + 1);
+  if (status != 0 || last.empty() || last[0] != '{')
     return {{"error", "reference failed (" + cmd + "):\n" + out}};
   try {
-    return nlohmann::json::parse(out.substr(start));
+    return nlohmann::json::parse(last);
   } catch (const nlohmann::json::exception&) {
     return {{"error", "cannot parse the reference's output:\n" + out}};
   }
@@ -92,6 +99,28 @@ inline double cpu_seconds() {
   timespec t{};
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Pins this process, and so every process it starts afterwards (workers,
+// the Python peer), to `cpus`: both sides of a benchmark on the same cores.
+inline void pin_to_cores(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) std::perror("sched_setaffinity");
+}
+
+// "0,1" for {0, 1}.
+inline std::string core_list(const std::vector<int>& cpus) {
+  std::string s;
+  for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return s;
+}
+
+// The median of `v` (the upper one of an even count).
+inline double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 inline std::string fixed(double v, int digits = 1) {
