@@ -26,7 +26,8 @@ ModelSections model_sections_of(const std::string& role) {
     return {.known = true, .network = true, .optim = true, .sft = true, .rollout = true, .actor_ppo = true};
   if (role == "reference") return {.known = true, .network = true, .rollout = true};
   if (role == "critic") return {.known = true, .network = true, .optim = true, .critic_ppo = true};
-  if (role == "reward_model" || role == "cost_model") return {.known = true, .network = true};
+  // A reward or cost model that learns from preference pairs (update) has an optimizer.
+  if (role == "reward_model" || role == "cost_model") return {.known = true, .network = true, .optim = true};
   if (role == "demo") return {.known = true, .demo = true};
   return {};
 }

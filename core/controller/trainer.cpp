@@ -129,7 +129,8 @@ void Trainer::warm_start() {
 
 // trainer.eval: the eval nodes over the task's test split; the score
 // column's row sums, averaged, are val/score/mean, and per data source
-// (a dataset's data_source column) val/<data_source>/score/mean.
+// (a dataset's data_source column) val/<data_source>/score/mean; each
+// metric a node reports is val/<metric>.
 std::optional<EvalReport> Trainer::evaluate(int64_t step) {
   if (eval_nodes_.empty()) return std::nullopt;
   const auto& ev = settings_.trainer.eval;
@@ -156,8 +157,10 @@ std::optional<EvalReport> Trainer::evaluate(int64_t step) {
     for (const auto& [source, sum_rows] : by_source)
       metrics["val/" + source + "/score/mean"] = sum_rows.first / static_cast<double>(sum_rows.second);
   }
+  // The eval nodes' own metrics too (a reward model's accuracy on held-out
+  // pairs, a reward module's mean), beside their timings.
   for (auto& [k, v] : r.metrics)
-    if (k.rfind("timing_s/", 0) == 0) metrics["val/" + k] = v;
+    if (k.rfind("compute_s/", 0) != 0) metrics["val/" + k] = v;
   log_metrics(metrics, step);
   if (hooks_.evaluated) hooks_.evaluated(report);
   return report;

@@ -13,7 +13,20 @@
 //                          ground_truth is always right, so RL can do better
 //                          than the imitated teacher.
 // Columns: prompts, answers (the teacher's), ground_truth (objects),
-// group_index [rows] int64 (the prompt's index within the step).
+// group_index [rows] int64 (the prompt's index within the step), and two
+// preference pairs per prompt, for reward and cost models that learn
+// (reward_model.update, cost_model.update; docs/rl.md):
+//   chosen / rejected      the right answer over a sloppy one (the carry
+//                          forgotten where the sum carries, else one off
+//                          in the units or the tens)
+//   unsafe_response /      Safe-RLHF's harmfulness stand-in: an answer
+//   safe_response          with the digit 7 in it is unsafe (as
+//                          experiments/safe_rlhf.yaml's rule has it). A right
+//                          answer that holds a 7 is paired with the same
+//                          answer with each 7 made an 8; one without, with
+//                          the same answer with one digit made a 7.
+// A problem's pairs depend only on the problem, so they draw nothing from
+// the generator the prompts and the teacher use.
 // The held-out set depends only on the settings, not on the seed; the
 // training prompts of a step depend on the seed and the step.
 #pragma once

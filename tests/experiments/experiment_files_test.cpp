@@ -4,7 +4,11 @@
 // other test runs (ppo, remax, rloo, reinforce_pp, safe_rlhf, grpo_dataset
 // on the Parquet and JSON Lines files of experiments/data), run for 30
 // steps on real worker processes, raises its held-out score (Safe-RLHF:
-// brings its cost under the threshold without losing held-out score).
+// brings its learned cost under the threshold, and the rule's share of
+// unsafe answers with it, without losing more than 10 points of held-out
+// score); a learned cost model tells held-out unsafe answers from safe
+// ones, as the run's tracking database records. ppo_rm.yaml is only
+// validated: its PPO over-optimises the learned reward model (docs/rl.md).
 // grpo.yaml's run is default_experiment_test, grpo_code.yaml's
 // code_reward_graph_test, sft.yaml's data_parallel_test.
 #include <gtest/gtest.h>
@@ -13,6 +17,7 @@
 #include <filesystem>
 
 #include "core/controller/controller.h"
+#include "core/tracking/tracking.h"
 #include "core/validate/validator.h"
 #include "tests/core/rpc/runtime_test_support.h"
 #include "app/catalog.h"
@@ -110,8 +115,15 @@ struct ShortRun {
   double min_gain = 0.05;
   // Safe-RLHF trades reward for cost first: over a short run its cost must
   // fall under the threshold while the held-out score stays within 10
-  // points (seed 1: cost 0.20 -> 0.05, held-out 0.57 -> 0.53).
+  // points (seed 1: learned cost 0.18 -> 0.01, held-out 0.57 -> 0.55).
   bool constrained = false;
+  // Held-out metrics (val/...) of the last evaluation and their floors: a
+  // learned model's accuracy on held-out pairs.
+  std::map<std::string, double> held_out_floors = {};
+  // The data sources of a dataset whose held-out rows all come from one
+  // source: its val/<source>/score/mean is the whole score at each
+  // evaluation.
+  std::string only_source = {};
 };
 
 void PrintTo(const ShortRun& run, std::ostream* out) { *out << run.file; }
@@ -143,8 +155,14 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
   o.worker_binary = rlwb::testing::kWorkerBin;
   o.log_dir = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-experiment-logs");
   o.checkpoint_dir = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-experiment-ckpt");
+  const std::string db =
+      (fs::temp_directory_path() / (rlwb::testing::unique_name("rlwb-experiment") + ".db")).string();
   const auto start = std::chrono::steady_clock::now();
-  RunResult result = Controller(exp, o, nullptr).run();
+  RunResult result;
+  {
+    TrackingWriter tracking(db);
+    result = Controller(exp, o, &tracking).run();
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(result.status, "finished") << result.error;
   ASSERT_EQ(result.steps.size(), static_cast<std::size_t>(kSteps));
@@ -154,26 +172,43 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
   std::cerr << run.file << ": held-out " << before << " -> " << after << ", critic/score/mean "
             << reward_first << " -> " << reward_last << ", " << seconds << " s\n";
 
-  if (!run.constrained) {
+  if (run.constrained)
+    EXPECT_GE(after - before, -0.10) << "held-out " << before << " -> " << after;
+  else
     EXPECT_GE(after - before, run.min_gain) << "held-out " << before << " -> " << after;
-    return;
+  TrackingReader reader(db);
+  for (const auto& [metric, floor] : run.held_out_floors) {
+    auto points = reader.metrics(result.run_id, 0, metric);
+    ASSERT_EQ(points.size(), 2u) << metric << ": one per evaluation";
+    std::cerr << run.file << ": " << metric << " " << points.front().value << " -> " << points.back().value
+              << "\n";
+    EXPECT_GE(points.back().value, floor) << metric;
   }
+  if (!run.only_source.empty()) {
+    auto points = reader.metrics(result.run_id, 0, "val/" + run.only_source + "/score/mean");
+    ASSERT_EQ(points.size(), result.evals.size()) << "one per evaluation";
+    for (std::size_t i = 0; i < points.size(); ++i)
+      EXPECT_DOUBLE_EQ(points[i].value, result.evals[i].score) << "evaluation " << i;
+  }
+  if (!run.constrained) return;
   const double threshold = exp.trainer["algorithm"]["safe_rlhf"]["cost_threshold"].get<double>();
   const auto [cost_first, cost_last] = first_and_last(result.steps, "cost/score/mean");
+  const auto [rule_first, rule_last] = first_and_last(result.steps, "reward/rule_cost/mean");
   std::cerr << run.file << ": cost/score/mean " << cost_first << " -> " << cost_last << " (threshold "
-            << threshold << ")\n";
+            << threshold << "), reward/rule_cost/mean " << rule_first << " -> " << rule_last << "\n";
   EXPECT_GT(cost_first, threshold) << "the warm-started policy should break the constraint";
   EXPECT_LE(cost_last, threshold);
-  EXPECT_GE(after - before, -0.10) << "held-out " << before << " -> " << after;
+  EXPECT_LE(rule_last, threshold + 0.05) << "the learned cost follows the rule it learned";
 }
 
-INSTANTIATE_TEST_SUITE_P(Arithmetic, ExperimentRun,
-                         ::testing::Values(ShortRun{"ppo.yaml"}, ShortRun{"remax.yaml"},
-                                           ShortRun{"rloo.yaml"}, ShortRun{"reinforce_pp.yaml"},
-                                           ShortRun{"safe_rlhf.yaml", 0.0, true},
-                                           ShortRun{"grpo_dataset.yaml"}),
-                         [](const ::testing::TestParamInfo<ShortRun>& info) {
-                           return info.param.file.substr(0, info.param.file.find('.'));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Arithmetic, ExperimentRun,
+    ::testing::Values(ShortRun{"ppo.yaml"}, ShortRun{"remax.yaml"}, ShortRun{"rloo.yaml"},
+                      ShortRun{"reinforce_pp.yaml"},
+                      ShortRun{"safe_rlhf.yaml", 0.0, true, {{"val/cost_model/sign_accuracy", 0.95}}},
+                      ShortRun{"grpo_dataset.yaml", 0.05, false, {}, "arithmetic"}),
+    [](const ::testing::TestParamInfo<ShortRun>& info) {
+      return info.param.file.substr(0, info.param.file.find('.'));
+    });
 
 }  // namespace

@@ -126,6 +126,37 @@ model::SequenceBatch ModelRole::sequences(const core::Batch& in) const {
   return s;
 }
 
+model::SequenceBatch ModelRole::text_sequences(const std::vector<nlohmann::json>& prompts,
+                                               const std::vector<nlohmann::json>& answers,
+                                               torch::Tensor& response_mask) const {
+  auto prompt_ids = tokenize_prompts(*tokenizer, prompts, chat_template.get(), chat_template_refused);
+  std::vector<std::vector<int64_t>> targets;
+  int64_t longest = 0;
+  for (auto& a : answers) {
+    auto ids = tokenizer->encode(a.is_string() ? a.get<std::string>() : a.dump());
+    ids.push_back(tokenizer->special_ids().eos);
+    longest = std::max<int64_t>(longest, ids.size());
+    targets.push_back(std::move(ids));
+  }
+  const int64_t rows = static_cast<int64_t>(targets.size());
+  auto responses = torch::zeros({rows, longest}, torch::kInt64);
+  response_mask = torch::zeros({rows, longest}, torch::kInt64);
+  auto ids = responses.accessor<int64_t, 2>();
+  auto real = response_mask.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < targets[i].size(); ++j) ids[i][j] = targets[i][j], real[i][j] = 1;
+  const int64_t context = net->config().max_position_embeddings;
+  if (prompt_ids.ids.size(1) + longest > context)
+    throw model::ModelError(where + ": a prompt of " + std::to_string(prompt_ids.ids.size(1)) +
+                            " tokens with an answer of " + std::to_string(longest) +
+                            " tokens does not fit the context (setting 'max_position_embeddings' = " +
+                            std::to_string(context) + "); raise it in " + where + ".model");
+  auto seq = model::join_prompt_response(prompt_ids.ids, prompt_ids.mask, responses, response_mask);
+  seq.input_ids = seq.input_ids.to(device);
+  seq.attention_mask = seq.attention_mask.to(device);
+  return seq;
+}
+
 torch::Tensor without_padding_rows(const core::Batch& in, const torch::Tensor& mask) {
   const int64_t added = std::min<int64_t>(core::padding_rows(in), mask.size(0));
   if (added <= 0) return mask;

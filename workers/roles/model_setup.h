@@ -78,6 +78,15 @@ struct ModelRole : Role {
   // copies a CUDA tensor to the host when it leaves the process).
   torch::Tensor input(const core::Batch& in, const std::string& port) const;
   model::SequenceBatch sequences(const core::Batch& in) const;  // sequence_columns() on `device`
+  // [prompt | answer] rows on `device` from text: the prompts as
+  // tokenize_prompts() makes them, each answer encoded and ended with the
+  // eos token (the SFT targets; the chosen and rejected responses of a
+  // preference pair). `response_mask` gets the answers' mask [B, R].
+  // Throws a ModelError naming the setting when a row does not fit the
+  // model's context.
+  model::SequenceBatch text_sequences(const std::vector<nlohmann::json>& prompts,
+                                      const std::vector<nlohmann::json>& answers,
+                                      torch::Tensor& response_mask) const;
   // Parses the config for `role` (core/config/model_options.h), builds the
   // tokenizer and the network with `head`; every rank ends with rank 0's
   // weights, then keeps its tensor-parallel share of them.

@@ -213,33 +213,9 @@ Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
     r.sft_state = std::make_unique<TrainState>(r.net, r.options.warm_start_optim());
   }
   r.net->train();
-  auto prompts =
-      tokenize_prompts(*r.tokenizer, in.objects("prompts"), r.chat_template.get(), r.chat_template_refused);
-  const auto& answers = in.objects("answers");
-  std::vector<std::vector<int64_t>> targets;
-  int64_t longest = 0;
-  for (auto& a : answers) {
-    auto ids = r.tokenizer->encode(a.is_string() ? a.get<std::string>() : a.dump());
-    ids.push_back(r.tokenizer->special_ids().eos);
-    longest = std::max<int64_t>(longest, ids.size());
-    targets.push_back(std::move(ids));
-  }
-  const int64_t rows = static_cast<int64_t>(targets.size());
-  auto responses = torch::zeros({rows, longest}, torch::kInt64);
-  auto response_mask = torch::zeros({rows, longest}, torch::kInt64);
-  auto ids = responses.accessor<int64_t, 2>();
-  auto real = response_mask.accessor<int64_t, 2>();
-  for (int64_t i = 0; i < rows; ++i)
-    for (size_t j = 0; j < targets[i].size(); ++j) ids[i][j] = targets[i][j], real[i][j] = 1;
-  const int64_t context = r.net->config().max_position_embeddings;
-  if (prompts.ids.size(1) + longest > context)
-    throw model::ModelError(r.where + ": a prompt of " + std::to_string(prompts.ids.size(1)) +
-                            " tokens with an answer of " + std::to_string(longest) +
-                            " tokens does not fit the context (setting 'max_position_embeddings' = " +
-                            std::to_string(context) + "); raise it in " + r.where + ".model");
-  auto seq = model::join_prompt_response(prompts.ids, prompts.mask, responses, response_mask);
-  seq.input_ids = seq.input_ids.to(r.device);
-  seq.attention_mask = seq.attention_mask.to(r.device);
+  torch::Tensor response_mask;
+  auto seq = r.text_sequences(in.objects("prompts"), in.objects("answers"), response_mask);
+  const int64_t rows = response_mask.size(0);
   auto maskf = without_padding_rows(in, response_mask.to(r.device, torch::kFloat32));
   double count = all_reduce_sum(ctx.env, maskf.sum().item<double>());
   double loss_sum = 0, correct = 0;

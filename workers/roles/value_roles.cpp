@@ -2,11 +2,26 @@
 // head. Methods and their ports (registered below with them):
 //   critic.values   split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask  out values
 //   critic.update   split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask, values, returns
-//                             -- PPO epochs of the clipped value loss
+//                             -- PPO epochs of the clipped value loss; args {metrics_prefix}
+//                             (critic) names a second critic's metrics (Safe-RLHF's cost critic)
 //   reward_model.score / cost_model.score
 //                   split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask
 //                             out token_level_scores (reward_model) / cost_scores (cost_model)
-//                             -- the sequence score on the last response token
+//                             -- the sequence score on the last response token; args
+//                             {probability: true} gives sigmoid(score) instead
+//   reward_model.update / cost_model.update
+//                   split_dp_mesh  in prompts, chosen, rejected (text), optional
+//                             chosen_sign, rejected_sign [B] (+1 / -1)
+//                             -- one optimizer step of the pairwise (Bradley-Terry) loss
+//                             -log sigmoid(s_chosen - s_rejected); with signs (Safe-RLHF's
+//                             cost model: +1 unsafe, -1 safe) also -log sigmoid(sign * s) of
+//                             each response, so the score's sign classifies. The signs may
+//                             also be args {chosen_sign, rejected_sign} for every row.
+//   reward_model.evaluate_pairs / cost_model.evaluate_pairs
+//                   split_dp_mesh  the same inputs -- the metrics alone, no step
+//                             (held-out pairs in trainer.eval: val/<prefix>/pair_accuracy)
+//     Metrics <prefix>/{loss, pair_accuracy, margin, sign_accuracy, grad_norm, lr}; the
+//     prefix is the role (reward_model, cost_model) or args {metrics_prefix}.
 //   save_checkpoint / load_checkpoint broadcast, args {dir}; loading
 //   a causal-LM checkpoint (the SFT actor) keeps its backbone and starts a
 //   fresh value head.
@@ -28,13 +43,16 @@ using core::DispatchMode;
 namespace alg = core::algorithms;
 
 struct ValueRole : ModelRole {
+  std::string role;  // critic, reward_model, cost_model: the metrics' default prefix
   std::unique_ptr<TrainState> state;
+  std::string metrics_prefix(const CallContext& ctx) const { return ctx.args.value("metrics_prefix", role); }
 };
 
 // A creator for role `name` (critic, reward_model, cost_model).
 RoleFactory create_value(const std::string& name) {
   return [name](const nlohmann::json& config, WorkerEnv& env) -> std::unique_ptr<Role> {
     auto role = std::make_unique<ValueRole>();
+    role->role = name;
     role->init(name, config, env, model::Head::kValue);
     return role;
   };
@@ -53,14 +71,136 @@ Batch values(ValueRole& r, const Batch& in, CallContext&) {
 }
 
 // The sequence scores as output port `port` (token_level_scores, cost_scores).
-Batch score(ValueRole& r, const Batch& in, const std::string& port) {
+Batch score(ValueRole& r, const Batch& in, CallContext& ctx, const std::string& port) {
   c10::InferenceMode guard;
   r.net->eval();
   auto seq = r.sequences(in);
   auto mask = r.input(in, "response_mask");
   auto scores = model::sequence_scores(r.net, seq.input_ids, seq.attention_mask);
+  // A cost model trained with signs scores log-odds of "unsafe": its
+  // probability is what a cost threshold of a share of responses bounds.
+  if (ctx.args.value("probability", false)) scores = torch::sigmoid(scores);
   Batch out;
   out.set_tensor(port, alg::place_score_at_last_token(scores, mask));
+  return out;
+}
+
+// The pairwise loss and its counts over one call's rows (pair_update,
+// evaluate_pairs).
+struct PairTotals {
+  double loss = 0, right = 0, margin = 0, signs_right = 0;
+  std::vector<double> values() const { return {loss, right, margin, signs_right}; }
+  static PairTotals of(const std::vector<double>& v) { return {v.at(0), v.at(1), v.at(2), v.at(3)}; }
+};
+
+// Per-row signs of the chosen and rejected responses: the ports, else the
+// args, else none (undefined tensors).
+std::pair<torch::Tensor, torch::Tensor> pair_signs(const ValueRole& r, const Batch& in,
+                                                   const CallContext& ctx, int64_t rows) {
+  const bool ports = in.has_tensor("chosen_sign"), args = ctx.args.contains("chosen_sign");
+  if (ports != in.has_tensor("rejected_sign") || args != ctx.args.contains("rejected_sign"))
+    throw RoleConfigError(r.role +
+                          ".update: chosen_sign and rejected_sign come together (both ports or both args)");
+  if (ports)
+    return {r.input(in, "chosen_sign").to(torch::kFloat32).reshape({rows}),
+            r.input(in, "rejected_sign").to(torch::kFloat32).reshape({rows})};
+  if (args)
+    return {torch::full({rows}, ctx.args["chosen_sign"].get<double>(),
+                        torch::dtype(torch::kFloat32).device(r.device)),
+            torch::full({rows}, ctx.args["rejected_sign"].get<double>(),
+                        torch::dtype(torch::kFloat32).device(r.device))};
+  return {};
+}
+
+// One pass over this rank's pairs in micro-batches; `pairs` gets the real
+// pairs of every rank. With `train`, each micro-batch's loss (normalised by
+// those pairs) is back-propagated, and the last one's backward overlaps the
+// gradient sum, with this rank's totals riding along: no other collective
+// may run until step() collects them, so the totals returned are this
+// rank's own then. Without `train`, they are summed over the ranks here.
+PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train, double& pairs) {
+  const auto& prompts = in.objects("prompts");
+  torch::Tensor chosen_mask, rejected_mask;
+  auto chosen = r.text_sequences(prompts, in.objects("chosen"), chosen_mask);
+  auto rejected = r.text_sequences(prompts, in.objects("rejected"), rejected_mask);
+  const int64_t rows = chosen_mask.size(0);
+  auto real = without_padding_rows(in, torch::ones({rows, 1}, torch::kFloat32)).reshape({rows}).to(r.device);
+  auto [chosen_sign, rejected_sign] = pair_signs(r, in, ctx, rows);
+  pairs = all_reduce_sum(ctx.env, real.sum().item<double>());
+  PairTotals t;
+  bool summing = false;
+  for (auto [b, e] : row_ranges(rows, r.options.micro_batch_size)) {
+    auto sc =
+        model::sequence_scores(r.net, chosen.input_ids.slice(0, b, e), chosen.attention_mask.slice(0, b, e));
+    auto sr = model::sequence_scores(r.net, rejected.input_ids.slice(0, b, e),
+                                     rejected.attention_mask.slice(0, b, e));
+    auto w = real.slice(0, b, e);
+    auto diff = sc - sr;
+    auto per_pair = -torch::log_sigmoid(diff);
+    if (chosen_sign.defined()) {
+      auto cs = chosen_sign.slice(0, b, e), rs = rejected_sign.slice(0, b, e);
+      per_pair = per_pair - torch::log_sigmoid(cs * sc) - torch::log_sigmoid(rs * sr);
+      t.signs_right +=
+          (((cs * sc.detach() > 0).to(torch::kFloat32) + (rs * sr.detach() > 0).to(torch::kFloat32)) * w)
+              .sum()
+              .item<double>();
+    }
+    auto loss = (per_pair * w).sum() / std::max(pairs, 1.0);
+    t.loss += loss.item<double>();
+    t.right += ((diff.detach() > 0).to(torch::kFloat32) * w).sum().item<double>();
+    t.margin += (diff.detach() * w).sum().item<double>();
+    if (!train) continue;
+    if (e == rows) {
+      r.state->sum_during_next_backward(ctx.env, t.values());
+      summing = true;
+    }
+    loss.backward();
+  }
+  if (train) {
+    if (!summing) r.state->sum_during_next_backward(ctx.env, t.values());  // no rows: the same collectives
+    return t;
+  }
+  std::vector<double> totals = t.values();
+  for (double& x : totals) x = all_reduce_sum(ctx.env, x);
+  return PairTotals::of(totals);
+}
+
+nlohmann::json pair_metrics(const std::string& prefix, const PairTotals& t, double pairs, bool signs) {
+  const double n = std::max(pairs, 1.0);
+  nlohmann::json m = {{prefix + "/loss", t.loss},
+                      {prefix + "/pair_accuracy", t.right / n},
+                      {prefix + "/margin", t.margin / n}};
+  if (signs) m[prefix + "/sign_accuracy"] = t.signs_right / (2 * n);
+  return m;
+}
+
+bool has_signs(const Batch& in, const CallContext& ctx) {
+  return in.has_tensor("chosen_sign") || ctx.args.contains("chosen_sign");
+}
+
+Batch pair_update(ValueRole& r, const Batch& in, CallContext& ctx) {
+  if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
+  r.net->train();
+  double pairs = 0;
+  // The rank's totals ride along with the gradient sum and come back summed.
+  std::vector<double> totals = pair_pass(r, in, ctx, true, pairs).values();
+  auto [grad_norm, lr] = r.state->step(ctx.env, &totals);
+  const std::string p = r.metrics_prefix(ctx);
+  auto m = pair_metrics(p, PairTotals::of(totals), pairs, has_signs(in, ctx));
+  m[p + "/grad_norm"] = grad_norm;
+  m[p + "/lr"] = lr;
+  Batch out;
+  out.meta()["metrics"] = m;
+  return out;
+}
+
+Batch evaluate_pairs(ValueRole& r, const Batch& in, CallContext& ctx) {
+  c10::InferenceMode guard;
+  r.net->eval();
+  double pairs = 0;
+  PairTotals t = pair_pass(r, in, ctx, false, pairs);
+  Batch out;
+  out.meta()["metrics"] = pair_metrics(r.metrics_prefix(ctx), t, pairs, has_signs(in, ctx));
   return out;
 }
 
@@ -112,8 +252,12 @@ Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   // this rank's rows; the metric is the mean over the ranks).
   sums["critic/vf_explained_var"] = alg::explained_variance(returns, old_values, mask).item<double>() *
                                     updates / data_parallel_size(ctx.env);
+  // A second critic (Safe-RLHF's cost critic) logs under its own prefix.
+  const std::string prefix = r.metrics_prefix(ctx);
+  std::map<std::string, double> named;
+  for (auto& [k, x] : sums) named[k.rfind("critic/", 0) == 0 ? prefix + k.substr(6) : k] = x;
   Batch out;
-  out.meta()["metrics"] = sum_metrics_over_ranks(ctx.env, sums, updates);
+  out.meta()["metrics"] = sum_metrics_over_ranks(ctx.env, named, updates);
   return out;
 }
 
@@ -165,7 +309,18 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
     spec.methods.push_back(method<V>(
         "score", DispatchMode::split_dp_mesh,
         core::call_ports(sequence_ports(), {core::out_port(score_port, "[B,R] the score on the last token")}),
-        [score_port](V& r, const Batch& in, CallContext&) { return score(r, in, score_port); }));
+        [score_port](V& r, const Batch& in, CallContext& ctx) { return score(r, in, ctx, score_port); }));
+    const std::vector<core::PortSpec> pair_in = {
+        core::required_port("prompts", "[B] the prompts (text or chat messages)"),
+        core::required_port("chosen", "[B] the response that should score higher (text)"),
+        core::required_port("rejected", "[B] the response that should score lower (text)"),
+        core::optional_port("chosen_sign", "[B] +1 / -1: the sign the chosen response's score should have"),
+        core::optional_port("rejected_sign",
+                            "[B] +1 / -1: the sign the rejected response's score should have")};
+    spec.methods.push_back(
+        method<V>("update", DispatchMode::split_dp_mesh, core::call_ports(pair_in, {}), pair_update));
+    spec.methods.push_back(method<V>("evaluate_pairs", DispatchMode::split_dp_mesh,
+                                     core::call_ports(pair_in, {}), evaluate_pairs));
   }
   return spec;
 }
