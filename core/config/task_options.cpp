@@ -21,6 +21,7 @@ int64_t TaskOptions::test_size() const {
   if (name == "arithmetic") return arithmetic.test_size;
   if (name == "print_program") return print_program.test_size;
   if (name == "dataset") return dataset.val_files.empty() ? 0 : -1;
+  if (name == "humaneval") return humaneval.test_size;
   return 0;
 }
 

@@ -66,6 +66,7 @@ TEST(HumanEvalTask, HeldOutProblemsAreTheSameForEverySeedAndNeverTrainedOn) {
   const auto task = tasks::humaneval_task();
   const auto held_out = task_ids(task.make(humaneval_options(), {0, true, 64, 1}, 1));
   EXPECT_EQ(held_out.size(), 64u);
+  EXPECT_EQ(humaneval_options().test_size(), 64);  // what trainer.eval evaluates by default
   EXPECT_EQ(held_out, task_ids(task.make(humaneval_options(), {0, true, 64, 1}, 2)));
   std::set<std::string> trained;
   for (int64_t step = 1; step <= 80; ++step)
