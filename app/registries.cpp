@@ -3,6 +3,7 @@
 #include "core/controller/rl_builtins.h"
 #include "core/tasks/arithmetic_task.h"
 #include "core/tasks/dataset_task.h"
+#include "core/tasks/humaneval_task.h"
 #include "core/tasks/print_program_task.h"
 #include "rewards/modules/reward_types.h"
 #include "workers/roles/model_setup.h"
@@ -42,6 +43,7 @@ const core::tasks::TaskSources& task_sources() {
       {"arithmetic", {core::tasks::arithmetic_task, core::tasks::kArithmeticColumns}},
       {"print_program", {core::tasks::print_program_task, core::tasks::kPrintProgramColumns}},
       {"dataset", core::tasks::dataset_task(count_prompt_tokens)},
+      {"humaneval", core::tasks::humaneval_task()},
   };
   return tasks;
 }

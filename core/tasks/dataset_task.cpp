@@ -1,13 +1,12 @@
 #include "core/tasks/dataset_task.h"
 
 #include "core/data/verl_rows.h"
+#include "core/tasks/file_read_cache.h"
 
 #include <torch/torch.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <random>
 
@@ -17,8 +16,6 @@ const std::vector<std::string> kDatasetColumns = {"prompts", "answers",    "grou
                                                   "ability", "extra_info", "group_index"};
 
 namespace {
-
-namespace fs = std::filesystem;
 
 struct Splits {
   std::vector<data::DatasetRow> train, val;
@@ -32,12 +29,7 @@ std::string content_key(const config::DatasetTaskOptions& d) {
                     d.tokenizer.path;
   for (const auto* files : {&d.train_files, &d.val_files}) {
     key += "#";
-    for (const auto& f : *files) {
-      std::error_code ec;
-      const auto size = fs::file_size(f, ec);
-      const auto time = fs::last_write_time(f, ec).time_since_epoch().count();
-      key += f + ":" + std::to_string(size) + ":" + std::to_string(time) + ";";
-    }
+    for (const auto& f : *files) key += file_identity(f) + ";";
   }
   return key;
 }
@@ -74,29 +66,18 @@ std::vector<data::DatasetRow> read_split(const std::vector<std::string>& files, 
   return rows;
 }
 
-// The loaded splits by content_key, shared by the validator's check and the
-// steps of a run (one controller process reads a file once).
-class SplitCache {
- public:
-  std::shared_ptr<const Splits> get(const config::DatasetTaskOptions& d, const PromptLengthOf& length_of) {
-    const std::string key = content_key(d);
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (key == key_ && splits_) return splits_;
+// The splits of the files `d` names, read once per content_key.
+std::shared_ptr<const Splits> load_splits(FileReadCache<Splits>& cache, const config::DatasetTaskOptions& d,
+                                          const PromptLengthOf& length_of) {
+  return cache.get(content_key(d), [&] {
     PromptLength length;
     if (d.filter_overlong) length = length_of(d.tokenizer);
-    auto splits = std::make_shared<Splits>();
-    splits->train = read_split(d.train_files, "train_files", d, length);
-    if (!d.val_files.empty()) splits->val = read_split(d.val_files, "val_files", d, length);
-    key_ = key;
-    splits_ = splits;
-    return splits_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::string key_;
-  std::shared_ptr<const Splits> splits_;
-};
+    Splits splits;
+    splits.train = read_split(d.train_files, "train_files", d, length);
+    if (!d.val_files.empty()) splits.val = read_split(d.val_files, "val_files", d, length);
+    return splits;
+  });
+}
 
 // The order of n training rows in epoch `epoch`: the file order, or a
 // permutation drawn from (seed, epoch).
@@ -133,12 +114,12 @@ Batch rows_batch(const std::vector<const data::DatasetRow*>& rows) {
 }  // namespace
 
 TaskSpec dataset_task(PromptLengthOf prompt_length_of) {
-  auto cache = std::make_shared<SplitCache>();
+  auto cache = std::make_shared<FileReadCache<Splits>>();
   TaskSpec spec;
   spec.columns = kDatasetColumns;
   spec.make = [cache, prompt_length_of](const config::TaskOptions& task, const TaskDraw& draw, int64_t seed) {
     const config::DatasetTaskOptions& d = task.dataset;
-    const auto splits = cache->get(d, prompt_length_of);
+    const auto splits = load_splits(*cache, d, prompt_length_of);
     std::vector<const data::DatasetRow*> rows;
     if (draw.test) {
       const auto& val = splits->val;
@@ -160,7 +141,7 @@ TaskSpec dataset_task(PromptLengthOf prompt_length_of) {
     return n > 1 ? b.repeat(n, /*interleave=*/true) : b;
   };
   spec.check = [cache, prompt_length_of](const config::TaskOptions& task) {
-    cache->get(task.dataset, prompt_length_of);
+    load_splits(*cache, task.dataset, prompt_length_of);
   };
   return spec;
 }

@@ -5,6 +5,7 @@
 //   print_program  a number -> a python3 program printing it (print_program_task.h)
 //   toy_numbers    x = step * batch_size + i (model-free demo graphs)
 //   dataset        verl-format Parquet / JSON Lines files (dataset_task.h)
+//   humaneval      HumanEval's Python problems with their tests (humaneval_task.h)
 // Used by the controller and by the validator's catalog (app/catalog.cpp).
 #pragma once
 

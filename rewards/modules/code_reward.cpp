@@ -30,11 +30,16 @@ struct CodeSettings {
   SandboxConnectionOptions connection;
 };
 
+struct ResponseProgram {
+  std::string code;
+  bool fenced = false;  // from a ``` block: it starts on a line of its own
+};
+
 // The program in a response: the body of its last complete ``` block (the
 // info string such as "python" dropped), else -- unless only fenced code
 // counts -- the whole text. nullopt: no program.
-std::optional<std::string> extract_program(const std::string& text, Extract how) {
-  if (how == Extract::raw) return text;
+std::optional<ResponseProgram> extract_program(const std::string& text, Extract how) {
+  if (how == Extract::raw) return ResponseProgram{text};
   std::vector<size_t> fences;
   for (size_t at = text.find("```"); at != std::string::npos; at = text.find("```", at + 3))
     fences.push_back(at);
@@ -46,10 +51,22 @@ std::optional<std::string> extract_program(const std::string& text, Extract how)
       body = close;  // ```code``` on one line: no info string
     else
       ++body;
-    return text.substr(body, close - body);
+    return ResponseProgram{text.substr(body, close - body), true};
   }
   if (how == Extract::fenced) return std::nullopt;
-  return text;
+  return ResponseProgram{text};
+}
+
+// The program run: the row's prefix (HumanEval: the prompt with the
+// signature and docstring) and then the response's code. Unfenced text
+// continues the prefix as written (a completion may finish its last line);
+// a fenced block starts on a new line. A whole function in the block
+// redefines the prefix's, whose docstring alone is a valid body, and the
+// prefix's imports and helpers stay defined.
+std::string prefixed_program(const std::string& prefix, const ResponseProgram& program) {
+  if (prefix.empty()) return program.code;
+  const bool new_line = program.fenced && prefix.back() != '\n';
+  return prefix + (new_line ? "\n" : "") + program.code;
 }
 
 std::string string_field(const nlohmann::json& test, const char* key, const std::string& where) {
@@ -143,6 +160,8 @@ class CodeReward : public core::RewardModule {
     auto mask = response_mask_port(input, ctx, module);
     auto responses = text_port(input, ctx, "response_text", module);
     const auto& test_values = object_port(input, ctx, "tests", module);
+    std::vector<std::string> prefixes;
+    if (input.has("program_prefix")) prefixes = text_port(input, ctx, "program_prefix", module);
 
     const size_t rows = responses.size();
     std::vector<double> scores(rows, 0.0);
@@ -170,11 +189,12 @@ class CodeReward : public core::RewardModule {
                       {"stderr", ""}};
         continue;
       }
-      std::string key = *program + '\0' + test_values[i].dump();
+      std::string code = prefixed_program(prefixes.empty() ? "" : prefixes[i], *program);
+      std::string key = code + '\0' + test_values[i].dump();
       auto [it, fresh] = request_of.emplace(std::move(key), requests.size());
       if (fresh) {
         req.language = s_.language;
-        req.program = std::move(*program);
+        req.program = std::move(code);
         req.options = s_.judge;
         requests.push_back(std::move(req));
         request_rows.emplace_back();
@@ -268,7 +288,10 @@ CodeSettings code_settings(const core::RewardSpec& spec) {
 core::RewardType code_reward_type() {
   core::RewardType type;
   type.description = "code: runs the response as a program in the sandbox against the row's test cases";
-  type.methods = score_method({core::required_port("tests", "the test cases per row (docs/rewards.md)")});
+  type.methods =
+      score_method({core::required_port("tests", "the test cases per row (docs/rewards.md)"),
+                    core::optional_port("program_prefix",
+                                        "code run before each response's program (HumanEval: the prompt)")});
   type.create = [](const core::RewardSpec& spec, const core::Experiment&, const core::RewardTypes&) {
     return std::unique_ptr<core::RewardModule>(std::make_unique<CodeReward>(spec.name, code_settings(spec)));
   };

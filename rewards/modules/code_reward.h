@@ -11,7 +11,9 @@
 //   limits, compile_limits  ({wall_ms, cpu_ms, memory_mb, ...} as sandbox/limits.h)
 //   address  | sandbox_binary, executors (0: one per CPU)
 //   timeout_s (300: bound on one batch)   startup_timeout_s (30)
-// Ports: in response_text, tests, response_mask; a row's tests are
+// Ports: in response_text, tests, response_mask, and optionally
+// program_prefix (code put before the response's program: HumanEval's
+// prompt, so that a completion of the function's body runs); a row's tests are
 // [{"stdin": ..., "expected": ...} | {"assert": ...}, ...] (the sandbox's own
 // form) or {"inputs": [...], "outputs": [...]} (APPS style), or that JSON
 // as a string. Out token_level_scores, reward_details {verdict, score,

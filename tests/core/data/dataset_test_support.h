@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "app/catalog.h"
+#include "core/validate/validator.h"
 #include "tests/run_program.h"
 #include "tests/test_paths.h"
 
@@ -36,6 +38,15 @@ inline nlohmann::json verl_row(const std::string& question, const std::string& a
           {"ability", "math"},
           {"reward_model", {{"style", "rule"}, {"ground_truth", answer}}},
           {"extra_info", {{"split", "train"}, {"index", index}}}};
+}
+
+// `rlwb validate` on the text of graph file `file` with this build's
+// catalog: every issue, one a line; "" when it passes.
+inline std::string validation_issues(const std::string& text, const std::string& file) {
+  std::string all;
+  for (const auto& issue : core::validate_experiment(core::load_experiment_text(text, file), app::catalog()))
+    all += issue.to_string() + "\n";
+  return all;
 }
 
 inline void write_jsonl(const std::string& path, const std::vector<nlohmann::json>& rows) {

@@ -1,8 +1,6 @@
 // `rlwb validate` on an experiment of task "dataset": the files are read
 // and checked before anything starts, and the task's settings are typed
 // like every other section's.
-#include "app/catalog.h"
-#include "core/validate/validator.h"
 #include "tests/core/data/dataset_test_support.h"
 
 #include <gmock/gmock.h>
@@ -25,11 +23,7 @@ nodes:
   - {id: gen, call: actor.generate, in: [prompts], out: [responses, response_mask, response_text]}
   - {id: reward, call: math.score, in: [response_text, ground_truth, response_mask], out: [token_level_scores, reward_details]}
 )";
-  std::string all;
-  for (const auto& issue :
-       validate_experiment(load_experiment_text(text, "dataset.yaml"), rlwb::app::catalog()))
-    all += issue.to_string() + "\n";
-  return all;
+  return rlwb::testing::validation_issues(text, "dataset.yaml");
 }
 
 TEST(DatasetValidate, AGoodDatasetPassesAndItsColumnsFeedTheNodes) {

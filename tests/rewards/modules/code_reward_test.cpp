@@ -1,8 +1,9 @@
 // Reward type "code" on real rlwb-sandbox services (started by the module,
 // as in a run): each row's program judged against its own tests, verdicts
 // and failing tests in the details, scoring modes, test-case forms, code
-// blocks in prose, a batch spread over the executors, the service's
-// lifetime, and clear errors for bad config and bad test columns.
+// blocks in prose, a program prefix (HumanEval's prompt), a batch spread
+// over the executors, the service's lifetime, and clear errors for bad
+// config and bad test columns.
 #include "rewards/modules/sandbox_connection.h"
 #include "tests/rewards/modules/reward_test_support.h"
 #include "tests/test_paths.h"
@@ -113,6 +114,16 @@ TEST_F(CodeReward, ProgramIsTakenFromTheLastCodeBlockOfProse) {
             kIn);
   EXPECT_EQ(s.scores[0], 1) << s.details[0];
   EXPECT_EQ(s.details[1]["verdict"], "runtime_error");  // prose run as python
+}
+
+TEST_F(CodeReward, AProgramPrefixRunsFirstAndACodeBlockStartsOnALineOfItsOwn) {
+  // Text continues the prefix as written; a fenced program gets its own line.
+  core::Batch b =
+      batch_of({"2)\n", "```python\nprint(six() * 7)\n```", "print(six() * 7)\n"},
+               {{"tests", std::vector<json>(3, json::array({{{"expected", "42\n"}}}))},
+                {"program_prefix", {"print(4", "def six():\n    return 6", "def six():\n    return 6\n"}}});
+  auto s = score(*module_, b, {"response_text", "tests", "program_prefix", "response_mask"});
+  EXPECT_EQ(s.scores, (std::vector<double>{1, 1, 1})) << s.details[0] << s.details[1];
 }
 
 TEST(CodeRewardConfig, FencedOnlyScoresZeroWithoutACodeBlockAndAllOrNothingNeedsEveryTest) {
