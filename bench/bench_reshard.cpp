@@ -11,8 +11,9 @@
 //                        buffer that already holds the training shard
 // All three gather with c10d Gloo (SpmdGroup::all_gather) in pieces of the
 // same size, over the same processes. For each way, per rank:
-//   bytes received   counted per collective, and the process's rchar
-//                    (/proc/self/io: Gloo reads its sockets with read())
+//   bytes received   counted per collective, and measured: the loopback
+//                    interface's received bytes during the switch
+//                    (/proc/net/dev, the whole machine) / ranks
 //   switch time      to_generation + to_training, slowest rank; rounds
 //                    interleave the ways (order rotated each round) and
 //                    the ratio (c)/(a) and (c)/(b) of every round is printed
@@ -79,12 +80,18 @@ int64_t rss_bytes() { return status_kib("VmRSS") * 1024; }
 int64_t peak_rss_bytes() { return status_kib("VmHWM") * 1024; }
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-int64_t bytes_read() {
-  std::ifstream in("/proc/self/io");
-  std::string key;
-  int64_t value = 0;
-  while (in >> key >> value)
-    if (key == "rchar:") return value;
+// Bytes received on the loopback interface, by every process of the
+// machine (/proc/net/dev): the ranks' Gloo traffic, and whatever else runs.
+int64_t loopback_bytes() {
+  std::ifstream in("/proc/net/dev");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    name.erase(0, name.find_first_not_of(' '));
+    if (name == "lo") return std::stoll(line.substr(colon + 1));
+  }
   return 0;
 }
 
@@ -212,19 +219,20 @@ class Engine : public Way {
 
 struct Measured {  // of one way in one round, this rank
   double seconds = 0;
-  int64_t rchar = 0, peak_total = 0;
+  int64_t loopback = 0, peak_total = 0;
 };
 
 Measured switch_once(Way& way, SpmdGroup& pool) {
   Measured m;
   pool.barrier();
-  const int64_t rss_before = rss_bytes(), rchar_before = bytes_read();
+  const int64_t rss_before = rss_bytes(), loopback_before = loopback_bytes();
   reset_peak_rss();
   const auto t0 = Clock::now();
   way.to_generation();
   const auto t1 = Clock::now();
-  m.rchar = bytes_read() - rchar_before;
   m.peak_total = peak_rss_bytes() - rss_before + way.training_bytes();
+  pool.barrier();  // every rank has received all (a barrier adds a few bytes)
+  m.loopback = loopback_bytes() - loopback_before;
   const auto t2 = Clock::now();
   way.to_training();
   const auto t3 = Clock::now();
@@ -295,15 +303,16 @@ int rank_main(int rank, int port, const Settings& s) {
   std::vector<std::vector<double>> seconds(n);
   for (size_t w = 0; w < n; ++w)
     for (const Measured& m : runs[w]) seconds[w].push_back(max_over_ranks(pool, m.seconds));
-  std::vector<double> received(n), rchar(n), generation(n), redundant(n), total(n);
+  std::vector<double> received(n), loopback(n), generation(n), redundant(n), total(n);
   for (size_t w = 0; w < n; ++w) {
-    double most_rchar = 0, most_total = 0;
+    double most_total = 0;
+    std::vector<double> per_rank;
     for (const Measured& m : runs[w]) {
-      most_rchar = std::max(most_rchar, static_cast<double>(m.rchar));
+      per_rank.push_back(static_cast<double>(m.loopback) / layout.world());
       most_total = std::max(most_total, static_cast<double>(m.peak_total));
     }
     received[w] = max_over_ranks(pool, ways[w]->received());
-    rchar[w] = max_over_ranks(pool, most_rchar);
+    loopback[w] = median(per_rank);  // rank 0's reading: the machine's
     generation[w] = max_over_ranks(pool, ways[w]->generation_bytes());
     redundant[w] = max_over_ranks(pool, ways[w]->redundant_bytes());
     total[w] = max_over_ranks(pool, most_total);
@@ -322,12 +331,12 @@ int rank_main(int rank, int port, const Settings& s) {
       "per rank, MiB; formula = HybridFlow table 2 x M; time = train->generate->train, slowest "
       "rank, median of %d\n\n",
       s.rounds);
-  std::printf("%-20s %10s %10s %10s | %10s %10s | %9s %9s | %10s %10s | %9s\n", "way", "received", "(rchar)",
+  std::printf("%-20s %10s %10s %10s | %10s %10s | %9s %9s | %10s %10s | %9s\n", "way", "received", "lo/ranks",
               "formula", "gen wts", "formula", "redund.", "formula", "total RSS", "formula", "time ms");
   for (size_t w = 0; w < n; ++w) {
     const ReshardCost f = ways[w]->formula();
     std::printf("%-20s %10.1f %10.1f %10.1f | %10.1f %10.1f | %9.1f %9.1f | %10.1f %10.1f | %9.1f\n",
-                ways[w]->name(), received[w] / kMiB, rchar[w] / kMiB, f.bytes_moved * M / kMiB,
+                ways[w]->name(), received[w] / kMiB, loopback[w] / kMiB, f.bytes_moved * M / kMiB,
                 generation[w] / kMiB, f.peak_memory * M / kMiB, redundant[w] / kMiB, f.redundancy * M / kMiB,
                 total[w] / kMiB, (f.peak_memory + f.redundancy) * M / kMiB, median(seconds[w]) * 1e3);
   }
