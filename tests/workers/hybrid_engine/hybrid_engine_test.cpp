@@ -82,6 +82,12 @@ struct Case {
   GenerationLayout generate;
 };
 
+std::string name_of(const Case& c) {
+  return "t" + std::to_string(c.train.tp) + "d" + std::to_string(c.train.dp) + "_to_t" +
+         std::to_string(c.generate.tp);
+}
+void PrintTo(const Case& c, std::ostream* os) { *os << name_of(c); }
+
 class HybridEngineLayouts : public ::testing::TestWithParam<Case> {};
 
 TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
@@ -115,7 +121,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, HybridEngineLayouts,
                          ::testing::Values(Case{{.tp = 2}, {.tp = 1}},           // 2 micro-DP ranks
                                            Case{{.tp = 4}, {.tp = 2}},           // figure 8's replica
                                            Case{{.tp = 2, .dp = 2}, {.tp = 1}},  // two training replicas
-                                           Case{{.tp = 2}, {.tp = 2}}));         // nothing to gather
+                                           Case{{.tp = 2}, {.tp = 2}}),          // nothing to gather
+                         [](const ::testing::TestParamInfo<Case>& info) { return name_of(info.param); });
 
 // A loss over every parameter of the language-model path, computed on
 // this rank's vocabulary columns: summed over the tp ranks it is the

@@ -41,6 +41,13 @@ struct Layouts {
   GenerationLayout generate;
 };
 
+std::string name_of(const Layouts& l) {
+  return "p" + std::to_string(l.train.pp) + "t" + std::to_string(l.train.tp) + "d" +
+         std::to_string(l.train.dp) + "_to_p" + std::to_string(l.generate.pp) + "t" +
+         std::to_string(l.generate.tp);
+}
+void PrintTo(const Layouts& l, std::ostream* os) { *os << name_of(l); }
+
 class EveryHybridLayout : public ::testing::TestWithParam<Layouts> {};
 
 // A rank's part [start, end) of `total` items split `parts` ways, as a set.
@@ -114,7 +121,8 @@ INSTANTIATE_TEST_SUITE_P(Layouts, EveryHybridLayout,
                                            Layouts{{1, 4, 2}, {1, 2}}, Layouts{{1, 2, 2}, {1, 1}},
                                            Layouts{{1, 4, 1}, {1, 4}}, Layouts{{1, 8, 1}, {1, 2}},
                                            Layouts{{2, 2, 1}, {2, 1}}, Layouts{{2, 4, 2}, {1, 2}},
-                                           Layouts{{4, 2, 1}, {2, 2}}, Layouts{{2, 2, 2}, {1, 1}}));
+                                           Layouts{{4, 2, 1}, {2, 2}}, Layouts{{2, 2, 2}, {1, 1}}),
+                         [](const ::testing::TestParamInfo<Layouts>& info) { return name_of(info.param); });
 
 std::string error_of(TrainingLayout train, GenerationLayout generate) {
   try {
