@@ -6,13 +6,9 @@
 // greedy tokens, and the weights the HF export writes.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <functional>
-#include <thread>
 
 #include "tests/workers/model/model_test_support.h"
+#include "tests/workers/model/ranks_in_threads.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/model/sequence_scores.h"
@@ -23,25 +19,7 @@
 namespace rlwb::workers::model {
 namespace {
 
-// Runs body(rank) on `ranks` threads at once, each with a group of its own
-// over a port of this process's own.
-void on_ranks(int ranks, const std::function<void(int, SpmdGroup&)>& body) {
-  static std::atomic<int> groups_made{0};
-  const int port = 33000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
-  std::vector<std::thread> threads;
-  std::vector<std::string> errors(ranks);
-  for (int rank = 0; rank < ranks; ++rank)
-    threads.emplace_back([&, rank] {
-      try {
-        SpmdGroup group(SpmdOptions{"127.0.0.1", port, rank, ranks, std::chrono::milliseconds(30000)});
-        body(rank, group);
-      } catch (const std::exception& e) {
-        errors[rank] = e.what();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (int rank = 0; rank < ranks; ++rank) EXPECT_EQ(errors[rank], "") << "rank " << rank;
-}
+using workers::testing::on_ranks;
 
 TransformerConfig config_for(int tp, int64_t vocab = 64, bool tied = false) {
   TransformerConfig c = testing::tiny_config();

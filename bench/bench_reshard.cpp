@@ -1,0 +1,402 @@
+// bench_reshard: an actor's switch from training to generation and back
+// (train -> generate -> train) on CPU worker processes, three ways, next to
+// HybridFlow's table 2 (workers/hybrid_engine/hybrid_layout.h):
+//   (a) DeepSpeed-Chat   each rank holds a ZeRO-3 partition (M/(tpd)) and
+//                        all-gathers the whole model over all t p d ranks
+//   (b) HybridFlow-V     each rank holds its training TP shard (M/t) and
+//                        gathers the whole model within its training TP
+//                        group, keeping the generation shard of it
+//   (c) RLWB's engine    workers/hybrid_engine/hybrid_engine.h: one
+//                        all-gather inside each micro-DP group, into the
+//                        buffer that already holds the training shard
+// All three gather with c10d Gloo (SpmdGroup::all_gather) in pieces of the
+// same size, over the same processes. For each way, per rank:
+//   bytes received   counted per collective, and measured: the loopback
+//                    interface's received bytes during the switch
+//                    (/proc/net/dev, the whole machine) / ranks
+//   switch time      to_generation + to_training, slowest rank; rounds
+//                    interleave the ways (order rotated each round) and
+//                    the ratio (c)/(a) and (c)/(b) of every round is printed
+//   memory           parameter bytes held while generating: the generation
+//                    weights and what duplicates the training shard
+//                    (accounted), and the total from the resident set
+//                    (peak RSS during the switch - RSS before it + the
+//                    training shard held all along)
+// The model: a Llama-shaped Transformer of about 124M parameters (8
+// layers, hidden 768, MLP 3072, vocabulary 32000), float32 on the CPU.
+// The processes inherit the CPU affinity of the command: pin the run with
+// taskset to compare runs on the same cores.
+//
+// Usage: bench_reshard [--tp 4] [--dp 1] [--gen-tp 2] [--layers 8] [--rounds 5] [--piece-kib 1024]
+#include <ATen/Parallel.h>
+#include <malloc.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/common/command_line.h"
+#include "workers/hybrid_engine/hybrid_engine.h"
+#include "workers/mesh_groups.h"
+#include "workers/model/transformer.h"
+#include "workers/spmd_group.h"
+
+namespace {
+
+using rlwb::workers::MeshGroups;
+using rlwb::workers::SpmdGroup;
+using namespace rlwb::workers::hybrid_engine;
+using rlwb::workers::model::Transformer;
+using rlwb::workers::model::TransformerConfig;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct Settings {
+  int tp = 4, dp = 1, gen_tp = 2, layers = 8, rounds = 5;
+  int64_t piece_kib = 1024;
+};
+
+// [SECTION] what one process measures of itself
+
+int64_t status_kib(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1));
+  return 0;
+}
+int64_t rss_bytes() { return status_kib("VmRSS") * 1024; }
+int64_t peak_rss_bytes() { return status_kib("VmHWM") * 1024; }
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// Bytes received on the loopback interface, by every process of the
+// machine (/proc/net/dev): the ranks' Gloo traffic, and whatever else runs.
+int64_t loopback_bytes() {
+  std::ifstream in("/proc/net/dev");
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name = line.substr(0, colon);
+    name.erase(0, name.find_first_not_of(' '));
+    if (name == "lo") return std::stoll(line.substr(colon + 1));
+  }
+  return 0;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof set, &set);
+  std::string cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+  return cpus;
+}
+
+// [SECTION] the three ways
+
+// Gathers `mine` (flat) from every member of `group` in pieces; each piece
+// of member k lands where `destination(k, start, length)` says. Returns
+// the bytes received.
+int64_t gather_in_pieces(SpmdGroup& group, const torch::Tensor& mine, int64_t piece,
+                         const std::function<torch::Tensor(int, int64_t, int64_t)>& destination) {
+  int64_t received = 0;
+  for (int64_t start = 0; start < mine.numel(); start += piece) {
+    const int64_t len = std::min(piece, mine.numel() - start);
+    std::vector<torch::Tensor> parts = group.all_gather(mine.narrow(0, start, len));
+    for (int k = 0; k < group.world(); ++k)
+      if (k != group.rank()) destination(k, start, len).copy_(parts[k]);
+    received += (group.world() - 1) * len * static_cast<int64_t>(sizeof(float));
+  }
+  return received;
+}
+
+class Way {
+ public:
+  virtual ~Way() = default;
+  virtual const char* name() const = 0;
+  virtual ReshardCost formula() const = 0;
+  virtual void to_generation() = 0;
+  virtual void to_training() = 0;
+  virtual int64_t received() const = 0;
+  // Parameter bytes held while generating: generation weights, and what
+  // duplicates the training shard besides them.
+  virtual int64_t generation_bytes() const = 0;
+  virtual int64_t redundant_bytes() const = 0;
+  // Held while training (all along): the training shard.
+  virtual int64_t training_bytes() const = 0;
+};
+
+// The model's parameters flattened, [from, from + count) of them (zeros past the end).
+torch::Tensor flat_range(Transformer& net, int64_t from, int64_t count) {
+  torch::Tensor out = torch::zeros({count});
+  int64_t at = 0;
+  for (const auto& p : net->parameters()) {
+    const int64_t n = p.numel(), lo = std::max(from, at), hi = std::min(from + count, at + n);
+    if (lo < hi)
+      out.narrow(0, lo - from, hi - lo).copy_(p.detach().reshape({-1}).narrow(0, lo - at, hi - lo));
+    at += n;
+  }
+  return out;
+}
+
+// (a) and (b): the whole model gathered over `group` from every member's
+// flat part `mine` -- a ZeRO-3 partition over the pool for DeepSpeed-Chat,
+// the training TP shard over the TP group for HybridFlow-V. Generation
+// reads its shard of the whole; the own part stays held beside it.
+class GatherWhole : public Way {
+ public:
+  GatherWhole(const char* name, ReshardCost formula, torch::Tensor mine, SpmdGroup& group, int64_t piece)
+      : name_(name), formula_(formula), mine_(std::move(mine)), group_(group), piece_(piece) {}
+  const char* name() const override { return name_; }
+  ReshardCost formula() const override { return formula_; }
+  void to_generation() override {
+    const int64_t n = mine_.numel();
+    whole_ = torch::empty({n * group_.world()});
+    whole_.narrow(0, group_.rank() * n, n).copy_(mine_);
+    received_ = gather_in_pieces(group_, mine_, piece_, [&](int k, int64_t start, int64_t len) {
+      return whole_.narrow(0, k * n + start, len);
+    });
+  }
+  void to_training() override { whole_ = torch::Tensor(); }
+  int64_t received() const override { return received_; }
+  int64_t generation_bytes() const override { return mine_.numel() * group_.world() * 4; }
+  int64_t redundant_bytes() const override { return mine_.numel() * 4; }
+  int64_t training_bytes() const override { return mine_.numel() * 4; }
+
+ private:
+  const char* name_;
+  ReshardCost formula_;
+  torch::Tensor mine_, whole_;
+  SpmdGroup& group_;
+  int64_t piece_, received_ = 0;
+};
+
+class Engine : public Way {
+ public:
+  Engine(Transformer shard, SpmdGroup& pool, const HybridLayout& layout, int64_t piece_bytes)
+      : engine_(shard, pool, layout, "bench", HybridEngineOptions{piece_bytes}) {
+    training_ = engine_.resident_parameter_bytes();
+  }
+  const char* name() const override { return "(c) RLWB engine"; }
+  ReshardCost formula() const override { return hybrid_engine_cost(engine_.layout()); }
+  void to_generation() override {
+    engine_.to_generation();
+    generating_ = engine_.resident_parameter_bytes();
+  }
+  void to_training() override { engine_.to_training(); }
+  int64_t received() const override { return engine_.bytes_received(); }
+  int64_t generation_bytes() const override { return generating_; }
+  int64_t redundant_bytes() const override { return 0; }  // the shard is inside the generation buffers
+  int64_t training_bytes() const override { return training_; }
+
+ private:
+  HybridEngine engine_;
+  int64_t training_ = 0, generating_ = 0;
+};
+
+// [SECTION] one rank
+
+struct Measured {  // of one way in one round, this rank
+  double seconds = 0;
+  int64_t loopback = 0, peak_total = 0;
+};
+
+Measured switch_once(Way& way, SpmdGroup& pool) {
+  Measured m;
+  pool.barrier();
+  const int64_t rss_before = rss_bytes(), loopback_before = loopback_bytes();
+  reset_peak_rss();
+  const auto t0 = Clock::now();
+  way.to_generation();
+  const auto t1 = Clock::now();
+  m.peak_total = peak_rss_bytes() - rss_before + way.training_bytes();
+  pool.barrier();  // every rank has received all (a barrier adds a few bytes)
+  m.loopback = loopback_bytes() - loopback_before;
+  const auto t2 = Clock::now();
+  way.to_training();
+  const auto t3 = Clock::now();
+  m.seconds = std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+  return m;
+}
+
+double max_over_ranks(SpmdGroup& pool, double value) {
+  torch::Tensor t = torch::tensor({value}, torch::kFloat64);
+  pool.all_reduce_max(t);
+  return t.item<double>();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+TransformerConfig model_config(int layers) {
+  TransformerConfig c;
+  c.vocab_size = 32000;
+  c.hidden_size = 768;
+  c.intermediate_size = 3072;
+  c.num_layers = layers;
+  c.num_heads = 12;
+  c.num_kv_heads = 12;
+  c.max_position_embeddings = 2048;
+  return c;
+}
+
+int rank_main(int rank, int port, const Settings& s) {
+  at::set_num_threads(1);
+  // Large tensors straight from mmap and back on free, so that the
+  // resident set follows what is held.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  const HybridLayout layout({.pp = 1, .tp = s.tp, .dp = s.dp}, {.pp = 1, .tp = s.gen_tp});
+  SpmdGroup pool(
+      rlwb::workers::SpmdOptions{"127.0.0.1", port, rank, layout.world(), std::chrono::minutes(10)});
+  const int64_t piece = s.piece_kib * 1024 / 4;
+  std::shared_ptr<MeshGroups> groups = rlwb::workers::make_mesh_groups(pool, layout.training_mesh(), "bench");
+  int64_t params = 0;
+  std::vector<std::unique_ptr<Way>> ways;
+  {
+    torch::manual_seed(1);
+    Transformer net(model_config(s.layers));
+    for (const auto& p : net->parameters()) params += p.numel();
+    const int64_t part = (params + pool.world() - 1) / pool.world();  // ZeRO-3: M/(tpd), padded
+    ways.push_back(std::make_unique<GatherWhole>("(a) DeepSpeed-Chat", deepspeed_chat_cost(layout),
+                                                 flat_range(net, rank * part, part), pool, piece));
+    const int tp_index = layout.training_mesh().tp_index(rank);
+    net->shard_tensor_parallel({groups->tp.get(), tp_index, s.tp});
+    std::vector<torch::Tensor> flat;
+    for (const auto& p : net->parameters()) flat.push_back(p.detach().reshape({-1}));
+    ways.push_back(std::make_unique<GatherWhole>("(b) HybridFlow-V", hybridflow_v_cost(layout),
+                                                 torch::cat(flat), *groups->tp, piece));
+    ways.push_back(std::make_unique<Engine>(net, pool, layout, s.piece_kib * 1024));
+  }
+  malloc_trim(0);
+  for (auto& w : ways) switch_once(*w, pool);  // warm-up
+  const size_t n = ways.size();
+  std::vector<std::vector<Measured>> runs(n);
+  for (int round = 0; round < s.rounds; ++round)
+    for (size_t k = 0; k < n; ++k) {
+      const size_t w = (round + k) % n;
+      runs[w].push_back(switch_once(*ways[w], pool));
+    }
+  // The slowest rank's time of every run, the largest figures of any rank.
+  std::vector<std::vector<double>> seconds(n);
+  for (size_t w = 0; w < n; ++w)
+    for (const Measured& m : runs[w]) seconds[w].push_back(max_over_ranks(pool, m.seconds));
+  std::vector<double> received(n), loopback(n), generation(n), redundant(n), total(n);
+  for (size_t w = 0; w < n; ++w) {
+    double most_total = 0;
+    std::vector<double> per_rank;
+    for (const Measured& m : runs[w]) {
+      per_rank.push_back(static_cast<double>(m.loopback) / layout.world());
+      most_total = std::max(most_total, static_cast<double>(m.peak_total));
+    }
+    received[w] = max_over_ranks(pool, ways[w]->received());
+    loopback[w] = median(per_rank);  // rank 0's reading: the machine's
+    generation[w] = max_over_ranks(pool, ways[w]->generation_bytes());
+    redundant[w] = max_over_ranks(pool, ways[w]->redundant_bytes());
+    total[w] = max_over_ranks(pool, most_total);
+  }
+  if (rank != 0) return 0;
+
+  const double M = params * 4.0;
+  std::printf("host: %s; %d ranks (processes) on CPUs %s; Gloo over loopback; 1 torch thread each\n",
+              cpu_model().c_str(), layout.world(), affinity().c_str());
+  std::printf(
+      "model: %.1fM parameters, M = %.1f MiB float32; training t=%d d=%d, generation t_g=%d "
+      "(d_g=%d); pieces of %lld KiB\n",
+      params / 1e6, M / kMiB, s.tp, s.dp, s.gen_tp, layout.micro_dp_size(),
+      static_cast<long long>(s.piece_kib));
+  std::printf(
+      "per rank, MiB; formula = HybridFlow table 2 x M; time = train->generate->train, slowest "
+      "rank, median of %d\n\n",
+      s.rounds);
+  std::printf("%-20s %10s %10s %10s | %10s %10s | %9s %9s | %10s %10s | %9s\n", "way", "received", "lo/ranks",
+              "formula", "gen wts", "formula", "redund.", "formula", "total RSS", "formula", "time ms");
+  for (size_t w = 0; w < n; ++w) {
+    const ReshardCost f = ways[w]->formula();
+    std::printf("%-20s %10.1f %10.1f %10.1f | %10.1f %10.1f | %9.1f %9.1f | %10.1f %10.1f | %9.1f\n",
+                ways[w]->name(), received[w] / kMiB, loopback[w] / kMiB, f.bytes_moved * M / kMiB,
+                generation[w] / kMiB, f.peak_memory * M / kMiB, redundant[w] / kMiB, f.redundancy * M / kMiB,
+                total[w] / kMiB, (f.peak_memory + f.redundancy) * M / kMiB, median(seconds[w]) * 1e3);
+  }
+  std::printf("\nper-round time ratios (interleaved rounds, same processes and cores):\n");
+  for (size_t against : {size_t{0}, size_t{1}}) {
+    std::vector<double> ratios;
+    std::printf("  (c)/%s:", against == 0 ? "(a)" : "(b)");
+    for (size_t r = 0; r < seconds[2].size(); ++r) {
+      ratios.push_back(seconds[2][r] / seconds[against][r]);
+      std::printf(" %.3f", ratios.back());
+    }
+    const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+    std::printf("  median %.3f (spread %.3f-%.3f): time cut %.0f%%\n", median(ratios), *lo, *hi,
+                (1 - median(ratios)) * 100);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "bench_reshard: train->generate->train weight resharding, three ways, next to HybridFlow's table 2",
+      "bench_reshard"};
+  Settings s;
+  app.add_option("--tp", s.tp, "training tensor parallelism")->check(CLI::PositiveNumber);
+  app.add_option("--dp", s.dp, "training data parallelism")->check(CLI::PositiveNumber);
+  app.add_option("--gen-tp", s.gen_tp, "generation tensor parallelism")->check(CLI::PositiveNumber);
+  app.add_option("--layers", s.layers, "transformer layers (8: 124M parameters)")->check(CLI::PositiveNumber);
+  app.add_option("--rounds", s.rounds, "timed rounds of each way")->check(CLI::PositiveNumber);
+  app.add_option("--piece-kib", s.piece_kib, "KiB of a rank's shard per all-gather")
+      ->check(CLI::PositiveNumber);
+  if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
+  if (s.tp < 2) {
+    std::fprintf(stderr, "bench_reshard: --tp must be at least 2: at tp = 1 there is nothing to reshard\n");
+    return rlwb::core::kUsageExitCode;
+  }
+  const HybridLayout layout({.pp = 1, .tp = s.tp, .dp = s.dp}, {.pp = 1, .tp = s.gen_tp});  // checks it
+  const int port = 29000 + static_cast<int>(getpid() % 3000);
+  std::vector<pid_t> children;
+  std::fflush(nullptr);
+  for (int rank = 0; rank < layout.world(); ++rank) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int code = 1;
+      try {
+        code = rank_main(rank, port, s);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_reshard: rank %d: %s\n", rank, e.what());
+      }
+      std::fflush(nullptr);
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  return failed == 0 ? 0 : 1;
+}

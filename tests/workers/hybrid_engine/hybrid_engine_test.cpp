@@ -1,0 +1,281 @@
+// The 3D-HybridEngine (workers/hybrid_engine/hybrid_engine.h) on ranks in
+// threads, each with real c10d Gloo groups: a model sharded for training
+// at tp = t, switched to generation at t_g, computes what the unsharded
+// model with the same weights computes (logits within 1e-5, the same
+// greedy tokens); switching back leaves every training shard bitwise where
+// it was, and training goes on; and no rank holds its training shard twice.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tests/workers/model/model_test_support.h"
+#include "tests/workers/model/ranks_in_threads.h"
+#include "workers/hybrid_engine/hybrid_engine.h"
+#include "workers/mesh_groups.h"
+#include "workers/model/generation.h"
+#include "workers/model/tensor_parallel.h"
+#include "workers/model/transformer.h"
+#include "workers/spmd_group.h"
+
+namespace rlwb::workers::hybrid_engine {
+namespace {
+
+using model::Transformer;
+using model::TransformerConfig;
+using model::testing::expect_close;
+using workers::testing::on_ranks;
+
+// Every split kind (biases of column- and row-parallel layers), heads and
+// width that divide by 4.
+TransformerConfig config_of(int64_t hidden = 32, int64_t width = 80, int64_t vocab = 64) {
+  TransformerConfig c = model::testing::tiny_config();
+  c.qkv_bias = c.output_bias = c.mlp_bias = true;
+  c.hidden_size = hidden;
+  c.intermediate_size = width;
+  c.vocab_size = vocab;
+  c.num_heads = 4;
+  c.num_kv_heads = 4;
+  return c;
+}
+
+Transformer seeded(const TransformerConfig& c) {
+  torch::manual_seed(11);
+  return Transformer(c);
+}
+
+// One model with the seeded weights per rank, made before the ranks' threads
+// start (torch's global generator is not for threads at once).
+std::vector<Transformer> seeded_per_rank(const TransformerConfig& c, int ranks) {
+  std::vector<Transformer> nets;
+  for (int r = 0; r < ranks; ++r) nets.push_back(seeded(c));
+  return nets;
+}
+
+// Shards `net` over its layout's training TP group (which `groups` keeps alive).
+Transformer training_shard(Transformer net, SpmdGroup& pool, const HybridLayout& layout,
+                           std::shared_ptr<MeshGroups>& groups) {
+  groups = make_mesh_groups(pool, layout.training_mesh(), "actor");
+  const int tp = layout.train().tp;
+  net->shard_tensor_parallel({groups->tp.get(), layout.training_mesh().tp_index(pool.rank()), tp});
+  return net;
+}
+
+struct Prompts {
+  torch::Tensor ids, mask;
+};
+Prompts prompts_for(int64_t vocab) {
+  torch::manual_seed(9);
+  Prompts p{torch::randint(2, vocab, {4, 5}), torch::ones({4, 5}, torch::kInt64)};
+  p.mask[1].narrow(0, 0, 3).fill_(0);  // left padding
+  return p;
+}
+
+model::GenerationOptions greedy() {
+  model::GenerationOptions options;
+  options.sampling.greedy = true;
+  options.max_new_tokens = 10;
+  options.stop_token_ids = {1};
+  return options;
+}
+
+struct Case {
+  TrainingLayout train;
+  GenerationLayout generate;
+};
+
+std::string name_of(const Case& c) {
+  return "t" + std::to_string(c.train.tp) + "d" + std::to_string(c.train.dp) + "_to_t" +
+         std::to_string(c.generate.tp);
+}
+void PrintTo(const Case& c, std::ostream* os) { *os << name_of(c); }
+
+class HybridEngineLayouts : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
+  const HybridLayout layout(GetParam().train, GetParam().generate);
+  const TransformerConfig c = config_of();
+  const Prompts prompts = prompts_for(c.vocab_size);
+  Transformer reference = seeded(c);
+  const torch::Tensor want_logits = reference->forward(prompts.ids, prompts.mask).detach();
+  const model::GenerationResult want = model::generate(reference, prompts.ids, prompts.mask, greedy());
+
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    HybridEngine engine(training_shard(nets[rank], pool, layout, groups), pool, layout, "actor");
+    engine.to_generation();
+    GenerationLayoutModel& net = engine.generation_model();
+    const model::TensorParallel& tp = net.tensor_parallel();
+    EXPECT_EQ(tp.size, layout.generate().tp);
+    torch::Tensor local = net.forward(prompts.ids, prompts.mask);
+    EXPECT_EQ(local.size(-1), c.vocab_size / layout.generate().tp);
+    expect_close(model::gather_shards(local, 2, c.vocab_size, tp), want_logits, 1e-5, "logits");
+    const model::GenerationResult got = net.generate(prompts.ids, prompts.mask, greedy());
+    EXPECT_TRUE(torch::equal(got.responses, want.responses)) << "rank " << rank;
+    EXPECT_TRUE(torch::equal(got.response_mask, want.response_mask)) << "rank " << rank;
+    expect_close(got.log_probs, want.log_probs, 1e-5, "greedy log-probs");
+    engine.to_training();
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, HybridEngineLayouts,
+                         ::testing::Values(Case{{.tp = 2}, {.tp = 1}},           // 2 micro-DP ranks
+                                           Case{{.tp = 4}, {.tp = 2}},           // figure 8's replica
+                                           Case{{.tp = 2, .dp = 2}, {.tp = 1}},  // two training replicas
+                                           Case{{.tp = 2}, {.tp = 2}}),          // nothing to gather
+                         [](const ::testing::TestParamInfo<Case>& info) { return name_of(info.param); });
+
+// A loss over every parameter of the language-model path, computed on
+// this rank's vocabulary columns: summed over the tp ranks it is the
+// unsharded model's loss.
+torch::Tensor loss_of(Transformer& net, const Prompts& p) {
+  const torch::Tensor logits = net->forward(p.ids, p.mask);
+  const model::Shard vocab = net->vocab_shard();
+  const torch::Tensor weights =
+      torch::linspace(-1.0, 1.0, net->config().vocab_size).narrow(0, vocab.start, vocab.size);
+  return (logits * weights).sum();
+}
+
+TEST(HybridEngine, SwitchingBackLeavesTheTrainingShardsBitwiseInPlaceAndTrainingGoesOn) {
+  const HybridLayout layout({.tp = 2}, {.tp = 1});
+  const TransformerConfig c = config_of();
+  const Prompts prompts = prompts_for(c.vocab_size);
+  // The reference takes the same SGD step on the whole model.
+  Transformer reference = seeded(c);
+  torch::optim::SGD reference_sgd(reference->parameters(), torch::optim::SGDOptions(0.1));
+  loss_of(reference, prompts).backward();
+  reference_sgd.step();
+  const torch::Tensor want_logits = reference->forward(prompts.ids, prompts.mask).detach();
+  std::map<std::string, torch::Tensor> want;
+  for (auto& p : reference->named_parameters()) want[p.key()] = p.value().detach();
+
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    HybridEngine engine(net, pool, layout, "actor");
+    std::map<std::string, torch::Tensor> before;
+    std::map<std::string, const void*> where;
+    for (auto& p : net->named_parameters()) {
+      before[p.key()] = p.value().detach().clone();
+      where[p.key()] = p.value().data_ptr();
+    }
+    for (int cycle = 0; cycle < 2; ++cycle) {
+      engine.to_generation();
+      engine.generation_model().generate(prompts.ids, prompts.mask, greedy());
+      engine.to_training();
+    }
+    for (auto& p : net->named_parameters()) {
+      EXPECT_EQ(p.value().data_ptr(), where[p.key()]) << p.key() << " moved";
+      EXPECT_TRUE(torch::equal(p.value(), before[p.key()])) << p.key() << " changed";
+    }
+    // One training step at tp = 2 equals the reference's on this rank's slice.
+    torch::optim::SGD sgd(net->parameters(), torch::optim::SGDOptions(0.1));
+    loss_of(net, prompts).backward();
+    sgd.step();
+    for (auto& p : net->named_parameters()) {
+      const int64_t dim = model::tensor_parallel_dim(p.key());
+      torch::Tensor whole = want[p.key()];
+      if (dim >= 0) {
+        const model::Shard s = model::shard_of(whole.size(dim), rank, 2);
+        whole = whole.narrow(dim, s.start, s.size);
+      }
+      // A step moves weights by lr x gradient, and gradients summed over tp
+      // ranks differ from one process's in the last bits (tensor_parallel_test
+      // allows 3e-5 for them).
+      expect_close(p.value().detach(), whole, 5e-5, "after a step: " + p.key());
+      EXPECT_EQ(p.value().data_ptr(), where[p.key()]) << p.key() << " was stepped out of its buffer";
+    }
+    // And the next switch generates with the updated weights: what the
+    // training model computes with them (the updated reference differs
+    // from both by the steps' last bits, amplified).
+    torch::Tensor trained_logits;
+    {
+      torch::NoGradGuard no_grad;
+      trained_logits = model::gather_shards(net->forward(prompts.ids, prompts.mask), 2, c.vocab_size,
+                                            net->tensor_parallel());
+    }
+    engine.to_generation();
+    expect_close(engine.generation_model().forward(prompts.ids, prompts.mask), trained_logits, 1e-5,
+                 "logits after the update");
+    expect_close(trained_logits, want_logits, 1e-4, "the update equals the reference's");
+  });
+}
+
+TEST(HybridEngine, HoldsNoSecondCopyOfTheTrainingShard) {
+  const HybridLayout layout({.tp = 4}, {.tp = 2});  // d_g = 2
+  // Weights of many pages each, so that resident pages measure them.
+  const TransformerConfig c = config_of(/*hidden=*/256, /*width=*/1024, /*vocab=*/1024);
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    int64_t shard_bytes = 0, replicated_bytes = 0, buffers = 0;
+    for (auto& p : net->named_parameters()) {
+      if (model::tensor_parallel_dim(p.key()) >= 0) {
+        shard_bytes += static_cast<int64_t>(p.value().nbytes());
+        ++buffers;
+      } else {
+        replicated_bytes += static_cast<int64_t>(p.value().nbytes());
+      }
+    }
+    HybridEngine engine(net, pool, layout, "actor");
+    const int64_t page = 4096, slack = 2 * page * buffers;  // straddling pages (generation_buffer.h)
+    auto split_bytes = [&] { return engine.resident_parameter_bytes() - replicated_bytes; };
+    EXPECT_GE(split_bytes(), shard_bytes);
+    EXPECT_LE(split_bytes(), shard_bytes + slack) << "training holds the shard once";
+    // Every split parameter is a view of its buffer's own slot.
+    for (auto& p : net->named_parameters()) {
+      if (model::tensor_parallel_dim(p.key()) < 0) continue;
+      const GenerationBuffer& buffer = engine.buffer_of(p.key());
+      EXPECT_EQ(p.value().data_ptr(), buffer.own_slot().data_ptr()) << p.key();
+    }
+    engine.to_generation();
+    EXPECT_GE(split_bytes(), 2 * shard_bytes - slack);
+    EXPECT_LE(split_bytes(), 2 * shard_bytes + slack) << "generation holds M/t_g, the shard inside it";
+    EXPECT_EQ(engine.bytes_received(), shard_bytes) << "(d_g - 1) shards received";
+    for (auto& p : net->named_parameters()) {
+      if (model::tensor_parallel_dim(p.key()) < 0) continue;
+      const GenerationBuffer& buffer = engine.buffer_of(p.key());
+      EXPECT_EQ(p.value().data_ptr(), buffer.own_slot().data_ptr()) << p.key() << " copied for generation";
+    }
+    engine.to_training();
+    EXPECT_LE(split_bytes(), shard_bytes + slack) << "the gathered parts are given back";
+  });
+}
+
+TEST(HybridEngine, RefusesAModelShardedOtherwiseThanTheLayoutSays) {
+  const TransformerConfig c = config_of();
+  std::vector<Transformer> nets = seeded_per_rank(c, 2);
+  on_ranks(2, [&](int rank, SpmdGroup& pool) {
+    Transformer unsharded = nets[rank];
+    try {
+      HybridEngine engine(unsharded, pool, HybridLayout({.tp = 2}, {.tp = 1}), "actor");
+      ADD_FAILURE() << "expected an error";
+    } catch (const HybridLayoutError& e) {
+      EXPECT_NE(std::string(e.what()).find("sharded as tp rank 0 of 1 but the layout puts pool rank " +
+                                           std::to_string(rank)),
+                std::string::npos)
+          << e.what();
+    }
+  });
+}
+
+TEST(HybridEngine, RefusesAVocabularyThatDoesNotSplitEvenly) {
+  const TransformerConfig c = config_of(32, 80, /*vocab=*/63);
+  std::vector<Transformer> nets = seeded_per_rank(c, 2);
+  on_ranks(2, [&](int rank, SpmdGroup& pool) {
+    const HybridLayout layout({.tp = 2}, {.tp = 1});
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    try {
+      HybridEngine engine(net, pool, layout, "actor");
+      ADD_FAILURE() << "expected an error";
+    } catch (const HybridLayoutError& e) {
+      EXPECT_NE(std::string(e.what()).find("pad the vocabulary to a multiple of tp"), std::string::npos)
+          << e.what();
+    }
+  });
+}
+
+}  // namespace
+}  // namespace rlwb::workers::hybrid_engine
