@@ -71,6 +71,7 @@ HybridPlacement HybridLayout::placement(int rank) const {
 std::vector<int> HybridLayout::micro_dp_ranks(int rank) const {
   const HybridPlacement at = placement(rank);
   std::vector<int> ranks;
+  ranks.reserve(micro_dp_);
   for (int j = 0; j < micro_dp_; ++j)
     ranks.push_back(rank_at(at.replica, at.generation_stage, at.generation_tp_index, j));
   return ranks;
@@ -79,6 +80,7 @@ std::vector<int> HybridLayout::micro_dp_ranks(int rank) const {
 std::vector<int> HybridLayout::generation_tp_ranks(int rank) const {
   const HybridPlacement at = placement(rank);
   std::vector<int> ranks;
+  ranks.reserve(generate_.tp);
   for (int m = 0; m < generate_.tp; ++m)
     ranks.push_back(rank_at(at.replica, at.generation_stage, m, at.micro_dp_index));
   return ranks;
@@ -87,6 +89,7 @@ std::vector<int> HybridLayout::generation_tp_ranks(int rank) const {
 std::vector<int> HybridLayout::generation_pp_ranks(int rank) const {
   const HybridPlacement at = placement(rank);
   std::vector<int> ranks;
+  ranks.reserve(generate_.pp);
   for (int s = 0; s < generate_.pp; ++s)
     ranks.push_back(rank_at(at.replica, s, at.generation_tp_index, at.micro_dp_index));
   return ranks;
