@@ -195,7 +195,7 @@ class GatherWhole : public Way {
 class Engine : public Way {
  public:
   Engine(Transformer shard, SpmdGroup& pool, const HybridLayout& layout, int64_t piece_bytes)
-      : engine_(shard, pool, layout, "bench", HybridEngineOptions{piece_bytes}) {
+      : engine_(std::move(shard), pool, layout, "bench", HybridEngineOptions{piece_bytes}) {
     training_ = engine_.resident_parameter_bytes();
   }
   const char* name() const override { return "(c) RLWB engine"; }

@@ -161,7 +161,7 @@ model::GenerationResult GenerationLayoutModel::generate(const torch::Tensor& pro
   // As generate(): the tp ranks sample alike from `shared`, each adding the
   // noise of its own vocabulary columns from `own`.
   at::Generator shared = seeded_generator(options.seed);
-  at::Generator own = seeded_generator(options.seed * 1000003 + 7919 * (tp_.rank + 1));
+  at::Generator own = seeded_generator(options.seed * 1000003 + uint64_t{7919} * (tp_.rank + 1));
 
   model::GenerationResult result;
   result.responses = torch::full({batch, max_new}, pad, torch::kInt64);

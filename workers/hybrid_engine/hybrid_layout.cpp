@@ -26,6 +26,15 @@ void require_divides(const char* setting, int generation, int training) {
         divisors_of(training));
 }
 
+// The ranks rank_at(k) for k = 0..count-1: one group, in group-rank order.
+template <class RankAt>
+std::vector<int> ranks_of(int count, RankAt rank_at) {
+  std::vector<int> ranks;
+  ranks.reserve(count);
+  for (int k = 0; k < count; ++k) ranks.push_back(rank_at(k));
+  return ranks;
+}
+
 }  // namespace
 
 HybridLayout::HybridLayout(TrainingLayout train, GenerationLayout generate)
@@ -70,26 +79,20 @@ HybridPlacement HybridLayout::placement(int rank) const {
 
 std::vector<int> HybridLayout::micro_dp_ranks(int rank) const {
   const HybridPlacement at = placement(rank);
-  std::vector<int> ranks;
-  for (int j = 0; j < micro_dp_; ++j)
-    ranks.push_back(rank_at(at.replica, at.generation_stage, at.generation_tp_index, j));
-  return ranks;
+  return ranks_of(micro_dp_,
+                  [&](int j) { return rank_at(at.replica, at.generation_stage, at.generation_tp_index, j); });
 }
 
 std::vector<int> HybridLayout::generation_tp_ranks(int rank) const {
   const HybridPlacement at = placement(rank);
-  std::vector<int> ranks;
-  for (int m = 0; m < generate_.tp; ++m)
-    ranks.push_back(rank_at(at.replica, at.generation_stage, m, at.micro_dp_index));
-  return ranks;
+  return ranks_of(generate_.tp,
+                  [&](int m) { return rank_at(at.replica, at.generation_stage, m, at.micro_dp_index); });
 }
 
 std::vector<int> HybridLayout::generation_pp_ranks(int rank) const {
   const HybridPlacement at = placement(rank);
-  std::vector<int> ranks;
-  for (int s = 0; s < generate_.pp; ++s)
-    ranks.push_back(rank_at(at.replica, s, at.generation_tp_index, at.micro_dp_index));
-  return ranks;
+  return ranks_of(generate_.pp,
+                  [&](int s) { return rank_at(at.replica, s, at.generation_tp_index, at.micro_dp_index); });
 }
 
 ReshardCost deepspeed_chat_cost(const HybridLayout& layout) {

@@ -46,6 +46,7 @@ Transformer seeded(const TransformerConfig& c) {
 // start (torch's global generator is not for threads at once).
 std::vector<Transformer> seeded_per_rank(const TransformerConfig& c, int ranks) {
   std::vector<Transformer> nets;
+  nets.reserve(ranks);
   for (int r = 0; r < ranks; ++r) nets.push_back(seeded(c));
   return nets;
 }
