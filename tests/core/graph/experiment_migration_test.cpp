@@ -2,6 +2,8 @@
 // experiment as the whole files they replaced (their node positions aside).
 // The files as they were
 // before the migration are kept in tests/core/graph/graphs/before_defaults/.
+// safe_rlhf.yaml is no longer among them: it has changed since (a learned
+// cost model and two critics), so its old whole file is not its meaning.
 #include <gtest/gtest.h>
 
 #include "tests/core/graph/graph_test_support.h"
@@ -31,7 +33,7 @@ TEST_P(ExperimentMigration, ResolvesToTheSameExperimentAsTheFileItReplaced) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltOnGrpo, ExperimentMigration,
-                         ::testing::Values("rloo.yaml", "remax.yaml", "reinforce_pp.yaml", "safe_rlhf.yaml"),
+                         ::testing::Values("rloo.yaml", "remax.yaml", "reinforce_pp.yaml"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param.substr(0, info.param.find('.'));
                          });
