@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "bench/bench_model_common.h"
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
@@ -111,5 +112,15 @@ int main(int argc, char** argv) {
                                          result.responses[0].data_ptr<int64_t>() + max_new);
   std::printf("\nsame greedy tokens (row 0): %s; goal >= 2x: %s (wall), %s (CPU)\n", same ? "yes" : "NO",
               ref_best / best >= 2.0 ? "met" : "NOT met", ref_best_cpu / best_cpu >= 2.0 ? "met" : "NOT met");
+  record_figure({.key = "generate/vs_hf",
+                 .title = "generation, batch " + std::to_string(batch) + ", " + std::to_string(max_new) +
+                          " new tokens, greedy, " + std::to_string(threads) + " threads (`bench_generate`)",
+                 .value = ours,
+                 .unit = "tokens/s",
+                 .peer = "HF transformers " + ref["version"].get<std::string>() + " generate()",
+                 .peer_value = tokens / ref_best,
+                 .pair_ratios = {ref_best / best},
+                 .goal = ">= 2x (best of each side's rounds)",
+                 .met = same && ref_best / best >= 2.0});
   return 0;
 }

@@ -17,6 +17,7 @@
 //
 //   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2] [--pairs 10] [--cpus 0,1]
 #include "bench/bench_model_common.h"
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "core/config/experiment_options.h"
 #include "core/controller/controller.h"
@@ -175,5 +176,15 @@ int main(int argc, char** argv) {
       "ratio RLWB / TRL's best layout over %d pairs: min %.2fx, median %.2fx, max %.2fx (spread %.2f); "
       "goal >= 3x in every pair: %s\n",
       pairs, least, median_of(ratios), most, most - least, least >= 3.0 ? "met" : "not met");
+  rlwb::bench::record_figure({.key = "grpo_step/vs_trl",
+                              .title = "GRPO step, " + str(prompts) + " prompts x " + str(n) +
+                                       " samples, RLWB 2 processes x 1 thread (`bench_grpo_step`)",
+                              .value = median_of(rlwb_tps),
+                              .unit = "tokens/s",
+                              .peer = "TRL " + trl_version + ", faster of 1x2 threads / 2x1 processes",
+                              .peer_value = median_of(trl_best),
+                              .pair_ratios = ratios,
+                              .goal = ">= 3x in every pair",
+                              .met = least >= 3.0});
   return 0;
 }

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "core/tracking/tracking.h"
 
@@ -145,6 +146,18 @@ int main(int argc, char** argv) {
               verdict(zoom_build));
   std::printf("  whole frame incl. GL render (here: Mesa llvmpipe): still %s, zooming %s\n",
               verdict(still_frame), verdict(zoom_frame));
+  for (const auto& [what, st] : {std::pair{"still", still_frame}, std::pair{"zoom", zoom_frame}})
+    rlwb::bench::record_figure({.key = std::string("gui/frame_p90_") + what,
+                                .title = std::string("GUI frame p90, ") + what +
+                                         ", build + llvmpipe render under Xvfb (`bench_gui`)",
+                                .value = st.p90,
+                                .unit = "ms",
+                                .peer = "60 Hz frame budget",
+                                .peer_value = 16,
+                                .pair_ratios = {st.p90 / 16},
+                                .higher_is_better = false,
+                                .goal = "< 16 ms",
+                                .met = st.p90 < 16});
   if (keep.empty())
     std::filesystem::remove_all(dir);
   else

@@ -32,9 +32,11 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "rewards/math/math_check.h"
 #include "rewards/math/math_jsonl.h"
@@ -100,14 +102,21 @@ double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC
 
 // RLWB's checks per CPU-second over `cases`, passes repeated for at least min_cpu_s.
 double rlwb_cpu_rate(const std::vector<Labelled>& cases, double min_cpu_s) {
-  size_t checks = 0;
+  // Every verdict of the timed passes is held against the untimed pass's:
+  // a checker whose answer changes between passes would not be measured.
+  std::vector<int> expected;
+  for (const Labelled& l : cases)
+    expected.push_back(rlwb::rewards::check_math_answer(l.c.response, l.c.reference, l.c.options).score);
+  size_t checks = 0, changed = 0;
   double start = cpu_seconds(), used = 0;
   while (used < min_cpu_s) {
-    for (const Labelled& l : cases)
-      checks += static_cast<size_t>(
-          rlwb::rewards::check_math_answer(l.c.response, l.c.reference, l.c.options).score >= 0);
+    for (size_t i = 0; i < cases.size(); ++i, ++checks)
+      changed +=
+          rlwb::rewards::check_math_answer(cases[i].c.response, cases[i].c.reference, cases[i].c.options)
+              .score != expected[i];
     used = cpu_seconds() - start;
   }
+  if (changed > 0) throw std::runtime_error(std::to_string(changed) + " verdicts changed between passes");
   return checks / used;
 }
 
@@ -138,7 +147,8 @@ int compare_compat_mode(const std::string& corpus, const std::string& python, co
   std::cout << "agreement with math-verify: " << agree << "/" << cases.size() << "\n";
   if (rounds == 0) return agree * 100 >= 97 * cases.size() ? 0 : 1;
   std::cout << "one thread, CPU time, " << rounds << " interleaved pairs:\n";
-  std::vector<double> ratios;
+  std::vector<double> ratios, ours_rates, theirs_rates;
+  std::string version = "?";
   for (int round = 1; round <= rounds; ++round) {
     double ours_rate = rlwb_cpu_rate(cases, 0.5);
     int status = 0;
@@ -156,6 +166,9 @@ int compare_compat_mode(const std::string& corpus, const std::string& python, co
     }
     double theirs_rate = ref["checks_per_cpu_second"].get<double>();
     ratios.push_back(ours_rate / theirs_rate);
+    ours_rates.push_back(ours_rate);
+    theirs_rates.push_back(theirs_rate);
+    version = ref.value("version", std::string("?"));
     std::cout << "  pair " << round << ": RLWB " << std::fixed << std::setprecision(0) << ours_rate
               << " checks/CPU-s, math-verify " << ref.value("version", std::string("?")) << " "
               << std::setprecision(1) << theirs_rate << " checks/CPU-s, ratio " << std::setprecision(0)
@@ -174,7 +187,18 @@ int compare_compat_mode(const std::string& corpus, const std::string& python, co
   std::cout << "  ratio median " << std::setprecision(0) << median << "x, spread " << sorted.front() << "x-"
             << sorted.back() << "x (goal: >= 1000x); agreement with math-verify " << agree << "/"
             << cases.size() << " = " << std::setprecision(1) << 100.0 * agree / cases.size() << "%\n";
-  return sorted.front() >= 1000 && agree * 100 >= 97 * cases.size() ? 0 : 1;
+  const bool met = sorted.front() >= 1000 && agree * 100 >= 97 * cases.size();
+  rlwb::bench::record_figure({.key = "math/compat_cpu",
+                              .title = "math checking, math-verify mode, CPU time, " +
+                                       std::to_string(cases.size()) + "-case compat corpus (`bench_math`)",
+                              .value = ours_rates.empty() ? 0 : ours_rates[ours_rates.size() / 2],
+                              .unit = "checks/CPU-s",
+                              .peer = "math-verify " + version,
+                              .peer_value = theirs_rates.empty() ? 0 : theirs_rates[theirs_rates.size() / 2],
+                              .pair_ratios = ratios,
+                              .goal = ">= 1000x in every pair, agreement >= 97%",
+                              .met = met});
+  return met ? 0 : 1;
 }
 
 }  // namespace
@@ -232,9 +256,14 @@ int main(int argc, char** argv) {
   auto start = Clock::now();
   std::clock_t cpu_start = std::clock();
   double elapsed = 0;
+  size_t changed = 0;  // verdicts of the timed passes that differ from the first pass's
   while (elapsed < seconds) {
-    for (const Labelled& l : cases) checks += static_cast<size_t>(check(l) >= 0);
+    for (size_t i = 0; i < cases.size(); ++i, ++checks) changed += check(cases[i]) != ours[i];
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+  if (changed > 0) {
+    std::cerr << "bench_math: " << changed << " verdicts changed between passes of the same corpus\n";
+    return 1;
   }
   double ours_rate = checks / elapsed;
   double ours_cpu_rate = checks / (static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC);
@@ -284,6 +313,18 @@ int main(int argc, char** argv) {
             << theirs_cpu_rate << std::setw(10) << theirs_right << "/" << cases.size() << "\n";
   std::cout << std::left << std::setw(22) << "  without slow cases" << std::right << std::setw(14)
             << theirs_fast << "   (" << ref["slow_cases"].size() << " cases over 1 s: its parsing timeout)\n";
+  rlwb::bench::record_figure(
+      {.key = "math/default_cpu",
+       .title = "math checking, CPU time, " + std::to_string(cases.size()) + "-case corpus (`bench_math`)",
+       .value = ours_cpu_rate,
+       .unit = "checks/CPU-s",
+       .peer = "math-verify " + ref.value("version", std::string("?")) +
+               " (its timeouts counted; without them: " + std::to_string(static_cast<long>(theirs_fast)) +
+               " checks/s)",
+       .peer_value = theirs_cpu_rate,
+       .pair_ratios = {ours_cpu_rate / theirs_cpu_rate},
+       .goal = ">= 50x",
+       .met = ours_cpu_rate / theirs_cpu_rate >= 50});
   std::cout << "\nRLWB is " << std::setprecision(0) << ours_rate / theirs_rate << "x faster by the clock, "
             << ours_cpu_rate / theirs_cpu_rate << "x by CPU time, " << ours_rate / theirs_fast
             << "x against math-verify without its slow cases\n";

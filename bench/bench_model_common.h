@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_record.h"
 #include "workers/model/transformer_config.h"
 
 namespace rlwb::bench {
@@ -115,12 +116,6 @@ inline std::string core_list(const std::vector<int>& cpus) {
   std::string s;
   for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
   return s;
-}
-
-// The median of `v` (the upper one of an even count).
-inline double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 inline std::string fixed(double v, int digits = 1) {

@@ -14,6 +14,7 @@
 // smaller than the trace.
 //
 //   bench_profiler [--rounds N] [--steps N] [--batch PROMPTS] [--every N] [--cores 0,1]
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "core/controller/controller.h"
 #include "core/tracking/tracking.h"
@@ -196,5 +197,31 @@ int main(int argc, char** argv) {
       "goal: RLWB's profile >= 100x smaller than Kineto's traces in every round: %s (median %.0fx, min "
       "%.0fx)\n",
       smallest_ratio >= 100 ? "met" : "NOT met", median(size_ratio), smallest_ratio);
+  // Overheads as percentages, one per round; the "ratio" of each is RLWB's step time over the unprofiled one.
+  auto as_ratios = [](const std::vector<double>& percent) {
+    std::vector<double> r;
+    for (double p : percent) r.push_back(1 + p / 100);
+    return r;
+  };
+  rlwb::bench::record_figure({.key = "profiler/overhead_in_run",
+                              .title = "profiler overhead at the defaults, in-run (`bench_profiler`)",
+                              .value = median(rlwb_in_run),
+                              .unit = "% of step time",
+                              .peer = "Kineto on the same steps",
+                              .peer_value = median(kineto_in_run),
+                              .pair_ratios = as_ratios(rlwb_in_run),
+                              .higher_is_better = false,
+                              .goal = "< 3% every round",
+                              .met = worst_in_run < 3});
+  rlwb::bench::record_figure({.key = "profiler/size",
+                              .title = "profile size vs Kineto's traces, same steps (`bench_profiler`)",
+                              .value = median(size_ratio),
+                              .unit = "x smaller",
+                              .peer = "Kineto's traces of the same steps",
+                              .peer_value = std::nullopt,
+                              .pair_ratios = size_ratio,
+                              .higher_is_better = true,
+                              .goal = ">= 100x smaller every round",
+                              .met = smallest_ratio >= 100});
   return 0;
 }

@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "workers/hybrid_engine/hybrid_engine.h"
 #include "workers/mesh_groups.h"
@@ -93,24 +94,6 @@ int64_t loopback_bytes() {
     if (name == "lo") return std::stoll(line.substr(colon + 1));
   }
   return 0;
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
-std::string affinity() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  sched_getaffinity(0, sizeof set, &set);
-  std::string cpus;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
-  return cpus;
 }
 
 // [SECTION] the three ways
@@ -321,7 +304,7 @@ int rank_main(int rank, int port, const Settings& s) {
 
   const double M = params * 4.0;
   std::printf("host: %s; %d ranks (processes) on CPUs %s; Gloo over loopback; 1 torch thread each\n",
-              cpu_model().c_str(), layout.world(), affinity().c_str());
+              rlwb::bench::cpu_model().c_str(), layout.world(), rlwb::bench::allowed_cores().c_str());
   std::printf(
       "model: %.1fM parameters, M = %.1f MiB float32; training t=%d d=%d, generation t_g=%d "
       "(d_g=%d); pieces of %lld KiB\n",
@@ -351,6 +334,31 @@ int rank_main(int rank, int port, const Settings& s) {
     const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
     std::printf("  median %.3f (spread %.3f-%.3f): time cut %.0f%%\n", median(ratios), *lo, *hi,
                 (1 - median(ratios)) * 100);
+    const std::string shape = "t=" + std::to_string(s.tp) + (s.dp > 1 ? " d=" + std::to_string(s.dp) : "") +
+                              " -> t_g=" + std::to_string(s.gen_tp);
+    const std::string way = against == 0 ? "full_gather" : "hybridflow_v";
+    // The engine's bytes and memory against table 2 ride along in the title.
+    const ReshardCost f = ways[2]->formula();
+    const double bytes_off = f.bytes_moved > 0 ? received[2] / (f.bytes_moved * M) - 1 : 0;
+    const double memory_off = generation[2] / (f.peak_memory * M) - 1;
+    char title[256];
+    std::snprintf(title, sizeof title,
+                  "weight resharding train->generate->train, %.1fM parameters, %s, vs %s "
+                  "(`bench_reshard`); bytes %+.1f%%, memory %+.1f%% of table 2",
+                  params / 1e6, shape.c_str(), ways[against]->name(), 100 * bytes_off, 100 * memory_off);
+    rlwb::bench::record_figure(
+        {.key = "reshard/" + shape + "/vs_" + way,
+         .title = title,
+         .value = median(seconds[2]) * 1e3,
+         .unit = "ms",
+         .peer = ways[against]->name(),
+         .peer_value = median(seconds[against]) * 1e3,
+         .pair_ratios = ratios,
+         .higher_is_better = false,
+         .goal = against == 0 ? "time cut >= 55% every round; bytes and memory within 5%" : "",
+         .met = against == 0 ? std::optional<bool>(*hi <= 0.45 && std::abs(bytes_off) <= 0.05 &&
+                                                   std::abs(memory_off) <= 0.05)
+                             : std::nullopt});
   }
   return 0;
 }

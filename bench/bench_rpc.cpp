@@ -11,6 +11,7 @@
 // built-in __ping__, which the worker answers before any of that. The
 // real method is the comparison with Ray.
 //   bench_rpc [--iters N] [--workers N] [--only rlwb|raw]   (--only: one side alone, for profiling)
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "core/launch/local_launcher.h"
 #include "core/rpc/rpc_server.h"
@@ -210,9 +211,32 @@ int main(int argc, char** argv) {
                 ping.p99, ping.p50 / raw.p50);
     std::printf("%-8d %-28s %10.1f %10.1f %14.2f\n", workers, "RLWB role method demo.sleep", ours.p50,
                 ours.p99, ours.p50 / raw.p50);
+    const std::string w = std::to_string(workers);
+    if (with_raw && with_rlwb)
+      rlwb::bench::record_figure(
+          {.key = "rpc/" + w + "_workers_vs_raw",
+           .title = "RPC round trip p50 through a role method, " + w + " worker(s) (`bench_rpc`)",
+           .value = ours.p50,
+           .unit = "us",
+           .peer = "raw ZeroMQ ping-pong",
+           .peer_value = raw.p50,
+           .pair_ratios = {ours.p50 / raw.p50},
+           .higher_is_better = false,
+           .goal = "within 1.5x of raw",
+           .met = ours.p50 / raw.p50 <= 1.5});
     if (ray) {
       auto r = (*ray)[std::to_string(workers)];
       double p50 = r["p50_us"].get<double>(), p99 = r["p99_us"].get<double>();
+      if (with_rlwb)
+        rlwb::bench::record_figure({.key = "rpc/" + w + "_workers_vs_ray",
+                                    .title = "RPC round trip p50, " + w + " worker(s), vs Ray (`bench_rpc`)",
+                                    .value = ours.p50,
+                                    .unit = "us",
+                                    .peer = "Ray actor method",
+                                    .peer_value = p50,
+                                    .pair_ratios = {p50 / ours.p50},
+                                    .goal = "faster than Ray",
+                                    .met = p50 > ours.p50});
       std::printf("%-8d %-28s %10.1f %10.1f %14.2f   (RLWB is %.1fx faster at p50)\n", workers,
                   "Ray actor call (peer)", p50, p99, p50 / raw.p50, p50 / ours.p50);
     } else if (workers == 1) {

@@ -48,6 +48,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "core/data/humaneval_file.h"
 #include "sandbox/client.h"
@@ -210,6 +211,28 @@ bool finish_warm_python(WarmPython w, const std::string& program) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// The floor made warm as RLWB's executors are (they start python3 in the
+// next sandbox before the program arrives): each caller thread keeps one
+// plain python3 started ahead. Without it the python3 rows would hold a
+// warm RLWB against a cold floor.
+struct WarmPythonSlot {
+  WarmPython ready = start_warm_python();
+  WarmPythonSlot() = default;
+  WarmPythonSlot(const WarmPythonSlot&) = delete;
+  WarmPythonSlot& operator=(const WarmPythonSlot&) = delete;
+  ~WarmPythonSlot() { finish_warm_python(ready, ""); }
+  bool run(const std::string& program) {
+    WarmPython current = ready;
+    ready = start_warm_python();  // the next one starts while this one runs
+    return finish_warm_python(current, program);
+  }
+};
+
+bool run_on_warm_python(const std::string& program) {
+  thread_local WarmPythonSlot slot;
+  return slot.run(program);
+}
+
 struct PassResult {
   double per_s = 0;
   long failed = 0;
@@ -246,20 +269,41 @@ PassResult sandbox_service_pass(SandboxClient& client, const std::vector<JudgeRe
   return r;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
-std::string allowed_cpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return "?";
-  std::string list;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set)) list += (list.empty() ? "" : ",") + std::to_string(c);
-  return list;
+// The table's rows: RLWB against bubblewrap and against the floor in the
+// same warmth (python3: the pre-started floor; C has no interpreter to warm).
+void record_sandbox_rows(const std::vector<Row>& rows) {
+  auto find = [&](const std::string& method, const std::string& lang, int callers) -> const Row* {
+    for (const Row& r : rows)
+      if (r.method == method && r.lang == lang && r.callers == callers) return &r;
+    return nullptr;
+  };
+  for (const Row& r : rows) {
+    if (r.method != "rlwb sandbox") continue;
+    const std::string what = r.lang + " hello, " + std::to_string(r.callers) + " caller(s)";
+    const std::string key = "sandbox/" + r.lang + "_" + std::to_string(r.callers) + "_callers";
+    if (const Row* b = find("bubblewrap", r.lang, r.callers))
+      rlwb::bench::record_figure({.key = key + "_vs_bwrap",
+                                  .title = "sandbox, " + what + ", full isolation (`bench_sandbox`)",
+                                  .value = r.per_s,
+                                  .unit = "execs/s",
+                                  .peer = "bubblewrap --unshare-all, same seccomp filter",
+                                  .peer_value = b->per_s,
+                                  .pair_ratios = {r.per_s / b->per_s},
+                                  .goal = "faster than bubblewrap",
+                                  .met = r.per_s > b->per_s});
+    const bool py = r.lang == "python3";
+    if (const Row* f = find(py ? "python3 pre-started" : "fork+exec (floor)", r.lang, r.callers))
+      rlwb::bench::record_figure(
+          {.key = key + "_vs_floor",
+           .title = "sandbox, " + what + ", against no isolation (`bench_sandbox`)",
+           .value = r.per_s,
+           .unit = "execs/s",
+           .peer = py ? "plain python3, pre-started (warm floor)" : "plain fork+exec",
+           .peer_value = f->per_s,
+           .pair_ratios = {r.per_s / f->per_s},
+           .goal = py ? "" : "within 1.5x of the floor",
+           .met = py ? std::optional<bool>() : std::optional<bool>(f->per_s / r.per_s <= 1.5)});
+  }
 }
 
 int humaneval_table(int pairs, int copies) {
@@ -292,14 +336,15 @@ int humaneval_table(int pairs, int copies) {
     wait_for_service(endpoint, std::chrono::seconds(30));
     SandboxClient client(endpoint);
     std::printf("\nHumanEval: %zu canonical solutions x %d = %zu programs per pass, on CPUs %s (%s)\n",
-                problems.size(), copies, programs.size(), allowed_cpus().c_str(), cpu_model().c_str());
+                problems.size(), copies, programs.size(), rlwb::bench::allowed_cores().c_str(),
+                rlwb::bench::cpu_model().c_str());
     std::printf("rlwb-sandbox service with %d executors vs plain python3, %d worker threads; both warm\n",
                 workers, workers);
     plain_python_pass(programs, workers);  // untimed: the page cache, the executors' first sandboxes
     sandbox_service_pass(client, requests);
     std::printf("%-5s %-13s %16s %16s %9s %8s\n", "pair", "first", "sandbox execs/s", "python3 execs/s",
                 "ratio", "failed");
-    std::vector<double> ratios;
+    std::vector<double> ratios, box_rates, plain_rates;
     for (int k = 0; k < pairs; ++k) {
       PassResult box, plain;
       if (k % 2 == 0) {
@@ -310,6 +355,8 @@ int humaneval_table(int pairs, int copies) {
         box = sandbox_service_pass(client, requests);
       }
       ratios.push_back(box.per_s / plain.per_s);
+      box_rates.push_back(box.per_s);
+      plain_rates.push_back(plain.per_s);
       std::printf("%-5d %-13s %16.1f %16.1f %8.2fx %4ld/%-4ld\n", k + 1, k % 2 == 0 ? "sandbox" : "python3",
                   box.per_s, plain.per_s, ratios.back(), box.failed, plain.failed);
       if (box.failed || plain.failed) code = 1;
@@ -321,6 +368,18 @@ int humaneval_table(int pairs, int copies) {
         "ratio (sandbox / python3 execs/s): median %.2fx, min %.2fx, max %.2fx, spread %.1f%% of the "
         "median\n",
         median, sorted.front(), sorted.back(), 100 * (sorted.back() - sorted.front()) / median);
+    rlwb::bench::record_figure({.key = "sandbox/humaneval",
+                                .title = "HumanEval, " + std::to_string(programs.size()) +
+                                         " canonical programs through the sandbox service, both warm "
+                                         "(`bench_sandbox --only humaneval`)",
+                                .value = rlwb::bench::median_of(box_rates),
+                                .unit = "execs/s",
+                                .peer = "plain python3 subprocesses, pre-started, no isolation",
+                                .peer_value = rlwb::bench::median_of(plain_rates),
+                                .pair_ratios = ratios,
+                                .higher_is_better = true,
+                                .goal = "",
+                                .met = std::nullopt});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_sandbox: HumanEval: %s\n", e.what());
     code = 1;
@@ -440,6 +499,13 @@ int main(int argc, char** argv) {
                           [&] { return spawn(py ? py_floor : c_floor) == "hi\n"; });
       floor.cpu_ms_per_exec = (all_cpu_ms() - c0) / floor.executions;
       rows.push_back(floor);
+      if (py) {
+        c0 = all_cpu_ms();
+        Row warm = measure("python3 pre-started", lang, callers, seconds,
+                           [&] { return run_on_warm_python(kPython); });
+        warm.cpu_ms_per_exec = (all_cpu_ms() - c0) / warm.executions;
+        rows.push_back(warm);
+      }
       if (have_bwrap) {
         c0 = all_cpu_ms();
         Row b = measure("bubblewrap", lang, callers, seconds,
@@ -475,7 +541,11 @@ int main(int argc, char** argv) {
                 r.callers, r.per_s, floor > 0 ? floor / r.per_s : 0.0, r.cpu_ms_per_exec,
                 r.kthread_ms_per_exec, r.failures);
   }
-  std::printf("\n'vs floor' is floor execs/s divided by the method's (1.00x = as fast as no isolation).\n");
+  std::printf(
+      "\n'vs floor' is floor execs/s divided by the method's (1.00x = as fast as no isolation).\n"
+      "'python3 pre-started' is the floor warm as RLWB is: each caller's next interpreter is started\n"
+      "before its program arrives (no isolation); RLWB's executors do the same inside the sandbox.\n");
+  record_sandbox_rows(rows);
 
   std::printf("\nlatency of one execution, p50, with a pause between executions:\n");
   std::printf("%-20s %-8s %12s %10s\n", "method", "program", "p50 ms", "vs floor");
@@ -497,7 +567,9 @@ int main(int argc, char** argv) {
       Verdict v = py ? box.run(req) : box.run_binary(binary, "");
       return v.ok() && v.stdout_data == "hi\n";
     });
+    double warm = py ? latency_p50(n, pause, [&] { return run_on_warm_python(kPython); }) : 0;
     std::printf("%-20s %-8s %12.2f %9.2fx\n", "fork+exec (floor)", lang, floor, 1.0);
+    if (py) std::printf("%-20s %-8s %12.2f %9.2fx\n", "python3 pre-started", lang, warm, warm / floor);
     if (have_bwrap) std::printf("%-20s %-8s %12.2f %9.2fx\n", "bubblewrap", lang, bw, bw / floor);
     std::printf("%-20s %-8s %12.2f %9.2fx\n", "rlwb sandbox", lang, rl, rl / floor);
   }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/bench_model_common.h"
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "workers/model/flat_adamw.h"
 #include "workers/model/hf_checkpoint.h"
@@ -146,5 +147,30 @@ int main(int argc, char** argv) {
   std::printf("\ntorch %s, transformers %s; goal no slower (wall, every pair): %s\n",
               refs.back()["torch_version"].get<std::string>().c_str(),
               refs.back()["transformers_version"].get<std::string>().c_str(), met ? "met" : "NOT met");
+  // The table's rows: against PyTorch eager with its fastest AdamW, each part apart.
+  const std::string torch_version = refs.back()["torch_version"].get<std::string>();
+  const std::pair<const char*, double StepTimes::*> parts[] = {{"wall", &StepTimes::wall},
+                                                               {"fwd+bwd", &StepTimes::forward_backward},
+                                                               {"AdamW", &StepTimes::optimizer}};
+  const char* peer_field[] = {"torch", "torch_forward_backward", "torch_optimizer"};
+  for (size_t p = 0; p < 3; ++p) {
+    std::vector<double> ours_ms, peer_ms;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      ours_ms.push_back(ours[i].*parts[p].second * 1e3);
+      peer_ms.push_back(refs[i][peer_field[p]].get<double>() * 1e3);
+    }
+    const auto& ratios = speedups[std::string("torch ") + parts[p].first];
+    record_figure({.key = std::string("train_step/") + parts[p].first,
+                   .title = std::string("training step, ") + parts[p].first + ", batch " +
+                            std::to_string(batch) + " x " + std::to_string(seq) + ", " +
+                            std::to_string(threads) + " threads (`bench_train_step`)",
+                   .value = median_of(ours_ms),
+                   .unit = "ms",
+                   .peer = "PyTorch " + torch_version + " eager, fastest AdamW",
+                   .peer_value = median_of(peer_ms),
+                   .pair_ratios = ratios,
+                   .goal = "no slower in every pair",
+                   .met = *std::min_element(ratios.begin(), ratios.end()) >= 1.0});
+  }
   return 0;
 }

@@ -36,6 +36,7 @@
 #include <vector>
 #include <zmq_addon.hpp>
 
+#include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "core/wire/shm_segment.h"
 #include "core/wire/wire.h"
@@ -248,6 +249,20 @@ int main(int argc, char** argv) {
                       how == Read::kAll ? "all" : "touch", reps, med * 1e3, bytes / med / 1e9,
                       median(copy) / med);
         lines.emplace_back(line);
+        if (how == Read::kTouch && i == 0 && bytes == 16 * kMiB) {
+          std::vector<double> ratios;  // memcpy time / transfer time, each pair of the rounds
+          for (int k = 0; k < reps; ++k) ratios.push_back(copy[k] / moved[k]);
+          rlwb::bench::record_figure({.key = "transfer/16MiB_shm",
+                                      .title = "batch transfer, 16 MiB via " + std::string(paths[i].name) +
+                                               ", touch (`bench_transfer`)",
+                                      .value = med * 1e3,
+                                      .unit = "ms",
+                                      .peer = "single-thread memcpy",
+                                      .peer_value = median(copy) * 1e3,
+                                      .pair_ratios = ratios,
+                                      .goal = ">= 0.5x memcpy (median)",
+                                      .met = median(copy) / med >= 0.5});
+        }
         if (how == Read::kTouch && i == 0) {
           std::snprintf(line, sizeof line,
                         "first shm transfer of %.0f MiB (fresh segment, page faults): %.2f ms "
