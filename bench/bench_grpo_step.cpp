@@ -16,12 +16,9 @@
 // compute ms over every timed step) show where its step goes.
 //
 //   bench_grpo_step [--prompts 16] [--n 8] [--steps 8] [--warmup 2] [--pairs 10] [--cpus 0,1]
-#include "bench/bench_model_common.h"
+#include "bench/bench_grpo_common.h"
 #include "bench/bench_record.h"
 #include "core/common/command_line.h"
-#include "core/config/experiment_options.h"
-#include "core/controller/controller.h"
-#include "app/registries.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -32,36 +29,6 @@
 
 using namespace rlwb::core;
 using rlwb::bench::median_of;
-
-namespace {
-
-struct RlwbRun {
-  double tokens_per_s = 0;
-  std::map<std::string, std::vector<double>> node_ms;  // timing_s/<node>, compute_s/<node>, in ms
-};
-
-// One RLWB run of `exp` on fresh workers: tokens/s over its timed steps.
-RlwbRun run_rlwb(const Experiment& exp, int warmup) {
-  ControllerOptions options = rlwb::app::controller_options();
-  options.worker_binary = RLWB_WORKER_BIN;
-  options.log_dir = (std::filesystem::temp_directory_path() / "rlwb-bench-grpo").string();
-  double seconds = 0, tokens = 0;
-  RlwbRun out;
-  options.hooks.step_done = [&](const StepReport& r, const auto&) {
-    if (r.step <= warmup) return;
-    seconds += r.seconds;
-    tokens += r.metrics.at("perf/throughput") * r.seconds;
-    for (const auto& [k, v] : r.metrics)
-      if (k.starts_with("timing_s/") || k.starts_with("compute_s/")) out.node_ms[k].push_back(v * 1e3);
-  };
-  RunResult result = Controller(exp, options, nullptr).run();
-  if (result.status != "finished")
-    throw std::runtime_error("RLWB run " + result.status + ": " + result.error);
-  out.tokens_per_s = tokens / seconds;
-  return out;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   int prompts = 16, n = 8, steps = 8, warmup = 2, pairs = 10;
@@ -83,48 +50,15 @@ int main(int argc, char** argv) {
                  "bench_grpo_step: --prompts x --n must be even: TRL's 2-process layout splits the rows\n");
     return 2;
   }
-  Experiment exp = load_experiment_file(
-      std::string(RLWB_SOURCE_DIR) + "/experiments/default.yaml",
-      {"trainer.steps=" + std::to_string(steps + warmup), "~trainer.warm_start", "~trainer.eval",
-       "~trainer.save", "~trainer.samples", "task.batch_size=" + std::to_string(prompts),
-       "task.samples_per_prompt=" + std::to_string(n),
-       "models.actor.config.ppo.mini_batch_size=" + std::to_string(prompts * n)});
-  // The actor's settings as the run will use them (core/config), for the peer.
+  const Experiment exp = rlwb::bench::grpo_step_experiment(prompts, n, steps + warmup);
+  // The actor's settings as the run will use them (core/config), for the header.
   const auto actor = rlwb::core::config::parse_experiment_options(exp).models.at("actor");
   const auto& arch = *actor.model;
   const int64_t max_new = actor.rollout.max_new_tokens;
   rlwb::bench::pin_to_cores(cpus);
-
   auto str = [](auto v) { return std::to_string(v); };
   auto run_trl = [&](int processes, int threads) {
-    return rlwb::bench::run_reference("bench_grpo_trl.py", {"--prompts",
-                                                            str(prompts),
-                                                            "--num-generations",
-                                                            str(n),
-                                                            "--max-new-tokens",
-                                                            str(max_new),
-                                                            "--steps",
-                                                            str(steps),
-                                                            "--warmup",
-                                                            str(warmup),
-                                                            "--processes",
-                                                            str(processes),
-                                                            "--threads",
-                                                            str(threads),
-                                                            "--hidden",
-                                                            str(arch.hidden_size),
-                                                            "--intermediate",
-                                                            str(arch.resolved_intermediate_size()),
-                                                            "--layers",
-                                                            str(arch.num_layers),
-                                                            "--heads",
-                                                            str(arch.num_heads),
-                                                            "--kv-heads",
-                                                            str(arch.resolved_kv_heads()),
-                                                            "--lr",
-                                                            str(actor.optim.lr),
-                                                            "--beta",
-                                                            str(actor.ppo.kl_loss_coef)});
+    return rlwb::bench::run_trl(exp, steps, warmup, processes, threads);
   };
 
   std::printf(
@@ -138,9 +72,9 @@ int main(int argc, char** argv) {
   std::map<std::string, std::vector<double>> node_ms;
   std::string trl_version = "?";
   for (int pair = 1; pair <= pairs; ++pair) {
-    RlwbRun rlwb;
+    rlwb::bench::RlwbRun rlwb;
     try {
-      rlwb = run_rlwb(exp, warmup);
+      rlwb = rlwb::bench::run_rlwb(exp, warmup);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "bench_grpo_step: %s\n", e.what());
       return 1;

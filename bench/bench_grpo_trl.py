@@ -76,6 +76,8 @@ def parse_args(argv):
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--beta", type=float, default=0.001, help="KL coefficient (non-zero: reference model)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-positions", type=int, default=MAX_POSITIONS,
+                   help="the model's positions (prompt + response); RLWB's max_position_embeddings")
     a = p.parse_args(argv)
     if (a.prompts < 1 or a.steps < 1 or a.warmup < 0 or a.threads < 1 or a.max_new_tokens < 1
             or a.processes < 1):
@@ -88,14 +90,14 @@ def parse_args(argv):
     if a.beta == 0.0:
         p.error("--beta must be non-zero: the benchmark includes the reference log-prob pass")
     # Longest prompt: <bos> "99+99=" = 7 tokens.
-    if 1 + len(f"{MAX_OPERAND}+{MAX_OPERAND}=") + a.max_new_tokens > MAX_POSITIONS:
-        p.error(f"prompt + --max-new-tokens exceeds the model's {MAX_POSITIONS} positions")
+    if 1 + len(f"{MAX_OPERAND}+{MAX_OPERAND}=") + a.max_new_tokens > a.max_positions:
+        p.error(f"prompt + --max-new-tokens exceeds the model's {a.max_positions} positions (--max-positions)")
     if a.hidden % a.heads or a.heads % a.kv_heads:
         p.error("--hidden must be divisible by --heads, and --heads by --kv-heads")
     return a
 
 
-def build_tokenizer():
+def build_tokenizer(max_positions=MAX_POSITIONS):
     """RLWB's character tokenizer as a transformers fast tokenizer."""
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
@@ -114,7 +116,7 @@ def build_tokenizer():
     tok.add_special_tokens(SPECIALS)  # already in the vocab: ids stay 0, 1, 2
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>",
-        padding_side="left", truncation_side="left", model_max_length=MAX_POSITIONS,
+        padding_side="left", truncation_side="left", model_max_length=max_positions,
     )
     expect = [1] + [3 + ALPHABET.index(c) for c in "37+48="]
     got = fast("37+48=")["input_ids"]
@@ -193,7 +195,7 @@ def main(argv):
 
     torch.set_num_threads(args.threads)
     transformers.utils.logging.disable_progress_bar()
-    tokenizer = build_tokenizer()
+    tokenizer = build_tokenizer(args.max_positions)
     total_steps = args.warmup + args.steps
     rows_per_step = args.prompts * args.num_generations
     rows_per_process = rows_per_step // args.processes
@@ -207,7 +209,7 @@ def main(argv):
             vocab_size=len(SPECIALS) + len(ALPHABET), hidden_size=args.hidden,
             intermediate_size=args.intermediate, num_hidden_layers=args.layers,
             num_attention_heads=args.heads, num_key_value_heads=args.kv_heads,
-            max_position_embeddings=MAX_POSITIONS, tie_word_embeddings=False,
+            max_position_embeddings=args.max_positions, tie_word_embeddings=False,
             pad_token_id=0, bos_token_id=1, eos_token_id=2, dtype="float32",
         )
         torch.manual_seed(args.seed)

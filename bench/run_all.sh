@@ -54,7 +54,7 @@ export RLWB_COMMIT="$commit"
 echo "building the benchmarks in $build ..."
 cmake --build "$build" --target rlwb-worker rlwb-sandbox rlwb-gui \
   bench_transfer bench_rpc bench_math bench_sandbox bench_generate bench_train_step \
-  bench_grpo_step bench_orchestration bench_profiler bench_reshard bench_gui > "$logs/build.log" 2>&1 ||
+  bench_grpo_step bench_grpo_scaling bench_orchestration bench_profiler bench_reshard bench_gui > "$logs/build.log" 2>&1 ||
   { echo "run_all.sh: the build failed; see $logs/build.log" >&2; exit 1; }
 
 # name | full arguments | quick arguments
@@ -66,6 +66,7 @@ benchmarks=(
   "generate||"
   "train_step|--rounds 6 --steps 5|--rounds 1 --steps 2"
   "grpo_step|--pairs 10 --steps 20|--pairs 1 --steps 3 --warmup 1"
+  "grpo_scaling|--out $logs/scaling|--axes layers,dp --steps 1 --warmup 1 --out $logs/scaling"
   "orchestration|--steps 30|--steps 5"
   "profiler|--rounds 6 --steps 60|--rounds 1 --steps 10"
   "reshard|--rounds 5|--rounds 1 --layers 2"

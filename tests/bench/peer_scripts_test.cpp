@@ -110,6 +110,18 @@ TEST(PeerScripts, TrlTakesAGrpoStepInTwoDataParallelProcesses) {
   EXPECT_NE(o.text.find("distributed: DistributedType.MULTI_CPU"), std::string::npos) << o.text;
 }
 
+// bench_grpo_scaling's response axis: longer responses need more positions.
+TEST(PeerScripts, TrlGeneratesLongerResponsesWhenTheModelHasThePositions) {
+  Output o = peer("bench_grpo_trl.py", {"--prompts", "2", "--num-generations", "2", "--steps", "1",
+                                        "--warmup", "0", "--max-new-tokens", "24", "--max-positions", "32"});
+  ASSERT_EQ(o.code, 0) << o.text;
+  EXPECT_EQ(last_json(o.text)["max_new_tokens"], 24);
+  Output refused = peer("bench_grpo_trl.py", {"--max-new-tokens", "24"});  // 16 positions by default
+  EXPECT_EQ(refused.code, 2) << refused.text;
+  EXPECT_NE(refused.text.find("exceeds the model's 16 positions (--max-positions)"), std::string::npos)
+      << refused.text;
+}
+
 TEST(PeerScripts, TrlRefusesRowsThatDoNotSplitOverItsProcesses) {
   Output o = peer("bench_grpo_trl.py", {"--prompts", "3", "--num-generations", "3", "--processes", "2"});
   EXPECT_EQ(o.code, 2) << o.text;

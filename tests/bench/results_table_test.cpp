@@ -156,6 +156,22 @@ TEST_F(ResultsTable, ADocumentWithoutTheMarkersIsRefusedWithWhatToAdd) {
   EXPECT_EQ(read_file(dir_ / "RESULTS.md"), "# no markers\n");
 }
 
+TEST_F(ResultsTable, TheScalingPlotsAreOnePngPerAxisWithBothSides) {
+  write("scaling.csv",
+        "axis,x,work,rlwb_step_s,rlwb_tokens,trl_step_s,trl_tokens\n"
+        "layers,2,1e9,0.05,1500,0.08,1450\nlayers,4,2e9,0.07,1500,0.13,1450\nlayers,8,4e9,0.15,1500,,\n"
+        "dp,1,1e9,0.06,1500,0.10,1450\ndp,2,1e9,0.04,1500,0.11,1450\n");
+  Output o =
+      shell("'" + rlwb::testing::reference_python() + "' '" + std::string(rlwb::testing::kSourceDir) +
+            "/bench/plot_scaling.py' '" + (dir_ / "scaling.csv").string() + "' '" + dir_.string() + "'");
+  ASSERT_EQ(o.code, 0) << o.text;
+  for (const char* axis : {"layers", "dp"}) {
+    const auto png = dir_ / (std::string("scaling_") + axis + ".png");
+    ASSERT_TRUE(std::filesystem::exists(png)) << png;
+    EXPECT_EQ(read_file(png).substr(1, 3), "PNG");
+  }
+}
+
 TEST(RunAll, RefusesCoresTheMachineDoesNotHaveBeforeBuildingAnything) {
   Output o = shell("'" + std::string(rlwb::testing::kSourceDir) + "/bench/run_all.sh' --cpus 4095");
   EXPECT_EQ(o.code, 2) << o.text;
