@@ -9,7 +9,8 @@
 // experiment's actor (21 tensors, 0.3M parameters) that is a few hundred
 // kernel launches less per optimizer step.
 //
-// How: the parameters become views into the flat parameter buffer and
+// How: the parameters become views into the flat parameter buffer (unless
+// they must stay where they live: ParameterStorage::kInPlace) and
 // their .grad views into the flat gradient buffer, so backward passes
 // accumulate straight into it. flat_gradients() re-checks both on every
 // call: a parameter or gradient that something else replaced (a checkpoint
@@ -31,10 +32,26 @@ struct AdamWSettings {
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
 };
 
+// Where the parameters' values live while this optimizer trains them.
+enum class ParameterStorage {
+  // Moved into one flat buffer (the parameters become views of it): the
+  // update is one pass over it.
+  kFlatBuffer,
+  // Left where they are, each updated in place (one pass per tensor): for
+  // parameters whose storage belongs to something else, as the
+  // 3D-HybridEngine's generation buffers, in which each training shard must
+  // stay so that the switch to generation gathers around it
+  // (workers/hybrid_engine/hybrid_engine.h). Each must be contiguous.
+  kInPlace,
+};
+
 class FlatAdamW {
  public:
-  // params: float tensors that require grad, all on one device.
-  FlatAdamW(std::vector<torch::Tensor> params, AdamWSettings settings);
+  // params: float tensors that require grad, all on one device. Throws
+  // std::invalid_argument when they are none, differ in dtype or device,
+  // or (kInPlace) one is not contiguous.
+  FlatAdamW(std::vector<torch::Tensor> params, AdamWSettings settings,
+            ParameterStorage storage = ParameterStorage::kFlatBuffer);
 
   // The gradients of every parameter as one flat tensor (parameters that
   // got none count as zero). Writes into it (a data-parallel sum, clipping)
@@ -71,12 +88,14 @@ class FlatAdamW {
   const torch::Tensor& gradient_buffer() const { return gradients_; }
 
  private:
-  void adopt();  // makes every parameter and gradient a view again
+  void adopt();  // makes every gradient (and with kFlatBuffer every parameter) a view again
 
   std::vector<torch::Tensor> params_;
   std::vector<int64_t> offsets_;
   AdamWSettings settings_;
-  torch::Tensor values_, gradients_, exp_avg_, exp_avg_sq_;
+  ParameterStorage storage_;
+  torch::Tensor values_;  // kFlatBuffer only
+  torch::Tensor gradients_, exp_avg_, exp_avg_sq_;
   int64_t steps_ = 0;
 };
 

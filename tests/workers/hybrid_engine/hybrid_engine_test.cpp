@@ -11,6 +11,7 @@
 #include "tests/workers/model/ranks_in_threads.h"
 #include "workers/hybrid_engine/hybrid_engine.h"
 #include "workers/mesh_groups.h"
+#include "workers/model/flat_adamw.h"
 #include "workers/model/generation.h"
 #include "workers/model/tensor_parallel.h"
 #include "workers/model/transformer.h"
@@ -199,6 +200,43 @@ TEST(HybridEngine, SwitchingBackLeavesTheTrainingShardsBitwiseInPlaceAndTraining
     expect_close(engine.generation_model().forward(prompts.ids, prompts.mask), trained_logits, 1e-5,
                  "logits after the update");
     expect_close(trained_logits, want_logits, 1e-4, "the update equals the reference's");
+  });
+}
+
+// The actor's optimizer with the engine: FlatAdamW updating the shards
+// where the engine keeps them, so the next switch gathers the new weights.
+TEST(HybridEngine, FlatAdamWInPlaceTrainsTheShardsInTheEnginesBuffers) {
+  const HybridLayout layout({.tp = 2}, {.tp = 1});
+  const TransformerConfig c = config_of();
+  const Prompts prompts = prompts_for(c.vocab_size);
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    HybridEngine engine(net, pool, layout, "actor");
+    std::map<std::string, const void*> where;
+    std::map<std::string, torch::Tensor> before;
+    for (auto& p : net->named_parameters()) {
+      where[p.key()] = p.value().data_ptr();
+      before[p.key()] = p.value().detach().clone();
+    }
+    model::FlatAdamW optimizer(net->parameters(), model::AdamWSettings{}, model::ParameterStorage::kInPlace);
+    loss_of(net, prompts).backward();
+    optimizer.step(1e-2);
+    for (auto& p : net->named_parameters()) {
+      EXPECT_EQ(p.value().data_ptr(), where[p.key()]) << p.key() << " left the engine's buffer";
+      EXPECT_FALSE(torch::equal(p.value(), before[p.key()])) << p.key() << " was not updated";
+    }
+    torch::Tensor trained_logits;
+    {
+      torch::NoGradGuard no_grad;
+      trained_logits = model::gather_shards(net->forward(prompts.ids, prompts.mask), 2, c.vocab_size,
+                                            net->tensor_parallel());
+    }
+    engine.to_generation();
+    expect_close(engine.generation_model().forward(prompts.ids, prompts.mask), trained_logits, 1e-5,
+                 "generation logits after the update, rank " + std::to_string(rank));
+    engine.to_training();
   });
 }
 

@@ -89,5 +89,44 @@ TEST(FlatAdamW, PicksUpAReplacedParameterAndGradientsSetToNone) {
   EXPECT_NEAR(moved.max().item<double>(), 1e-3, 1e-4);
 }
 
+// kInPlace: the same updates while every parameter stays in the storage it
+// had (as the 3D-HybridEngine's buffers need). Not bit for bit: the forward
+// passes run over differently aligned weights, which BLAS may round apart.
+TEST(FlatAdamW, InPlaceGivesTheFlatBuffersUpdatesAndLeavesEveryParameterWhereItLives) {
+  torch::manual_seed(4);
+  Transformer flat_model(testing::tiny_config()), in_place_model(testing::tiny_config());
+  {
+    torch::NoGradGuard no_grad;
+    auto to = in_place_model->parameters(), from = flat_model->parameters();
+    for (size_t i = 0; i < to.size(); ++i) to[i].copy_(from[i]);
+  }
+  std::vector<const void*> where;
+  for (auto& p : in_place_model->parameters()) where.push_back(p.data_ptr());
+  FlatAdamW flat(flat_model->parameters(), AdamWSettings{0.9, 0.95, 1e-8, 0.1});
+  FlatAdamW in_place(in_place_model->parameters(), AdamWSettings{0.9, 0.95, 1e-8, 0.1},
+                     ParameterStorage::kInPlace);
+  for (int step = 0; step < 3; ++step) {
+    loss_of(flat_model, step).backward();
+    loss_of(in_place_model, step).backward();
+    const double norm = flat.clip_gradients(0.05);
+    EXPECT_NEAR(in_place.clip_gradients(0.05), norm, 1e-5 * norm);
+    flat.step(1e-2);
+    in_place.step(1e-2);
+    flat.zero_grad();
+    in_place.zero_grad();
+  }
+  expect_same_parameters(flat_model, in_place_model, 1e-6);
+  auto params = in_place_model->parameters();
+  for (size_t i = 0; i < params.size(); ++i) EXPECT_EQ(params[i].data_ptr(), where[i]) << "parameter " << i;
+  // The flat mode moved its model's parameters into its buffer (why kInPlace exists).
+  EXPECT_NE(flat_model->parameters()[0].data_ptr(), in_place_model->parameters()[0].data_ptr());
+}
+
+TEST(FlatAdamW, InPlaceRefusesAStridedParameter) {
+  torch::Tensor strided = torch::zeros({4, 6}).t().requires_grad_(true);
+  EXPECT_THROW(FlatAdamW({strided}, AdamWSettings{}, ParameterStorage::kInPlace), std::invalid_argument);
+  EXPECT_NO_THROW(FlatAdamW({strided}, AdamWSettings{}));  // the flat buffer takes any layout
+}
+
 }  // namespace
 }  // namespace rlwb::workers::model
