@@ -3,8 +3,9 @@
 // at a time, RLWB beside TRL's GRPOTrainer where TRL can run the point:
 //   prompts    16 .. 256 prompts per step (x 8 samples)
 //   response   5 .. 64 new tokens at most (the model gets 80 positions on
-//              this axis; a random model stops at <eos> early, so the x
-//              value is the mean response length the step really had)
+//              this axis; a random model stops at <eos> early, but a batch
+//              decodes until its longest row stops, so the work counts
+//              the limit)
 //   hidden     128 .. 1024 (MLP 2x, one head per 32 dims, kv heads half)
 //   layers     2 .. 8
 //   dp         1, 2 data-parallel ranks (TRL: 1, 2 processes; 1 thread each)
@@ -35,9 +36,12 @@ using namespace rlwb::bench;
 
 namespace {
 
+// <bos> "99+99=": the arithmetic task's longest prompt, in tokens.
+constexpr double kLongestPrompt = 7;
+
 struct Point {
   std::string axis;
-  double x = 0;  // the axis value (response: mean response tokens of RLWB's steps)
+  double x = 0;  // the axis value
   std::vector<std::string> overrides;
   int trl_processes = 1, trl_threads = 2;
   // Measured:
@@ -152,9 +156,13 @@ int main(int argc, char** argv) {
         return 1;
       }
       const auto options = config::parse_experiment_options(exp);
-      p.work =
-          p.rlwb_tokens * matmul_params(exp);  // the step's tokens (prompts + responses) x matmul weights
-      if (axis == "response") p.x = p.rlwb_tokens / static_cast<double>(options.task.rows_per_step());
+      // The work: the step's tokens (prompts + responses) x the matmul weights.
+      // On the response axis, the tokens a batched generator computes: every
+      // row runs until the longest stops, so its decode steps are the
+      // response limit, not the mean length (a random model stops early).
+      const double rows = static_cast<double>(options.task.rows_per_step());
+      const double tokens = axis == "response" ? rows * (kLongestPrompt + p.x) : p.rlwb_tokens;
+      p.work = tokens * matmul_params(exp);
       if (!no_trl) {
         const nlohmann::json t = run_trl(exp, steps, warmup, p.trl_processes, p.trl_threads);
         if (!t.contains("error")) {

@@ -118,10 +118,4 @@ inline std::string core_list(const std::vector<int>& cpus) {
   return s;
 }
 
-inline std::string fixed(double v, int digits = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 }  // namespace rlwb::bench

@@ -135,8 +135,9 @@ int main(int argc, char** argv) {
                                        std::to_string(batch) + " prompts (`bench_orchestration`)",
                               .value = 100 * (w / cp - 1),
                               .unit = "% of the critical path",
-                              .peer = "the step's longest compute chain",
-                              .peer_value = 1000 * cp / wall.size(),
+                              .peer = "the step's longest compute chain (slowest rank's compute): " +
+                                      rlwb::bench::fixed(1000 * cp / wall.size()) + " ms",
+                              .peer_value = std::nullopt,
                               .pair_ratios = per_step,
                               .higher_is_better = false,
                               .goal = "< 5%",

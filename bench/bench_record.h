@@ -54,6 +54,13 @@ inline double median_of(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// `v` with `digits` decimals.
+inline std::string fixed(double v, int digits = 1) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 // One headline figure and how it compares with its peer or floor.
 struct Figure {
   std::string key;    // stable id: "<benchmark>/<figure>"

@@ -222,9 +222,12 @@ struct WarmPythonSlot {
   WarmPythonSlot& operator=(const WarmPythonSlot&) = delete;
   ~WarmPythonSlot() { finish_warm_python(ready, ""); }
   bool run(const std::string& program) {
-    WarmPython current = ready;
-    ready = start_warm_python();  // the next one starts while this one runs
-    return finish_warm_python(current, program);
+    const bool ok = finish_warm_python(ready, program);
+    // The next one starts now, while the caller is elsewhere: as a server
+    // that pre-forks after each request, and as RLWB's executor prepares
+    // its next sandbox.
+    ready = start_warm_python();
+    return ok;
   }
 };
 

@@ -27,7 +27,7 @@ def slope(xs, ys):
 
 LABELS = {
     "prompts": "prompts per step (x 8 samples)",
-    "response": "mean response tokens",
+    "response": "response tokens at most",
     "hidden": "hidden size",
     "layers": "layers",
     "dp": "data-parallel ranks",
