@@ -125,7 +125,7 @@ nlohmann::json plan_json(const planner::PlanInput& input, const planner::Plan& p
     stages.push_back({{"node", e.node},
                       {"set", e.set},
                       {"start", e.start},
-                      {"seconds", e.time.total()},
+                      {"seconds", e.seconds},
                       {"compute", e.time.compute},
                       {"communication", e.time.communication}});
   return {{"placement", planner::placement_summary(input, plan)},

@@ -124,6 +124,7 @@ DeviceProfile parse_device_profile(const nlohmann::json& json, const std::string
   }
   p.memory_bytes = r.number("memory_gib", true, 0, 0.001, 1e6) * kGiB;
   p.usable_memory_fraction = r.number("usable_memory_fraction", false, 0.9, 0.01, 1);
+  p.kv_cache_fraction = r.number("kv_cache_fraction", false, 0.4, 0.01, 1);
   p.peak_matmul_flops = r.number("peak_matmul_flops", true, 0, 1, 1e18);
   p.matmul_efficiency = r.number("matmul_efficiency", false, 1, 1e-4, 1);
   p.attention_efficiency = r.number("attention_efficiency", false, p.matmul_efficiency, 1e-4, 1);
@@ -156,6 +157,7 @@ nlohmann::json device_profile_json(const DeviceProfile& p) {
       {"precision", p.precision},
       {"memory_gib", p.memory_bytes / kGiB},
       {"usable_memory_fraction", p.usable_memory_fraction},
+      {"kv_cache_fraction", p.kv_cache_fraction},
       {"peak_matmul_flops", p.peak_matmul_flops},
       {"matmul_efficiency", p.matmul_efficiency},
       {"attention_efficiency", p.attention_efficiency},

@@ -1,7 +1,7 @@
 // DeviceProfile: what one device of a cluster can do, as the cost model
 // (stage_cost.h, collective_cost.h) reads it. A profile is a JSON file:
 //   {"name": "A100-80G", "kind": "gpu", "precision": "bf16-mixed",
-//    "memory_gib": 80, "usable_memory_fraction": 0.9,
+//    "memory_gib": 80, "usable_memory_fraction": 0.9, "kv_cache_fraction": 0.4,
 //    "peak_matmul_flops": 312e12, "matmul_efficiency": 0.5,
 //    "attention_efficiency": 0.3,
 //    "memory_bandwidth": 2.039e12, "memory_efficiency": 0.7,
@@ -48,6 +48,9 @@ struct DeviceProfile {
   std::string precision = "bf16-mixed";
   double memory_bytes = 0;
   double usable_memory_fraction = 0.9;
+  // The share of usable memory generation may fill with its KV cache; more
+  // rows than fit are decoded in waves (as vLLM's max_num_seqs would).
+  double kv_cache_fraction = 0.4;
   double peak_matmul_flops = 0;
   double matmul_efficiency = 1;
   double attention_efficiency = 1;
@@ -65,6 +68,7 @@ struct DeviceProfile {
   double matmul_flops() const { return peak_matmul_flops * matmul_efficiency; }
   double attention_flops() const { return peak_matmul_flops * attention_efficiency; }
   double usable_memory() const { return memory_bytes * usable_memory_fraction; }
+  double kv_cache_budget() const { return usable_memory() * kv_cache_fraction; }
   double effective_memory_bandwidth() const { return memory_bandwidth * memory_efficiency; }
 };
 

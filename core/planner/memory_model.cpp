@@ -5,8 +5,25 @@
 
 namespace rlwb::core::planner {
 
+namespace {
+
+double kv_bytes_per_row(const PlannedModel& model, const ModelLayout& layout, const Workload& workload,
+                        const Precision& precision) {
+  return workload.sequence_length() * model.shape.kv_values_per_token() * precision.activation_bytes /
+         (layout.generate_tp * layout.generate_pp);
+}
+
+}  // namespace
+
+double generation_rows_in_flight(const PlannedModel& model, const ModelLayout& layout,
+                                 const Workload& workload, const Precision& precision, double kv_budget) {
+  const double rows = std::ceil(double(workload.rows()) / layout.generation_replicas());
+  const double fit = std::floor(kv_budget / kv_bytes_per_row(model, layout, workload, precision));
+  return std::max(1.0, std::min(rows, fit));
+}
+
 MemoryUse model_memory(const PlannedModel& model, const ModelLayout& layout, const Workload& workload,
-                       const Precision& precision) {
+                       const Precision& precision, double kv_budget) {
   const ModelShape& s = model.shape;
   const double shard = s.parameters() / (layout.tp * layout.pp);  // parameters per device
   MemoryUse use;
@@ -37,9 +54,8 @@ MemoryUse model_memory(const PlannedModel& model, const ModelLayout& layout, con
     const GenerationSwitch sw = generation_switch(layout);
     // The generation shard M/(t_g p_g) holds the rank's training shard.
     const double gathered = (s.parameters() * sw.peak_fraction - shard) * precision.parameter_bytes;
-    const double rows = std::ceil(double(workload.rows()) / layout.generation_replicas());
-    const double kv = rows * length * s.kv_values_per_token() * precision.activation_bytes /
-                      (layout.generate_tp * layout.generate_pp);
+    const double rows = generation_rows_in_flight(model, layout, workload, precision, kv_budget);
+    const double kv = rows * kv_bytes_per_row(model, layout, workload, precision);
     const double step_logits = rows * double(s.vocab_size) / layout.generate_tp * 4.0;
     use.transient = std::max(use.transient, std::max(0.0, gathered) + kv + step_logits);
   }

@@ -70,7 +70,7 @@ std::string plan_report(const PlanInput& input, const PlanSearch& search, const 
       char line[200];
       std::snprintf(line, sizeof line, "  %-15s %-5s %-10s %-10s %-10s %-10s %s\n", e.node.c_str(),
                     e.set < 0 ? "-" : std::to_string(e.set).c_str(), seconds(e.start).c_str(),
-                    seconds(e.time.total()).c_str(), seconds(e.time.compute).c_str(),
+                    seconds(e.seconds).c_str(), seconds(e.time.compute).c_str(),
                     seconds(e.time.communication).c_str(), seconds(e.time.overhead).c_str());
       out << line;
     }

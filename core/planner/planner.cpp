@@ -32,12 +32,11 @@ struct SearchContext {
   LayoutLimits limits;
   int devices = 1;
 
-  double speed(int set_devices) const {
-    if (profile.concurrent_devices <= 0) return 1.0;
-    return std::min(1.0, double(profile.concurrent_devices) / set_devices);
-  }
   StageContext stage_context(int set_devices) const {
-    return {profile, precision, input.workload, speed(set_devices), set_devices > profile.devices_per_node};
+    return {profile, precision, input.workload, set_devices > profile.devices_per_node};
+  }
+  MemoryUse memory(int m, const ModelLayout& layout) const {
+    return model_memory(input.models[m], layout, input.workload, precision, profile.kv_cache_budget());
   }
   // The time of every stage of model m in `layout` (0 for other stages).
   std::vector<StageTime> model_stage_times(int m, const ModelLayout& layout, int set_devices) const {
@@ -75,8 +74,7 @@ std::optional<SetChoice> choose_set(const SearchContext& sc, const std::vector<i
     std::vector<LayoutOption> options;
     for (const ModelLayout& layout :
          candidate_layouts(sc.input.models[m], devices, sc.input.workload, sc.limits)) {
-      LayoutOption o{
-          layout, model_memory(sc.input.models[m], layout, sc.input.workload, sc.precision), {}, 0};
+      LayoutOption o{layout, sc.memory(m, layout), {}, 0};
       if (o.memory.total() > sc.profile.usable_memory()) continue;
       o.times = sc.model_stage_times(m, layout, devices);
       o.seconds = sum_of(o.times);
@@ -142,7 +140,7 @@ Plan assemble_plan(const SearchContext& sc, const SetPartition& partition,
     }
     plan.sets.push_back(set);
   }
-  plan.step = simulate_step(sc.input, plan.set_of_model, times);
+  plan.step = simulate_step(sc.input, plan.set_of_model, times, set_devices, sc.profile.concurrent_devices);
   const double tokens = double(sc.input.workload.rows()) * sc.input.workload.sequence_length();
   plan.tokens_per_second = plan.step.seconds > 0 ? tokens / plan.step.seconds : 0;
   return plan;
@@ -181,7 +179,7 @@ SearchContext make_context(const PlanInput& input, const DeviceProfile& profile,
     }
     double least = -1;
     for (const auto& l : layouts) {
-      const double need = model_memory(sc.input.models[m], l, sc.input.workload, sc.precision).total();
+      const double need = sc.memory(static_cast<int>(m), l).total();
       if (least < 0 || need < least) least = need;
     }
     msg << "needs at least " << gib(least) << " GiB per device alone";
@@ -279,7 +277,7 @@ Plan evaluate_plan(const PlanInput& input, const DeviceProfile& profile, const P
   for (std::size_t s = 0; s < partition.size(); ++s) {
     std::vector<MemoryUse> uses;
     for (int m : partition[s]) {
-      LayoutOption o{layouts[m], model_memory(input.models[m], layouts[m], input.workload, sc.precision),
+      LayoutOption o{layouts[m], sc.memory(m, layouts[m]),
                      sc.model_stage_times(m, layouts[m], set_devices[s]), 0};
       o.seconds = sum_of(o.times);
       uses.push_back(o.memory);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/planner/collective_cost.h"
+#include "core/planner/memory_model.h"
 
 namespace rlwb::core::planner {
 namespace {
@@ -43,8 +44,8 @@ StageTime pipelined_pass(const PlannedModel& model, const ModelLayout& layout, c
   const double bubble = (p.micro_batches + layout.pp - 1) / p.micro_batches;
   StageTime t;
   t.compute = (weight_flops / prof.matmul_flops() + attention_flops / prof.attention_flops() +
-               ops * prof.op_overhead_s) /
-              ctx.speed * bubble;
+               ops * prof.op_overhead_s) *
+              bubble;
   const double activation = p.micro * p.length * s.hidden_size * ctx.precision.activation_bytes;
   const double tp_reduce = collective_seconds(prof, Collective::kAllReduce, layout.tp, activation, false);
   t.communication = tp_reduce * 2 * (backward ? 2 : 1) * layers * p.micro_batches * bubble;
@@ -65,7 +66,7 @@ StageTime train_time(const PlannedModel& model, const ModelLayout& layout, const
                                                  shard * ctx.precision.gradient_bytes, ctx.spans_nodes);
   const double state_bytes =
       shard * (ctx.precision.parameter_bytes + ctx.precision.gradient_bytes + ctx.precision.optimizer_bytes);
-  const double optimizer = 2 * state_bytes / ctx.profile.effective_memory_bandwidth() / ctx.speed;
+  const double optimizer = 2 * state_bytes / ctx.profile.effective_memory_bandwidth();
   StageTime t;
   t.compute = model.epochs * (one.compute + steps_per_epoch * optimizer);
   t.communication = model.epochs * (one.communication + steps_per_epoch * gradient_sum);
@@ -77,7 +78,9 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
   const DeviceProfile& prof = ctx.profile;
   const Workload& w = ctx.workload;
   const double shards = layout.generate_tp * layout.generate_pp;
-  const double rows = std::ceil(double(w.rows()) / layout.generation_replicas());
+  const double replica_rows = std::ceil(double(w.rows()) / layout.generation_replicas());
+  const double rows = generation_rows_in_flight(model, layout, w, ctx.precision, prof.kv_cache_budget());
+  const double waves = std::ceil(replica_rows / rows);
   const double layers = double(s.num_layers) / layout.generate_pp;
   const double act = ctx.precision.activation_bytes;
   StageTime t;
@@ -86,8 +89,7 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
   t.compute +=
       (prompt_tokens * s.weight_flops_per_token() / shards / prof.matmul_flops() +
        prompt_tokens * s.attention_flops_per_token(w.prompt_length / 2.0) / shards / prof.attention_flops() +
-       s.num_layers * kForwardOpsPerLayer * prof.op_overhead_s) /
-      ctx.speed;
+       s.num_layers * kForwardOpsPerLayer * prof.op_overhead_s);
   t.communication += 2 * s.num_layers *
                      collective_seconds(prof, Collective::kAllReduce, layout.generate_tp,
                                         prompt_tokens * s.hidden_size * act, false);
@@ -99,8 +101,7 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
   const double memory = (weight_bytes + kv_bytes) / prof.effective_memory_bandwidth();
   const double compute = rows * s.weight_flops_per_token() / shards / prof.matmul_flops() +
                          rows * s.attention_flops_per_token(context) / shards / prof.attention_flops();
-  const double per_stage =
-      (std::max(memory, compute) + layers * kDecodeOpsPerLayer * prof.op_overhead_s) / ctx.speed;
+  const double per_stage = std::max(memory, compute) + layers * kDecodeOpsPerLayer * prof.op_overhead_s;
   const double per_token_compute = per_stage * layout.generate_pp;
   double per_token_comm = 2 * s.num_layers *
                               collective_seconds(prof, Collective::kAllReduce, layout.generate_tp,
@@ -113,6 +114,8 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
         collective_seconds(prof, Collective::kBroadcast, 2, rows * s.hidden_size * act, ctx.spans_nodes);
   t.compute += w.response_length * per_token_compute;
   t.communication += w.response_length * per_token_comm;
+  t.compute *= waves;
+  t.communication *= waves;
   // The switch to the generation layout.
   const GenerationSwitch sw = generation_switch(layout);
   if (sw.micro_dp > 1)

@@ -15,8 +15,8 @@
 //   data parallel    one gradient all-reduce per optimizer step
 //   the switch       the 3D-HybridEngine's all-gather inside each micro-DP
 //                    group before generating (when t_g p_g < t p)
-// `speed` (<= 1) scales compute and operator time: a host whose devices
-// share its cores (profile.concurrent_devices) runs each at a share.
+// Generation decodes the rows the KV cache budget holds at once
+// (generation_rows_in_flight()), in waves.
 #pragma once
 
 #include "core/planner/device_profile.h"
@@ -41,7 +41,6 @@ struct StageContext {
   const DeviceProfile& profile;
   const Precision& precision;
   const Workload& workload;
-  double speed = 1;          // compute share of each device
   bool spans_nodes = false;  // the model's device set is larger than a node
 };
 
