@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "workers/model/transformer.h"
 #include "workers/spmd_group.h"
 
 namespace rlwb::workers::calibration {
@@ -234,6 +235,46 @@ core::planner::DeviceProfile calibrate_this_machine(const CalibrationOptions& op
   const double decode_s = median_seconds(7, [&] {
     for (const auto& w : layer_weights) torch::matmul(row, w.t());
   });
+  // The workers' own Transformer at the model's shape: forward passes of
+  // two micro-batch sizes give, by a line through (FLOPs, seconds), the
+  // rate the model's matmuls reach and the fixed cost per layer that its
+  // operators add; the planner's compute is then this model's, not a bare
+  // matmul's (a tiny model's steps are mostly operator overhead).
+  {
+    model::TransformerConfig cfg;
+    cfg.vocab_size = s.vocab_size;
+    cfg.hidden_size = s.hidden_size;
+    cfg.intermediate_size = s.intermediate_size;
+    cfg.num_layers = s.num_layers;
+    cfg.num_heads = s.num_heads;
+    cfg.num_kv_heads = s.num_kv_heads;
+    cfg.max_position_embeddings = std::max<int64_t>(options.sequence, 16);
+    model::Transformer net(cfg);
+    const int64_t big = std::max<int64_t>(2, tokens / options.sequence),
+                  small = std::max<int64_t>(1, big / 16);
+    auto forward_seconds = [&](int64_t rows) {
+      const torch::Tensor ids = torch::randint(0, s.vocab_size, {rows, options.sequence});
+      const torch::Tensor mask = torch::ones({rows, options.sequence}, torch::kLong);
+      return median_seconds(7, [&] { net->forward(ids, mask); });
+    };
+    auto flops_of = [&](int64_t rows) {
+      const double t = double(rows) * options.sequence;
+      return t * (s.weight_flops_per_token() + s.attention_flops_per_token(options.sequence / 2.0));
+    };
+    const double t_big = forward_seconds(big), t_small = forward_seconds(small);
+    const double seconds_per_flop = (t_big - t_small) / (flops_of(big) - flops_of(small));
+    const double fixed = std::max(0.0, t_small - seconds_per_flop * flops_of(small));
+    if (seconds_per_flop > 0) {
+      p.matmul_efficiency = std::min(1.0, 1.0 / seconds_per_flop / p.peak_matmul_flops);
+      p.attention_efficiency = std::min(p.attention_efficiency, p.matmul_efficiency);
+    }
+    // The stage model charges 16 operators a layer per forward pass.
+    p.op_overhead_s = std::max(p.op_overhead_s, fixed / (16.0 * s.num_layers));
+    measured["model_forward_seconds"] = {{"rows", {small, big}},
+                                         {"sequence", options.sequence},
+                                         {"seconds", {t_small, t_big}},
+                                         {"fixed_seconds", fixed}};
+  }
   measured["matmul_seconds"] = {{"tokens", tokens}, {"up", up_s}, {"q", q_s}};
   measured["attention_seconds"] = {
       {"batch", batch}, {"sequence", options.sequence}, {"seconds", attention_s}};
