@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/planner/device_profile.h"
+#include "core/planner/paper_workload.h"
 #include "core/planner/plan_error.h"
 #include "core/planner/plan_report.h"
 #include "core/planner/planner.h"
@@ -23,43 +24,6 @@
 namespace planner = rlwb::core::planner;
 
 namespace {
-
-// Llama 2 7B/13B/70B and Code Llama 34B (the paper's 34B), from their
-// Hugging Face config.json files.
-planner::ModelShape llama(const std::string& size, bool value_head) {
-  std::map<std::string, planner::ModelShape> shapes = {{"7b", {4096, 11008, 32, 32, 32, 32000}},
-                                                       {"13b", {5120, 13824, 40, 40, 40, 32000}},
-                                                       {"34b", {8192, 22016, 48, 64, 8, 32000}},
-                                                       {"70b", {8192, 28672, 80, 64, 8, 32000}}};
-  planner::ModelShape s = shapes.at(size);
-  s.value_head = value_head;
-  return s;
-}
-
-planner::PlanInput paper_ppo(const std::string& size) {
-  auto model = [&](const std::string& name, bool value_head, bool trained, bool generates) {
-    planner::PlannedModel m;
-    m.name = name;
-    m.role = name;
-    m.shape = llama(size, value_head);
-    m.micro_batch_size = 8;
-    m.epochs = 1;
-    m.mini_batch_size = trained ? 128 : 0;  // 8 updates of the 1024 rows
-    m.trained = trained;
-    m.generates = generates;
-    return m;
-  };
-  planner::PlanInput in;
-  in.models = {model("actor", false, true, true), model("critic", true, true, false),
-               model("ref", false, false, false), model("reward", true, false, false)};
-  using K = planner::StageKind;
-  in.stages = {{"gen", K::kGenerate, 0, {}},           {"ref", K::kForward, 2, {0}},
-               {"values", K::kForward, 1, {0}},        {"reward", K::kForward, 3, {0}},
-               {"adv", K::kController, -1, {1, 2, 3}}, {"critic_update", K::kTrain, 1, {4}},
-               {"actor_update", K::kTrain, 0, {4}}};
-  in.workload = {1024, 1, 1024, 1024};
-  return in;
-}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> out;
@@ -101,7 +65,7 @@ int main(int argc, char** argv) {
       "standalone | paper | agrees |\n");
   std::printf("|---|---:|---|---:|---:|---:|---:|---:|---|---|\n");
   for (const std::string& size : split(sizes)) {
-    const planner::PlanInput input = paper_ppo(size);
+    const planner::PlanInput input = planner::paper_ppo_input(size);
     for (const std::string& count : split(device_counts)) {
       planner::PlanOptions options;
       options.devices = std::stoi(count);
@@ -150,7 +114,8 @@ int main(int argc, char** argv) {
     options.max_pp = 16;
     options.generation_layouts = true;
     const auto t0 = std::chrono::steady_clock::now();
-    const planner::PlanSearch search = planner::search_plans(paper_ppo(size), profile, options);
+    const planner::PlanSearch search =
+        planner::search_plans(planner::paper_ppo_input(size), profile, options);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
         "\nsearch, %s PPO on 128 devices: %.3f s (%d placements, %lld allocations, steps of %d devices)",

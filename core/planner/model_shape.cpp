@@ -1,5 +1,7 @@
 #include "core/planner/model_shape.h"
 
+#include "core/planner/plan_error.h"
+
 namespace rlwb::core::planner {
 
 double ModelShape::layer_parameters() const {
@@ -26,6 +28,22 @@ double ModelShape::attention_flops_per_token(double context) const {
 }
 
 double ModelShape::kv_values_per_token() const { return 2.0 * num_layers * num_kv_heads * head_dim(); }
+
+ModelShape llama_shape(const std::string& size, bool value_head) {
+  ModelShape s;
+  if (size == "7b")
+    s = {4096, 11008, 32, 32, 32, 32000};
+  else if (size == "13b")
+    s = {5120, 13824, 40, 40, 40, 32000};
+  else if (size == "34b")
+    s = {8192, 22016, 48, 64, 8, 32000};
+  else if (size == "70b")
+    s = {8192, 28672, 80, 64, 8, 32000};
+  else
+    throw PlanError("no Llama shape '" + size + "'; use 7b, 13b, 34b or 70b");
+  s.value_head = value_head;
+  return s;
+}
 
 ModelShape model_shape_of(const config::ModelShapeOptions& options, int64_t tokenizer_vocab,
                           bool value_head) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/config/model_options.h"
 
@@ -38,6 +39,11 @@ struct ModelShape {
   // Values one token adds to the KV cache over all layers (keys and values).
   double kv_values_per_token() const;
 };
+
+// The Llama models of the HybridFlow paper's experiments, from their
+// Hugging Face config.json files: "7b", "13b", "70b" (Llama 2) and "34b"
+// (Code Llama). Throws PlanError for another size.
+ModelShape llama_shape(const std::string& size, bool value_head);
 
 // The shape of a fresh model of `options`; `tokenizer_vocab` is used when
 // the options leave vocab_size to the tokenizer.

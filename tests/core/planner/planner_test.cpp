@@ -7,15 +7,13 @@
 #include "core/planner/plan_error.h"
 #include "core/planner/precision.h"
 #include "core/planner/step_simulation.h"
-#include "tests/core/planner/planner_test_support.h"
+#include "core/planner/paper_workload.h"
 
 namespace rlwb::core::planner {
 namespace {
 
-using testing::ppo_input;
-
 TEST(Planner, FourModelsOn128DevicesSearchEveryPlacementAndFindFeasiblePlans) {
-  const PlanInput input = ppo_input("7b");
+  const PlanInput input = paper_ppo_input("7b");
   PlanOptions options;
   options.devices = 128;
   options.max_pp = 8;
@@ -39,7 +37,7 @@ TEST(Planner, FourModelsOn128DevicesSearchEveryPlacementAndFindFeasiblePlans) {
 TEST(Planner, AMemoryInfeasibleLayoutIsNeverChosen) {
   // 13B models on 16 A100s: one device cannot hold a trained 13B model
   // (16 bytes a parameter), so every plan must split the models.
-  const PlanInput input = ppo_input("13b", 128);
+  const PlanInput input = paper_ppo_input("13b", 128);
   DeviceProfile profile = load_device_profile("A100-80G");
   PlanOptions options;
   options.devices = 16;
@@ -66,7 +64,7 @@ TEST(Planner, AMemoryInfeasibleLayoutIsNeverChosen) {
 }
 
 TEST(Planner, TooFewDevicesForAnyPlacementSaysWhatToChange) {
-  const PlanInput input = ppo_input("70b", 64);
+  const PlanInput input = paper_ppo_input("70b", 64);
   PlanOptions options;
   options.devices = 2;
   try {
@@ -81,7 +79,7 @@ TEST(Planner, TooFewDevicesForAnyPlacementSaysWhatToChange) {
 }
 
 TEST(Planner, GenerationLayoutsAreOnesTheHybridEngineAccepts) {
-  const PlanInput input = ppo_input("7b");
+  const PlanInput input = paper_ppo_input("7b");
   LayoutLimits limits{8, 4, true};
   const auto layouts = candidate_layouts(input.models[0], 16, input.workload, limits);
   bool some_differ = false;
@@ -97,7 +95,7 @@ TEST(Planner, GenerationLayoutsAreOnesTheHybridEngineAccepts) {
 }
 
 TEST(StepSimulation, ColocatedStagesAddAndSeparateSetsOverlap) {
-  const PlanInput input = ppo_input("7b");
+  const PlanInput input = paper_ppo_input("7b");
   std::vector<StageTime> times(input.stages.size());
   for (std::size_t i = 0; i < times.size(); ++i)
     if (input.stages[i].model >= 0) times[i].compute = 1.0;
