@@ -95,6 +95,10 @@ int calibrate(const PlanArgs& args) {
   std::cout << "matmul " << profile.peak_matmul_flops / 1e9 << " GFLOP/s per process, attention "
             << profile.attention_flops() / 1e9 << " GFLOP/s, memory " << profile.memory_bandwidth / 1e9
             << " GB/s, " << profile.op_overhead_s * 1e6 << " us per operator\n";
+  std::cout << profile.concurrent_devices
+            << " process(es) compute at full speed at once (measured parallelism "
+            << profile.measured.value("parallelism", 0.0) << " on " << profile.measured.value("cores", 0)
+            << " cores; other jobs' load counts)\n";
   for (const auto& fit : profile.collectives.at("all_reduce"))
     std::cout << "all_reduce over " << fit.ranks << " processes: " << fit.latency_s * 1e6 << " us + bytes / "
               << fit.bandwidth / 1e9 << " GB/s\n";
@@ -140,14 +144,7 @@ int plan(const PlanArgs& args) {
   if (args.file.empty()) throw core::UsageError("give the experiment FILE to plan (or --calibrate)");
   if (args.devices < 1) throw core::UsageError("give --devices N, the devices to plan for (at least 1)");
   const planner::DeviceProfile profile = chosen_profile(args.profile);
-  core::Experiment exp;
-  try {
-    exp = core::load_experiment_file(args.file, args.overrides);
-  } catch (const core::GraphError& e) {
-    std::cerr << "rlwb: the graph file has " << e.issues().size() << " problem(s):\n";
-    for (auto& issue : e.issues()) std::cerr << "  " << issue.to_string() << "\n";
-    return 1;
-  }
+  const core::Experiment exp = core::load_experiment_file(args.file, args.overrides);
   const planner::PlanInput input = planner::plan_input_of(exp, tokenizer_vocab, args.prompt_length);
   planner::PlanOptions options;
   options.devices = args.devices;
@@ -246,14 +243,7 @@ core::Subcommand add_plan_command(CLI::App& rlwb) {
                    "largest group of processes the collectives are measured over")
       ->capture_default_str()
       ->check(CLI::Range(2, 64));
-  return {command, [args] {
-            try {
-              return plan(*args);
-            } catch (const planner::PlanError& e) {
-              std::cerr << "rlwb plan: " << e.what() << "\n";
-              return 1;
-            }
-          }};
+  return {command, [args] { return plan(*args); }};
 }
 
 }  // namespace rlwb::app

@@ -7,7 +7,8 @@ and 4 CPU worker processes with this machine's calibrated profile
 (no warm start, no evaluation), and prints simulated vs measured step time
 (the median of `perf/time_per_step` after the first step) with the error
 of each, then Spearman's rank correlation over each experiment's runs and
-over all. Results are numbers to put in bench/RESULTS.md; the machine's
+over all. The plans run in interleaved rounds (--rounds, default 3) and
+each plan's figure is the median of its rounds. Results are numbers to put in bench/RESULTS.md; the machine's
 load during the runs changes them (printed with them).
 
   python3 bench/validate_planner.py --rlwb build/app/rlwb [--profile this-host]
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("--plans-per-count", type=int, default=3)
     ap.add_argument("--counts", default="2,3,4")
     ap.add_argument("--experiments", default="grpo.yaml,ppo.yaml")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="each plan runs once a round, the rounds interleaved; its figure is the median")
     args = ap.parse_args()
     args.rlwb = os.path.abspath(args.rlwb)
     overrides = ["~trainer.warm_start", "~trainer.eval", "trainer.steps=%d" % args.steps]
@@ -96,19 +99,30 @@ def main():
             for pick, plan in enumerate(listing["plans"], start=1):
                 graph = os.path.join(work, "%s-%d-%d.yaml" % (experiment[:-5], count, pick))
                 run(base + ["--top", str(pick), "--pick", str(pick), "--write", graph, "--json"])
-                db = os.path.join(work, "runs.db")
-                load_before = loadavg()
-                run([args.rlwb, "run", graph, "--db", db], cwd=work)
-                measured, steps = measured_step(db)
                 rows.append({"experiment": experiment, "devices": count, "placement": plan["placement"],
                              "layouts": {name: "dp%d tp%d" % (m["dp"], m["tp"])
                                          for s in plan["sets"] for name, m in s["models"].items()},
-                             "simulated": plan["step_seconds"], "measured": measured, "steps": steps,
-                             "load": (load_before + loadavg()) / 2})
-                r = rows[-1]
-                print("%-10s %d  %-32s sim %7.3f s  meas %7.3f s  err %+6.1f%%  (load %.1f)" % (
-                    experiment, count, r["placement"], r["simulated"], r["measured"],
-                    100 * (r["simulated"] - r["measured"]) / r["measured"], r["load"]), flush=True)
+                             "simulated": plan["step_seconds"], "graph": graph, "runs": [], "loads": []})
+    # Interleaved rounds: a change of the machine's load hits every plan alike.
+    for round_index in range(args.rounds):
+        for r in rows:
+            db = os.path.join(work, "runs.db")
+            load_before = loadavg()
+            done = subprocess.run([args.rlwb, "run", r["graph"], "--db", db], cwd=work, capture_output=True,
+                                  text=True)
+            if done.returncode != 0:  # e.g. workers starved of CPU past their heartbeat deadline
+                print("round %d  %s: the run failed, left out: %s" % (
+                    round_index + 1, r["graph"], done.stderr.strip().splitlines()[-1:]), flush=True)
+                continue
+            r["runs"].append(measured_step(db)[0])
+            r["loads"].append((load_before + loadavg()) / 2)
+            print("round %d  %-10s %d  %-32s sim %7.3f s  meas %7.3f s  (load %.1f)" % (
+                round_index + 1, r["experiment"], r["devices"], r["placement"], r["simulated"], r["runs"][-1],
+                r["loads"][-1]), flush=True)
+    rows = [r for r in rows if r["runs"]]
+    for r in rows:
+        r["measured"] = statistics.median(r["runs"])
+        r["load"] = statistics.mean(r["loads"])
     print()
     print("| experiment | workers | placement | layouts | simulated (s) | measured (s) | error | load |")
     print("|---|---:|---|---|---:|---:|---:|---:|")
