@@ -186,6 +186,13 @@ SearchContext make_context(const PlanInput& input, const DeviceProfile& profile,
   }
   msg << "\nGive more devices (--devices), a device profile with more memory, allow pipeline parallelism "
          "(--max-pp), or lower micro_batch_size / the batch.";
+  // Every plan uses all the devices, and each set's count must split into
+  // t p d with d dividing the rows: a count with odd factors may have none.
+  int rounded = 1;
+  while (rounded * 2 <= sc.devices) rounded *= 2;
+  if (rounded != sc.devices)
+    msg << " Every plan uses all " << sc.devices << " devices, and data parallelism must divide the step's "
+        << sc.input.workload.rows() << " rows: a count such as " << rounded << " splits more ways.";
   throw PlanError(msg.str());
 }
 
