@@ -58,9 +58,9 @@ struct PlanSearch {
   double seconds = 0;         // wall time of the search
 };
 
-// Throws PlanError when devices < number of sets can never fit, i.e. when
-// no placement fits in memory: the message gives the smallest per-device
-// need it found and what to change.
+// Throws PlanError when no plan fits: the message gives each model's
+// smallest need per device (or that it has no layout on the devices) and
+// what to change.
 PlanSearch search_plans(const PlanInput& input, const DeviceProfile& profile, const PlanOptions& options);
 
 // The simulated step of one given placement and layouts (the planner's

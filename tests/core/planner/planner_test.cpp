@@ -107,5 +107,37 @@ TEST(StepSimulation, ColocatedStagesAddAndSeparateSetsOverlap) {
   EXPECT_DOUBLE_EQ(simulate_step(input, {0, 0, 1, 2}, times).seconds, 4.0);
 }
 
+TEST(Planner, NodesBoundTheTensorParallelGroupToOneNodesDevices) {
+  const PlanInput input = paper_ppo_input("7b");
+  PlanOptions options;
+  options.devices = 64;
+  options.nodes = 32;  // 2 devices a node
+  options.max_pp = 8;
+  options.keep = 1000;
+  const PlanSearch search = search_plans(input, load_device_profile("A100-80G"), options);
+  ASSERT_FALSE(search.plans.empty());
+  for (const Plan& plan : search.plans)
+    for (const ModelLayout& l : plan.layouts) EXPECT_LE(l.tp, 2);
+  options.nodes = 7;
+  EXPECT_THROW(search_plans(input, load_device_profile("A100-80G"), options), PlanError);
+}
+
+TEST(StepSimulation, StagesOnMoreDevicesThanCoresShareThem) {
+  PlanInput input;
+  input.models.resize(2);
+  input.stages = {{"a", StageKind::kForward, 0, {}}, {"b", StageKind::kForward, 1, {}}};
+  std::vector<StageTime> times(2);
+  times[0].compute = 1.0;
+  times[1].compute = 2.0;
+  // Two sets of 2 devices on 2 cores: while both run, each at half speed;
+  // b then finishes alone at full speed: a ends at 2, b at 2 + 1.
+  const StepEstimate shared = simulate_step(input, {0, 1}, times, {2, 2}, 2);
+  EXPECT_DOUBLE_EQ(shared.stages[0].end(), 2.0);
+  EXPECT_DOUBLE_EQ(shared.seconds, 3.0);
+  // Enough cores (or a GPU profile, 0): no sharing.
+  EXPECT_DOUBLE_EQ(simulate_step(input, {0, 1}, times, {2, 2}, 4).seconds, 2.0);
+  EXPECT_DOUBLE_EQ(simulate_step(input, {0, 1}, times, {2, 2}, 0).seconds, 2.0);
+}
+
 }  // namespace
 }  // namespace rlwb::core::planner
