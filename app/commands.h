@@ -29,6 +29,10 @@ core::Subcommand add_validate_command(CLI::App& rlwb);
 // rlwb settings: the settings reference (docs/settings.md), from core/config.
 core::Subcommand add_settings_command(CLI::App& rlwb);
 
+// app/cmd_plan.cpp: rlwb plan FILE --devices N ... and rlwb plan --calibrate
+// (core/planner, workers/calibration)
+core::Subcommand add_plan_command(CLI::App& rlwb);
+
 // app/cmd_runs.cpp: rlwb runs list | show ID | compare ID ID... | export ID
 // | follow RUN
 std::vector<core::Subcommand> add_runs_commands(CLI::App& rlwb);

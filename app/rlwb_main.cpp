@@ -4,6 +4,7 @@
 //   rlwb run FILE [key.path=value ...] [--db PATH] [--name NAME] [--transport ipc|tcp]
 //   rlwb validate FILE [key.path=value ...] [--resolved]
 //   rlwb settings   (every setting with its type, default and meaning)
+//   rlwb plan FILE --devices N [--device-profile NAME] [--write OUT.yaml] | --calibrate
 //   rlwb runs list | show ID | compare ID ID... | export ID   [--db PATH]
 //   rlwb profile show | export | diff ..., rlwb analyze RUN   (a run's stored profile)
 //   rlwb reward math ... / rlwb sandbox run|serve ...
@@ -25,7 +26,7 @@ int main(int argc, char** argv) {
   rlwb.require_subcommand(1);
   std::vector<rlwb::core::Subcommand> commands = {
       rlwb::app::add_run_command(rlwb, argc > 0 ? argv[0] : "rlwb"), rlwb::app::add_validate_command(rlwb),
-      rlwb::app::add_settings_command(rlwb)};
+      rlwb::app::add_settings_command(rlwb), rlwb::app::add_plan_command(rlwb)};
   for (auto* family :
        {&rlwb::app::add_runs_commands, &rlwb::app::add_profile_commands, &rlwb::app::add_reward_commands,
         &rlwb::app::add_sandbox_commands, &rlwb::app::add_export_commands}) {

@@ -218,6 +218,8 @@ TEST(Cli, HelpAtEveryLevelListsItsFlagsAndExitsZero) {
       {{"--help"}, {"run", "validate", "runs", "reward", "sandbox", "--version"}},
       {{"run", "--help"}, {"FILE", "--db", "--name", "--transport", "key.path=value"}},
       {{"validate", "--help"}, {"FILE", "--resolved"}},
+      {{"plan", "--help"},
+       {"FILE", "--devices", "--nodes", "--device-profile", "--top", "--write", "--calibrate"}},
       {{"runs", "--help"}, {"list", "show", "compare", "export"}},
       {{"runs", "list", "--help"}, {"--db"}},
       {{"runs", "show", "--help"}, {"ID", "--db"}},

@@ -65,12 +65,11 @@ HybridPlacement HybridLayout::placement(int rank) const {
   if (rank < 0 || rank >= world())
     throw HybridLayoutError("rank " + std::to_string(rank) + " is outside the layout's " +
                             std::to_string(world()) + " ranks (pp * tp * dp)");
-  const core::Mesh mesh = training_mesh();
   const int stages_per = train_.pp / generate_.pp, tps_per = train_.tp / generate_.tp;
-  HybridPlacement at;
-  at.replica = mesh.dp_index(rank);
-  at.stage = mesh.pp_index(rank);
-  at.tp_index = mesh.tp_index(rank);
+  HybridPlacement at;  // the inverse of rank_of()
+  at.replica = rank / (train_.pp * train_.tp);
+  at.stage = (rank / train_.tp) % train_.pp;
+  at.tp_index = rank % train_.tp;
   at.generation_stage = at.stage / stages_per;
   at.generation_tp_index = at.tp_index / tps_per;
   at.micro_dp_index = (at.stage % stages_per) * tps_per + at.tp_index % tps_per;

@@ -33,7 +33,9 @@
 #include <string>
 #include <vector>
 
-#include "core/rpc/dispatch.h"
+namespace rlwb::core {
+struct Mesh;  // core/rpc/dispatch.h, which brings LibTorch: only declared here
+}  // namespace rlwb::core
 
 namespace rlwb::workers::hybrid_engine {
 
@@ -72,7 +74,8 @@ class HybridLayout {
   int world() const { return train_.pp * train_.tp * train_.dp; }
   // d_g: ranks per micro-DP group = generation replicas per training replica.
   int micro_dp_size() const { return micro_dp_; }
-  core::Mesh training_mesh() const { return {train_.dp, train_.pp, train_.tp}; }
+  // Defined in hybrid_layout_mesh.cpp (rlwb_workers), where core::Mesh is.
+  core::Mesh training_mesh() const;
 
   // Throws HybridLayoutError for a rank outside [0, world()).
   HybridPlacement placement(int rank) const;

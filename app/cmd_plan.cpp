@@ -1,0 +1,249 @@
+// rlwb plan: placements and parallel layouts for an experiment, chosen by
+// simulating its step on a device profile (core/planner), and
+// `rlwb plan --calibrate`: this machine measured into a profile
+// (workers/calibration).
+//   rlwb plan FILE [key.path=value ...] --devices N [--nodes K]
+//       [--device-profile NAME|FILE] [--top 10] [--write OUT.yaml [--pick K]]
+//       [--max-pp P] [--generation-layouts] [--prompt-length T] [--json]
+//   rlwb plan --calibrate [FILE] [--device-profile NAME|FILE] [--calibrate-ranks R]
+// Only plans whose graph file the validator accepts are printed (a layout
+// the cost model likes can still break a rule of another phase, say an
+// evaluation batch that dp does not divide).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "app/catalog.h"
+#include "app/commands.h"
+#include "core/config/experiment_options.h"
+#include "core/planner/device_profile.h"
+#include "core/planner/plan_error.h"
+#include "core/planner/plan_report.h"
+#include "core/planner/plan_writer.h"
+#include "core/planner/planner.h"
+#include "workers/calibration/device_calibration.h"
+#include "workers/roles/model_setup.h"
+
+namespace rlwb::app {
+namespace {
+
+namespace planner = core::planner;
+
+constexpr const char* kThisHost = "this-host";
+
+struct PlanArgs {
+  std::string file;
+  std::vector<std::string> overrides;
+  int devices = 0;
+  int nodes = 0;
+  std::string profile;
+  int top = 10;
+  std::string write;
+  int pick = 1;
+  int max_pp = 1;
+  bool generation_layouts = planner::graph_file_has_generation_layout();
+  int64_t prompt_length = 0;
+  bool json = false;
+  bool calibrate = false;
+  int calibrate_ranks = 4;
+};
+
+int64_t tokenizer_vocab(const core::config::TokenizerOptions& options) {
+  return workers::roles::make_tokenizer(options)->vocab_size();
+}
+
+planner::DeviceProfile chosen_profile(const std::string& name) {
+  if (!name.empty()) return planner::load_device_profile(name);
+  const std::string stored = planner::device_profile_dir() + "/" + kThisHost + ".json";
+  if (std::filesystem::exists(stored)) return planner::load_device_profile(stored);
+  std::string known;
+  for (const auto& n : planner::builtin_device_profile_names()) known += (known.empty() ? "" : ", ") + n;
+  throw planner::PlanError("no --device-profile given and this machine has no calibrated profile (" + stored +
+                           "); name one of " + known + ", or run 'rlwb plan --calibrate' first");
+}
+
+// Where --calibrate stores its profile: a path as given, a name under the
+// profile folder.
+std::string calibration_target(const std::string& given) {
+  if (given.empty()) return planner::device_profile_dir() + "/" + kThisHost + ".json";
+  if (given.find('/') != std::string::npos || given.ends_with(".json")) return given;
+  return planner::device_profile_dir() + "/" + given + ".json";
+}
+
+int calibrate(const PlanArgs& args) {
+  workers::calibration::CalibrationOptions options;
+  const std::string target = calibration_target(args.profile);
+  options.name = std::filesystem::path(target).stem().string();
+  options.max_ranks = args.calibrate_ranks;
+  // The shapes of the experiment's actor when a file is given, else the
+  // default experiment's.
+  options.shape = {128, 256, 2, 4, 2, 18, false, false};
+  if (!args.file.empty()) {
+    const core::Experiment exp = core::load_experiment_file(args.file, args.overrides);
+    const planner::PlanInput input = planner::plan_input_of(exp, tokenizer_vocab);
+    for (const auto& m : input.models)
+      if (m.generates) options.shape = m.shape;
+    options.sequence = input.workload.sequence_length();
+    options.tokens =
+        std::max<int64_t>(options.sequence, std::min<int64_t>(input.workload.rows(), 256) * options.sequence);
+  }
+  std::cout << "calibrating this machine (matmul, attention, memory, operators, c10d Gloo collectives over 2-"
+            << args.calibrate_ranks << " processes)...\n";
+  const planner::DeviceProfile profile = workers::calibration::calibrate_this_machine(options);
+  planner::save_device_profile(profile, target);
+  std::cout << "matmul " << profile.peak_matmul_flops / 1e9 << " GFLOP/s per process, attention "
+            << profile.attention_flops() / 1e9 << " GFLOP/s, memory " << profile.memory_bandwidth / 1e9
+            << " GB/s, " << profile.op_overhead_s * 1e6 << " us per operator\n";
+  std::cout << profile.concurrent_devices
+            << " process(es) compute at full speed at once (measured parallelism "
+            << profile.measured.value("parallelism", 0.0) << " on " << profile.measured.value("cores", 0)
+            << " cores; other jobs' load counts)\n";
+  for (const auto& fit : profile.collectives.at("all_reduce"))
+    std::cout << "all_reduce over " << fit.ranks << " processes: " << fit.latency_s * 1e6 << " us + bytes / "
+              << fit.bandwidth / 1e9 << " GB/s\n";
+  std::cout << "saved " << target << " (use it with --device-profile " << profile.name << ")\n";
+  return 0;
+}
+
+nlohmann::json plan_json(const planner::PlanInput& input, const planner::Plan& plan) {
+  nlohmann::json sets = nlohmann::json::array();
+  for (const auto& set : plan.sets) {
+    nlohmann::json models = nlohmann::json::object();
+    for (int m : set.models) {
+      const auto& l = plan.layouts[m];
+      models[input.models[m].name] = {{"dp", l.dp},
+                                      {"tp", l.tp},
+                                      {"pp", l.pp},
+                                      {"generate_tp", l.generate_tp},
+                                      {"generate_pp", l.generate_pp},
+                                      {"memory_bytes", plan.memory[m].total()}};
+    }
+    sets.push_back({{"pool", planner::pool_name_of(input, set)},
+                    {"devices", set.devices},
+                    {"memory_per_device", set.memory_per_device},
+                    {"models", models}});
+  }
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& e : plan.step.stages)
+    stages.push_back({{"node", e.node},
+                      {"set", e.set},
+                      {"start", e.start},
+                      {"seconds", e.seconds},
+                      {"compute", e.time.compute},
+                      {"communication", e.time.communication}});
+  return {{"placement", planner::placement_summary(input, plan)},
+          {"step_seconds", plan.step.seconds},
+          {"tokens_per_second", plan.tokens_per_second},
+          {"sets", sets},
+          {"stages", stages}};
+}
+
+int plan(const PlanArgs& args) {
+  if (args.calibrate) return calibrate(args);
+  if (args.file.empty()) throw core::UsageError("give the experiment FILE to plan (or --calibrate)");
+  if (args.devices < 1) throw core::UsageError("give --devices N, the devices to plan for (at least 1)");
+  const planner::DeviceProfile profile = chosen_profile(args.profile);
+  const core::Experiment exp = core::load_experiment_file(args.file, args.overrides);
+  const planner::PlanInput input = planner::plan_input_of(exp, tokenizer_vocab, args.prompt_length);
+  planner::PlanOptions options;
+  options.devices = args.devices;
+  options.nodes = args.nodes;
+  options.max_pp = args.max_pp;
+  options.generation_layouts = args.generation_layouts;
+  options.keep = std::max(args.top, args.pick) * 8 + 32;
+  planner::PlanSearch search = planner::search_plans(input, profile, options);
+  // Keep the plans the validator accepts, on a machine of the planned size.
+  core::MethodCatalog checks = catalog();
+  checks.machine_gpus = std::max(checks.machine_gpus, args.devices);
+  checks.machine_cpu_workers = std::max(checks.machine_cpu_workers, args.devices);
+  const std::string pool_device = profile.kind == "gpu" ? "cuda" : "cpu";
+  std::vector<planner::Plan> accepted;
+  std::string first_refusal;
+  for (auto& plan : search.plans) {
+    const auto issues = core::validate_experiment(planner::apply_plan(exp, input, plan, pool_device), checks);
+    if (!core::has_errors(issues)) {
+      accepted.push_back(std::move(plan));
+    } else if (first_refusal.empty()) {
+      for (const auto& issue : issues)
+        if (issue.severity == core::Severity::error) first_refusal = issue.to_string();
+    }
+    if (static_cast<int>(accepted.size()) >= std::max(args.top, args.pick)) break;
+  }
+  if (accepted.empty())
+    throw planner::PlanError("every plan that fits breaks a rule of the graph file, e.g. " + first_refusal +
+                             "; change that setting or plan for another device count");
+  search.plans = accepted;
+  if (static_cast<int>(search.plans.size()) > args.top) search.plans.resize(args.top);
+  if (args.json) {
+    nlohmann::json out = {{"devices", args.devices},          {"profile", profile.name},
+                          {"placements", search.placements},  {"allocations", search.allocations},
+                          {"search_seconds", search.seconds}, {"plans", nlohmann::json::array()}};
+    for (const auto& p : search.plans) out["plans"].push_back(plan_json(input, p));
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << planner::plan_report(input, search, profile, args.devices);
+  }
+  if (!args.write.empty()) {
+    if (args.pick > static_cast<int>(accepted.size()))
+      throw core::UsageError("--pick " + std::to_string(args.pick) + ": only " +
+                             std::to_string(accepted.size()) + " plans were found");
+    const core::Experiment chosen = planner::apply_plan(exp, input, accepted[args.pick - 1], pool_device);
+    std::ofstream out(args.write);
+    if (!(out << core::experiment_to_yaml(chosen)))
+      throw std::runtime_error("cannot write " + args.write + "; check the folder exists and is writable");
+    (args.json ? std::cerr : std::cout) << "\nwrote plan #" << args.pick << " to " << args.write
+                                        << " (check it with 'rlwb validate " << args.write << "')\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+core::Subcommand add_plan_command(CLI::App& rlwb) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* command = rlwb.add_subcommand(
+      "plan",
+      "choose where each model runs and its parallel layout by simulating the step (docs/planner.md)");
+  command->add_option("FILE", args->file, "the experiment graph file, e.g. experiments/ppo.yaml");
+  command->add_option("overrides", args->overrides, "key.path=value overrides after FILE, as for rlwb run");
+  command->add_option("--devices", args->devices, "devices to plan for (GPUs, or CPU worker processes)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--nodes", args->nodes, "nodes the devices are spread over (default: from the profile)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--device-profile", args->profile,
+                      "a built-in profile (A100-80G, H100-80G, H200), a calibrated one's name, or a JSON "
+                      "file (default: this machine's calibrated profile)");
+  command->add_option("--top", args->top, "plans to print")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--write", args->write,
+                      "write the chosen plan's pools and layouts into this new graph file");
+  command->add_option("--pick", args->pick, "which printed plan --write writes")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command
+      ->add_option("--max-pp", args->max_pp,
+                   "largest pipeline-parallel size to consider (the workers run pp 1 until pipeline "
+                   "parallelism is built)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--generation-layouts", args->generation_layouts,
+                    "let the actor generate in its own layout (t_g, p_g), as the 3D-HybridEngine allows");
+  command
+      ->add_option("--prompt-length", args->prompt_length,
+                   "prompt tokens to plan for (default: from the task)")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--json", args->json, "print the plans as JSON");
+  command->add_flag("--calibrate", args->calibrate,
+                    "measure this machine into a device profile (stored under " +
+                        planner::device_profile_dir() + "/<name>.json; --device-profile names it)");
+  command
+      ->add_option("--calibrate-ranks", args->calibrate_ranks,
+                   "largest group of processes the collectives are measured over")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 64));
+  return {command, [args] { return plan(*args); }};
+}
+
+}  // namespace rlwb::app

@@ -1,0 +1,102 @@
+// rlwb plan as a user runs it: a plan written with --write passes
+// rlwb validate, and bad input (an unknown profile, too few devices, a
+// malformed graph file) ends with exit 1 and a message saying what to do.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/graph/experiment.h"
+#include "core/planner/device_profile.h"
+#include "tests/app/cli_process.h"
+
+namespace rlwb::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PlanCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("rlwb-plan-cli-" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // A CPU profile as calibration writes one (the A100's figures, CPU pools).
+    core::planner::DeviceProfile cpu = core::planner::load_device_profile("A100-80G");
+    cpu.name = "test-cpu";
+    cpu.kind = "cpu";
+    cpu.precision = "fp32";
+    cpu.devices_per_node = 8;
+    cpu.concurrent_devices = 2;
+    core::planner::save_device_profile(cpu, (dir_ / "cpu.json").string());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  int rlwb(const std::vector<std::string>& args) {
+    fs::remove(dir_ / "out.txt");
+    fs::remove(dir_ / "err.txt");
+    return wait_cli(start_cli(args, dir_));
+  }
+  std::string read(const std::string& name) {
+    std::ifstream in(dir_ / name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  std::string experiment(const std::string& name) { return std::string(kSourceDir) + "/experiments/" + name; }
+
+  fs::path dir_;
+};
+
+TEST_F(PlanCli, AWrittenPlanOfThePpoExperimentPassesValidate) {
+  const std::string out = (dir_ / "planned.yaml").string();
+  ASSERT_EQ(rlwb({"plan", experiment("ppo.yaml"), "--devices", "4", "--device-profile",
+                  (dir_ / "cpu.json").string(), "--top", "3", "--write", out}),
+            0)
+      << read("err.txt");
+  const std::string printed = read("out.txt");
+  EXPECT_NE(printed.find("5 placements"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("#1  {"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("wrote plan #1 to " + out), std::string::npos) << printed;
+  ASSERT_EQ(rlwb({"validate", out}), 0) << read("err.txt");
+  const core::Experiment planned = core::load_experiment_file(out);
+  int workers = 0;
+  for (const auto& [name, pool] : planned.pools) {
+    workers += pool.workers;
+    EXPECT_EQ(pool.device, "cpu") << name;
+  }
+  EXPECT_EQ(workers, 4) << read("planned.yaml");
+}
+
+TEST_F(PlanCli, AnUnknownProfileSaysWhichOnesExist) {
+  EXPECT_EQ(rlwb({"plan", experiment("grpo.yaml"), "--devices", "2", "--device-profile", "TPUv9"}), 1);
+  const std::string err = read("err.txt");
+  EXPECT_NE(err.find("unknown device profile 'TPUv9'; known: A100-80G, H100-80G, H200"), std::string::npos)
+      << err;
+}
+
+TEST_F(PlanCli, TooFewDevicesForAnyPlacementSaysWhatToChange) {
+  // Three models that each need a device of their own at this size do not
+  // fit on one A100 together.
+  EXPECT_EQ(
+      rlwb({"plan", experiment("ppo.yaml"), "--devices", "1", "--device-profile", "A100-80G",
+            "models.actor.config.model.hidden_size=8192", "models.actor.config.model.intermediate_size=28672",
+            "models.actor.config.model.num_layers=80", "models.actor.config.model.num_heads=64",
+            "models.actor.config.model.num_kv_heads=8"}),
+      1);
+  const std::string err = read("err.txt");
+  EXPECT_NE(err.find("no placement of the 3 models fits on 1 A100-80G"), std::string::npos) << err;
+  EXPECT_NE(err.find("Give more devices (--devices)"), std::string::npos) << err;
+}
+
+TEST_F(PlanCli, AMalformedGraphFileIsReportedWithItsLine) {
+  std::ofstream(dir_ / "broken.yaml") << "name: x\nmodels: [unclosed\n";
+  EXPECT_EQ(rlwb({"plan", (dir_ / "broken.yaml").string(), "--devices", "2", "--device-profile", "A100-80G"}),
+            1);
+  EXPECT_NE(read("err.txt").find("broken.yaml"), std::string::npos) << read("err.txt");
+}
+
+}  // namespace
+}  // namespace rlwb::testing
