@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
               100 * (w / cp - 1));
   std::printf(
       "\nper node, ms/step: wall = dispatch + (until the slowest reply: transfer, decode, compute, encode)\n"
-      "+ collect + the rest (waking the controller, joining the columns)\n");
+      "+ collect + the rest (waking the controller, joining the columns); reply-cmp is negative\n"
+      "when the first ranks computed while the controller still sent to the others\n");
   std::printf("  %-8s %8s %9s %9s %9s %9s %9s\n", "node", "wall", "compute", "dispatch", "reply-cmp",
               "collect", "rest");
   for (const auto& [node, v] : node_parts) {
