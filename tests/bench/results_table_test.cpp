@@ -5,11 +5,8 @@
 // markers in RESULTS.md; bench/run_all.sh refuses what it cannot run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -17,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/run_program.h"
 #include "tests/test_paths.h"
 
 namespace rlwb::bench {
@@ -25,21 +23,23 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Output {
-  int code = -1;
-  std::string text;
-};
+using rlwb::testing::ProgramOutput;
+using rlwb::testing::run_program;
 
-Output shell(const std::string& cmd) {
-  Output out;
-  FILE* pipe = ::popen(("timeout 300 " + cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  out.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
+const std::string kSource = rlwb::testing::kSourceDir;
+
+// The benchmark with RLWB_BENCH_RESULTS set to `results` (unset when empty).
+ProgramOutput run_bench_transfer(const std::string& results) {
+  if (results.empty())
+    ::unsetenv("RLWB_BENCH_RESULTS");
+  else
+    ::setenv("RLWB_BENCH_RESULTS", results.c_str(), 1);
+  ::setenv("RLWB_COMMIT", "abc123", 1);
+  ProgramOutput o =
+      run_program((std::string(rlwb::testing::kBenchDir) + "/bench_transfer").c_str(), {"--quick"});
+  ::unsetenv("RLWB_BENCH_RESULTS");
+  ::unsetenv("RLWB_COMMIT");
+  return o;
 }
 
 std::string read_file(const std::filesystem::path& p) {
@@ -57,10 +57,12 @@ class ResultsTable : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  Output table(const std::string& extra = "") {
-    return shell("python3 '" + std::string(rlwb::testing::kSourceDir) +
-                 "/scripts/bench_table.py' --results '" + (dir_ / "results.jsonl").string() + "' --doc '" +
-                 (dir_ / "RESULTS.md").string() + "' " + extra);
+  ProgramOutput table(bool check = false) {
+    std::vector<std::string> args = {kSource + "/scripts/bench_table.py", "--results",
+                                     (dir_ / "results.jsonl").string(), "--doc",
+                                     (dir_ / "RESULTS.md").string()};
+    if (check) args.push_back("--check");
+    return run_program("/usr/bin/python3", args);
   }
   void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
 
@@ -69,8 +71,7 @@ class ResultsTable : public ::testing::Test {
 
 TEST_F(ResultsTable, ABenchmarkAppendsOneJsonLinePerFigureWithItsHostAndCommit) {
   const std::string results = (dir_ / "results.jsonl").string();
-  Output o = shell("env RLWB_BENCH_RESULTS='" + results + "' RLWB_COMMIT=abc123 '" +
-                   std::string(rlwb::testing::kBenchDir) + "/bench_transfer' --quick");
+  ProgramOutput o = run_bench_transfer(results);
   ASSERT_EQ(o.code, 0) << o.text;
   std::ifstream in(results);
   std::vector<nlohmann::json> lines;
@@ -96,8 +97,7 @@ TEST_F(ResultsTable, ABenchmarkAppendsOneJsonLinePerFigureWithItsHostAndCommit) 
 }
 
 TEST_F(ResultsTable, WithoutTheVariableABenchmarkWritesNoResults) {
-  Output o = shell("env -u RLWB_BENCH_RESULTS '" + std::string(rlwb::testing::kBenchDir) +
-                   "/bench_transfer' --quick");
+  ProgramOutput o = run_bench_transfer("");
   ASSERT_EQ(o.code, 0) << o.text;
   EXPECT_THAT(o.text, Not(HasSubstr("RLWB_BENCH_RESULTS")));
 }
@@ -119,8 +119,8 @@ TEST_F(ResultsTable, TheLatestLineOfEachFigureFillsTheBlockAndNothingElseChanges
   write("RESULTS.md",
         "# Results\n\nintro\n\n<!-- bench-table:begin -->\nstale row\n<!-- bench-table:end -->\n\n"
         "## History\nkept\n");
-  EXPECT_EQ(table("--check").code, 1);  // the stale table differs from the results
-  Output o = table();
+  EXPECT_EQ(table(/*check=*/true).code, 1);  // the stale table differs from the results
+  ProgramOutput o = table();
   ASSERT_EQ(o.code, 0) << o.text;
   const std::string doc = read_file(dir_ / "RESULTS.md");
   EXPECT_THAT(doc, HasSubstr("# Results\n\nintro\n\n<!-- bench-table:begin -->\n| figure |"));
@@ -132,7 +132,7 @@ TEST_F(ResultsTable, TheLatestLineOfEachFigureFillsTheBlockAndNothingElseChanges
   EXPECT_THAT(doc, Not(HasSubstr("CPU one, cores 0,1")));
   EXPECT_THAT(doc,
               HasSubstr("| figure B | 1,234 tokens/s | - | - | - | - | CPU one, cores 0 | 2026-12-02, c2 |"));
-  EXPECT_EQ(table("--check").code, 0) << read_file(dir_ / "RESULTS.md");
+  EXPECT_EQ(table(/*check=*/true).code, 0) << read_file(dir_ / "RESULTS.md");
 }
 
 TEST_F(ResultsTable, ABrokenResultsLineIsNamedAndTheDocumentIsLeftAlone) {
@@ -140,7 +140,7 @@ TEST_F(ResultsTable, ABrokenResultsLineIsNamedAndTheDocumentIsLeftAlone) {
                          "\n{not json\n");
   const std::string before = "<!-- bench-table:begin -->\nkeep me\n<!-- bench-table:end -->\n";
   write("RESULTS.md", before);
-  Output o = table();
+  ProgramOutput o = table();
   EXPECT_NE(o.code, 0);
   EXPECT_THAT(o.text, HasSubstr("results.jsonl:2: not JSON"));
   EXPECT_EQ(read_file(dir_ / "RESULTS.md"), before);
@@ -150,7 +150,7 @@ TEST_F(ResultsTable, ADocumentWithoutTheMarkersIsRefusedWithWhatToAdd) {
   write("results.jsonl", R"({"figure":"a/x","value":1})"
                          "\n");
   write("RESULTS.md", "# no markers\n");
-  Output o = table();
+  ProgramOutput o = table();
   EXPECT_NE(o.code, 0);
   EXPECT_THAT(o.text, HasSubstr("add the two markers"));
   EXPECT_EQ(read_file(dir_ / "RESULTS.md"), "# no markers\n");
@@ -161,9 +161,9 @@ TEST_F(ResultsTable, TheScalingPlotsAreOnePngPerAxisWithBothSides) {
         "axis,x,work,rlwb_step_s,rlwb_tokens,trl_step_s,trl_tokens\n"
         "layers,2,1e9,0.05,1500,0.08,1450\nlayers,4,2e9,0.07,1500,0.13,1450\nlayers,8,4e9,0.15,1500,,\n"
         "dp,1,1e9,0.06,1500,0.10,1450\ndp,2,1e9,0.04,1500,0.11,1450\n");
-  Output o =
-      shell("'" + rlwb::testing::reference_python() + "' '" + std::string(rlwb::testing::kSourceDir) +
-            "/bench/plot_scaling.py' '" + (dir_ / "scaling.csv").string() + "' '" + dir_.string() + "'");
+  ProgramOutput o =
+      run_program(rlwb::testing::reference_python().c_str(),
+                  {kSource + "/bench/plot_scaling.py", (dir_ / "scaling.csv").string(), dir_.string()});
   ASSERT_EQ(o.code, 0) << o.text;
   for (const char* axis : {"layers", "dp"}) {
     const auto png = dir_ / (std::string("scaling_") + axis + ".png");
@@ -173,14 +173,14 @@ TEST_F(ResultsTable, TheScalingPlotsAreOnePngPerAxisWithBothSides) {
 }
 
 TEST(RunAll, RefusesCoresTheMachineDoesNotHaveBeforeBuildingAnything) {
-  Output o = shell("'" + std::string(rlwb::testing::kSourceDir) + "/bench/run_all.sh' --cpus 4095");
+  ProgramOutput o = run_program((kSource + "/bench/run_all.sh").c_str(), {"--cpus", "4095"});
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_THAT(o.text, HasSubstr("cannot pin to cores '4095'"));
   EXPECT_THAT(o.text, Not(HasSubstr("building")));
 }
 
 TEST(RunAll, RefusesAnUnknownArgument) {
-  Output o = shell("'" + std::string(rlwb::testing::kSourceDir) + "/bench/run_all.sh' --fast");
+  ProgramOutput o = run_program((kSource + "/bench/run_all.sh").c_str(), {"--fast"});
   EXPECT_EQ(o.code, 2) << o.text;
   EXPECT_THAT(o.text, HasSubstr("unknown argument '--fast'"));
 }

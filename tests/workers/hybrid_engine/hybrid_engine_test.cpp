@@ -137,6 +137,13 @@ torch::Tensor loss_of(Transformer& net, const Prompts& p) {
   return (logits * weights).sum();
 }
 
+// The training shard's logits, gathered over its tp ranks: the whole model's.
+torch::Tensor whole_logits(Transformer& net, const Prompts& p) {
+  torch::NoGradGuard no_grad;
+  return model::gather_shards(net->forward(p.ids, p.mask), 2, net->config().vocab_size,
+                              net->tensor_parallel());
+}
+
 TEST(HybridEngine, SwitchingBackLeavesTheTrainingShardsBitwiseInPlaceAndTrainingGoesOn) {
   const HybridLayout layout({.tp = 2}, {.tp = 1});
   const TransformerConfig c = config_of();
@@ -190,12 +197,7 @@ TEST(HybridEngine, SwitchingBackLeavesTheTrainingShardsBitwiseInPlaceAndTraining
     // And the next switch generates with the updated weights: what the
     // training model computes with them (the updated reference differs
     // from both by the steps' last bits, amplified).
-    torch::Tensor trained_logits;
-    {
-      torch::NoGradGuard no_grad;
-      trained_logits = model::gather_shards(net->forward(prompts.ids, prompts.mask), 2, c.vocab_size,
-                                            net->tensor_parallel());
-    }
+    const torch::Tensor trained_logits = whole_logits(net, prompts);
     engine.to_generation();
     expect_close(engine.generation_model().forward(prompts.ids, prompts.mask), trained_logits, 1e-5,
                  "logits after the update");
@@ -227,12 +229,7 @@ TEST(HybridEngine, FlatAdamWInPlaceTrainsTheShardsInTheEnginesBuffers) {
       EXPECT_EQ(p.value().data_ptr(), where[p.key()]) << p.key() << " left the engine's buffer";
       EXPECT_FALSE(torch::equal(p.value(), before[p.key()])) << p.key() << " was not updated";
     }
-    torch::Tensor trained_logits;
-    {
-      torch::NoGradGuard no_grad;
-      trained_logits = model::gather_shards(net->forward(prompts.ids, prompts.mask), 2, c.vocab_size,
-                                            net->tensor_parallel());
-    }
+    const torch::Tensor trained_logits = whole_logits(net, prompts);
     engine.to_generation();
     expect_close(engine.generation_model().forward(prompts.ids, prompts.mask), trained_logits, 1e-5,
                  "generation logits after the update, rank " + std::to_string(rank));
