@@ -7,8 +7,8 @@
 // brings its learned cost under the threshold, and the rule's share of
 // unsafe answers with it, without losing more than 10 points of held-out
 // score); a learned cost model tells held-out unsafe answers from safe
-// ones, as the run's tracking database records. ppo_rm.yaml is only
-// validated: its PPO over-optimises the learned reward model (docs/rl.md).
+// ones, as the run's tracking database records. (PPO against a learned
+// reward model is not shipped: it over-optimises it, docs/rl.md.)
 // grpo.yaml's run is default_experiment_test, grpo_code.yaml's
 // code_reward_graph_test, sft.yaml's data_parallel_test.
 #include <gtest/gtest.h>
