@@ -13,8 +13,8 @@
 #          the current figures).
 # --only:  some benchmarks, by name without "bench_" (grpo_step,sandbox,...).
 # Logs: bench/logs/<UTC date>-<commit>/<benchmark>.log and results.jsonl.
-# The full set takes about an hour on 2 cores; run it on an idle machine:
-# other work on the same cores decides the figures.
+# The full set took 17 minutes on 2 cores (2026-12-04); run it on an idle
+# machine: other work on the same cores decides the figures.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
