@@ -42,7 +42,7 @@ struct PlanArgs {
   std::string write;
   int pick = 1;
   int max_pp = 1;
-  bool generation_layouts = planner::graph_file_has_generation_layout();
+  bool generation_layouts = false;  // forced on; on by default for a CPU profile
   int64_t prompt_length = 0;
   bool json = false;
   bool calibrate = false;
@@ -150,7 +150,9 @@ int plan(const PlanArgs& args) {
   options.devices = args.devices;
   options.nodes = args.nodes;
   options.max_pp = args.max_pp;
-  options.generation_layouts = args.generation_layouts;
+  // The 3D-HybridEngine runs on CPU pools so far (the validator refuses it
+  // on cuda ones), so only a CPU profile plans generation layouts unasked.
+  options.generation_layouts = args.generation_layouts || profile.kind == "cpu";
   options.keep = std::max(args.top, args.pick) * 8 + 32;
   planner::PlanSearch search = planner::search_plans(input, profile, options);
   // Keep the plans the validator accepts, on a machine of the planned size.
@@ -229,7 +231,8 @@ core::Subcommand add_plan_command(CLI::App& rlwb) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command->add_flag("--generation-layouts", args->generation_layouts,
-                    "let the actor generate in its own layout (t_g, p_g), as the 3D-HybridEngine allows");
+                    "let the actor generate in its own layout (t_g, p_g), as the 3D-HybridEngine allows (the "
+                    "default for a CPU profile; GPU pools cannot run it yet)");
   command
       ->add_option("--prompt-length", args->prompt_length,
                    "prompt tokens to plan for (default: from the task)")

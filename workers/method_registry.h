@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct WorkerEnv {
   std::string group, host, model;
   int rank = 0, world = 1, pid = 0;
   core::Mesh mesh;
+  // The mesh its split_generation_mesh methods run on, when the model
+  // generates with another layout than it trains: the 3D-HybridEngine's
+  // generation replicas (Mesh::stride). generation() is `mesh` otherwise.
+  std::optional<core::Mesh> generation_mesh;
+  const core::Mesh& generation() const { return generation_mesh ? *generation_mesh : mesh; }
   std::string device = "cpu";
   // The pool's c10d process group (created on first use, collectively).
   std::function<SpmdGroup&()> spmd;

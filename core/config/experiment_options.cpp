@@ -31,6 +31,11 @@ void check_structure_keys(const Experiment& exp, ParseContext& ctx) {
       if (const json* parallel = m.raw("parallel", "", ""); parallel && parallel->is_object()) {
         Section p(parallel, "models." + name + ".parallel", ctx);
         p.raw("dp", "", ""), p.raw("tp", "", ""), p.raw("pp", "", "");
+        for (const char* layout : {"train", "generate"})
+          if (const json* sizes = p.raw(layout, "", ""); sizes && sizes->is_object()) {
+            Section l(sizes, "models." + name + ".parallel." + layout, ctx);
+            l.raw("dp", "", ""), l.raw("tp", "", ""), l.raw("pp", "", "");
+          }
       }
     }
   if (const json* rewards = top.raw("rewards", "", ""); rewards && rewards->is_object())
@@ -163,6 +168,16 @@ void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseConte
               "use pp: 1 and split the pool with dp or tp");
     const int tp = model.parallel.tp;
     if (tp <= 1) continue;
+    // The 3D-HybridEngine gathers equal shards: its vocabulary must divide.
+    const std::optional<int64_t> vocab =
+        options->second.model ? options->second.model->vocab_size : std::nullopt;
+    if (model.parallel.micro_dp() > 1 && vocab && *vocab % tp != 0)
+      ctx.add("models." + name + ".config.model.vocab_size",
+              "model '" + name +
+                  "' generates with another layout than it trains (parallel.generate), and its "
+                  "vocab_size = " +
+                  std::to_string(*vocab) + " does not divide by tp = " + std::to_string(tp),
+              "pad the vocabulary: vocab_size: " + std::to_string((*vocab + tp - 1) / tp * tp));
     const std::optional<ModelShapeOptions> shape_or =
         options->second.model ? options->second.model : checkpoint_shape(options->second.checkpoint);
     if (!shape_or) continue;

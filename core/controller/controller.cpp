@@ -29,7 +29,11 @@ NodeTargets make_targets(const Experiment& exp, RpcServer& rpc, const RewardType
       throw std::runtime_error("model '" + name + "': dp*pp*tp = " + std::to_string(mesh.world()) +
                                " but pool '" + pool.name + "' has " + std::to_string(pool.workers) +
                                " workers");
-    auto group = std::make_unique<WorkerGroup>(rpc, name, model.role, model.pool, mesh);
+    const ParallelSpec& p = model.parallel;
+    std::optional<Mesh> generation;  // the 3D-HybridEngine's replicas (validated: t_g | t, p_g = p)
+    if (p.has_generation_layout() && p.micro_dp() > 0)
+      generation = Mesh{p.generation_replicas(), p.generation_pp(), p.generation_tp(), p.micro_dp()};
+    auto group = std::make_unique<WorkerGroup>(rpc, name, model.role, model.pool, mesh, generation);
     group->init(model.config);
     targets.models[name] = std::move(group);
   }

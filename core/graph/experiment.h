@@ -8,6 +8,8 @@
 //   name: demo            algorithm: grpo          seed: 1
 //   pools:   {main: {workers: 2, device: cpu}}
 //   models:  {actor: {role: actor, pool: main, parallel: {dp: 2, tp: 1, pp: 1}, config: {...}}}
+//            (an actor may generate with another layout than it trains:
+//            parallel: {train: {tp: 2}, generate: {tp: 1}}, ParallelSpec)
 //   rewards: {math: {type: math, config: {...}}}
 //   task:    {name: arithmetic, batch_size: 8, ...}
 //   trainer: {steps: 3, ...}
@@ -37,9 +39,28 @@ struct PoolSpec {
   bool operator==(const PoolSpec&) const = default;
 };
 
+// A model's layout over its pool's ranks: dp replicas of pp stages of tp
+// shards. A model that generates may do so with its own tensor and
+// pipeline sizes (HybridFlow's 3D-HybridEngine, workers/hybrid_engine/):
+// generate_tp / generate_pp, 0 when it generates as it trains. Then each
+// training replica generates as (tp pp)/(generate_tp generate_pp)
+// replicas (micro-DP groups of that many ranks, hybrid_layout.h).
 struct ParallelSpec {
   int dp = 1, tp = 1, pp = 1;
+  int generate_tp = 0, generate_pp = 0;
+  int generate_dp = 0;  // as written (0: not written); must equal generation_replicas()
   int world() const { return dp * tp * pp; }
+  bool has_generation_layout() const { return generate_tp > 0 || generate_pp > 0; }
+  int generation_tp() const { return generate_tp > 0 ? generate_tp : tp; }
+  int generation_pp() const { return generate_pp > 0 ? generate_pp : pp; }
+  // Generation replicas in each training replica (the micro-DP size d_g),
+  // and in the pool; 0 when the generation sizes do not divide the
+  // training ones (the validator refuses that).
+  int micro_dp() const {
+    const int shard = generation_tp() * generation_pp();
+    return shard > 0 && (tp * pp) % shard == 0 ? tp * pp / shard : 0;
+  }
+  int generation_replicas() const { return dp * micro_dp(); }
   bool operator==(const ParallelSpec&) const = default;
 };
 

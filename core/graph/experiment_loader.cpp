@@ -4,6 +4,7 @@
 #include <climits>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 #include "core/graph/defaults.h"
 #include "core/graph/experiment.h"
@@ -54,12 +55,8 @@ class StructReader {
       model.name = name;
       get_text(v, "role", at, model.role);
       get_text(v, "pool", at, model.pool);
-      if (const json* parallel = get_map(v, "parallel", at, "parallel: {dp: 2, tp: 1, pp: 1}")) {
-        const std::string parallel_at = join_path(at, "parallel");
-        get_int(*parallel, "dp", parallel_at, model.parallel.dp, "dp: 2");
-        get_int(*parallel, "tp", parallel_at, model.parallel.tp, "tp: 1");
-        get_int(*parallel, "pp", parallel_at, model.parallel.pp, "pp: 1");
-      }
+      if (const json* parallel = get_map(v, "parallel", at, "parallel: {dp: 2, tp: 1, pp: 1}"))
+        get_parallel(*parallel, join_path(at, "parallel"), model.parallel);
       if (const json* config = get_map(v, "config", at, "config: {lr: 1.0e-6}")) model.config = *config;
       exp_.models[name] = model;
     });
@@ -152,6 +149,40 @@ class StructReader {
     if (value.is_object()) return &value;
     wrong(join_path(at, key), value, "a map", "write e.g. " + example);
     return nullptr;
+  }
+
+  // parallel: {dp, tp, pp} -- or the training layout under train: -- and
+  // the generation layout under generate: {tp, pp, dp}.
+  void get_parallel(const json& parallel, const std::string& at, ParallelSpec& out) {
+    get_int(parallel, "dp", at, out.dp, "dp: 2");
+    get_int(parallel, "tp", at, out.tp, "tp: 1");
+    get_int(parallel, "pp", at, out.pp, "pp: 1");
+    if (const json* train = get_map(parallel, "train", at, "train: {dp: 1, tp: 2, pp: 1}")) {
+      const std::string train_at = join_path(at, "train");
+      ParallelSpec written = out;
+      get_int(*train, "dp", train_at, out.dp, "dp: 1");
+      get_int(*train, "tp", train_at, out.tp, "tp: 2");
+      get_int(*train, "pp", train_at, out.pp, "pp: 1");
+      // Flat keys beside train: (a defaults: base may bring them) must agree.
+      for (auto [key, flat, nested] :
+           {std::tuple{"dp", written.dp, out.dp}, std::tuple{"tp", written.tp, out.tp},
+            std::tuple{"pp", written.pp, out.pp}})
+        if (parallel.contains(key) && train->contains(key) && flat != nested)
+          issues_.push_back({exp_.file_of(join_path(train_at, key)), exp_.line_of(join_path(train_at, key)),
+                             "",
+                             "'" + join_path(at, key) + "' = " + std::to_string(flat) + " and '" +
+                                 join_path(train_at, key) + "' = " + std::to_string(nested) +
+                                 " both set the training layout",
+                             "write the training layout once: flat (dp, tp, pp) or under train: -- a "
+                             "file that inherits flat keys from its defaults: overrides them flat"});
+    }
+    if (const json* generate = get_map(parallel, "generate", at, "generate: {tp: 1}")) {
+      const std::string generate_at = join_path(at, "generate");
+      get_int(*generate, "tp", generate_at, out.generate_tp, "tp: 1");
+      get_int(*generate, "pp", generate_at, out.generate_pp, "pp: 1");
+      get_int(*generate, "dp", generate_at, out.generate_dp, "dp: 2");
+      if (!out.has_generation_layout()) out.generate_tp = out.tp;  // generate: {} or {dp: n}: as training
+    }
   }
 
   void get_text(const json& map, const std::string& key, const std::string& at, std::string& out) {

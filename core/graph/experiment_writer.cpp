@@ -13,6 +13,33 @@ void put(json& map, const std::string& key, const json& value, const json& defau
   if (map.contains(key) || value != default_value) map[key] = value;
 }
 
+// A model's `parallel`: the training layout where the file wrote it (flat
+// or under train:), and the generation layout under generate:.
+json parallel_of(const json& model_entry, const ParallelSpec& spec) {
+  json parallel = model_entry.contains("parallel") && model_entry["parallel"].is_object()
+                      ? model_entry["parallel"]
+                      : json::object();
+  const bool nested = parallel.contains("train") && parallel["train"].is_object();
+  json& train = nested ? parallel["train"] : parallel;
+  put(train, "dp", spec.dp, 1);
+  put(train, "tp", spec.tp, 1);
+  put(train, "pp", spec.pp, 1);
+  if (nested)  // flat keys beside train: were equal to it (the loader refuses otherwise)
+    for (const char* key : {"dp", "tp", "pp"}) parallel.erase(key);
+  if (spec.has_generation_layout()) {
+    json generate = parallel.contains("generate") && parallel["generate"].is_object() ? parallel["generate"]
+                                                                                      : json::object();
+    put(generate, "tp", spec.generation_tp(), spec.tp);
+    put(generate, "pp", spec.generation_pp(), spec.pp);
+    put(generate, "dp", spec.generate_dp, 0);
+    if (generate.empty()) generate["tp"] = spec.generation_tp();
+    parallel["generate"] = generate;
+  } else {
+    parallel.erase("generate");
+  }
+  return parallel;
+}
+
 json entry_of(const json& raw, const std::string& section, const std::string& name) {
   if (raw.contains(section) && raw[section].is_object() && raw[section].contains(name) &&
       raw[section][name].is_object())
@@ -59,11 +86,7 @@ json document_of(const Experiment& exp) {
     json m = entry_of(exp.raw, "models", name);
     put(m, "role", model.role, "");
     put(m, "pool", model.pool, "");
-    json parallel = m.contains("parallel") && m["parallel"].is_object() ? m["parallel"] : json::object();
-    put(parallel, "dp", model.parallel.dp, 1);
-    put(parallel, "tp", model.parallel.tp, 1);
-    put(parallel, "pp", model.parallel.pp, 1);
-    put(m, "parallel", parallel, json::object());
+    put(m, "parallel", parallel_of(m, model.parallel), json::object());
     put(m, "config", model.config, json::object());
     models[name] = m;
   }
@@ -115,7 +138,9 @@ graph_detail::YamlShape graph_detail::canonical_shape(const std::vector<std::str
         {"name", "algorithm", "seed", "pools", "models", "rewards", "task", "trainer", "nodes", "layout"}};
   if (is({"pools", "*"})) return {{"workers", "device"}};
   if (is({"models", "*"})) return {{"role", "pool", "parallel", "config"}};
-  if (is({"models", "*", "parallel"})) return {{"dp", "tp", "pp"}, true};
+  if (is({"models", "*", "parallel"})) return {{"dp", "tp", "pp", "train", "generate"}, true};
+  if (is({"models", "*", "parallel", "train"})) return {{"dp", "tp", "pp"}, true};
+  if (is({"models", "*", "parallel", "generate"})) return {{"tp", "pp", "dp"}, true};
   if (is({"rewards", "*"})) return {{"type", "config"}};
   if (is({"task"})) return {{"name"}};
   if (is({"trainer"})) return {{"steps"}};

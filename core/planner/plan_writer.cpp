@@ -2,23 +2,11 @@
 
 namespace rlwb::core::planner {
 
-bool graph_file_has_generation_layout() { return false; }
-
 std::string pool_name_of(const PlanInput& input, const DeviceSet& set) {
   std::string name;
   for (int m : set.models) name += (name.empty() ? "" : "_") + input.models[m].name;
   return name;
 }
-
-namespace {
-
-// Where the generation layout will go once the graph file has its key.
-void write_generation_layout(Experiment& out, const std::string& model, const ModelLayout& layout) {
-  if (!graph_file_has_generation_layout()) return;
-  out.raw["models"][model]["parallel"]["generate"] = {{"tp", layout.generate_tp}, {"pp", layout.generate_pp}};
-}
-
-}  // namespace
 
 Experiment apply_plan(const Experiment& exp, const PlanInput& input, const Plan& plan,
                       const std::string& pool_device) {
@@ -36,7 +24,10 @@ Experiment apply_plan(const Experiment& exp, const PlanInput& input, const Plan&
     const ModelLayout& l = plan.layouts[m];
     spec.pool = pool_name_of(input, plan.sets[plan.set_of_model[m]]);
     spec.parallel = {l.dp, l.tp, l.pp};
-    if (input.models[m].generates) write_generation_layout(out, spec.name, l);
+    if (input.models[m].generates && (l.generate_tp != l.tp || l.generate_pp != l.pp)) {
+      spec.parallel.generate_tp = l.generate_tp;
+      spec.parallel.generate_pp = l.generate_pp;
+    }
   }
   if (out.raw.contains("pools")) out.raw["pools"] = nlohmann::json::object();
   return out;

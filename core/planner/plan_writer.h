@@ -1,6 +1,7 @@
 // A plan written into a graph file: one pool per device set (named after
 // its models, `actor_ref`), each model moved to its set's pool with the
-// plan's `parallel: {dp, tp, pp}`. Everything else of the experiment is
+// plan's `parallel: {dp, tp, pp}`, and an actor whose generation layout
+// differs with `generate: {tp, pp}` (the 3D-HybridEngine). Everything else of the experiment is
 // kept as it was. `rlwb plan --write` saves the result with
 // experiment_to_yaml(); `rlwb validate` checks it like any file.
 #pragma once
@@ -12,13 +13,6 @@
 #include "core/planner/planner.h"
 
 namespace rlwb::core::planner {
-
-// Whether the graph file has a key for the actor's generation layout
-// (`parallel: {train: {...}, generate: {tp, pp}}`). False until that key
-// exists (the lead's change to core/graph/experiment.h); then the writer
-// emits the plan's (t_g, p_g) there, and `rlwb plan` plans generation
-// layouts by default.
-bool graph_file_has_generation_layout();
 
 // `pool_device`: "cpu" or "cuda" (the profile's kind).
 Experiment apply_plan(const Experiment& exp, const PlanInput& input, const Plan& plan,

@@ -37,6 +37,8 @@ std::string dispatch_mode_name(DispatchMode mode) {
       return "split_dp";
     case DispatchMode::split_dp_mesh:
       return "split_dp_mesh";
+    case DispatchMode::split_generation_mesh:
+      return "split_generation_mesh";
     case DispatchMode::all_to_all:
       return "all_to_all";
   }
@@ -45,10 +47,11 @@ std::string dispatch_mode_name(DispatchMode mode) {
 
 DispatchMode dispatch_mode_from_name(const std::string& name) {
   for (auto m : {DispatchMode::broadcast, DispatchMode::rank0, DispatchMode::split_dp,
-                 DispatchMode::split_dp_mesh, DispatchMode::all_to_all})
+                 DispatchMode::split_dp_mesh, DispatchMode::split_generation_mesh, DispatchMode::all_to_all})
     if (dispatch_mode_name(m) == name) return m;
-  throw std::invalid_argument("unknown dispatch mode '" + name +
-                              "' (use broadcast, rank0, split_dp, split_dp_mesh or all_to_all)");
+  throw std::invalid_argument(
+      "unknown dispatch mode '" + name +
+      "' (use broadcast, rank0, split_dp, split_dp_mesh, split_generation_mesh or all_to_all)");
 }
 
 DispatchPlan plan_dispatch(DispatchMode mode, const Mesh& mesh, const Batch& input,
@@ -71,7 +74,8 @@ DispatchPlan plan_dispatch(DispatchMode mode, const Mesh& mesh, const Batch& inp
       for (int r = 0; r < world; ++r) plan.inputs[r] = chunks[r];
       break;
     }
-    case DispatchMode::split_dp_mesh: {
+    case DispatchMode::split_dp_mesh:
+    case DispatchMode::split_generation_mesh: {  // the caller passes the generation mesh
       plan.parts = mesh.dp;
       auto chunks = input.chunk(mesh.dp, /*pad=*/true, &plan.padded_rows);
       mark_padding(chunks, plan.input_rows);
@@ -100,6 +104,7 @@ Batch collect_replies(DispatchMode mode, const Mesh& mesh, const DispatchPlan& p
       parts = replies;
       break;
     case DispatchMode::split_dp_mesh:
+    case DispatchMode::split_generation_mesh:
       for (int r = 0; r < mesh.world(); ++r)
         if (mesh.is_collector(r)) parts.push_back(replies.at(r));
       break;

@@ -12,6 +12,10 @@
 //   split_dp_mesh  rows chunked over the DP groups of a (dp, pp, tp) mesh;
 //                  every tp/pp rank of a DP group gets the same chunk; only
 //                  collectors (tp == 0, last pp stage) are concatenated
+//   split_generation_mesh  split_dp_mesh over the model's generation mesh:
+//                  the replicas its 3D-HybridEngine generates with
+//                  (workers/hybrid_engine/hybrid_layout.h; the training
+//                  mesh when the model has no generation layout)
 //   all_to_all     the caller gives one input per rank; replies concatenated
 // Pure functions on Batch: unit-tested without processes.
 #pragma once
@@ -24,7 +28,7 @@
 
 namespace rlwb::core {
 
-enum class DispatchMode { broadcast, rank0, split_dp, split_dp_mesh, all_to_all };
+enum class DispatchMode { broadcast, rank0, split_dp, split_dp_mesh, split_generation_mesh, all_to_all };
 
 // meta key of a split chunk: how many of its last rows are copies added to
 // even out the chunks (absent: none).
@@ -37,13 +41,23 @@ DispatchMode dispatch_mode_from_name(const std::string& name);  // throws std::i
 
 // Parallel layout of a group. Rank r has coordinates with tp fastest:
 // r = (dp_index * pp + pp_index) * tp + tp_index.
+// A generation mesh (the 3D-HybridEngine's, with p_g = p) interleaves
+// `stride` replicas inside each block of pp * tp * stride consecutive ranks:
+// there a replica's ranks stand `stride` apart, and its place in the block
+// is r % stride. With stride = 1 (every training mesh) the two agree.
 struct Mesh {
   int dp = 1, pp = 1, tp = 1;
+  int stride = 1;  // divides dp
   int world() const { return dp * pp * tp; }
-  int dp_index(int rank) const { return rank / (pp * tp); }
-  int pp_index(int rank) const { return (rank / tp) % pp; }
-  int tp_index(int rank) const { return rank % tp; }
+  int dp_index(int rank) const { return rank / block() * stride + rank % stride; }
+  int pp_index(int rank) const { return in_replica(rank) / tp % pp; }
+  int tp_index(int rank) const { return in_replica(rank) % tp; }
   bool is_collector(int rank) const { return tp_index(rank) == 0 && pp_index(rank) == pp - 1; }
+  bool operator==(const Mesh&) const = default;
+
+ private:
+  int block() const { return pp * tp * stride; }
+  int in_replica(int rank) const { return rank % block() / stride; }  // pp_index * tp + tp_index
 };
 
 struct DispatchPlan {

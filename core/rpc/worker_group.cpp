@@ -100,8 +100,22 @@ GroupResult GroupCall::get() {
   return result;
 }
 
-WorkerGroup::WorkerGroup(RpcServer& rpc, std::string model, std::string role, std::string pool, Mesh mesh)
-    : rpc_(rpc), model_(std::move(model)), role_(std::move(role)), pool_(std::move(pool)), mesh_(mesh) {}
+WorkerGroup::WorkerGroup(RpcServer& rpc, std::string model, std::string role, std::string pool, Mesh mesh,
+                         std::optional<Mesh> generation)
+    : rpc_(rpc),
+      model_(std::move(model)),
+      role_(std::move(role)),
+      pool_(std::move(pool)),
+      mesh_(mesh),
+      generation_mesh_(generation.value_or(mesh)) {
+  if (generation_mesh_.world() != mesh_.world() || generation_mesh_.stride < 1 ||
+      generation_mesh_.dp % generation_mesh_.stride != 0)
+    throw std::invalid_argument(
+        "model '" + model_ + "': its generation mesh (dp " + std::to_string(generation_mesh_.dp) + ", tp " +
+        std::to_string(generation_mesh_.tp) + ", pp " + std::to_string(generation_mesh_.pp) + ", stride " +
+        std::to_string(generation_mesh_.stride) + ") does not cover its " + std::to_string(mesh_.world()) +
+        " ranks in whole replicas");
+}
 
 std::vector<std::string> WorkerGroup::worker_ids() const {
   std::vector<std::string> ids;
@@ -151,6 +165,11 @@ void WorkerGroup::init(const nlohmann::json& config) {
     nlohmann::json args = {{"role", role_},
                            {"config", config},
                            {"mesh", {{"dp", mesh_.dp}, {"pp", mesh_.pp}, {"tp", mesh_.tp}}}};
+    if (generation_mesh_ != mesh_)
+      args["generation_mesh"] = {{"dp", generation_mesh_.dp},
+                                 {"pp", generation_mesh_.pp},
+                                 {"tp", generation_mesh_.tp},
+                                 {"stride", generation_mesh_.stride}};
     replies.push_back(rpc_.call(worker_id(pool_, r), model_, kInitModelMethod, Batch{}, args));
   }
   for (auto& f : replies) f.get();  // rethrows the first RemoteError
@@ -161,8 +180,8 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
                            const nlohmann::json& context) {
   auto state = std::make_shared<CallState>();
   state->mode = mode;
-  state->mesh = mesh_;
-  state->plan = plan_dispatch(mode, mesh_, input, per_rank);
+  state->mesh = mode == DispatchMode::split_generation_mesh ? generation_mesh_ : mesh_;
+  state->plan = plan_dispatch(mode, state->mesh, input, per_rank);
   state->timing.reply_s.assign(mesh_.world(), -1.0);
   state->timing.rows.assign(mesh_.world(), 0);
   for (int r = 0; r < mesh_.world(); ++r) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,18 @@ class GroupCall {
 
 class WorkerGroup {
  public:
-  WorkerGroup(RpcServer& rpc, std::string model, std::string role, std::string pool, Mesh mesh);
+  // `generation`: the mesh a split_generation_mesh method (the actor's
+  // generate) runs on when the model generates with another layout than
+  // it trains (the 3D-HybridEngine's replicas, Mesh::stride); `mesh` when
+  // not given. Both cover the same ranks.
+  WorkerGroup(RpcServer& rpc, std::string model, std::string role, std::string pool, Mesh mesh,
+              std::optional<Mesh> generation = std::nullopt);
 
   const std::string& model() const { return model_; }
   const std::string& role() const { return role_; }
   const std::string& pool() const { return pool_; }
   const Mesh& mesh() const { return mesh_; }
+  const Mesh& generation_mesh() const { return generation_mesh_; }
   std::vector<std::string> worker_ids() const;
 
   // Dispatch mode of a method of this group's role, as the workers declared
@@ -99,7 +106,7 @@ class WorkerGroup {
 
   RpcServer& rpc_;
   std::string model_, role_, pool_;
-  Mesh mesh_;
+  Mesh mesh_, generation_mesh_;
   mutable std::map<std::string, DispatchMode> methods_;
 };
 

@@ -2,6 +2,7 @@
 // against roles and pools, rewards against reward types, the task's name and
 // the editor's layout.
 #include <algorithm>
+#include <tuple>
 
 #include "core/validate/checks.h"
 #include "core/graph/names.h"
@@ -50,6 +51,63 @@ void check_pools(IssueList& out, const MethodCatalog& catalog) {
   }
   check_capacity(out, "cuda", catalog.machine_gpus, "GPUs");
   check_capacity(out, "cpu", catalog.machine_cpu_workers, "CPU worker slots");
+}
+
+// The generation layout of the 3D-HybridEngine (workers/hybrid_engine/
+// hybrid_layout.h): only for a role that generates; each generation shard
+// must be a union of training shards (t_g divides t, p_g divides p); the
+// roles run no pipeline stages yet.
+void check_generation_layout(IssueList& out, const ModelSpec& model, const MethodCatalog& catalog) {
+  const ParallelSpec& p = model.parallel;
+  if (!p.has_generation_layout() && p.generate_dp == 0) return;
+  const std::string at = "models." + model.name + ".parallel.generate";
+  auto role = catalog.role_methods.find(model.role);
+  if (role != catalog.role_methods.end() && !role->second.count("generate")) {
+    out.add(out.line(at), "",
+            "model '" + model.name + "' has a generation layout, but its role '" + model.role +
+                "' does not generate",
+            "remove parallel.generate: only a model whose role has a generate method (actor, reference) "
+            "generates with a layout of its own");
+    return;
+  }
+  auto divisors = [](int n) {
+    std::string list;
+    for (int k = 1; k <= n; ++k)
+      if (n % k == 0) list += (list.empty() ? "" : ", ") + std::to_string(k);
+    return list;
+  };
+  bool sizes_ok = true;
+  for (auto [axis, size, training] :
+       {std::tuple{"tp", p.generation_tp(), p.tp}, {"pp", p.generation_pp(), p.pp}}) {
+    if (training < 1) return;  // check_parallel said so
+    if (size >= 1 && training % size == 0) continue;
+    sizes_ok = false;
+    out.add(out.line(at + "." + axis), "",
+            "model '" + model.name + "' generates with " + axis + " = " + std::to_string(size) +
+                ", which does not divide its training " + axis + " = " + std::to_string(training),
+            "use a divisor of the training " + std::string(axis) + " (" + divisors(training) +
+                "): each rank's generation shard is then a union of training shards, gathered without a "
+                "second copy (docs/model.md, 3D-HybridEngine)");
+  }
+  if (sizes_ok && p.generation_pp() != p.pp)
+    out.add(out.line(at + ".pp"), "",
+            "model '" + model.name + "' generates with pp = " + std::to_string(p.generation_pp()) +
+                " but trains with pp = " + std::to_string(p.pp),
+            "the model roles run no pipeline stages yet: leave generate.pp out");
+  auto pool = out.exp().pools.find(model.pool);
+  if (sizes_ok && p.micro_dp() > 1 && pool != out.exp().pools.end() && pool->second.device == "cuda")
+    out.add(out.line(at), "",
+            "model '" + model.name + "' generates with another layout than it trains, on cuda pool '" +
+                model.pool + "'",
+            "the 3D-HybridEngine runs on CPU pools only so far: leave parallel.generate out on a cuda pool");
+  if (sizes_ok && p.generate_dp != 0 && p.generate_dp != p.generation_replicas())
+    out.add(out.line(at + ".dp"), "",
+            "model '" + model.name + "' has generate.dp = " + std::to_string(p.generate_dp) + ", but " +
+                std::to_string(p.world()) + " ranks generating at tp = " + std::to_string(p.generation_tp()) +
+                ", pp = " + std::to_string(p.generation_pp()) + " make " +
+                std::to_string(p.generation_replicas()) + " generation replicas",
+            "set generate.dp: " + std::to_string(p.generation_replicas()) +
+                " or leave it out (it follows from the ranks and the generation tp and pp)");
 }
 
 void check_parallel(IssueList& out, const ModelSpec& model) {
@@ -101,6 +159,7 @@ void check_models(IssueList& out, const MethodCatalog& catalog) {
               "pools: " + list_names(pools) + "." + did_you_mean(model.pool, pools) +
                   " Or define it under pools:");
     check_parallel(out, model);
+    check_generation_layout(out, model, catalog);
   }
 }
 

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/graph/experiment.h"
 #include "core/planner/device_profile.h"
 #include "tests/app/cli_process.h"
@@ -68,6 +70,49 @@ TEST_F(PlanCli, AWrittenPlanOfThePpoExperimentPassesValidate) {
     EXPECT_EQ(pool.device, "cpu") << name;
   }
   EXPECT_EQ(workers, 4) << read("planned.yaml");
+}
+
+// On a CPU profile the actor's generation layout is planned too; a plan
+// whose actor generates at another tp than it trains is written as
+// parallel.generate, and validate accepts it.
+TEST_F(PlanCli, APlanWithTheActorsOwnGenerationLayoutIsWrittenAsParallelGenerate) {
+  // grpo.yaml's models made 7B-sized, so that the actor's training state
+  // needs tensor parallelism and generation does not.
+  std::vector<std::string> args = {"plan",
+                                   experiment("grpo.yaml"),
+                                   "--devices",
+                                   "4",
+                                   "--device-profile",
+                                   (dir_ / "cpu.json").string(),
+                                   "--top",
+                                   "40"};
+  for (const char* model : {"actor", "ref"})
+    for (const char* size : {"hidden_size=4096", "num_layers=40", "num_heads=32", "num_kv_heads=8",
+                             "intermediate_size=11008", "vocab_size=32"})
+      args.push_back(std::string(size[0] == 'v' ? "+" : "") + "models." + model + ".config.model." + size);
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  ASSERT_EQ(rlwb(json_args), 0) << read("err.txt");
+  const nlohmann::json plans = nlohmann::json::parse(read("out.txt")).at("plans");
+  int pick = 0, train_tp = 0, generate_tp = 0;
+  for (std::size_t k = 0; k < plans.size() && pick == 0; ++k)
+    for (const auto& set : plans[k].at("sets"))
+      if (set.at("models").contains("actor")) {
+        const auto& actor = set.at("models").at("actor");
+        if (actor.at("generate_tp") != actor.at("tp"))
+          pick = static_cast<int>(k) + 1, train_tp = actor.at("tp"), generate_tp = actor.at("generate_tp");
+      }
+  ASSERT_GT(pick, 0) << "no plan lets the actor generate at another tp:\n" << plans.dump(1);
+  const std::string out = (dir_ / "hybrid.yaml").string();
+  for (const std::string& more : {std::string("--write"), out, std::string("--pick"), std::to_string(pick)})
+    args.push_back(more);
+  ASSERT_EQ(rlwb(args), 0) << read("err.txt");
+  ASSERT_EQ(rlwb({"validate", out}), 0) << read("err.txt") << read("hybrid.yaml");
+  const core::ParallelSpec actor = core::load_experiment_file(out).models.at("actor").parallel;
+  EXPECT_EQ(actor.tp, train_tp);
+  EXPECT_EQ(actor.generation_tp(), generate_tp);
+  EXPECT_NE(read("hybrid.yaml").find("generate: {tp: " + std::to_string(generate_tp)), std::string::npos)
+      << read("hybrid.yaml");
 }
 
 TEST_F(PlanCli, AnUnknownProfileSaysWhichOnesExist) {

@@ -1,4 +1,4 @@
-// HybridLayout::training_mesh(): apart from hybrid_layout.cpp because
+// HybridLayout::training_mesh() and generation_mesh(): apart from hybrid_layout.cpp because
 // core::Mesh lives in core/rpc/dispatch.h, which brings LibTorch, and the
 // rest of HybridLayout links into the torch-free planner.
 #include "core/rpc/dispatch.h"
@@ -7,5 +7,13 @@
 namespace rlwb::workers::hybrid_engine {
 
 core::Mesh HybridLayout::training_mesh() const { return {train_.dp, train_.pp, train_.tp}; }
+
+core::Mesh HybridLayout::generation_mesh() const {
+  if (generate_.pp != train_.pp)
+    throw HybridLayoutError("generation_mesh: a generation layout with p_g = " +
+                            std::to_string(generate_.pp) + " < p = " + std::to_string(train_.pp) +
+                            " interleaves its replicas in a way core::Mesh cannot describe; use p_g = p");
+  return {train_.dp * micro_dp_, generate_.pp, generate_.tp, micro_dp_};
+}
 
 }  // namespace rlwb::workers::hybrid_engine

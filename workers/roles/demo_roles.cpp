@@ -88,6 +88,15 @@ void register_demo_roles(RoleRegistry& registry) {
                   out.set_tensor("pp", rank_column(in.rows(), m.pp_index(ctx.env.rank)));
                   return out;
                 }),
+      method<D>("generation_coords", DispatchMode::split_generation_mesh, echo({"rank", "dp", "tp"}),
+                [](D&, const Batch& in, CallContext& ctx) {
+                  Batch out = in;
+                  const auto& m = ctx.env.generation();
+                  out.set_tensor("rank", rank_column(in.rows(), ctx.env.rank));
+                  out.set_tensor("dp", rank_column(in.rows(), m.dp_index(ctx.env.rank)));
+                  out.set_tensor("tp", rank_column(in.rows(), m.tp_index(ctx.env.rank)));
+                  return out;
+                }),
       method<D>("first_rank", DispatchMode::rank0, echo({"rank"}),
                 [](D&, const Batch&, CallContext& ctx) {
                   Batch out;

@@ -233,10 +233,16 @@ std::vector<torch::Tensor> trainable(model::Transformer& model) {
 
 }  // namespace
 
-TrainState::TrainState(model::Transformer& model, OptimOptions settings)
+std::unique_ptr<TrainState> ModelRole::make_train_state(const OptimOptions& settings) {
+  return std::make_unique<TrainState>(net, settings, parameter_storage);
+}
+
+TrainState::TrainState(model::Transformer& model, OptimOptions settings, model::ParameterStorage storage)
     : settings_(settings),
-      optimizer_(trainable(model), model::AdamWSettings{settings.betas.at(0), settings.betas.at(1),
-                                                        settings.eps, settings.weight_decay}),
+      optimizer_(trainable(model),
+                 model::AdamWSettings{settings.betas.at(0), settings.betas.at(1), settings.eps,
+                                      settings.weight_decay},
+                 storage),
       tp_(model->tensor_parallel()) {
   for (auto& p : model->named_parameters())
     if (p.value().requires_grad()) replicated_.push_back(model::tensor_parallel_dim(p.key()) < 0);

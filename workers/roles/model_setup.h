@@ -62,6 +62,8 @@ std::shared_ptr<model::Tokenizer> make_tokenizer(const core::config::TokenizerOp
 std::shared_ptr<const model::ChatTemplate> make_chat_template(const core::config::TokenizerOptions& options,
                                                               std::string& refused);
 
+class TrainState;
+
 // What every model role holds: its config, tokenizer and network.
 struct ModelRole : Role {
   std::string where;  // "models.<name>.config", for errors
@@ -96,6 +98,10 @@ struct ModelRole : Role {
   // Writes the whole model (gathered from the tp ranks) and the tokenizer
   // note; collective over the tp ranks, only pool rank 0 writes.
   void save(const std::string& dir, WorkerEnv& env);
+  // Where the optimizers keep the parameters: in place when something else
+  // owns their storage (the 3D-HybridEngine's buffers), else one flat buffer.
+  model::ParameterStorage parameter_storage = model::ParameterStorage::kFlatBuffer;
+  std::unique_ptr<TrainState> make_train_state(const OptimOptions& settings);
 };
 
 // [prompt | response] rows from the input ports prompt_ids, prompt_mask,
@@ -120,7 +126,8 @@ model::Transformer make_model(const ModelOptions& options, const model::Tokenize
 // step.
 class TrainState {
  public:
-  TrainState(model::Transformer& model, OptimOptions settings);
+  TrainState(model::Transformer& model, OptimOptions settings,
+             model::ParameterStorage storage = model::ParameterStorage::kFlatBuffer);
 
   // Sums gradients over the ranks of the pool, clips, steps AdamW at the
   // scheduled lr. Returns {grad_norm, lr}. `ride_along` values, if given,

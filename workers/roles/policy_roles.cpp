@@ -2,8 +2,11 @@
 // tokenizer. Methods and their ports (registered below with them):
 // (split_dp_mesh: each data-parallel group gets its rows, every
 // tensor-parallel rank of it the same rows; rows a split adds to even out
-// the chunks count in no loss or metric)
-//   generate      split_dp_mesh  in prompts      out responses, response_mask, response_text,
+// the chunks count in no loss or metric. split_generation_mesh: the same
+// over the generation replicas when the model generates with its own
+// layout, parallel.generate -- the 3D-HybridEngine gathers the weights for
+// the call and gives the memory back after it)
+//   generate      split_generation_mesh  in prompts      out responses, response_mask, response_text,
 //                                                    old_log_probs, prompt_ids, prompt_mask
 //                 args {greedy: true} decodes greedily (ReMax's baseline, evaluation)
 //   log_prob      split_dp_mesh  in prompt_ids, prompt_mask, responses, response_mask
@@ -21,6 +24,7 @@
 
 #include "core/algorithms/algorithms.h"
 #include "core/rpc/column_padding.h"
+#include "workers/hybrid_engine/hybrid_engine.h"
 #include "workers/model/generation.h"
 #include "workers/model/model_error.h"
 #include "workers/model/sequence_scores.h"
@@ -36,6 +40,37 @@ namespace alg = core::algorithms;
 
 struct PolicyRole : ModelRole {
   std::unique_ptr<TrainState> rl_state, sft_state;
+  // HybridFlow's 3D-HybridEngine when the model generates with another
+  // layout than it trains (env.generation().stride > 1): it owns the
+  // split parameters' storage, so the optimizers update them in place.
+  std::unique_ptr<hybrid_engine::HybridEngine> engine;
+  int engines_made = 0;
+
+  // Collective over the pool; after init and after every checkpoint load
+  // (which replaces the network).
+  void make_engine(WorkerEnv& env) {
+    engine.reset();
+    const core::Mesh& train = env.mesh;
+    const core::Mesh& generate = env.generation();
+    if (generate.stride <= 1) return;
+    if (device.is_cuda())
+      throw RoleConfigError(
+          "models." + env.model +
+          ".parallel.generate: the 3D-HybridEngine runs on CPU pools only so far; on a cuda "
+          "pool generate with the training layout (leave parallel.generate out)");
+    hybrid_engine::HybridLayout layout({.pp = train.pp, .tp = train.tp, .dp = train.dp},
+                                       {.pp = generate.pp, .tp = generate.tp});
+    if (layout.generation_mesh() != generate)
+      throw RoleConfigError(
+          "models." + env.model +
+          ".parallel.generate: the controller dispatches generation over replicas that are not "
+          "the engine's (a controller and workers of different versions?)");
+    // A sub-group's name keys its rendezvous in the pool's store, where an
+    // earlier engine's addresses stay: each engine names its own.
+    engine = std::make_unique<hybrid_engine::HybridEngine>(
+        net, env.spmd(), layout, env.model + "/engine" + std::to_string(++engines_made));
+    parameter_storage = model::ParameterStorage::kInPlace;
+  }
 };
 
 // A creator for role `name` (actor or reference: the config's sections differ).
@@ -43,8 +78,21 @@ RoleFactory create_policy(const std::string& name) {
   return [name](const nlohmann::json& config, WorkerEnv& env) -> std::unique_ptr<Role> {
     auto role = std::make_unique<PolicyRole>();
     role->init(name, config, env, model::Head::kLanguageModel);
+    role->make_engine(env);
     return role;
   };
+}
+
+// Generation in the engine's layout: gathered for the call, given back
+// after it (also when it throws, so training never runs on a gathered model).
+model::GenerationResult generate_with_engine(hybrid_engine::HybridEngine& engine, const PromptIds& prompts,
+                                             const model::GenerationOptions& options) {
+  struct BackToTraining {
+    hybrid_engine::HybridEngine& engine;
+    ~BackToTraining() { engine.to_training(); }
+  } back{engine};
+  engine.to_generation();
+  return engine.generation_model().generate(prompts.ids, prompts.mask, options);
 }
 
 Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
@@ -55,15 +103,16 @@ Batch generate(PolicyRole& r, const Batch& in, CallContext& ctx) {
   options.sampling.top_k = rollout.top_k;
   options.sampling.top_p = rollout.top_p;
   options.max_new_tokens = rollout.max_new_tokens;
-  // Different on every step and data-parallel group, the same on every
-  // rerun, and alike on the tp ranks of a group (they sample together).
+  // Different on every step and generation replica, the same on every
+  // rerun, and alike on the tp ranks of a replica (they sample together).
   const int64_t step = ctx.context.value("step", int64_t{0});
-  const int64_t group = ctx.env.mesh.dp_index(ctx.env.rank);
+  const int64_t group = ctx.env.generation().dp_index(ctx.env.rank);
   options.seed = static_cast<uint64_t>(r.options.seed * 1000003 + step * 9973 + group * 31 + 7);
   auto prompts =
       tokenize_prompts(*r.tokenizer, in.objects("prompts"), r.chat_template.get(), r.chat_template_refused);
   r.net->eval();
-  auto result = model::generate(r.net, prompts.ids, prompts.mask, options);
+  auto result = r.engine ? generate_with_engine(*r.engine, prompts, options)
+                         : model::generate(r.net, prompts.ids, prompts.mask, options);
   Batch out;
   out.set_tensor("responses", result.responses);
   out.set_tensor("response_mask", result.response_mask);
@@ -106,7 +155,7 @@ Batch log_prob(PolicyRole& r, const Batch& in, const std::string& port) {
 
 Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.options.ppo;
-  if (!r.rl_state) r.rl_state = std::make_unique<TrainState>(r.net, r.options.optim);
+  if (!r.rl_state) r.rl_state = r.make_train_state(r.options.optim);
   r.net->train();
   auto seq = r.sequences(in);
   auto mask = without_padding_rows(in, r.input(in, "response_mask").to(torch::kFloat32));
@@ -210,7 +259,7 @@ Batch update(PolicyRole& r, const Batch& in, CallContext& ctx) {
 
 Batch sft_update(PolicyRole& r, const Batch& in, CallContext& ctx) {
   if (!r.sft_state) {
-    r.sft_state = std::make_unique<TrainState>(r.net, r.options.warm_start_optim());
+    r.sft_state = r.make_train_state(r.options.warm_start_optim());
   }
   r.net->train();
   torch::Tensor response_mask;
@@ -249,7 +298,9 @@ Batch save(PolicyRole& r, const Batch&, CallContext& ctx) {
 }
 
 Batch load(PolicyRole& r, const Batch&, CallContext& ctx) {
+  r.engine.reset();  // it holds the old network's parameters
   r.load(checkpoint_dir_arg(ctx), model::Head::kLanguageModel, ctx.env);
+  r.make_engine(ctx.env);
   r.rl_state.reset();  // fresh optimizer state for the new weights
   r.sft_state.reset();
   return Batch{};
@@ -310,7 +361,7 @@ void register_policy_roles(RoleRegistry& registry) {
   actor.description = "causal LM that generates rollouts and trains with PPO-style policy losses";
   actor.create = create_policy("actor");
   actor.methods = {
-      method<P>("generate", DispatchMode::split_dp_mesh, generate_ports(), generate),
+      method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate),
       method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
                 [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); }),
       method<P>("update", DispatchMode::split_dp_mesh, update_ports(), update),
@@ -329,7 +380,7 @@ void register_policy_roles(RoleRegistry& registry) {
   reference.methods = {
       method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("ref_log_probs"),
                 [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "ref_log_probs"); }),
-      method<P>("generate", DispatchMode::split_dp_mesh, generate_ports(), generate),
+      method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate),
       method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
       method<P>("save_state", DispatchMode::broadcast, none, save_state),

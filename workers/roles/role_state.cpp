@@ -95,7 +95,7 @@ void load_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
     if (state.empty()) continue;  // this optimizer had not stepped yet when the state was saved
     if (state.size() != std::size(kStateKeys))
       throw std::runtime_error(where + ": optimizer '" + slot.name + "' is incomplete in the checkpoint");
-    *slot.state = std::make_unique<TrainState>(role.net, slot.settings);
+    *slot.state = role.make_train_state(slot.settings);
     try {
       (*slot.state)->restore(state);
     } catch (const std::exception& e) {

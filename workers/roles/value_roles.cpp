@@ -179,7 +179,7 @@ bool has_signs(const Batch& in, const CallContext& ctx) {
 }
 
 Batch pair_update(ValueRole& r, const Batch& in, CallContext& ctx) {
-  if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
+  if (!r.state) r.state = r.make_train_state(r.options.optim);
   r.net->train();
   double pairs = 0;
   // The rank's totals ride along with the gradient sum and come back summed.
@@ -206,7 +206,7 @@ Batch evaluate_pairs(ValueRole& r, const Batch& in, CallContext& ctx) {
 
 Batch update(ValueRole& r, const Batch& in, CallContext& ctx) {
   const auto& ppo = r.options.ppo;
-  if (!r.state) r.state = std::make_unique<TrainState>(r.net, r.options.optim);
+  if (!r.state) r.state = r.make_train_state(r.options.optim);
   r.net->train();
   auto seq = r.sequences(in);
   auto mask = without_padding_rows(in, r.input(in, "response_mask").to(torch::kFloat32));

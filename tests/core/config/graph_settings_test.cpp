@@ -166,6 +166,18 @@ TEST(GraphSettings, HeadsMustDivideTheHiddenSizeAndKvHeadsTheHeads) {
              "models.actor.config.model.num_kv_heads: num_heads 4 does not divide by num_kv_heads 3");
 }
 
+// The 3D-HybridEngine gathers equal shards of the vocabulary.
+TEST(GraphSettings, AGenerationLayoutNeedsAVocabularyThatDividesByTheTrainingTp) {
+  const std::string model = "model: {hidden_size: 32, num_layers: 1, num_heads: 4, num_kv_heads: 2}";
+  auto issues = validate_with("parallel: {dp: 2}\n    config:\n      " + model,
+                              "parallel: {tp: 2, dp: 1, generate: {tp: 1}}\n    config:\n      "
+                              "model: {hidden_size: 32, num_layers: 1, num_heads: 4, num_kv_heads: 2, "
+                              "vocab_size: 19}");
+  GraphIssue issue = issue_with(issues, "vocab_size = 19 does not divide by tp = 2");
+  EXPECT_EQ(issue.line, 10);
+  EXPECT_THAT(issue.hint, HasSubstr("vocab_size: 20"));
+}
+
 TEST(GraphSettings, AStepsRowsMustDivideOverTheDataParallelRanks) {
   auto issue = issue_with(
       validate_with("batch_size: 8, samples_per_prompt: 4", "batch_size: 3, samples_per_prompt: 3"),
@@ -211,6 +223,9 @@ TEST(GraphSettings, UnknownKeysOfPoolsModelsAndNodesAreErrors) {
              "pools.main.gpus: unknown key 'gpus'");
   issue_with(validate_with("parallel: {dp: 2}\n    config:", "parallel: {dp: 2, sp: 1}\n    config:"),
              "models.actor.parallel.sp: unknown key 'sp'");
+  issue_with(
+      validate_with("parallel: {dp: 2}\n    config:", "parallel: {dp: 2, generate: {tpp: 1}}\n    config:"),
+      "models.actor.parallel.generate.tpp: unknown key 'tpp'");
   auto node =
       issue_with(validate_with("in: [prompts], out: [responses]}", "ins: [prompts], out: [responses]}"),
                  "nodes.0.ins: unknown key 'ins'");

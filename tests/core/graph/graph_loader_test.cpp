@@ -194,6 +194,33 @@ TEST(GraphLoader, WorkersThatAreTextAreAnIssueWithLine) {
   EXPECT_THAT(issue.hint, HasSubstr("workers: 2"));
 }
 
+TEST(GraphLoader, ReadsAGenerationLayoutBesideAFlatOrANestedTrainingLayout) {
+  auto parallel_of = [](const std::string& parallel) {
+    return load_experiment_text("models:\n  actor: {role: actor, parallel: " + parallel + "}\n", "x.yaml")
+        .models.at("actor")
+        .parallel;
+  };
+  const ParallelSpec flat = parallel_of("{dp: 2, tp: 4, generate: {tp: 2}}");
+  EXPECT_EQ(flat, (ParallelSpec{.dp = 2, .tp = 4, .pp = 1, .generate_tp = 2}));
+  EXPECT_EQ(flat.micro_dp(), 2);
+  EXPECT_EQ(flat.generation_replicas(), 4);
+  const ParallelSpec nested = parallel_of("{train: {dp: 2, tp: 4}, generate: {tp: 1, dp: 8}}");
+  EXPECT_EQ(nested, (ParallelSpec{.dp = 2, .tp = 4, .pp = 1, .generate_tp = 1, .generate_dp = 8}));
+  const ParallelSpec plain = parallel_of("{dp: 2}");
+  EXPECT_FALSE(plain.has_generation_layout());
+  EXPECT_EQ(plain.generation_replicas(), 2);
+  // Flat keys beside train: may repeat it (a defaults: base brings them), not contradict it.
+  EXPECT_EQ(parallel_of("{tp: 2, train: {tp: 2}}").tp, 2);
+  auto issues = load_issues("models:\n  actor:\n    parallel:\n      dp: 2\n      train: {dp: 1, tp: 2}\n");
+  GraphIssue issue = issue_with(
+      issues,
+      "'models.actor.parallel.dp' = 2 and 'models.actor.parallel.train.dp' = 1 both set the training layout");
+  EXPECT_EQ(issue.line, 5);
+  EXPECT_THAT(issue.hint, HasSubstr("once"));
+  issue_with(load_issues("models:\n  actor: {parallel: {generate: {tp: two}}}\n"),
+             "'models.actor.parallel.generate.tp' should be a whole number");
+}
+
 TEST(GraphLoader, ReportsEveryTypeProblemNotJustTheFirst) {
   auto issues = load_issues(R"(name: [a]
 seed: 1.5

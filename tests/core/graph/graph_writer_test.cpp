@@ -89,6 +89,36 @@ TEST(GraphWriter, ReloadedExperimentEqualsTheOriginal) {
   }
 }
 
+// The 3D-HybridEngine's generation layout survives a save, in the form
+// the file wrote its training layout (flat or under train:).
+TEST(GraphWriter, AGenerationLayoutIsSavedBesideTheTrainingLayoutItWasWrittenWith) {
+  const std::string flat = R"(name: hybrid
+pools:
+  main: {workers: 4}
+models:
+  actor: {role: actor, pool: main, parallel: {dp: 1, tp: 4, pp: 1, generate: {tp: 2}}}
+)";
+  const std::string nested = R"(name: hybrid
+pools:
+  main: {workers: 4}
+models:
+  actor: {role: actor, pool: main, parallel: {train: {tp: 4}, generate: {tp: 1, dp: 4}}}
+)";
+  for (const std::string& text : {flat, nested}) {
+    Experiment exp = load_experiment_text(text, "hybrid.yaml");
+    const std::string yaml = experiment_to_yaml(exp);
+    Experiment again = load_experiment_text(yaml, "saved.yaml");
+    EXPECT_EQ(again.models.at("actor").parallel, exp.models.at("actor").parallel) << yaml;
+    EXPECT_EQ(yaml.find("train:") != std::string::npos, text == nested) << yaml;
+  }
+  // An edit in the structs is written: the generation layout added, then removed.
+  Experiment exp = load_experiment_text(flat, "hybrid.yaml");
+  exp.models.at("actor").parallel.generate_tp = 1;
+  EXPECT_THAT(experiment_to_yaml(exp), HasSubstr("generate: {tp: 1}"));
+  exp.models.at("actor").parallel.generate_tp = 0;
+  EXPECT_THAT(experiment_to_yaml(exp), ::testing::Not(HasSubstr("generate")));
+}
+
 TEST(GraphWriter, StringsThatLookLikeOtherTypesStayText) {
   Experiment original = load_experiment_file(fixture_path("shuffled.yaml"));
   Experiment again = reload(original);

@@ -83,6 +83,30 @@ TEST_F(DispatchModes, SplitDpMeshSendsOneChunkPerDpGroupAndCollectsFromCollector
   EXPECT_EQ(result.per_rank[3].tensor("tp")[0].item<int64_t>(), 1);
 }
 
+// A model training at tp=4 that generates at tp=2 (the 3D-HybridEngine):
+// generation replicas {0, 2} and {1, 3} -- ranks at stride 2 -- each get
+// one chunk; the collectors are ranks 0 and 1.
+TEST_F(DispatchModes, SplitGenerationMeshSendsOneChunkPerGenerationReplicaAtItsStride) {
+  auto model =
+      cluster_->demo_model("m_generation", "pool", Mesh{1, 1, 4}, nlohmann::json::object(), Mesh{2, 1, 2, 2});
+  auto result = model->call("generation_coords", numbers(5)).get();
+  ASSERT_EQ(result.merged.rows(), 5);
+  EXPECT_TRUE(torch::equal(result.merged.tensor("x"), torch::arange(5, torch::kFloat32)));
+  std::vector<int64_t> expected = {0, 0, 0, 1, 1};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(result.merged.tensor("rank")[i].item<int64_t>(), expected[i]);
+  EXPECT_TRUE(torch::equal(result.per_rank[2].tensor("x"), result.per_rank[0].tensor("x")));
+  EXPECT_TRUE(torch::equal(result.per_rank[3].tensor("x"), result.per_rank[1].tensor("x")));
+  EXPECT_EQ(result.per_rank[3].tensor("dp")[0].item<int64_t>(), 1);
+  EXPECT_EQ(result.per_rank[3].tensor("tp")[0].item<int64_t>(), 1);
+  // The same method on a model without a generation layout runs on its training mesh.
+  auto plain = cluster_->demo_model("m_generation_plain", "pool", Mesh{2, 1, 2});
+  auto same = plain->call("generation_coords", numbers(5)).get();
+  EXPECT_TRUE(torch::equal(same.per_rank[1].tensor("x"), same.per_rank[0].tensor("x")));
+  // A generation mesh that does not cover the ranks in whole replicas is refused.
+  EXPECT_THROW(cluster_->demo_model("m_generation_bad", "pool", Mesh{1, 1, 4}, {}, Mesh{3, 1, 1, 2}),
+               std::invalid_argument);
+}
+
 TEST_F(DispatchModes, AllToAllGivesEachRankItsOwnInput) {
   auto model = cluster_->demo_model("m_a2a", "pool", Mesh{4, 1, 1});
   std::vector<Batch> inputs;

@@ -40,8 +40,9 @@ class LocalCluster {
   // A model of role "demo" on the pool, initialised.
   std::unique_ptr<core::WorkerGroup> demo_model(const std::string& model, const std::string& pool,
                                                 core::Mesh mesh,
-                                                nlohmann::json config = nlohmann::json::object()) {
-    auto group = std::make_unique<core::WorkerGroup>(rpc(), model, "demo", pool, mesh);
+                                                nlohmann::json config = nlohmann::json::object(),
+                                                std::optional<core::Mesh> generation = std::nullopt) {
+    auto group = std::make_unique<core::WorkerGroup>(rpc(), model, "demo", pool, mesh, generation);
     group->init(config);
     return group;
   }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -237,6 +238,41 @@ TEST(GraphValidator, ParallelSizesThatDoNotFillThePoolAreAnIssue) {
       issue_with(issues, "model 'actor' has dp*tp*pp = 2*2*1 = 4 ranks but pool 'main' has 2 workers");
   EXPECT_EQ(issue.line, 5);
   EXPECT_THAT(issue.hint, HasSubstr("set dp: 1, or set pool 'main' workers: 4"));
+}
+
+// The 3D-HybridEngine's generation layout: each generation shard a union
+// of training shards, only on a role that generates, a generate.dp that
+// agrees, and CPU pools only -- refused before anything starts.
+TEST(GraphValidator, AGenerationLayoutTheEngineCannotRunIsAnIssue) {
+  const std::string actor_was = "pool: main, parallel: {dp: 2}}\n  ref";
+  auto issues = validate_small(actor_was, "pool: main, parallel: {dp: 1, tp: 2, generate: {tp: 3}}}\n  ref");
+  GraphIssue not_dividing =
+      issue_with(issues, "model 'actor' generates with tp = 3, which does not divide its training tp = 2");
+  EXPECT_EQ(not_dividing.line, 5);
+  EXPECT_THAT(not_dividing.hint, HasSubstr("(1, 2)"));
+
+  issues =
+      validate_small(actor_was, "pool: main, parallel: {dp: 1, tp: 2, generate: {tp: 1, dp: 4}}}\n  ref");
+  EXPECT_THAT(issue_with(issues, "model 'actor' has generate.dp = 4").hint, HasSubstr("set generate.dp: 2"));
+
+  issues = validate_small("ref: {role: reference, config: {model: {}}, pool: main, parallel: {dp: 2}}",
+                          "ref: {role: reference, config: {model: {}}, pool: main, parallel: {dp: 2, "
+                          "generate: {tp: 1}}}");
+  EXPECT_EQ(issue_with(issues, "its role 'reference' does not generate").line, 6);
+
+  issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2, device: cuda}\n");
+  EXPECT_TRUE(std::none_of(issues.begin(), issues.end(), [](const GraphIssue& i) {
+    return i.message.find("generates with another layout") != std::string::npos;
+  }));
+  issues = validate_text(edit(edit(kSmall, "  main: {workers: 2}\n", "  main: {workers: 2, device: cuda}\n"),
+                              actor_was, "pool: main, parallel: {tp: 2, dp: 1, generate: {tp: 1}}}\n  ref"));
+  EXPECT_THAT(issue_with(issues, "on cuda pool 'main'").hint, HasSubstr("CPU pools only"));
+
+  // What the engine runs: no issue about the layout.
+  issues =
+      validate_small(actor_was, "pool: main, parallel: {dp: 1, tp: 2, generate: {tp: 1, dp: 2}}}\n  ref");
+  for (const auto& issue : issues)
+    EXPECT_EQ(issue.message.find("generat"), std::string::npos) << issue.to_string();
 }
 
 // What the model roles cannot split is refused before anything starts.

@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "core/rpc/dispatch.h"
 #include "workers/hybrid_engine/hybrid_layout.h"
 #include "workers/model/tensor_parallel.h"
 
@@ -114,6 +115,28 @@ TEST_P(EveryHybridLayout, WithEqualStagesMicroDpRanksAreConsecutiveAndGeneration
     for (size_t k = 1; k < micro.size(); ++k) EXPECT_EQ(micro[k], micro[k - 1] + 1);
     for (size_t k = 1; k < tp.size(); ++k) EXPECT_EQ(tp[k], tp[k - 1] + layout.micro_dp_size());
   }
+}
+
+// The controller dispatches a generate call over generation_mesh(): each
+// rank must get its generation replica's rows, and only one rank of each
+// replica's last stage is collected.
+TEST_P(EveryHybridLayout, TheGenerationMeshGivesEachRankItsGenerationReplica) {
+  const HybridLayout layout(GetParam().train, GetParam().generate);
+  if (layout.train().pp != layout.generate().pp) {
+    EXPECT_THROW(layout.generation_mesh(), HybridLayoutError);
+    return;
+  }
+  const core::Mesh mesh = layout.generation_mesh();
+  EXPECT_EQ(mesh.world(), layout.world());
+  std::set<int> collected_replicas;
+  for (int r = 0; r < layout.world(); ++r) {
+    const HybridPlacement p = layout.placement(r);
+    EXPECT_EQ(mesh.dp_index(r), p.replica * layout.micro_dp_size() + p.micro_dp_index) << "rank " << r;
+    EXPECT_EQ(mesh.tp_index(r), p.generation_tp_index) << "rank " << r;
+    EXPECT_EQ(mesh.pp_index(r), p.generation_stage) << "rank " << r;
+    if (mesh.is_collector(r)) EXPECT_TRUE(collected_replicas.insert(mesh.dp_index(r)).second);
+  }
+  EXPECT_EQ(static_cast<int>(collected_replicas.size()), mesh.dp);
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, EveryHybridLayout,

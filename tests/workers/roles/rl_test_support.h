@@ -126,13 +126,18 @@ struct TwoRanks {
 // created at once (their init is collective); call() dispatches as the
 // controller does (core/rpc/dispatch.h) and returns the group's result.
 struct MeshRanks {
-  core::Mesh mesh;
+  core::Mesh mesh, generation_mesh;
   std::vector<std::unique_ptr<LocalRole>> ranks;
   std::vector<std::unique_ptr<workers::SpmdGroup>> groups;
 
+  // `generation`: the generation mesh of a model that generates with
+  // another layout (core::WorkerGroup's).
   MeshRanks(const std::string& role, const nlohmann::json& config, core::Mesh mesh_,
-            const std::string& device = "cpu")
-      : mesh(mesh_), ranks(mesh_.world()), groups(mesh_.world()) {
+            const std::string& device = "cpu", std::optional<core::Mesh> generation = std::nullopt)
+      : mesh(mesh_),
+        generation_mesh(generation.value_or(mesh_)),
+        ranks(mesh_.world()),
+        groups(mesh_.world()) {
     static std::atomic<int> groups_made{0};
     const int port = 35000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
     on_every_rank([&](int rank) {
@@ -140,6 +145,7 @@ struct MeshRanks {
       env.rank = rank;
       env.world = mesh.world();
       env.mesh = mesh;
+      env.generation_mesh = generation;
       env.device = device;
       env.spmd = [this, rank, port]() -> workers::SpmdGroup& {
         if (!groups[rank])
@@ -155,12 +161,13 @@ struct MeshRanks {
                    nlohmann::json args = nlohmann::json::object()) {
     const auto* spec = app::worker_roles().find_method(ranks[0]->role_name, method);
     if (!spec) throw std::runtime_error("no method " + method);
-    core::DispatchPlan plan = core::plan_dispatch(spec->mode, mesh, in);
+    const core::Mesh& on = spec->mode == core::DispatchMode::split_generation_mesh ? generation_mesh : mesh;
+    core::DispatchPlan plan = core::plan_dispatch(spec->mode, on, in);
     std::vector<core::Batch> replies(mesh.world());
     on_every_rank([&](int rank) {
       if (plan.inputs[rank]) replies[rank] = ranks[rank]->call(method, *plan.inputs[rank], out_ports, args);
     });
-    return core::collect_replies(spec->mode, mesh, plan, replies);
+    return core::collect_replies(spec->mode, on, plan, replies);
   }
 
   template <class F>
@@ -176,9 +183,13 @@ struct MeshRanks {
         }
       });
     for (auto& t : threads) t.join();
+    // Every rank's error: the first rank's is often only a timeout waiting
+    // for another that failed first.
+    std::string all;
     for (int rank = 0; rank < mesh.world(); ++rank)
       if (!errors[rank].empty())
-        throw std::runtime_error("rank " + std::to_string(rank) + ": " + errors[rank]);
+        all += (all.empty() ? "" : "\n") + ("rank " + std::to_string(rank) + ": ") + errors[rank];
+    if (!all.empty()) throw std::runtime_error(all);
   }
 };
 

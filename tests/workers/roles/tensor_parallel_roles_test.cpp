@@ -1,8 +1,9 @@
 // The model roles on a mesh (dp x tp ranks in threads over real c10d
 // groups, dispatched as the controller dispatches): an actor update, the
 // critic's, greedy rollouts and the saved checkpoint equal one rank's on
-// the whole batch, in every layout; and rows that a split adds to even out
-// its chunks train nothing.
+// the whole batch, in every layout; rows that a split adds to even out
+// its chunks train nothing; and an actor that generates in its own layout
+// (the 3D-HybridEngine) rolls out as one rank does.
 #include "tests/workers/roles/rl_test_support.h"
 
 #include <gtest/gtest.h>
@@ -139,6 +140,47 @@ TEST(TensorParallelRoles, ALayoutTheModelCannotSplitIsRefusedWithTheSetting) {
     FAIL() << "expected an error";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("'num_kv_heads' = 2"), std::string::npos) << e.what();
+  }
+}
+
+// The actor training at tp = t and generating at t_g through the
+// 3D-HybridEngine, dispatched over the generation replicas as the
+// controller does: greedy rollouts equal one rank's before and after an
+// update (so the switch gathers the updated shards), the update trains as
+// without the engine, and a checkpoint load gives the engine the new
+// weights.
+TEST(HybridEngineRoles, AnActorGeneratingInItsOwnLayoutMatchesOneRankBeforeAndAfterAnUpdate) {
+  const Batch in = rollout(32);
+  auto config = config_for_tp("actor");
+  config["model"]["vocab_size"] = 20;  // the engine gathers equal shards: 4 of 5 ids
+  LocalRole single("actor", config);
+  const Batch greedy_before = single.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+  const nlohmann::json want = single.call("update", in).meta()["metrics"];
+  const Batch greedy_after = single.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+  workers::model::testing::ScratchDir dir("hybrid-roles");
+  single.call("save_checkpoint", Batch{}, {}, {{"dir", (dir.path() / "single").string()}});
+  // (training mesh, generation mesh): t=2 -> t_g=1; t=4 -> t_g=2; t=2, d=2 -> t_g=1.
+  for (auto [train, generate] : {std::pair{Mesh{1, 1, 4}, Mesh{2, 1, 2, 2}},
+                                 {Mesh{1, 1, 2}, Mesh{2, 1, 1, 2}},
+                                 {Mesh{2, 1, 2}, Mesh{4, 1, 1, 2}}}) {
+    SCOPED_TRACE(layout(train) + " generating at tp=" + std::to_string(generate.tp));
+    MeshRanks ranks("actor", config, train, "cpu", generate);
+    Batch greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+    EXPECT_TRUE(torch::equal(greedy.tensor("responses"), greedy_before.tensor("responses")));
+    expect_close(greedy.tensor("old_log_probs"), greedy_before.tensor("old_log_probs"), "greedy log-probs");
+    expect_same_metrics(ranks.call("update", in).meta()["metrics"], want, layout(train));
+    greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+    EXPECT_TRUE(torch::equal(greedy.tensor("responses"), greedy_after.tensor("responses")))
+        << "generation after the update does not see the updated weights";
+    expect_close(greedy.tensor("old_log_probs"), greedy_after.tensor("old_log_probs"),
+                 "log-probs after update", 1e-4);
+    // Sampling: each generation replica samples its own rows, every row once.
+    Batch sampled = ranks.call("generate", prompts(9), kGenOut);
+    EXPECT_EQ(sampled.tensor("responses").size(0), 9);
+    // A checkpoint load replaces the network: the engine must hold the new one.
+    ranks.call("load_checkpoint", Batch{}, {}, {{"dir", (dir.path() / "single").string()}});
+    greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
+    EXPECT_TRUE(torch::equal(greedy.tensor("responses"), greedy_after.tensor("responses")));
   }
 }
 
