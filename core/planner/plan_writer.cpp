@@ -4,6 +4,8 @@ namespace rlwb::core::planner {
 
 bool graph_file_has_generation_layout() { return false; }
 
+std::string pool_device_of(const DeviceProfile& profile) { return profile.kind == "gpu" ? "cuda" : "cpu"; }
+
 std::string pool_name_of(const PlanInput& input, const DeviceSet& set) {
   std::string name;
   for (int m : set.models) name += (name.empty() ? "" : "_") + input.models[m].name;

@@ -20,7 +20,11 @@ namespace rlwb::core::planner {
 // layouts by default.
 bool graph_file_has_generation_layout();
 
-// `pool_device`: "cpu" or "cuda" (the profile's kind).
+// The pools' device for plans on `profile`: "cuda" for a GPU profile,
+// "cpu" for a calibrated one (worker processes on this host's cores).
+std::string pool_device_of(const DeviceProfile& profile);
+
+// `pool_device`: "cpu" or "cuda" (pool_device_of the profile).
 Experiment apply_plan(const Experiment& exp, const PlanInput& input, const Plan& plan,
                       const std::string& pool_device);
 
