@@ -16,21 +16,20 @@
 
 #include "app/catalog.h"
 #include "app/commands.h"
+#include "app/tokenizer_vocab.h"
 #include "core/config/experiment_options.h"
 #include "core/planner/device_profile.h"
 #include "core/planner/plan_error.h"
 #include "core/planner/plan_report.h"
 #include "core/planner/plan_writer.h"
 #include "core/planner/planner.h"
+#include "core/planner/valid_plans.h"
 #include "workers/calibration/device_calibration.h"
-#include "workers/roles/model_setup.h"
 
 namespace rlwb::app {
 namespace {
 
 namespace planner = core::planner;
-
-constexpr const char* kThisHost = "this-host";
 
 struct PlanArgs {
   std::string file;
@@ -49,13 +48,9 @@ struct PlanArgs {
   int calibrate_ranks = 4;
 };
 
-int64_t tokenizer_vocab(const core::config::TokenizerOptions& options) {
-  return workers::roles::make_tokenizer(options)->vocab_size();
-}
-
 planner::DeviceProfile chosen_profile(const std::string& name) {
   if (!name.empty()) return planner::load_device_profile(name);
-  const std::string stored = planner::device_profile_dir() + "/" + kThisHost + ".json";
+  const std::string stored = planner::this_host_profile_path();
   if (std::filesystem::exists(stored)) return planner::load_device_profile(stored);
   std::string known;
   for (const auto& n : planner::builtin_device_profile_names()) known += (known.empty() ? "" : ", ") + n;
@@ -66,7 +61,7 @@ planner::DeviceProfile chosen_profile(const std::string& name) {
 // Where --calibrate stores its profile: a path as given, a name under the
 // profile folder.
 std::string calibration_target(const std::string& given) {
-  if (given.empty()) return planner::device_profile_dir() + "/" + kThisHost + ".json";
+  if (given.empty()) return planner::this_host_profile_path();
   if (given.find('/') != std::string::npos || given.ends_with(".json")) return given;
   return planner::device_profile_dir() + "/" + given + ".json";
 }
@@ -106,39 +101,6 @@ int calibrate(const PlanArgs& args) {
   return 0;
 }
 
-nlohmann::json plan_json(const planner::PlanInput& input, const planner::Plan& plan) {
-  nlohmann::json sets = nlohmann::json::array();
-  for (const auto& set : plan.sets) {
-    nlohmann::json models = nlohmann::json::object();
-    for (int m : set.models) {
-      const auto& l = plan.layouts[m];
-      models[input.models[m].name] = {{"dp", l.dp},
-                                      {"tp", l.tp},
-                                      {"pp", l.pp},
-                                      {"generate_tp", l.generate_tp},
-                                      {"generate_pp", l.generate_pp},
-                                      {"memory_bytes", plan.memory[m].total()}};
-    }
-    sets.push_back({{"pool", planner::pool_name_of(input, set)},
-                    {"devices", set.devices},
-                    {"memory_per_device", set.memory_per_device},
-                    {"models", models}});
-  }
-  nlohmann::json stages = nlohmann::json::array();
-  for (const auto& e : plan.step.stages)
-    stages.push_back({{"node", e.node},
-                      {"set", e.set},
-                      {"start", e.start},
-                      {"seconds", e.seconds},
-                      {"compute", e.time.compute},
-                      {"communication", e.time.communication}});
-  return {{"placement", planner::placement_summary(input, plan)},
-          {"step_seconds", plan.step.seconds},
-          {"tokens_per_second", plan.tokens_per_second},
-          {"sets", sets},
-          {"stages", stages}};
-}
-
 int plan(const PlanArgs& args) {
   if (args.calibrate) return calibrate(args);
   if (args.file.empty()) throw core::UsageError("give the experiment FILE to plan (or --calibrate)");
@@ -150,38 +112,16 @@ int plan(const PlanArgs& args) {
   options.devices = args.devices;
   options.nodes = args.nodes;
   options.max_pp = args.max_pp;
-  // The 3D-HybridEngine runs on CPU pools so far (the validator refuses it
-  // on cuda ones), so only a CPU profile plans generation layouts unasked.
-  options.generation_layouts = args.generation_layouts || profile.kind == "cpu";
-  options.keep = std::max(args.top, args.pick) * 8 + 32;
-  planner::PlanSearch search = planner::search_plans(input, profile, options);
-  // Keep the plans the validator accepts, on a machine of the planned size.
-  core::MethodCatalog checks = catalog();
-  checks.machine_gpus = std::max(checks.machine_gpus, args.devices);
-  checks.machine_cpu_workers = std::max(checks.machine_cpu_workers, args.devices);
-  const std::string pool_device = profile.kind == "gpu" ? "cuda" : "cpu";
-  std::vector<planner::Plan> accepted;
-  std::string first_refusal;
-  for (auto& plan : search.plans) {
-    const auto issues = core::validate_experiment(planner::apply_plan(exp, input, plan, pool_device), checks);
-    if (!core::has_errors(issues)) {
-      accepted.push_back(std::move(plan));
-    } else if (first_refusal.empty()) {
-      for (const auto& issue : issues)
-        if (issue.severity == core::Severity::error) first_refusal = issue.to_string();
-    }
-    if (static_cast<int>(accepted.size()) >= std::max(args.top, args.pick)) break;
-  }
-  if (accepted.empty())
-    throw planner::PlanError("every plan that fits breaks a rule of the graph file, e.g. " + first_refusal +
-                             "; change that setting or plan for another device count");
-  search.plans = accepted;
+  options.generation_layouts = args.generation_layouts || planner::plans_generation_layouts(profile);
+  const int wanted = std::max(args.top, args.pick);
+  planner::PlanSearch search = planner::search_valid_plans(exp, input, profile, options, catalog(), wanted);
+  const std::vector<planner::Plan> accepted = search.plans;
   if (static_cast<int>(search.plans.size()) > args.top) search.plans.resize(args.top);
   if (args.json) {
     nlohmann::json out = {{"devices", args.devices},          {"profile", profile.name},
                           {"placements", search.placements},  {"allocations", search.allocations},
                           {"search_seconds", search.seconds}, {"plans", nlohmann::json::array()}};
-    for (const auto& p : search.plans) out["plans"].push_back(plan_json(input, p));
+    for (const auto& p : search.plans) out["plans"].push_back(planner::plan_json(input, p));
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << planner::plan_report(input, search, profile, args.devices);
@@ -190,7 +130,8 @@ int plan(const PlanArgs& args) {
     if (args.pick > static_cast<int>(accepted.size()))
       throw core::UsageError("--pick " + std::to_string(args.pick) + ": only " +
                              std::to_string(accepted.size()) + " plans were found");
-    const core::Experiment chosen = planner::apply_plan(exp, input, accepted[args.pick - 1], pool_device);
+    const core::Experiment chosen =
+        planner::apply_plan(exp, input, accepted[args.pick - 1], planner::pool_device_of(profile));
     std::ofstream out(args.write);
     if (!(out << core::experiment_to_yaml(chosen)))
       throw std::runtime_error("cannot write " + args.write + "; check the folder exists and is writable");

@@ -17,6 +17,7 @@
 #include "core/common/command_line.h"
 #include "core/validate/validator.h"
 #include "app/catalog.h"
+#include "app/tokenizer_vocab.h"
 #include "ui/platform/frame_loop.h"
 #include "ui/workbench.h"
 
@@ -121,6 +122,8 @@ int main(int argc, char** argv) {
   // The composition root: the editor checks graphs against what this build
   // registers (worker roles, builtins, tasks, reward types), in-process.
   options.build_catalog = std::make_shared<const rlwb::core::MethodCatalog>(rlwb::app::catalog());
+  // ...and the Plan panel reads model shapes through this build's tokenizers.
+  options.tokenizer_vocab = rlwb::app::tokenizer_vocab;
   try {
     if (!compare.empty()) options.compare = parse_ids(compare);
     if (!run.empty()) options.dashboard_run = parse_number("--run", run);

@@ -150,6 +150,7 @@ void init_workbench(AppState& app, const WorkbenchOptions& o) {
   app.profiles.open(o.db);
   app.launch.cli = o.cli;
   app.editor.templates_dir = o.templates;
+  app.editor.tokenizer_vocab = o.tokenizer_vocab;
   app.launch.log_dir = (std::filesystem::path(o.db).parent_path() / "logs" / "gui").string();
   if (!o.catalog.empty()) {
     try {
@@ -299,6 +300,18 @@ nlohmann::json dump_state(AppState& app) {
                         {"phase", i.phase},
                         {"severity", i.severity == core::Severity::error ? "error" : "warning"}});
     editor["issues"] = issues;
+    // Where each model runs: what the Plan panel writes.
+    json pools = json::object(), models = json::object();
+    for (const auto& [name, pool] : doc->experiment().pools)
+      pools[name] = {{"workers", pool.workers}, {"device", pool.device}};
+    for (const auto& [name, model] : doc->experiment().models)
+      models[name] = {{"pool", model.pool},
+                      {"dp", model.parallel.dp},
+                      {"tp", model.parallel.tp},
+                      {"pp", model.parallel.pp}};
+    editor["pools"] = pools;
+    editor["models"] = models;
+    editor["plan"] = plan_session_json(app.editor.plan, *doc);
     editor["issues_current"] = app.editor.issues_version == doc->version();
     const char* states[] = {"idle", "checking", "done"};
     editor["validator"] = states[static_cast<int>(app.editor.validator.state())];

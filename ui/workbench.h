@@ -41,6 +41,9 @@ struct WorkbenchOptions {
   // by the program (app/gui_main.cpp) so the ui layer needs no LibTorch;
   // used when no catalog file is given.
   std::shared_ptr<const core::MethodCatalog> build_catalog;
+  // The tokenizers' vocabularies, for the editor's Plan panel to read model
+  // shapes (app/tokenizer_vocab.h); without it the panel says it cannot plan.
+  core::planner::TokenizerVocab tokenizer_vocab;
   int poll_ms = 250;
 };
 

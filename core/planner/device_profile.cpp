@@ -195,6 +195,8 @@ std::string device_profile_dir() {
   return (root / "devices").string();
 }
 
+std::string this_host_profile_path() { return device_profile_dir() + "/" + kThisHostProfile + ".json"; }
+
 namespace {
 
 DeviceProfile parse_text(const std::string& text, const std::string& where) {

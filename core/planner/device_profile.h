@@ -82,6 +82,10 @@ nlohmann::json device_profile_json(const DeviceProfile& profile);
 std::vector<std::string> builtin_device_profile_names();
 // $RLWB_HOME/devices (RLWB_HOME defaults to ~/.local/share/rlwb).
 std::string device_profile_dir();
+// This machine's profile as `rlwb plan --calibrate` stores it by default:
+// the name, and its file under device_profile_dir() (which may not exist).
+inline constexpr const char* kThisHostProfile = "this-host";
+std::string this_host_profile_path();
 // `name_or_file`: a path to a JSON file (it contains '/' or ends in .json),
 // else a built-in name, else <device_profile_dir()>/<name>.json. Throws
 // PlanError listing the names it knows when none matches.

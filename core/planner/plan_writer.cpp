@@ -2,6 +2,10 @@
 
 namespace rlwb::core::planner {
 
+std::string pool_device_of(const DeviceProfile& profile) { return profile.kind == "gpu" ? "cuda" : "cpu"; }
+
+bool plans_generation_layouts(const DeviceProfile& profile) { return profile.kind == "cpu"; }
+
 std::string pool_name_of(const PlanInput& input, const DeviceSet& set) {
   std::string name;
   for (int m : set.models) name += (name.empty() ? "" : "_") + input.models[m].name;

@@ -14,7 +14,16 @@
 
 namespace rlwb::core::planner {
 
-// `pool_device`: "cpu" or "cuda" (the profile's kind).
+// The pools' device for plans on `profile`: "cuda" for a GPU profile,
+// "cpu" for a calibrated one (worker processes on this host's cores).
+std::string pool_device_of(const DeviceProfile& profile);
+
+// Whether plans on `profile` give the actor a generation layout of its own
+// unasked: on a CPU profile only, as the 3D-HybridEngine runs on CPU pools
+// so far (the validator refuses it on cuda ones).
+bool plans_generation_layouts(const DeviceProfile& profile);
+
+// `pool_device`: "cpu" or "cuda" (pool_device_of the profile).
 Experiment apply_plan(const Experiment& exp, const PlanInput& input, const Plan& plan,
                       const std::string& pool_device);
 

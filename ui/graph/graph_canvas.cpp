@@ -15,6 +15,14 @@ namespace rlwb::ui {
 
 void draw_canvas(GraphEditor& ed, ImVec2 size);
 
+// One hue per pool, so nodes sharing workers look alike.
+ImU32 pool_color(size_t index) {
+  static const ImU32 colors[] = {IM_COL32(40, 90, 150, 255), IM_COL32(40, 120, 90, 255),
+                                 IM_COL32(120, 70, 140, 255), IM_COL32(150, 90, 40, 255),
+                                 IM_COL32(40, 120, 130, 255)};
+  return colors[index % (sizeof colors / sizeof colors[0])];
+}
+
 namespace {
 
 // World units (layout coordinates).
@@ -29,16 +37,12 @@ ImU32 header_color(const core::Experiment& exp, const core::NodeSpec& node) {
   if (exp.rewards.count(node.target)) return IM_COL32(120, 110, 40, 255);
   auto m = exp.models.find(node.target);
   if (m == exp.models.end()) return IM_COL32(120, 50, 50, 255);
-  // One hue per pool, so nodes sharing workers look alike.
-  static const ImU32 pool_colors[] = {IM_COL32(40, 90, 150, 255), IM_COL32(40, 120, 90, 255),
-                                      IM_COL32(120, 70, 140, 255), IM_COL32(150, 90, 40, 255),
-                                      IM_COL32(40, 120, 130, 255)};
   size_t index = 0;
   for (const auto& [name, pool] : exp.pools) {
     if (name == m->second.pool) break;
     ++index;
   }
-  return pool_colors[index % 5];
+  return pool_color(index);
 }
 
 void add_node_boxes(const GraphDocument& doc, const CanvasView& view, ImVec2 origin, const std::string& phase,

@@ -34,6 +34,7 @@
 #include "ui/graph/editor_catalog.h"
 #include "ui/graph/graph_document.h"
 #include "ui/graph/link_rules.h"
+#include "ui/graph/plan_session.h"
 #include "ui/graph/settings_form.h"
 #include "ui/graph/validator_client.h"
 
@@ -134,6 +135,11 @@ struct GraphEditor {
   std::optional<std::pair<std::string, int64_t>> pending_open;
   bool pending_quit = false;
   bool quit_now = false;  // the user chose to quit: the frame loop ends
+
+  // The Plan panel (plan_panel.h), and the tokenizers it reads model
+  // shapes through (WorkbenchOptions::tokenizer_vocab; null: it says so).
+  PlanSession plan;
+  core::planner::TokenizerVocab tokenizer_vocab;
 };
 
 // Opens `path` into the editor (a file that does not load shows its errors).
@@ -151,6 +157,10 @@ void request_open(GraphEditor& editor, const std::string& path, int64_t origin_r
 bool request_quit(GraphEditor& editor);
 // The dialog, when something waits for it (call every frame, on any screen).
 void draw_unsaved_dialog(GraphEditor& editor);
+
+// The header colour of the index-th pool in name order (the canvas's), and
+// of a device set in the Plan panel, which is that pool once applied.
+ImU32 pool_color(size_t index);
 
 // Link/pin geometry on the canvas, shared by drawing and hit tests.
 struct NodeBox {

@@ -19,6 +19,7 @@
 #include "ui/graph/node_pins.h"
 #include "ui/graph/phase_graphs.h"
 #include "ui/graph/phase_groups.h"
+#include "ui/graph/plan_panel.h"
 #include "ui/platform/item_registry.h"
 
 namespace rlwb::ui {
@@ -558,6 +559,8 @@ void draw_toolbar(GraphEditor& ed) {
     ed.frame_requested = true;
   }
   ImGui::SameLine();
+  if (recorded_button("Plan...")) open_plan_panel(ed);
+  ImGui::SameLine();
   if (recorded_button("Run...")) ed.wants_run = true;
   if (!loaded) ImGui::EndDisabled();
   if (ed.doc) {
@@ -713,6 +716,10 @@ void open_graph(GraphEditor& ed, const std::string& path) {
   ed.yaml_cache_version = 0;
   ed.validator.reset(validation_catalog(ed));
   ed.inspected.clear();
+  // Plans belong to the experiment they were searched for; the request stays.
+  PlanSession fresh;
+  fresh.request = ed.plan.request;
+  ed.plan = std::move(fresh);
   ed.status = ed.doc->loaded()
                   ? "opened " + path
                   : "could not load " + path + " (" + std::to_string(ed.doc->load_issues().size()) +
@@ -754,6 +761,7 @@ void draw_graph_editor(GraphEditor& ed) {
   ImGui::EndChild();
   if (ed.doc->loaded()) {
     draw_popups(ed);
+    draw_plan_panel(ed);
     if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows)) handle_shortcuts(ed);
     // Field edits (numbers, text typed into the inspector) end their gesture
     // when no widget is active any more: one undo entry per field edit.
