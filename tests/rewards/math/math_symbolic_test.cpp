@@ -53,16 +53,21 @@ TEST(MathSymbolic, SlowSimplificationTimesOutAndLaterCallsDoNotQueueBehindIt) {
   std::string big = "(x+y+z+w+1)^20";  // seconds of expansion
   auto start = std::chrono::steady_clock::now();
   SymbolicResult r =
-      ginac_difference_is_zero(big + "*(x-y)", big + "*x-" + big + "*y", std::chrono::milliseconds(5));
+      ginac_difference_is_zero(big + "*(x-y)", big + "*x-" + big + "*y", std::chrono::milliseconds(100));
   auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(r.outcome, Outcome::kTimedOut);
   EXPECT_LT(waited, std::chrono::milliseconds(1000));
-  // While the abandoned job runs, a new question is answered at once.
+  // A new question is answered at once: while the abandoned job runs, with
+  // "still busy"; had the GiNaC thread not even begun it within the bound
+  // (a loaded machine: seen once in CI with a 5 ms bound), the job is
+  // dropped unstarted and the question itself is answered.
   start = std::chrono::steady_clock::now();
   SymbolicResult busy = ginac_difference_is_zero("x", "x", kPlenty);
   waited = std::chrono::steady_clock::now() - start;
-  EXPECT_EQ(busy.outcome, Outcome::kTimedOut);
-  EXPECT_NE(busy.detail.find("still busy"), std::string::npos) << busy.detail;
+  if (busy.outcome == Outcome::kTimedOut)
+    EXPECT_NE(busy.detail.find("still busy"), std::string::npos) << busy.detail;
+  else
+    EXPECT_EQ(busy.outcome, Outcome::kYes) << busy.detail;
   EXPECT_LT(waited, std::chrono::milliseconds(100));
   wait_until_idle();
   EXPECT_EQ(ginac_difference_is_zero("a*b", "b*a", kPlenty).outcome, Outcome::kYes);
