@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include <map>
+
 namespace rlwb::core {
 namespace alg = algorithms;
 
@@ -124,6 +126,72 @@ Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
   return out;
 }
 
+Batch preference_pairs(const Batch& in, BuiltinContext& ctx) {
+  const std::string node = "preference_pairs";
+  auto per_row = [](const torch::Tensor& t) {
+    auto v = t.to(torch::kFloat64);
+    return v.dim() == 2 ? v.sum(1) : v.reshape({-1});
+  };
+  if (!in.has_objects("prompts") || !in.has_objects("response_text"))
+    throw std::runtime_error("builtin.preference_pairs needs text at input ports 'prompts' and 'response_text' "
+                             "(the prompts and the sampled responses); bind them in the node's in:");
+  const auto& prompts = in.objects("prompts");
+  const auto& texts = in.objects("response_text");
+  auto scores = per_row(need(in, "scores", node, "the annotator's verdict on each response"));
+  auto groups = need(in, "group_index", node, "which rows share a prompt").to(torch::kInt64).reshape({-1});
+  const int64_t rows = static_cast<int64_t>(texts.size());
+  if (static_cast<int64_t>(prompts.size()) != rows || scores.size(0) != rows || groups.size(0) != rows)
+    throw std::runtime_error("builtin.preference_pairs: prompts, response_text, scores and group_index must "
+                             "have one entry per row");
+  std::vector<double> model;
+  if (in.has_tensor("model_scores")) {
+    auto m = per_row(in.tensor("model_scores")).contiguous();
+    if (m.size(0) != rows)
+      throw std::runtime_error("builtin.preference_pairs: model_scores must have one entry per row");
+    model.assign(m.data_ptr<double>(), m.data_ptr<double>() + rows);
+  }
+
+  // The rows of each prompt, in row order.
+  std::map<int64_t, std::vector<int64_t>> members;
+  auto g = groups.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < rows; ++i) members[g[i]].push_back(i);
+  auto s = scores.accessor<double, 1>();
+
+  const double threshold = ctx.args.value("sign_threshold", 0.5);
+  auto sign = [&](int64_t row) { return s[row] > threshold ? 1.0f : -1.0f; };
+  std::vector<nlohmann::json> chosen(rows), rejected(rows);
+  auto weight = torch::zeros({rows}, torch::kFloat32);
+  auto chosen_sign = torch::zeros({rows}, torch::kFloat32), rejected_sign = torch::zeros({rows}, torch::kFloat32);
+  double labelled = 0, model_right = 0;
+  for (const auto& [group, idx] : members) {
+    const std::size_t n = idx.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      const int64_t a = idx[k], b = idx[(k + 1) % n];
+      const bool better = s[a] >= s[b];
+      chosen[a] = texts[better ? a : b];
+      rejected[a] = texts[better ? b : a];
+      chosen_sign[a] = sign(better ? a : b);
+      rejected_sign[a] = sign(better ? b : a);
+      // A group of two compares its rows once; a lone row has no partner.
+      if (n < 2 || (n == 2 && k == 1) || s[a] == s[b]) continue;
+      weight[a] = 1.0f;
+      ++labelled;
+      if (!model.empty() && model[better ? a : b] > model[better ? b : a]) ++model_right;
+    }
+  }
+  nlohmann::json metrics = {{"pairs/labelled", labelled},
+                            {"pairs/per_prompt", members.empty() ? 0.0 : labelled / members.size()}};
+  if (!model.empty() && labelled > 0) metrics["pairs/model_accuracy"] = model_right / labelled;
+  Batch out;
+  out.set_objects("chosen", std::move(chosen));
+  out.set_objects("rejected", std::move(rejected));
+  out.set_tensor("pair_weight", weight);
+  out.set_tensor("chosen_sign", chosen_sign);
+  out.set_tensor("rejected_sign", rejected_sign);
+  out.meta()["metrics"] = metrics;
+  return out;
+}
+
 CallPorts compute_advantage_ports() {
   return call_ports(
       {
@@ -149,9 +217,27 @@ CallPorts safe_rlhf_advantage_ports() {
       {out_port("advantages", "[B,R] the Lagrangian mix of the two")});
 }
 
+CallPorts preference_pairs_ports() {
+  return call_ports(
+      {
+          required_port("prompts", "[B] the prompts (text or chat messages)"),
+          required_port("response_text", "[B] the sampled responses (text)"),
+          required_port("scores", "[B,R] or [B] the annotator's verdict on each response (higher is better)"),
+          required_port("group_index", "[B] the prompt of each row"),
+          optional_port("model_scores", "[B,R] or [B] the reward model's scores of the same responses"),
+      },
+      {out_port("chosen", "[B] the better response of the row's pair (text)"),
+       out_port("rejected", "[B] the worse one (text)"),
+       out_port("pair_weight", "[B] 1 for a pair to learn, 0 for a tie"),
+       out_port("chosen_sign", "[B] +1 when the annotator's score of the chosen response is above "
+                               "args.sign_threshold (0.5), else -1"),
+       out_port("rejected_sign", "[B] the same for the rejected response")});
+}
+
 void add_rl_builtins(Builtins& builtins) {
   builtins["compute_advantage"] = {compute_advantage, compute_advantage_ports()};
   builtins["safe_rlhf_advantage"] = {safe_rlhf_advantage, safe_rlhf_advantage_ports()};
+  builtins["preference_pairs"] = {preference_pairs, preference_pairs_ports()};
 }
 
 }  // namespace rlwb::core

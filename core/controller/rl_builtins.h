@@ -22,6 +22,23 @@
 //     trainer.algorithm.safe_rlhf: {cost_threshold, lambda_init, lambda_lr, lambda_max}
 //     Updates the Lagrange multiplier from the batch's mean episode cost
 //     each step (state kept across steps) and mixes the two advantages.
+//
+//   preference_pairs   in ports: prompts, response_text (text), scores [B,R] or [B] (an
+//                        annotator's verdict: the math checker standing in for human
+//                        labellers), group_index [B] (all required); model_scores [B,R]
+//                        or [B] (the reward model's scores of the same responses)
+//                      out ports: chosen, rejected (text), pair_weight [B],
+//                        chosen_sign, rejected_sign [B] (+1 where the annotator's score
+//                        is above args.sign_threshold, default 0.5, else -1)
+//     Online preference pairs from the policy's own samples, as iterated
+//     RLHF collects them: row k of a prompt's group is compared with row
+//     k+1 (cyclically; a group of two makes one pair), the better-scored
+//     response chosen; pair_weight is 1 where the two differ, 0 for ties
+//     (no preference to learn; the signs still say which responses are
+//     good, so a group the policy gets all wrong still teaches). Metrics pairs/{labelled, per_prompt}; with
+//     model_scores, pairs/model_accuracy: the share of this step's pairs
+//     the reward model ranked right before learning from them (it falls
+//     when the policy finds the model's blind spots).
 #pragma once
 
 #include "core/controller/builtins.h"
@@ -30,10 +47,12 @@ namespace rlwb::core {
 
 Batch compute_advantage(const Batch& input, BuiltinContext& ctx);
 Batch safe_rlhf_advantage(const Batch& input, BuiltinContext& ctx);
+Batch preference_pairs(const Batch& input, BuiltinContext& ctx);
 CallPorts compute_advantage_ports();
 CallPorts safe_rlhf_advantage_ports();
+CallPorts preference_pairs_ports();
 
-// compute_advantage and safe_rlhf_advantage.
+// compute_advantage, safe_rlhf_advantage and preference_pairs.
 void add_rl_builtins(Builtins& builtins);
 
 }  // namespace rlwb::core

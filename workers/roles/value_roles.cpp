@@ -11,7 +11,9 @@
 //                             {probability: true} gives sigmoid(score) instead
 //   reward_model.update / cost_model.update
 //                   split_dp_mesh  in prompts, chosen, rejected (text), optional
-//                             chosen_sign, rejected_sign [B] (+1 / -1)
+//                             chosen_sign, rejected_sign [B] (+1 / -1), pair_weight [B]
+//                             (0 leaves a row's pair term out, not its sign terms: a tie
+//                             among online pairs, builtin.preference_pairs)
 //                             -- one optimizer step of the pairwise (Bradley-Terry) loss
 //                             -log sigmoid(s_chosen - s_rejected); with signs (Safe-RLHF's
 //                             cost model: +1 unsafe, -1 safe) also -log sigmoid(sign * s) of
@@ -87,10 +89,12 @@ Batch score(ValueRole& r, const Batch& in, CallContext& ctx, const std::string& 
 
 // The pairwise loss and its counts over one call's rows (pair_update,
 // evaluate_pairs).
+// `compared` counts the rows whose pair is compared (pair_weight not 0);
+// the sign terms count every row.
 struct PairTotals {
-  double loss = 0, right = 0, margin = 0, signs_right = 0;
-  std::vector<double> values() const { return {loss, right, margin, signs_right}; }
-  static PairTotals of(const std::vector<double>& v) { return {v.at(0), v.at(1), v.at(2), v.at(3)}; }
+  double loss = 0, right = 0, margin = 0, signs_right = 0, compared = 0;
+  std::vector<double> values() const { return {loss, right, margin, signs_right, compared}; }
+  static PairTotals of(const std::vector<double>& v) { return {v.at(0), v.at(1), v.at(2), v.at(3), v.at(4)}; }
 };
 
 // Per-row signs of the chosen and rejected responses: the ports, else the
@@ -125,6 +129,10 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
   auto rejected = r.text_sequences(prompts, in.objects("rejected"), rejected_mask);
   const int64_t rows = chosen_mask.size(0);
   auto real = without_padding_rows(in, torch::ones({rows, 1}, torch::kFloat32)).reshape({rows}).to(r.device);
+  // A row with pair_weight 0 (a tie) keeps its sign terms, not its pair.
+  auto compared = real;
+  if (in.has_tensor("pair_weight"))
+    compared = real * (r.input(in, "pair_weight").to(torch::kFloat32).reshape({rows}) != 0).to(torch::kFloat32);
   auto [chosen_sign, rejected_sign] = pair_signs(r, in, ctx, rows);
   pairs = all_reduce_sum(ctx.env, real.sum().item<double>());
   PairTotals t;
@@ -134,9 +142,9 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
         model::sequence_scores(r.net, chosen.input_ids.slice(0, b, e), chosen.attention_mask.slice(0, b, e));
     auto sr = model::sequence_scores(r.net, rejected.input_ids.slice(0, b, e),
                                      rejected.attention_mask.slice(0, b, e));
-    auto w = real.slice(0, b, e);
+    auto w = real.slice(0, b, e), c = compared.slice(0, b, e);
     auto diff = sc - sr;
-    auto per_pair = -torch::log_sigmoid(diff);
+    auto per_pair = -torch::log_sigmoid(diff) * c;
     if (chosen_sign.defined()) {
       auto cs = chosen_sign.slice(0, b, e), rs = rejected_sign.slice(0, b, e);
       per_pair = per_pair - torch::log_sigmoid(cs * sc) - torch::log_sigmoid(rs * sr);
@@ -147,8 +155,9 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
     }
     auto loss = (per_pair * w).sum() / std::max(pairs, 1.0);
     t.loss += loss.item<double>();
-    t.right += ((diff.detach() > 0).to(torch::kFloat32) * w).sum().item<double>();
-    t.margin += (diff.detach() * w).sum().item<double>();
+    t.right += ((diff.detach() > 0).to(torch::kFloat32) * c).sum().item<double>();
+    t.margin += (diff.detach() * c).sum().item<double>();
+    t.compared += c.sum().item<double>();
     if (!train) continue;
     if (e == rows) {
       r.state->sum_during_next_backward(ctx.env, t.values());
@@ -166,11 +175,11 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
 }
 
 nlohmann::json pair_metrics(const std::string& prefix, const PairTotals& t, double pairs, bool signs) {
-  const double n = std::max(pairs, 1.0);
+  const double n = std::max(t.compared, 1.0);
   nlohmann::json m = {{prefix + "/loss", t.loss},
                       {prefix + "/pair_accuracy", t.right / n},
                       {prefix + "/margin", t.margin / n}};
-  if (signs) m[prefix + "/sign_accuracy"] = t.signs_right / (2 * n);
+  if (signs) m[prefix + "/sign_accuracy"] = t.signs_right / (2 * std::max(pairs, 1.0));
   return m;
 }
 
@@ -316,7 +325,8 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
         core::required_port("rejected", "[B] the response that should score lower (text)"),
         core::optional_port("chosen_sign", "[B] +1 / -1: the sign the chosen response's score should have"),
         core::optional_port("rejected_sign",
-                            "[B] +1 / -1: the sign the rejected response's score should have")};
+                            "[B] +1 / -1: the sign the rejected response's score should have"),
+        core::optional_port("pair_weight", "[B] 0 leaves the row's pair term out (a tie), 1 keeps it")};
     spec.methods.push_back(
         method<V>("update", DispatchMode::split_dp_mesh, core::call_ports(pair_in, {}), pair_update));
     spec.methods.push_back(method<V>("evaluate_pairs", DispatchMode::split_dp_mesh,
