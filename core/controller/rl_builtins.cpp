@@ -132,22 +132,16 @@ Batch preference_pairs(const Batch& in, BuiltinContext& ctx) {
     auto v = t.to(torch::kFloat64);
     return v.dim() == 2 ? v.sum(1) : v.reshape({-1});
   };
-  if (!in.has_objects("prompts") || !in.has_objects("response_text"))
-    throw std::runtime_error("builtin.preference_pairs needs text at input ports 'prompts' and 'response_text' "
-                             "(the prompts and the sampled responses); bind them in the node's in:");
-  const auto& prompts = in.objects("prompts");
+  if (!in.has_objects("response_text"))
+    throw std::runtime_error("builtin.preference_pairs needs text at input port 'response_text' (the sampled "
+                             "responses); bind it in the node's in: [response_text]");
   const auto& texts = in.objects("response_text");
   auto scores = per_row(need(in, "scores", node, "the annotator's verdict on each response"));
   auto groups = need(in, "group_index", node, "which rows share a prompt").to(torch::kInt64).reshape({-1});
-  const int64_t rows = static_cast<int64_t>(texts.size());
-  if (static_cast<int64_t>(prompts.size()) != rows || scores.size(0) != rows || groups.size(0) != rows)
-    throw std::runtime_error("builtin.preference_pairs: prompts, response_text, scores and group_index must "
-                             "have one entry per row");
+  const int64_t rows = in.rows();  // every column has them (Batch)
   std::vector<double> model;
   if (in.has_tensor("model_scores")) {
     auto m = per_row(in.tensor("model_scores")).contiguous();
-    if (m.size(0) != rows)
-      throw std::runtime_error("builtin.preference_pairs: model_scores must have one entry per row");
     model.assign(m.data_ptr<double>(), m.data_ptr<double>() + rows);
   }
 
@@ -220,7 +214,6 @@ CallPorts safe_rlhf_advantage_ports() {
 CallPorts preference_pairs_ports() {
   return call_ports(
       {
-          required_port("prompts", "[B] the prompts (text or chat messages)"),
           required_port("response_text", "[B] the sampled responses (text)"),
           required_port("scores", "[B,R] or [B] the annotator's verdict on each response (higher is better)"),
           required_port("group_index", "[B] the prompt of each row"),

@@ -23,7 +23,7 @@
 //     Updates the Lagrange multiplier from the batch's mean episode cost
 //     each step (state kept across steps) and mixes the two advantages.
 //
-//   preference_pairs   in ports: prompts, response_text (text), scores [B,R] or [B] (an
+//   preference_pairs   in ports: response_text (text), scores [B,R] or [B] (an
 //                        annotator's verdict: the math checker standing in for human
 //                        labellers), group_index [B] (all required); model_scores [B,R]
 //                        or [B] (the reward model's scores of the same responses)

@@ -117,8 +117,11 @@ std::pair<torch::Tensor, torch::Tensor> pair_signs(const ValueRole& r, const Bat
 }
 
 // One pass over this rank's pairs in micro-batches; `pairs` gets the real
-// pairs of every rank. With `train`, each micro-batch's loss (normalised by
-// those pairs) is back-propagated, and the last one's backward overlaps the
+// rows of every rank. With `train`, each micro-batch's loss is
+// back-propagated: the pair terms averaged over the compared pairs of
+// every rank, the sign terms over the rows (without pair_weight the two
+// counts are the same, so a row with weight 0 is as if it were not there
+// when there are no signs), and the last one's backward overlaps the
 // gradient sum, with this rank's totals riding along: no other collective
 // may run until step() collects them, so the totals returned are this
 // rank's own then. Without `train`, they are summed over the ranks here.
@@ -135,6 +138,8 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
     compared = real * (r.input(in, "pair_weight").to(torch::kFloat32).reshape({rows}) != 0).to(torch::kFloat32);
   auto [chosen_sign, rejected_sign] = pair_signs(r, in, ctx, rows);
   pairs = all_reduce_sum(ctx.env, real.sum().item<double>());
+  const double compared_pairs =
+      in.has_tensor("pair_weight") ? all_reduce_sum(ctx.env, compared.sum().item<double>()) : pairs;
   PairTotals t;
   bool summing = false;
   for (auto [b, e] : row_ranges(rows, r.options.micro_batch_size)) {
@@ -144,16 +149,16 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
                                      rejected.attention_mask.slice(0, b, e));
     auto w = real.slice(0, b, e), c = compared.slice(0, b, e);
     auto diff = sc - sr;
-    auto per_pair = -torch::log_sigmoid(diff) * c;
+    auto loss = (-torch::log_sigmoid(diff) * c).sum() / std::max(compared_pairs, 1.0);
     if (chosen_sign.defined()) {
       auto cs = chosen_sign.slice(0, b, e), rs = rejected_sign.slice(0, b, e);
-      per_pair = per_pair - torch::log_sigmoid(cs * sc) - torch::log_sigmoid(rs * sr);
+      auto sign_terms = -torch::log_sigmoid(cs * sc) - torch::log_sigmoid(rs * sr);
+      loss = loss + (sign_terms * w).sum() / std::max(pairs, 1.0);
       t.signs_right +=
           (((cs * sc.detach() > 0).to(torch::kFloat32) + (rs * sr.detach() > 0).to(torch::kFloat32)) * w)
               .sum()
               .item<double>();
     }
-    auto loss = (per_pair * w).sum() / std::max(pairs, 1.0);
     t.loss += loss.item<double>();
     t.right += ((diff.detach() > 0).to(torch::kFloat32) * c).sum().item<double>();
     t.margin += (diff.detach() * c).sum().item<double>();

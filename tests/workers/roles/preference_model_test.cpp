@@ -2,7 +2,8 @@
 // (Bradley-Terry) update on the arithmetic task's preference pairs ranks
 // held-out right answers over sloppy ones; with the sign term (Safe-RLHF's
 // cost model) the score's sign tells unsafe from safe; the update's
-// metrics are those of the whole batch whether one rank or two train it.
+// metrics are those of the whole batch whether one rank or two train it;
+// a row with pair_weight 0 (a tie among online pairs) gives no pair term.
 #include "tests/workers/roles/rl_test_support.h"
 
 #include <gmock/gmock.h>
@@ -162,6 +163,46 @@ TEST(RewardModelRole, UpdateOverTwoRanksOrMicroBatchesEqualsOneRankOnTheWholeBat
   auto evaluated = two.call_split("evaluate_pairs", test);
   EXPECT_EQ(evaluated[0].meta()["metrics"].dump(), evaluated[1].meta()["metrics"].dump());
   expect_same_metrics(evaluated[0].meta()["metrics"], expected, "two ranks after");
+}
+
+// Online pairs (builtin.preference_pairs) mark ties with pair_weight 0:
+// without signs such a row is as if it were not in the batch (the same
+// metrics, and the same weights after); with signs its sign terms still
+// count, so the update differs.
+TEST(RewardModelRole, ARowWithPairWeightZeroLeavesOutItsPairButNotItsSigns) {
+  Batch all = pairs(1, false, 32);
+  std::vector<int64_t> kept;
+  std::vector<float> weight;
+  for (int64_t i = 0; i < all.rows(); ++i) {
+    weight.push_back(i % 3 == 0 ? 0.0f : 1.0f);
+    if (i % 3 != 0) kept.push_back(i);
+  }
+  Batch weighted = all;
+  weighted.set_tensor("pair_weight", torch::tensor(weight));
+  Batch only_kept = all.reorder(kept);
+
+  LocalRole a("reward_model", tiny_scorer_config(), "rm"), b("reward_model", tiny_scorer_config(), "rm");
+  auto with_weights = a.call("update", weighted).meta()["metrics"];
+  expect_same_metrics(with_weights, b.call("update", only_kept).meta()["metrics"], "weight 0 = absent");
+  Batch test = pairs(0, true);
+  expect_same_metrics(a.call("evaluate_pairs", test).meta()["metrics"],
+                      b.call("evaluate_pairs", test).meta()["metrics"], "the weights after");
+
+  // With signs, the tied rows' sign terms count: the update's sign
+  // accuracy is over all 32 rows (as the same weights evaluate them), and
+  // the weights after differ from an update on the kept rows alone.
+  const nlohmann::json signs = {{"chosen_sign", 1}, {"rejected_sign", -1}};
+  LocalRole c("reward_model", tiny_scorer_config(), "rm"), d("reward_model", tiny_scorer_config(), "rm"),
+      fresh("reward_model", tiny_scorer_config(), "rm");
+  const double over_all_rows =
+      fresh.call("evaluate_pairs", all, {}, signs).meta()["metrics"]["reward_model/sign_accuracy"].get<double>();
+  auto signed_weighted = c.call("update", weighted, {}, signs).meta()["metrics"];
+  d.call("update", only_kept, {}, signs);
+  EXPECT_DOUBLE_EQ(signed_weighted["reward_model/sign_accuracy"].get<double>(), over_all_rows);
+  EXPECT_DOUBLE_EQ(signed_weighted["reward_model/pair_accuracy"].get<double>(),
+                   with_weights["reward_model/pair_accuracy"].get<double>());
+  EXPECT_NE(c.call("evaluate_pairs", test).meta()["metrics"]["reward_model/loss"].get<double>(),
+            d.call("evaluate_pairs", test).meta()["metrics"]["reward_model/loss"].get<double>());
 }
 
 TEST(RewardModelRole, ASignForOnlyOneSideOfThePairIsAnErrorThatSaysSo) {
