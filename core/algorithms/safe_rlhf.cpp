@@ -26,8 +26,20 @@ LagrangeMultiplier::LagrangeMultiplier(const LagrangeOptions& options)
   if (options.lambda_max && !(*options.lambda_max > 0)) {
     detail::fail(fn, "lambda_max must be > 0 (or unset), got " + std::to_string(*options.lambda_max));
   }
+  if (!(options.kp >= 0) || !std::isfinite(options.kp)) {
+    detail::fail(fn, "kp (the proportional gain) must be >= 0, got " + std::to_string(options.kp));
+  }
   if (options.lambda_max) lambda_ = std::min(lambda_, *options.lambda_max);
   log_lambda_ = log_step ? std::log(lambda_) : 0.0;
+}
+
+double LagrangeMultiplier::applied(double mean_cost) const {
+  if (!std::isfinite(mean_cost)) {
+    detail::fail("LagrangeMultiplier::applied", "mean_cost is not finite (" + std::to_string(mean_cost) +
+                                                    "); check the cost model's scores");
+  }
+  double lambda = lambda_ + options_.kp * std::max(0.0, mean_cost - options_.cost_threshold);
+  return options_.lambda_max ? std::min(lambda, *options_.lambda_max) : lambda;
 }
 
 double LagrangeMultiplier::update(double mean_cost) {

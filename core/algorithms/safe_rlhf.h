@@ -16,6 +16,17 @@
 //       gradient ascent; lambda can reach 0.
 // Either way lambda is then capped at lambda_max when set.
 //
+// PI control (Stooke et al. 2020, "Responsive Safety in Reinforcement
+// Learning by PID Lagrangian Methods"): the ascent above is the integral
+// term alone, and it oscillates: while the constraint holds, lambda decays
+// (geometrically with the log step), so the cost overshoots before lambda
+// has grown back. With a proportional gain kp > 0, the multiplier a step
+// applies is
+//   lambda_applied = lambda + kp * max(0, J_c - d)
+// with J_c that step's own cost: a violation is answered in the step that
+// shows it, not only after lambda has integrated it. kp = 0 is the plain
+// ascent.
+//
 // Combined advantage, per valid token (0 under the mask):
 //   A = (A_reward - lambda * A_cost) / (1 + lambda)
 #pragma once
@@ -25,16 +36,16 @@
 #include <optional>
 
 #include "core/algorithms/algorithm_error.h"
+#include "core/config/algorithm_names.h"
 
 namespace rlwb::core::algorithms {
-
-enum class LagrangeStep { kLogLambda, kLambda };
 
 struct LagrangeOptions {
   double lambda_init = 1.0;                         // > 0 for kLogLambda, >= 0 for kLambda
   double lr = 0.1;                                  // step size, > 0
   double cost_threshold = 0.0;                      // d: the allowed mean cost per episode
   std::optional<double> lambda_max = std::nullopt;  // cap, > 0; nullopt: no cap
+  double kp = 0.0;                                  // proportional gain, >= 0 (PI control)
   LagrangeStep step = LagrangeStep::kLogLambda;
 };
 
@@ -44,6 +55,11 @@ class LagrangeMultiplier {
   explicit LagrangeMultiplier(const LagrangeOptions& options = {});
 
   double value() const { return lambda_; }
+
+  // The multiplier to apply to a step whose mean cost is `mean_cost`:
+  // value() plus the proportional term, capped at lambda_max. Call before
+  // update(mean_cost).
+  double applied(double mean_cost) const;
 
   // One ascent step with J_c = mean_cost (finite); returns the new lambda.
   double update(double mean_cost);

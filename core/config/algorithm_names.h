@@ -1,9 +1,8 @@
 // The algorithm choices a graph file names (advantage estimators, KL
 // estimators and controllers, loss aggregation modes), as enums with their
-// names, without LibTorch: the configuration parser (core/config) checks the
-// names before anything starts, and the tensor code (advantage_estimator.h,
-// kl.h, kl_controller.h, loss_aggregation.h) parses them from the same
-// tables. Names are verl's.
+// names (and Safe-RLHF's multiplier step), without LibTorch: the configuration parser (core/config) checks
+// the names before anything starts, and the tensor code (advantage_estimator.h, kl.h, kl_controller.h,
+// loss_aggregation.h) parses them from the same tables. Names are verl's.
 #pragma once
 
 #include <string>
@@ -52,6 +51,15 @@ enum class KlControlType { kFixed, kAdaptive };
 inline const NameTable<KlControlType>& kl_control_names() {
   static const NameTable<KlControlType> names = {{"fixed", KlControlType::kFixed},
                                                  {"adaptive", KlControlType::kAdaptive}};
+  return names;
+}
+
+// Safe-RLHF's Lagrange multiplier step (safe_rlhf.h): ascent on log lambda
+// (multiplicative) or on lambda itself (projected at 0).
+enum class LagrangeStep { kLogLambda, kLambda };
+inline const NameTable<LagrangeStep>& lagrange_step_names() {
+  static const NameTable<LagrangeStep> names = {{"log", LagrangeStep::kLogLambda},
+                                                {"linear", LagrangeStep::kLambda}};
   return names;
 }
 

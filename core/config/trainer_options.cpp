@@ -25,7 +25,14 @@ void read_algorithm(Section&& s, AlgorithmOptions& a) {
   c.number("cost_threshold", a.safe_rlhf.cost_threshold, "the episode cost the policy must stay under")
       .number("lambda_init", a.safe_rlhf.lambda_init, "the multiplier's start", at_least(0))
       .number("lambda_lr", a.safe_rlhf.lambda_lr, "the multiplier's step size", at_least(0))
-      .number("lambda_max", a.safe_rlhf.lambda_max, "upper bound of the multiplier; null: none", at_least(0));
+      .number("lambda_max", a.safe_rlhf.lambda_max, "upper bound of the multiplier; null: none", at_least(0))
+      .number("lambda_kp", a.safe_rlhf.lambda_kp,
+              "proportional gain: a step over the threshold adds lambda_kp * (cost - threshold) to the "
+              "multiplier it applies (PI control); 0: none",
+              at_least(0))
+      .choice("lambda_step", a.safe_rlhf.lambda_step, alg::lagrange_step_names(),
+              "log: lambda *= exp(lambda_lr * (cost - threshold)); linear: lambda += lambda_lr * (cost - "
+              "threshold), at least 0 (with lambda_kp: PI control as Stooke et al. 2020)");
 }
 
 }  // namespace

@@ -27,6 +27,8 @@ struct SafeRlhfOptions {
   double lambda_init = 1.0;
   double lambda_lr = 0.1;
   std::optional<double> lambda_max;
+  double lambda_kp = 0.0;  // proportional gain (PI control); 0: the plain ascent
+  algorithms::LagrangeStep lambda_step = algorithms::LagrangeStep::kLogLambda;
 };
 
 struct AlgorithmOptions {

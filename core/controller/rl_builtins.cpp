@@ -111,16 +111,20 @@ Batch safe_rlhf_advantage(const Batch& in, BuiltinContext& ctx) {
       ctx.state.is_object() ? ctx.state.value("lambda", settings.lambda_init) : settings.lambda_init;
   lo.lr = settings.lambda_lr;
   lo.lambda_max = settings.lambda_max;
+  lo.kp = settings.lambda_kp;
+  lo.step = settings.lambda_step;
   alg::LagrangeMultiplier lambda(lo);
   double mean_cost = (cost.dim() == 2 ? cost.sum(1) : cost).to(torch::kFloat64).mean().item<double>();
-  // The advantage of this step uses the multiplier before this step's update.
-  double used = lambda.value();
+  // The advantage of this step uses the multiplier before this step's
+  // update, plus the proportional term of this step's own cost.
+  double used = lambda.applied(mean_cost);
   lambda.update(mean_cost);
   ctx.state = {{"lambda", lambda.value()}};
   Batch out;
   out.set_tensor("advantages", alg::safe_rlhf_advantage(reward_adv, cost_adv, mask, used));
   nlohmann::json metrics = nlohmann::json::object();
   for (auto& [k, v] : lambda.metrics()) metrics[k] = v;
+  metrics["safe_rlhf/lambda_applied"] = used;
   metrics["critic/cost/mean"] = mean_cost;
   out.meta()["metrics"] = metrics;
   return out;
@@ -133,8 +137,9 @@ Batch preference_pairs(const Batch& in, BuiltinContext& ctx) {
     return v.dim() == 2 ? v.sum(1) : v.reshape({-1});
   };
   if (!in.has_objects("response_text"))
-    throw std::runtime_error("builtin.preference_pairs needs text at input port 'response_text' (the sampled "
-                             "responses); bind it in the node's in: [response_text]");
+    throw std::runtime_error(
+        "builtin.preference_pairs needs text at input port 'response_text' (the sampled "
+        "responses); bind it in the node's in: [response_text]");
   const auto& texts = in.objects("response_text");
   auto scores = per_row(need(in, "scores", node, "the annotator's verdict on each response"));
   auto groups = need(in, "group_index", node, "which rows share a prompt").to(torch::kInt64).reshape({-1});
@@ -155,7 +160,8 @@ Batch preference_pairs(const Batch& in, BuiltinContext& ctx) {
   auto sign = [&](int64_t row) { return s[row] > threshold ? 1.0f : -1.0f; };
   std::vector<nlohmann::json> chosen(rows), rejected(rows);
   auto weight = torch::zeros({rows}, torch::kFloat32);
-  auto chosen_sign = torch::zeros({rows}, torch::kFloat32), rejected_sign = torch::zeros({rows}, torch::kFloat32);
+  auto chosen_sign = torch::zeros({rows}, torch::kFloat32),
+       rejected_sign = torch::zeros({rows}, torch::kFloat32);
   double labelled = 0, model_right = 0;
   for (const auto& [group, idx] : members) {
     const std::size_t n = idx.size();
@@ -222,8 +228,9 @@ CallPorts preference_pairs_ports() {
       {out_port("chosen", "[B] the better response of the row's pair (text)"),
        out_port("rejected", "[B] the worse one (text)"),
        out_port("pair_weight", "[B] 1 for a pair to learn, 0 for a tie"),
-       out_port("chosen_sign", "[B] +1 when the annotator's score of the chosen response is above "
-                               "args.sign_threshold (0.5), else -1"),
+       out_port("chosen_sign",
+                "[B] +1 when the annotator's score of the chosen response is above "
+                "args.sign_threshold (0.5), else -1"),
        out_port("rejected_sign", "[B] the same for the rejected response")});
 }
 

@@ -19,9 +19,12 @@
 //
 //   safe_rlhf_advantage  in ports: reward_advantages, cost_advantages, cost_scores, response_mask
 //                        (all required); out port: advantages
-//     trainer.algorithm.safe_rlhf: {cost_threshold, lambda_init, lambda_lr, lambda_max}
+//     trainer.algorithm.safe_rlhf: {cost_threshold, lambda_init, lambda_lr, lambda_max,
+//     lambda_kp, lambda_step}
 //     Updates the Lagrange multiplier from the batch's mean episode cost
-//     each step (state kept across steps) and mixes the two advantages.
+//     each step (state kept across steps) and mixes the two advantages
+//     with the multiplier before the update plus lambda_kp times this
+//     step's violation (safe_rlhf/lambda_applied).
 //
 //   preference_pairs   in ports: response_text (text), scores [B,R] or [B] (an
 //                        annotator's verdict: the math checker standing in for human

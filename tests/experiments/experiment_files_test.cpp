@@ -116,7 +116,7 @@ struct ShortRun {
   double min_gain = 0.05;
   // Safe-RLHF trades reward for cost first: over a short run its cost must
   // fall under the threshold while the held-out score stays within 10
-  // points (seed 1: learned cost 0.18 -> 0.01, held-out 0.57 -> 0.55).
+  // points (seed 1: learned cost 0.19 -> 0.02, held-out 0.57 -> 0.59).
   bool constrained = false;
   // Held-out metrics (val/...) of the last evaluation and their floors: a
   // learned model's accuracy on held-out pairs.
@@ -203,7 +203,8 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
     const auto [truth_first, truth_last] = first_and_last(result.steps, run.tracks.truth_metric);
     std::cerr << run.file << ": " << run.tracks.model_metric << " " << model_first << " -> " << model_last
               << ", " << run.tracks.truth_metric << " " << truth_first << " -> " << truth_last << "\n";
-    EXPECT_NEAR(model_last, truth_last, run.tracks.tolerance) << "the learned reward has drifted from the truth";
+    EXPECT_NEAR(model_last, truth_last, run.tracks.tolerance)
+        << "the learned reward has drifted from the truth";
   }
   if (!run.constrained) return;
   const double threshold = exp.trainer["algorithm"]["safe_rlhf"]["cost_threshold"].get<double>();
@@ -228,8 +229,7 @@ INSTANTIATE_TEST_SUITE_P(
                                {{"val/reward_model/pair_accuracy", 0.65}},
                                {},
                                {"critic/score/mean", "reward/label/mean", 0.1}},
-                      ShortRun{"remax.yaml"}, ShortRun{"rloo.yaml"},
-                      ShortRun{"reinforce_pp.yaml"},
+                      ShortRun{"remax.yaml"}, ShortRun{"rloo.yaml"}, ShortRun{"reinforce_pp.yaml"},
                       ShortRun{"safe_rlhf.yaml", 0.0, true, {{"val/cost_model/sign_accuracy", 0.95}}},
                       ShortRun{"grpo_dataset.yaml", 0.05, false, {}, "arithmetic"}),
     [](const ::testing::TestParamInfo<ShortRun>& info) {

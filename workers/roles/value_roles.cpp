@@ -135,7 +135,8 @@ PairTotals pair_pass(ValueRole& r, const Batch& in, CallContext& ctx, bool train
   // A row with pair_weight 0 (a tie) keeps its sign terms, not its pair.
   auto compared = real;
   if (in.has_tensor("pair_weight"))
-    compared = real * (r.input(in, "pair_weight").to(torch::kFloat32).reshape({rows}) != 0).to(torch::kFloat32);
+    compared =
+        real * (r.input(in, "pair_weight").to(torch::kFloat32).reshape({rows}) != 0).to(torch::kFloat32);
   auto [chosen_sign, rejected_sign] = pair_signs(r, in, ctx, rows);
   pairs = all_reduce_sum(ctx.env, real.sum().item<double>());
   const double compared_pairs =

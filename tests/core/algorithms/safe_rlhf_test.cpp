@@ -1,9 +1,10 @@
-// Safe-RLHF: the Lagrange multiplier update (both step kinds) and the
-// combined advantage.
+// Safe-RLHF: the Lagrange multiplier update (both step kinds, with and
+// without the proportional term) and the combined advantage.
 #include "core/algorithms/safe_rlhf.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/core/algorithms/algorithms_test_support.h"
@@ -61,6 +62,44 @@ TEST(LagrangeMultiplier, LogLambdaRecoversAfterLongSatisfiedStretches) {
   EXPECT_LT(lambda.value(), 1e-300);
   for (int i = 0; i < 1000; ++i) lambda.update(1.0);
   EXPECT_NEAR(lambda.value(), 1.0, 1e-9);
+}
+
+TEST(LagrangeMultiplier, TheProportionalTermAnswersAViolationInTheStepThatShowsIt) {
+  LagrangeMultiplier lambda(
+      {.lambda_init = 0.5, .lr = 1.0, .cost_threshold = 0.1, .lambda_max = 2.0, .kp = 5.0});
+  EXPECT_DOUBLE_EQ(lambda.applied(0.3), 0.5 + 5.0 * 0.2);
+  EXPECT_DOUBLE_EQ(lambda.applied(0.05), 0.5) << "under the threshold: the integral term alone";
+  EXPECT_DOUBLE_EQ(lambda.applied(0.9), 2.0) << "capped at lambda_max";
+  EXPECT_DOUBLE_EQ(lambda.value(), 0.5) << "applied() changes nothing";
+  LagrangeMultiplier plain({.lambda_init = 0.5, .lr = 1.0, .cost_threshold = 0.1});
+  EXPECT_DOUBLE_EQ(plain.applied(0.3), 0.5) << "kp = 0: the plain ascent";
+  EXPECT_THROW(LagrangeMultiplier({.kp = -1.0}), AlgorithmError);
+  EXPECT_THROW((void)lambda.applied(std::nan("")), AlgorithmError);
+}
+
+// A policy whose cost drifts up by 0.02 a step unless the applied
+// multiplier pushes it down (by 0.04 lambda): the plain ascent lets lambda
+// decay while the cost is under the threshold and then overshoots by about
+// as much again as the threshold; with the proportional term the cost
+// stays within two hundredths of it (either step kind).
+TEST(LagrangeMultiplier, PiControlCutsTheOvershootOfThePlainAscent) {
+  for (LagrangeStep step : {LagrangeStep::kLogLambda, LagrangeStep::kLambda}) {
+    auto peak_violation = [step](double kp) {
+      LagrangeMultiplier lambda(
+          {.lambda_init = 0.5, .lr = 1.0, .cost_threshold = 0.1, .lambda_max = 20.0, .kp = kp, .step = step});
+      double cost = 0, peak = 0;
+      for (int step = 0; step < 300; ++step) {
+        const double applied = lambda.applied(cost);
+        lambda.update(cost);
+        cost = std::clamp(cost + 0.02 - 0.04 * applied, 0.0, 1.0);
+        if (step >= 50) peak = std::max(peak, cost - 0.1);
+      }
+      return peak;
+    };
+    const double plain = peak_violation(0.0), pi = peak_violation(10.0);
+    EXPECT_GT(plain, 0.1);
+    EXPECT_LT(pi, 0.02);
+  }
 }
 
 TEST(LagrangeMultiplier, RejectsBadOptionsAndCosts) {

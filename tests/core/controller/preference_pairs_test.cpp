@@ -71,9 +71,7 @@ TEST(PreferencePairs, TiesCarryNoPairButTheirSignsSayBothAreWrong) {
 
 TEST(PreferencePairs, LargerGroupsCompareEachRowWithTheNextAndTheLastWithTheFirst) {
   // Interleaved groups: rows of prompt 0 are 0, 2, 4 (scores 1, 0, 0.5).
-  Batch out = run(batch_of({{"a1", "b1", "a0", "b0", "a5", "b5"},
-                            {1, 0, 0, 0, 0.5, 0},
-                            {0, 1, 0, 1, 0, 1}}),
+  Batch out = run(batch_of({{"a1", "b1", "a0", "b0", "a5", "b5"}, {1, 0, 0, 0, 0.5, 0}, {0, 1, 0, 1, 0, 1}}),
                   {{"sign_threshold", 0.25}});
   // Prompt 0: (a1, a0), (a0, a5), (a5, a1) all differ; prompt 1 ties.
   EXPECT_EQ(floats(out.tensor("pair_weight")), (std::vector<float>{1, 0, 1, 0, 1, 0}));

@@ -194,8 +194,9 @@ TEST(RewardModelRole, ARowWithPairWeightZeroLeavesOutItsPairButNotItsSigns) {
   const nlohmann::json signs = {{"chosen_sign", 1}, {"rejected_sign", -1}};
   LocalRole c("reward_model", tiny_scorer_config(), "rm"), d("reward_model", tiny_scorer_config(), "rm"),
       fresh("reward_model", tiny_scorer_config(), "rm");
-  const double over_all_rows =
-      fresh.call("evaluate_pairs", all, {}, signs).meta()["metrics"]["reward_model/sign_accuracy"].get<double>();
+  const double over_all_rows = fresh.call("evaluate_pairs", all, {}, signs)
+                                   .meta()["metrics"]["reward_model/sign_accuracy"]
+                                   .get<double>();
   auto signed_weighted = c.call("update", weighted, {}, signs).meta()["metrics"];
   d.call("update", only_kept, {}, signs);
   EXPECT_DOUBLE_EQ(signed_weighted["reward_model/sign_accuracy"].get<double>(), over_all_rows);
