@@ -16,7 +16,7 @@ source_dir="$(cd "$(dirname "$0")/.." && pwd)"
 work=$(mktemp -d /tmp/rlwb-analyzer-findings-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-cores=$(nproc)
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc alone honours OMP_NUM_THREADS
 pin="taskset -c 0-$((cores - 1))"
 common=("trainer.steps=10" "~trainer.warm_start" "~trainer.eval" "~trainer.save")
 

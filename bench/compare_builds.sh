@@ -18,7 +18,7 @@ shift $(($# < 5 ? $# : 5))
 work=$(mktemp -d /tmp/rlwb-compare-builds-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-cores=$(nproc)
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc alone honours OMP_NUM_THREADS
 pin="taskset -c 0-$((cores - 1))"
 common=("trainer.steps=30" "~trainer.warm_start" "~trainer.eval" "~trainer.save" "$@")
 

@@ -34,7 +34,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 if ! taskset -c "$cpus" true 2>/dev/null; then
-  echo "run_all.sh: cannot pin to cores '$cpus' on this machine (nproc: $(nproc)); pass --cpus with cores it has" >&2
+  echo "run_all.sh: cannot pin to cores '$cpus' on this machine (nproc: $(env -u OMP_NUM_THREADS nproc)); pass --cpus with cores it has" >&2
   exit 2
 fi
 if [[ ! -f "$build/build.ninja" ]]; then

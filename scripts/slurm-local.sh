@@ -43,7 +43,9 @@ start() {
     --pid-file="$dir/munge/munged.pid" --log-file="$dir/munge/munged.log" --seed-file="$dir/munge/seed" -f
   local host cpus mem
   host="$(hostname)"
-  cpus="$(nproc)"
+  # nproc honours OMP_NUM_THREADS, which ctest sets to 1 for every test
+  # (tests/CMakeLists.txt); the node has all the cores the host gives us.
+  cpus="$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"
   mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
   cat > "$conf" <<EOF
 # Written by scripts/slurm-local.sh: one node, on loopback, state in $dir.
