@@ -1,5 +1,6 @@
 #include "core/planner/collective_cost.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
@@ -34,17 +35,25 @@ std::pair<double, double> ring_factors(Collective kind, int n) {
 }  // namespace
 
 double collective_seconds(const DeviceProfile& profile, Collective kind, int ranks, double bytes,
-                          bool spans_nodes) {
+                          bool spans_nodes, int contending) {
   if (ranks <= 1) return 0.0;
   const auto [bandwidth_factor, latency_factor] = ring_factors(kind, ranks);
   if (auto it = profile.collectives.find(key_of(kind));
       it != profile.collectives.end() && !it->second.empty()) {
-    const CollectiveFit* nearest = &it->second.front();
-    for (const auto& fit : it->second)
-      if (std::abs(fit.ranks - ranks) < std::abs(nearest->ranks - ranks)) nearest = &fit;
-    const auto [measured_bw, measured_lat] = ring_factors(kind, nearest->ranks);
-    return nearest->latency_s * latency_factor / measured_lat +
-           bytes / nearest->bandwidth * bandwidth_factor / measured_bw;
+    auto nearest_to = [&](int n) {
+      const CollectiveFit* nearest = &it->second.front();
+      for (const auto& fit : it->second)
+        if (std::abs(fit.ranks - n) < std::abs(nearest->ranks - n)) nearest = &fit;
+      return nearest;
+    };
+    const CollectiveFit* own = nearest_to(ranks);
+    double hop_latency = own->latency_s / ring_factors(kind, own->ranks).second;
+    if (contending > ranks) {
+      const CollectiveFit* crowd = nearest_to(contending);
+      hop_latency = std::max(hop_latency, crowd->latency_s / ring_factors(kind, crowd->ranks).second);
+    }
+    return hop_latency * latency_factor +
+           bytes / own->bandwidth * bandwidth_factor / ring_factors(kind, own->ranks).first;
   }
   const LinkSpeed& link = spans_nodes ? profile.inter_node : profile.intra_node;
   return bandwidth_factor * bytes / link.bandwidth + latency_factor * link.latency_s;

@@ -14,8 +14,35 @@ namespace {
 constexpr double kForwardOpsPerLayer = 16;
 constexpr double kDecodeOpsPerLayer = 20;
 
+// Whether the workers run a prompt its rows share once
+// (workers/model/shared_prompts.h): they do when the rows hold each prompt
+// at least twice on average, which a batch of n >= 2 samples per prompt
+// does, also after its split over dp ranks and into micro-batches (both
+// keep a prompt's samples together while the pieces hold whole groups).
+bool prompts_shared(const Workload& w, double rows) {
+  return w.samples_per_prompt >= 2 && rows >= 2.0 * std::ceil(rows / w.samples_per_prompt);
+}
+
+// Prompt positions a pass or a prefill over `rows` rows runs.
+double prompt_positions(const Workload& w, double rows) {
+  const double prompts = prompts_shared(w, rows) ? std::ceil(rows / w.samples_per_prompt) : rows;
+  return prompts * w.prompt_length;
+}
+
+// A collective of the model's groups; when the model keeps more processes
+// busy than the host runs at once, its hops wait on descheduled peers
+// (collective_cost.h).
+double collective(const StageContext& ctx, const ModelLayout& layout, Collective kind, int ranks,
+                  double bytes, bool spans_nodes) {
+  const int world = layout.dp * layout.tp * layout.pp;
+  const int busy = ctx.profile.concurrent_devices;
+  return collective_seconds(ctx.profile, kind, ranks, bytes, spans_nodes,
+                            busy > 0 && world > busy ? world : 0);
+}
+
 struct Pass {
   double rows_per_replica, micro, micro_batches, length;
+  double positions;  // per micro-batch: its responses, and its prompts once each when shared
 };
 
 Pass pass_of(const PlannedModel& model, const ModelLayout& layout, const Workload& w) {
@@ -24,6 +51,7 @@ Pass pass_of(const PlannedModel& model, const ModelLayout& layout, const Workloa
   p.micro = std::min<double>(model.micro_batch_size, p.rows_per_replica);
   p.micro_batches = std::ceil(p.rows_per_replica / p.micro);
   p.length = w.sequence_length();
+  p.positions = prompt_positions(w, p.micro) + p.micro * w.response_length;
   return p;
 }
 
@@ -35,7 +63,7 @@ StageTime pipelined_pass(const PlannedModel& model, const ModelLayout& layout, c
   const Pass p = pass_of(model, layout, ctx.workload);
   const DeviceProfile& prof = ctx.profile;
   const double flop_factor = backward ? 3.0 : 1.0;
-  const double tokens = p.rows_per_replica * p.length;
+  const double tokens = p.micro_batches * p.positions;
   const double weight_flops = tokens * s.weight_flops_per_token() * flop_factor / (layout.tp * layout.pp);
   const double attention_flops =
       tokens * s.attention_flops_per_token(p.length / 2) * flop_factor / (layout.tp * layout.pp);
@@ -46,12 +74,12 @@ StageTime pipelined_pass(const PlannedModel& model, const ModelLayout& layout, c
   t.compute = (weight_flops / prof.matmul_flops() + attention_flops / prof.attention_flops() +
                ops * prof.op_overhead_s) *
               bubble;
-  const double activation = p.micro * p.length * s.hidden_size * ctx.precision.activation_bytes;
-  const double tp_reduce = collective_seconds(prof, Collective::kAllReduce, layout.tp, activation, false);
+  const double activation = p.positions * s.hidden_size * ctx.precision.activation_bytes;
+  const double tp_reduce = collective(ctx, layout, Collective::kAllReduce, layout.tp, activation, false);
   t.communication = tp_reduce * 2 * (backward ? 2 : 1) * layers * p.micro_batches * bubble;
   if (layout.pp > 1)
     t.communication += (p.micro_batches + layout.pp - 2) * (backward ? 2 : 1) *
-                       collective_seconds(prof, Collective::kBroadcast, 2, activation, ctx.spans_nodes);
+                       collective(ctx, layout, Collective::kBroadcast, 2, activation, ctx.spans_nodes);
   return t;
 }
 
@@ -62,8 +90,8 @@ StageTime train_time(const PlannedModel& model, const ModelLayout& layout, const
   const double steps_per_epoch =
       model.mini_batch_size > 0 ? std::max<double>(1, double(w.rows()) / model.mini_batch_size) : 1.0;
   // The gradient sum and the optimizer's pass over its states, per step.
-  const double gradient_sum = collective_seconds(ctx.profile, Collective::kAllReduce, layout.dp,
-                                                 shard * ctx.precision.gradient_bytes, ctx.spans_nodes);
+  const double gradient_sum = collective(ctx, layout, Collective::kAllReduce, layout.dp,
+                                         shard * ctx.precision.gradient_bytes, ctx.spans_nodes);
   const double state_bytes =
       shard * (ctx.precision.parameter_bytes + ctx.precision.gradient_bytes + ctx.precision.optimizer_bytes);
   const double optimizer = 2 * state_bytes / ctx.profile.effective_memory_bandwidth();
@@ -84,15 +112,15 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
   const double layers = double(s.num_layers) / layout.generate_pp;
   const double act = ctx.precision.activation_bytes;
   StageTime t;
-  // Prefill: the prompts in one pass.
-  const double prompt_tokens = rows * w.prompt_length;
+  // Prefill: the prompts in one pass, a prompt its samples share once.
+  const double prompt_tokens = prompt_positions(w, rows);
   t.compute +=
       (prompt_tokens * s.weight_flops_per_token() / shards / prof.matmul_flops() +
        prompt_tokens * s.attention_flops_per_token(w.prompt_length / 2.0) / shards / prof.attention_flops() +
        s.num_layers * kForwardOpsPerLayer * prof.op_overhead_s);
   t.communication += 2 * s.num_layers *
-                     collective_seconds(prof, Collective::kAllReduce, layout.generate_tp,
-                                        prompt_tokens * s.hidden_size * act, false);
+                     collective(ctx, layout, Collective::kAllReduce, layout.generate_tp,
+                                prompt_tokens * s.hidden_size * act, false);
   // Decode: each new token reads the weight shard and the KV cache; a
   // token passes the generation stages one after another.
   const double context = w.prompt_length + w.response_length / 2.0;
@@ -104,14 +132,13 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
   const double per_stage = std::max(memory, compute) + layers * kDecodeOpsPerLayer * prof.op_overhead_s;
   const double per_token_compute = per_stage * layout.generate_pp;
   double per_token_comm = 2 * s.num_layers *
-                              collective_seconds(prof, Collective::kAllReduce, layout.generate_tp,
-                                                 rows * s.hidden_size * act, false) +
-                          collective_seconds(prof, Collective::kAllGather, layout.generate_tp,
-                                             rows * 8.0 * layout.generate_tp, false);
+                              collective(ctx, layout, Collective::kAllReduce, layout.generate_tp,
+                                         rows * s.hidden_size * act, false) +
+                          collective(ctx, layout, Collective::kAllGather, layout.generate_tp,
+                                     rows * 8.0 * layout.generate_tp, false);
   if (layout.generate_pp > 1)
-    per_token_comm +=
-        (layout.generate_pp - 1) *
-        collective_seconds(prof, Collective::kBroadcast, 2, rows * s.hidden_size * act, ctx.spans_nodes);
+    per_token_comm += (layout.generate_pp - 1) * collective(ctx, layout, Collective::kBroadcast, 2,
+                                                            rows * s.hidden_size * act, ctx.spans_nodes);
   t.compute += w.response_length * per_token_compute;
   t.communication += w.response_length * per_token_comm;
   t.compute *= waves;
@@ -119,9 +146,9 @@ StageTime generate_time(const PlannedModel& model, const ModelLayout& layout, co
   // The switch to the generation layout.
   const GenerationSwitch sw = generation_switch(layout);
   if (sw.micro_dp > 1)
-    t.communication += collective_seconds(prof, Collective::kAllGather, sw.micro_dp,
-                                          s.parameters() * ctx.precision.parameter_bytes * sw.peak_fraction,
-                                          sw.micro_dp > prof.devices_per_node);
+    t.communication += collective(ctx, layout, Collective::kAllGather, sw.micro_dp,
+                                  s.parameters() * ctx.precision.parameter_bytes * sw.peak_fraction,
+                                  sw.micro_dp > prof.devices_per_node);
   return t;
 }
 

@@ -16,7 +16,9 @@
 //   the switch       the 3D-HybridEngine's all-gather inside each micro-DP
 //                    group before generating (when t_g p_g < t p)
 // Generation decodes the rows the KV cache budget holds at once
-// (generation_rows_in_flight()), in waves.
+// (generation_rows_in_flight()), in waves. As the workers do, a prompt
+// that n >= 2 samples share is run once, in the prefill and in every
+// scoring and training pass; its samples' responses run against it.
 #pragma once
 
 #include "core/planner/device_profile.h"
