@@ -13,7 +13,9 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
+#include "app/call_cost.h"
 #include "app/catalog.h"
 #include "app/commands.h"
 #include "app/tokenizer_vocab.h"
@@ -74,9 +76,10 @@ int calibrate(const PlanArgs& args) {
   // The shapes of the experiment's actor when a file is given, else the
   // default experiment's.
   options.shape = {128, 256, 2, 4, 2, 18, false, false};
+  std::optional<core::Experiment> exp;
   if (!args.file.empty()) {
-    const core::Experiment exp = core::load_experiment_file(args.file, args.overrides);
-    const planner::PlanInput input = planner::plan_input_of(exp, tokenizer_vocab);
+    exp = core::load_experiment_file(args.file, args.overrides);
+    const planner::PlanInput input = planner::plan_input_of(*exp, tokenizer_vocab);
     for (const auto& m : input.models)
       if (m.generates) options.shape = m.shape;
     options.sequence = input.workload.sequence_length();
@@ -85,7 +88,23 @@ int calibrate(const PlanArgs& args) {
   }
   std::cout << "calibrating this machine (matmul, attention, memory, operators, c10d Gloo collectives over 2-"
             << args.calibrate_ranks << " processes)...\n";
-  const planner::DeviceProfile profile = workers::calibration::calibrate_this_machine(options);
+  planner::DeviceProfile profile = workers::calibration::calibrate_this_machine(options);
+  if (exp) {
+    // What a call costs whatever its rows, from the experiment run on one
+    // worker at two batch sizes (app/call_cost.h).
+    std::cout << "running the experiment on one worker at two batch sizes (a call's fixed cost)...\n";
+    const CallCost calls = measure_call_cost(*exp, profile, find_worker_binary(""));
+    profile.call_overhead_s = calls.mean_fixed_s;
+    profile.stage_call_overhead_s = calls.by_stage;
+    profile.measured["call_fixed_seconds"] = calls.measured;
+    profile.sources["call_overhead_s"] =
+        "measured: the mean fixed cost (dispatch to collect) of the experiment's worker calls, from its "
+        "run on one worker at two batch sizes (app/call_cost.h)";
+    std::cout << "a call costs whatever its rows:";
+    for (const auto& [kind, seconds] : calls.by_stage)
+      std::cout << " " << kind << " " << seconds * 1e3 << " ms,";
+    std::cout << " any other " << calls.mean_fixed_s * 1e3 << " ms\n";
+  }
   planner::save_device_profile(profile, target);
   std::cout << "matmul " << profile.peak_matmul_flops / 1e9 << " GFLOP/s per process, attention "
             << profile.attention_flops() / 1e9 << " GFLOP/s, memory " << profile.memory_bandwidth / 1e9

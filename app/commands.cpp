@@ -29,6 +29,20 @@
 #include "app/registries.h"
 
 namespace rlwb::app {
+
+// rlwb-worker sits next to rlwb in an install, or in ../workers in the build tree.
+std::string find_worker_binary(const std::string& argv0) {
+  if (const char* env = std::getenv("RLWB_WORKER")) return env;
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) self = std::filesystem::absolute(argv0);
+  auto dir = self.parent_path();
+  for (auto candidate : {dir / "rlwb-worker", dir / ".." / "workers" / "rlwb-worker"})
+    if (std::filesystem::exists(candidate)) return std::filesystem::canonical(candidate).string();
+  throw std::runtime_error("cannot find rlwb-worker next to " + self.string() +
+                           " or in ../workers; set RLWB_WORKER=/path/to/rlwb-worker");
+}
+
 namespace {
 
 constexpr const char* kOverridesHelp =
@@ -45,19 +59,6 @@ void add_experiment_args(CLI::App& command, ExperimentArgs& args, bool file_requ
   auto* file = command.add_option("FILE", args.file, "the experiment graph file, e.g. experiments/demo.yaml");
   if (file_required) file->required();
   command.add_option("overrides", args.overrides, kOverridesHelp);
-}
-
-// rlwb-worker sits next to rlwb in an install, or in ../workers in the build tree.
-std::string find_worker_binary(const std::string& argv0) {
-  if (const char* env = std::getenv("RLWB_WORKER")) return env;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) self = std::filesystem::absolute(argv0);
-  auto dir = self.parent_path();
-  for (auto candidate : {dir / "rlwb-worker", dir / ".." / "workers" / "rlwb-worker"})
-    if (std::filesystem::exists(candidate)) return std::filesystem::canonical(candidate).string();
-  throw std::runtime_error("cannot find rlwb-worker next to " + self.string() +
-                           " or in ../workers; set RLWB_WORKER=/path/to/rlwb-worker");
 }
 
 core::Experiment load_and_validate(const ExperimentArgs& args) {

@@ -22,6 +22,10 @@ void add_db_option(CLI::App& command, std::string& db);
 // that says how to get one (rather than an empty database made on the spot).
 core::TrackingReader open_tracking_reader(const std::string& db);
 
+// rlwb-worker's path: $RLWB_WORKER, else next to this program or in
+// ../workers (the build tree); `argv0` when /proc is missing.
+std::string find_worker_binary(const std::string& argv0);
+
 // app/commands.cpp: rlwb run FILE [key.path=value ...] and rlwb validate FILE
 // [key.path=value ...]. `argv0` helps find rlwb-worker when /proc is missing.
 core::Subcommand add_run_command(CLI::App& rlwb, std::string argv0);

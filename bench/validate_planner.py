@@ -11,7 +11,7 @@ over all. The plans run in interleaved rounds (--rounds, default 3) and
 each plan's figure is the median of its rounds. Results are numbers to put in bench/RESULTS.md; the machine's
 load during the runs changes them (printed with them).
 
-  python3 bench/validate_planner.py --rlwb build/app/rlwb [--profile this-host]
+  python3 bench/validate_planner.py --rlwb build/app/rlwb [--profile this-host | --calibrate]
       [--steps 5] [--plans-per-count 3] [--experiments grpo.yaml,ppo.yaml]
 """
 import argparse
@@ -79,6 +79,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rlwb", default=os.path.join(HERE, "..", "build", "app", "rlwb"))
     ap.add_argument("--profile", default="this-host")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="first calibrate each experiment into a profile of its own (validate-<name>): the "
+                         "matmul rate at its model's shapes and what its calls cost whatever their rows")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--plans-per-count", type=int, default=3)
     ap.add_argument("--counts", default="2,3,4")
@@ -92,9 +95,13 @@ def main():
     rows = []
     for experiment in args.experiments.split(","):
         path = os.path.join(EXPERIMENTS, experiment)
+        profile = args.profile
+        if args.calibrate:
+            profile = "validate-" + experiment[:-5]
+            run([args.rlwb, "plan", "--calibrate", path, "--device-profile", profile])
         for count in [int(c) for c in args.counts.split(",")]:
             base = [args.rlwb, "plan", path] + overrides + [
-                "--devices", str(count), "--device-profile", args.profile]
+                "--devices", str(count), "--device-profile", profile]
             listing = json.loads(run(base + ["--top", str(args.plans_per_count), "--json"]))
             for pick, plan in enumerate(listing["plans"], start=1):
                 graph = os.path.join(work, "%s-%d-%d.yaml" % (experiment[:-5], count, pick))

@@ -132,6 +132,16 @@ DeviceProfile parse_device_profile(const nlohmann::json& json, const std::string
   p.memory_efficiency = r.number("memory_efficiency", false, 1, 1e-4, 1);
   p.op_overhead_s = r.number("op_overhead_s", false, 0, 0, 1);
   p.call_overhead_s = r.number("call_overhead_s", false, 0, 0, 10);
+  if (const nlohmann::json* calls = r.object("stage_call_overhead_s")) {
+    for (const auto& [kind, seconds] : calls->items()) {
+      const std::string key = "stage_call_overhead_s." + kind;
+      if (kind != "generate" && kind != "forward" && kind != "train")
+        r.fail(key, "is not a stage kind; use generate, forward or train");
+      if (!seconds.is_number() || seconds.get<double>() < 0 || seconds.get<double>() > 10)
+        r.fail(key, "must be a number of seconds in [0, 10]");
+      p.stage_call_overhead_s[kind] = seconds.get<double>();
+    }
+  }
   p.devices_per_node = static_cast<int>(r.number("devices_per_node", true, 8, 1, 4096));
   p.concurrent_devices = static_cast<int>(r.number("concurrent_devices", false, 0, 0, 1 << 20));
   p.intra_node = read_link(r, "intra_node");
@@ -179,6 +189,7 @@ nlohmann::json device_profile_json(const DeviceProfile& p) {
     collectives[kind] = list;
   }
   if (!collectives.empty()) out["collectives"] = collectives;
+  if (!p.stage_call_overhead_s.empty()) out["stage_call_overhead_s"] = p.stage_call_overhead_s;
   return out;
 }
 

@@ -58,6 +58,10 @@ struct DeviceProfile {
   double memory_efficiency = 1;
   double op_overhead_s = 0;
   double call_overhead_s = 0;
+  // What a call of each stage kind ("generate", "forward", "train") costs
+  // whatever its rows, where calibration measured it (app/call_cost.h);
+  // call_overhead_s for a kind not in it.
+  std::map<std::string, double> stage_call_overhead_s;
   int devices_per_node = 8;
   int concurrent_devices = 0;  // 0: every device at full speed
   LinkSpeed intra_node, inter_node;
@@ -70,6 +74,10 @@ struct DeviceProfile {
   double usable_memory() const { return memory_bytes * usable_memory_fraction; }
   double kv_cache_budget() const { return usable_memory() * kv_cache_fraction; }
   double effective_memory_bandwidth() const { return memory_bandwidth * memory_efficiency; }
+  double call_overhead(const std::string& stage_kind) const {
+    auto it = stage_call_overhead_s.find(stage_kind);
+    return it == stage_call_overhead_s.end() ? call_overhead_s : it->second;
+  }
 };
 
 // Parses a profile; `where` (a file name) starts every message. Throws

@@ -170,7 +170,7 @@ StageTime stage_time(StageKind kind, const PlannedModel& model, const ModelLayou
     case StageKind::kController:
       return t;
   }
-  t.overhead = ctx.profile.call_overhead_s;
+  t.overhead = ctx.profile.call_overhead(stage_kind_name(kind));
   return t;
 }
 

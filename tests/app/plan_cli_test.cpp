@@ -143,5 +143,40 @@ TEST_F(PlanCli, AMalformedGraphFileIsReportedWithItsLine) {
   EXPECT_NE(read("err.txt").find("broken.yaml"), std::string::npos) << read("err.txt");
 }
 
+// --calibrate FILE runs the experiment on one worker at two batch sizes:
+// each worker node's time is a line over its rows; a stage kind's fixed
+// cost is the intercept of its nodes' lines, and call_overhead_s the mean
+// of them all (app/call_cost.h).
+TEST_F(PlanCli, CalibrationWithAFileMeasuresWhatACallCostsWhateverItsRows) {
+  const std::string out = (dir_ / "calibrated.json").string();
+  ASSERT_EQ(
+      rlwb({"plan", "--calibrate", experiment("grpo.yaml"), "--device-profile", out, "--calibrate-ranks", "2",
+            "task.batch_size=16", "models.actor.config.ppo.mini_batch_size=0"}),
+      0)
+      << read("err.txt");
+  const core::planner::DeviceProfile p = core::planner::load_device_profile(out);
+  const nlohmann::json calls = p.measured.at("call_fixed_seconds");
+  EXPECT_EQ(calls.at("rows"), nlohmann::json::array({32.0, 128.0})) << "4 and 16 prompts, 8 samples each";
+  double sum = 0;
+  for (const char* node : {"gen", "ref", "update"}) {
+    ASSERT_TRUE(calls.at("nodes").contains(node)) << calls.dump();
+    const auto& n = calls["nodes"][node];
+    EXPECT_LT(n["seconds"][0].get<double>(), n["seconds"][1].get<double>())
+        << node << ": more rows, more time";
+    EXPECT_GE(n["fixed_seconds"].get<double>(), 0.0);
+    EXPECT_LE(n["fixed_seconds"].get<double>(), n["seconds"][0].get<double>()) << node;
+    sum += n["fixed_seconds"].get<double>();
+  }
+  EXPECT_EQ(calls["nodes"].size(), 3u) << "reward and adv run on the controller: no worker call";
+  EXPECT_NEAR(p.call_overhead_s, sum / 3, 1e-12);
+  // Each stage kind its own: gen generates, ref is a forward pass, update trains.
+  EXPECT_DOUBLE_EQ(p.call_overhead("generate"), calls["nodes"]["gen"]["fixed_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(p.call_overhead("forward"), calls["nodes"]["ref"]["fixed_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(p.call_overhead("train"), calls["nodes"]["update"]["fixed_seconds"].get<double>());
+  EXPECT_EQ(calls["nodes"]["update"]["kind"], "train");
+  EXPECT_NE(p.sources.value("call_overhead_s", "").find("measured"), std::string::npos);
+  EXPECT_NE(read("out.txt").find("a call costs"), std::string::npos) << read("out.txt");
+}
+
 }  // namespace
 }  // namespace rlwb::testing
