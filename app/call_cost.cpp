@@ -93,11 +93,13 @@ CallCost measure_call_cost(const core::Experiment& exp, const core::planner::Dev
     std::string kind;
     for (const auto& stage : input.stages)
       if (stage.node == node) kind = core::planner::stage_kind_name(stage.kind);
-    cost.measured["nodes"][node] = {{"kind", kind}, {"seconds", {s_small, it->second}}, {"fixed_seconds", fixed}};
+    cost.measured["nodes"][node] = {
+        {"kind", kind}, {"seconds", {s_small, it->second}}, {"fixed_seconds", fixed}};
     if (!kind.empty()) fixed_by_stage[kind].push_back(fixed);
     all.push_back(fixed);
   }
-  if (all.empty()) throw std::runtime_error("the experiment has no node that calls a model, so no call to measure");
+  if (all.empty())
+    throw std::runtime_error("the experiment has no node that calls a model, so no call to measure");
   auto mean = [](const std::vector<double>& v) {
     double sum = 0;
     for (double x : v) sum += x;

@@ -6,6 +6,7 @@
 //    "attention_efficiency": 0.3,
 //    "memory_bandwidth": 2.039e12, "memory_efficiency": 0.7,
 //    "op_overhead_s": 5e-6, "call_overhead_s": 2e-3,
+//    "stage_call_overhead_s": {"generate": 3e-3, "forward": 2e-3, "train": 6e-3},
 //    "devices_per_node": 8, "concurrent_devices": 0,
 //    "intra_node": {"bandwidth": 300e9, "latency_s": 5e-6},
 //    "inter_node": {"bandwidth": 25e9, "latency_s": 10e-6},
@@ -17,6 +18,8 @@
 // tensor's size) that replace the link formulas for those group sizes.
 // `concurrent_devices` > 0 says that only so many devices compute at full
 // speed at once (a CPU host whose worker processes share its cores).
+// `stage_call_overhead_s` (optional; calibration writes it) is what a call
+// of that stage kind costs whatever its rows; call_overhead_s otherwise.
 //
 // Profiles are found by name among the built-in ones (core/planner/devices/,
 // compiled in), then in device_profile_dir() (where `rlwb plan --calibrate`

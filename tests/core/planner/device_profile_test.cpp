@@ -64,6 +64,29 @@ TEST(DeviceProfile, AWrongTypeAnOutOfRangeValueAndAnUnknownKeyAreRefusedByName) 
       "my.json: intra_node: 'latency_s' is missing; give a number (see core/planner/devices/A100-80G.json)");
 }
 
+// A calibration's call costs per stage kind: kept through a save, used for
+// their kind, call_overhead_s for any other; a kind or a value the planner
+// cannot use is refused by name.
+TEST(DeviceProfile, CallCostsPerStageKindRoundTripAndBadOnesAreNamed) {
+  nlohmann::json j = valid_profile();
+  j["call_overhead_s"] = 0.004;
+  j["stage_call_overhead_s"] = {{"generate", 0.003}, {"train", 0.006}};
+  const DeviceProfile p = parse_device_profile(j, "my.json");
+  EXPECT_DOUBLE_EQ(p.call_overhead("generate"), 0.003);
+  EXPECT_DOUBLE_EQ(p.call_overhead("train"), 0.006);
+  EXPECT_DOUBLE_EQ(p.call_overhead("forward"), 0.004) << "no figure of its own: call_overhead_s";
+  EXPECT_EQ(device_profile_json(parse_device_profile(device_profile_json(p), "x")), device_profile_json(p));
+  j["stage_call_overhead_s"] = {{"decode", 0.003}};
+  EXPECT_NE(
+      error_of(j).find("'stage_call_overhead_s.decode' is not a stage kind; use generate, forward or train"),
+      std::string::npos)
+      << error_of(j);
+  j["stage_call_overhead_s"] = {{"train", -1}};
+  EXPECT_NE(error_of(j).find("'stage_call_overhead_s.train' must be a number of seconds in [0, 10]"),
+            std::string::npos)
+      << error_of(j);
+}
+
 TEST(DeviceProfile, AnUnknownNameListsTheKnownOnesAndHowToCalibrate) {
   try {
     load_device_profile("V100");
