@@ -34,10 +34,9 @@ double prompt_positions(const Workload& w, double rows) {
 // (collective_cost.h).
 double collective(const StageContext& ctx, const ModelLayout& layout, Collective kind, int ranks,
                   double bytes, bool spans_nodes) {
-  const int world = layout.dp * layout.tp * layout.pp;
   const int busy = ctx.profile.concurrent_devices;
   return collective_seconds(ctx.profile, kind, ranks, bytes, spans_nodes,
-                            busy > 0 && world > busy ? world : 0);
+                            busy > 0 && layout.devices() > busy ? layout.devices() : 0);
 }
 
 struct Pass {
