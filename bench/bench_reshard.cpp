@@ -383,7 +383,7 @@ int main(int argc, char** argv) {
     return rlwb::core::kUsageExitCode;
   }
   const HybridLayout layout({.pp = 1, .tp = s.tp, .dp = s.dp}, {.pp = 1, .tp = s.gen_tp});  // checks it
-  const int port = 29000 + static_cast<int>(getpid() % 3000);
+  const int port = rlwb::workers::free_loopback_ports(1).front();
   std::vector<pid_t> children;
   std::fflush(nullptr);
   for (int rank = 0; rank < layout.world(); ++rank) {

@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -65,6 +66,27 @@ struct SpmdGroup::Impl {
     return *nccl;
   }
 };
+
+std::vector<int> free_loopback_ports(int count) {
+  std::vector<int> fds, ports;
+  for (int i = 0; i < count; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0) fds.push_back(fd);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      for (int open : fds) ::close(open);
+      throw std::runtime_error(
+          "no free TCP port on 127.0.0.1 for a c10d store: is the loopback interface up?");
+    }
+    ports.push_back(ntohs(address.sin_port));
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
+}
 
 SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
   impl_->options = options;

@@ -39,6 +39,13 @@ class PendingCollective {
   std::unique_ptr<State> state_;
 };
 
+// `count` distinct TCP ports on 127.0.0.1 that are free right now: the
+// kernel picks each (all stay bound until every one is chosen, so none is
+// handed out twice). For groups whose ranks all start in one process or
+// from one launcher; a port computed by hand can meet another process's
+// socket (ephemeral ports of Gloo pairs and ZeroMQ connections included).
+std::vector<int> free_loopback_ports(int count);
+
 struct SpmdOptions {
   std::string store_host = "127.0.0.1";
   int store_port = 0;  // chosen by the launcher

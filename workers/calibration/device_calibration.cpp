@@ -1,9 +1,7 @@
 #include "workers/calibration/device_calibration.h"
 
 #include <ATen/Parallel.h>
-#include <netinet/in.h>
 #include <sched.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -53,26 +51,6 @@ double host_memory_bytes() {
     in.ignore(1 << 10, '\n');
   }
   return 8.0 * (1 << 30);
-}
-
-// `count` distinct free TCP ports on 127.0.0.1 (each socket stays bound
-// until all are chosen, so no port is handed out twice).
-std::vector<int> free_ports(int count) {
-  std::vector<int> fds, ports;
-  for (int i = 0; i < count; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-      throw std::runtime_error("calibration: cannot find a free TCP port on 127.0.0.1 for the c10d store");
-    fds.push_back(fd);
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
 }
 
 // How many processes compute at full speed at once here, now: k forked
@@ -158,7 +136,7 @@ struct ProcessGroupRun {
 // lock that a thread of the parent held.
 std::vector<ProcessGroupRun> fork_rank_processes(int max_ranks) {
   std::vector<ProcessGroupRun> groups;
-  const std::vector<int> ports = free_ports(max_ranks - 1);
+  const std::vector<int> ports = free_loopback_ports(max_ranks - 1);
   for (int ranks = 2; ranks <= max_ranks; ++ranks) {
     ProcessGroupRun g{ranks, ports[ranks - 2], {}};
     for (int r = 1; r < ranks; ++r) {

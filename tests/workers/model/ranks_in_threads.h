@@ -4,11 +4,7 @@
 // 3D-HybridEngine tests run their ranks.
 #pragma once
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <exception>
@@ -22,23 +18,8 @@
 
 namespace rlwb::workers::testing {
 
-// A loopback port free right now: the system picks it, so test processes
-// running side by side (ctest -j, other checkouts) do not meet on one.
-inline int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok) throw std::runtime_error("on_ranks: no free loopback port");
-  return ntohs(address.sin_port);
-}
-
 inline void on_ranks(int ranks, const std::function<void(int, SpmdGroup&)>& body) {
-  const int port = free_loopback_port();
+  const int port = free_loopback_ports(1).front();
   std::vector<std::thread> threads;
   std::vector<std::string> errors(ranks);
   for (int rank = 0; rank < ranks; ++rank)

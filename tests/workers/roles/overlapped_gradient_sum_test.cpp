@@ -7,9 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <functional>
 #include <thread>
 
@@ -21,10 +19,9 @@ namespace rlwb::workers::roles {
 namespace {
 
 // Runs body(rank, group) on two ranks at once, each with its own group
-// over a port of this process's own (as tests/workers/roles/rl_test_support.h).
+// over a loopback port the kernel picked (as tests/workers/roles/rl_test_support.h).
 void on_two_ranks(const std::function<void(int, SpmdGroup&)>& body) {
-  static std::atomic<int> groups_made{0};
-  const int port = 29000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
+  const int port = free_loopback_ports(1).front();
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank)
     threads.emplace_back([&, rank] {

@@ -10,9 +10,7 @@
 #include "app/registries.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -88,9 +86,7 @@ struct TwoRanks {
       std::vector<std::unique_ptr<workers::SpmdGroup>>(2);
 
   TwoRanks(const std::string& role, const nlohmann::json& config) {
-    // A port of its own per group in this process, away from other tests'.
-    static std::atomic<int> groups_made{0};
-    const int port = 29000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
+    const int port = workers::free_loopback_ports(1).front();
     for (int rank = 0; rank < 2; ++rank) {
       ranks.push_back(std::make_unique<LocalRole>(role, config));
       ranks[rank]->env.rank = rank;
@@ -138,8 +134,7 @@ struct MeshRanks {
         generation_mesh(generation.value_or(mesh_)),
         ranks(mesh_.world()),
         groups(mesh_.world()) {
-    static std::atomic<int> groups_made{0};
-    const int port = 35000 + static_cast<int>(::getpid() % 2000) * 4 + groups_made++ % 4;
+    const int port = workers::free_loopback_ports(1).front();
     on_every_rank([&](int rank) {
       workers::WorkerEnv env;
       env.rank = rank;
