@@ -95,15 +95,14 @@ int export_checkpoint(const ExportArgs& args) {
   core::FoundCheckpoint checkpoint = choose_checkpoint(args, reader);
   const std::string model = choose_model(args, checkpoint.manifest.models);
   const nlohmann::json& layout = checkpoint.manifest.models.at(model).at("parallel");
-  if (layout.value("pp", 1) != 1)
-    throw std::runtime_error("models." + model + " is pipeline-parallel (pp " + layout.at("pp").dump() +
-                             "), which export does not join yet");
-  const int tp = layout.value("tp", 1);
-  workers::roles::export_role_state((fs::path(checkpoint.dir) / model).string(), tp, args.out,
+  const int tp = layout.value("tp", 1), pp = layout.value("pp", 1);
+  workers::roles::export_role_state((fs::path(checkpoint.dir) / model).string(), tp, pp, args.out,
                                     dtype_of(args.dtype));
+  std::string joined;
+  if (tp > 1) joined += std::to_string(tp) + " tensor-parallel shards";
+  if (pp > 1) joined += (joined.empty() ? "" : " x ") + std::to_string(pp) + " pipeline stages";
   std::cout << "exported models." << model << " of run " << args.run << " at step "
-            << checkpoint.manifest.step
-            << (tp > 1 ? " (" + std::to_string(tp) + " tensor-parallel shards joined)" : std::string())
+            << checkpoint.manifest.step << (joined.empty() ? std::string() : " (" + joined + " joined)")
             << " to " << args.out << "\n";
   return 0;
 }

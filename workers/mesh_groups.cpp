@@ -11,6 +11,13 @@ std::vector<int> tensor_parallel_ranks(const core::Mesh& mesh, int rank) {
   return ranks;
 }
 
+std::vector<int> pipeline_parallel_ranks(const core::Mesh& mesh, int rank) {
+  std::vector<int> ranks;
+  const int first = rank - mesh.pp_index(rank) * mesh.tp;
+  for (int p = 0; p < mesh.pp; ++p) ranks.push_back(first + p * mesh.tp);
+  return ranks;
+}
+
 std::vector<int> data_parallel_ranks(const core::Mesh& mesh, int rank) {
   std::vector<int> ranks;
   const int stride = mesh.pp * mesh.tp, offset = rank % stride;
@@ -23,12 +30,16 @@ std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& 
   auto groups = std::make_shared<MeshGroups>();
   groups->mesh = mesh;
   const int rank = pool.rank();
-  // Every rank makes its tp group first, then its dp group: the members of
-  // each meet in the same order.
+  // Every rank makes its tp group first, then its pp group, then its dp
+  // group: the members of each meet in the same order.
   if (mesh.tp > 1)
     groups->tp = pool.subgroup(
         model + "/tp/" + std::to_string(mesh.dp_index(rank)) + "." + std::to_string(mesh.pp_index(rank)),
         tensor_parallel_ranks(mesh, rank));
+  if (mesh.pp > 1)
+    groups->pp = pool.subgroup(
+        model + "/pp/" + std::to_string(mesh.dp_index(rank)) + "." + std::to_string(mesh.tp_index(rank)),
+        pipeline_parallel_ranks(mesh, rank));
   if (mesh.dp > 1 && mesh.dp < pool.world())
     groups->dp = pool.subgroup(
         model + "/dp/" + std::to_string(mesh.pp_index(rank)) + "." + std::to_string(mesh.tp_index(rank)),

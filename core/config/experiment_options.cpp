@@ -130,7 +130,7 @@ void check_batches(const Experiment& exp, const ExperimentOptions& o, ParseConte
   }
 }
 
-// The heads, key/value heads and MLP width of a checkpoint, from its HF
+// The layers, heads, key/value heads and MLP width of a checkpoint, from its HF
 // config.json; nothing when there is none yet (a run may write it first)
 // or it lacks them.
 std::optional<ModelShapeOptions> checkpoint_shape(const std::string& dir) {
@@ -147,6 +147,8 @@ std::optional<ModelShapeOptions> checkpoint_shape(const std::string& dir) {
     shape.intermediate_size = c["intermediate_size"].get<int64_t>();
   if (c.contains("hidden_size") && c["hidden_size"].is_number_integer())
     shape.hidden_size = c["hidden_size"].get<int64_t>();
+  if (c.contains("num_hidden_layers") && c["num_hidden_layers"].is_number_integer())
+    shape.num_layers = c["num_hidden_layers"].get<int64_t>();
   return shape;
 }
 
@@ -154,18 +156,24 @@ std::optional<ModelShapeOptions> checkpoint_shape(const std::string& dir) {
 // must divide the heads, the key/value heads and the MLP width of a fresh
 // model, or of a checkpoint that is already there (the worker checks one
 // that is not yet when it loads it); a vocabulary need not divide (it is
-// split unevenly). Pipeline stages are not run by the roles.
+// split unevenly). pp must not exceed the layers (model/pipeline_parallel.h:
+// a stage holds at least one block).
 void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseContext& ctx) {
   for (const auto& [name, model] : exp.models) {
     auto options = o.models.find(name);
     if (options == o.models.end()) continue;
-    const bool network = options->second.model || !options->second.checkpoint.empty();
     const std::string at = "models." + name + ".parallel";
-    if (network && model.parallel.pp > 1)
-      ctx.add(at + ".pp",
-              "model '" + name + "' has pp = " + std::to_string(model.parallel.pp) +
-                  ", but the model roles do not run pipeline stages yet",
-              "use pp: 1 and split the pool with dp or tp");
+    if (const int pp = model.parallel.pp; pp > 1) {
+      const std::optional<ModelShapeOptions> shape =
+          options->second.model ? options->second.model : checkpoint_shape(options->second.checkpoint);
+      if (shape && shape->num_layers < pp)
+        ctx.add(at + ".pp",
+                "model '" + name + "' has pp = " + std::to_string(pp) + " pipeline stages but " +
+                    (options->second.model ? "models." + name + ".config.model.num_layers"
+                                           : options->second.checkpoint + "/config.json: num_hidden_layers") +
+                    " = " + std::to_string(shape->num_layers) + " layers",
+                "each stage holds at least one layer: choose pp <= " + std::to_string(shape->num_layers));
+    }
     const int tp = model.parallel.tp;
     if (tp <= 1) continue;
     // The 3D-HybridEngine gathers equal shards: its vocabulary must divide.

@@ -56,7 +56,8 @@ void check_pools(IssueList& out, const MethodCatalog& catalog) {
 // The generation layout of the 3D-HybridEngine (workers/hybrid_engine/
 // hybrid_layout.h): only for a role that generates; each generation shard
 // must be a union of training shards (t_g divides t, p_g divides p); the
-// roles run no pipeline stages yet.
+// engine reshards tensor-parallel layouts only, so a pipeline-parallel
+// model generates with its training layout.
 void check_generation_layout(IssueList& out, const ModelSpec& model, const MethodCatalog& catalog) {
   const ParallelSpec& p = model.parallel;
   if (!p.has_generation_layout() && p.generate_dp == 0) return;
@@ -93,7 +94,14 @@ void check_generation_layout(IssueList& out, const ModelSpec& model, const Metho
     out.add(out.line(at + ".pp"), "",
             "model '" + model.name + "' generates with pp = " + std::to_string(p.generation_pp()) +
                 " but trains with pp = " + std::to_string(p.pp),
-            "the model roles run no pipeline stages yet: leave generate.pp out");
+            "the 3D-HybridEngine keeps the training's pipeline stages: leave generate.pp out");
+  if (sizes_ok && p.pp > 1 && p.micro_dp() > 1)
+    out.add(out.line(at), "",
+            "model '" + model.name + "' trains with pp = " + std::to_string(p.pp) +
+                " and generates with another layout (generate.tp = " + std::to_string(p.generation_tp()) +
+                ", tp = " + std::to_string(p.tp) + ")",
+            "the 3D-HybridEngine reshards tensor-parallel layouts only so far: with pp > 1 leave "
+            "parallel.generate out");
   auto pool = out.exp().pools.find(model.pool);
   if (sizes_ok && p.micro_dp() > 1 && pool != out.exp().pools.end() && pool->second.device == "cuda")
     out.add(out.line(at), "",

@@ -1,5 +1,6 @@
 // rlwb export through the CLI binary, on a real run: a GRPO run whose actor
-// is tensor-parallel over two worker processes checkpoints every 2 steps;
+// is tensor-parallel (or pipeline-parallel) over two worker processes
+// checkpoints every 2 steps;
 // the export of its last checkpoint joins the two shards into the same
 // Hugging Face files the run's own final save (trainer.save, gathered
 // over c10d by the live workers) wrote. Then the bad input: an unknown
@@ -26,9 +27,9 @@ using rlwb::testing::run_program;
 
 namespace {
 
-std::vector<std::string> grpo_tp_args(const std::string& db) {
+std::vector<std::string> short_run_args(const std::string& experiment, const std::string& db) {
   return {"run",
-          std::string(rlwb::testing::kSourceDir) + "/experiments/grpo_tp.yaml",
+          std::string(rlwb::testing::kSourceDir) + "/experiments/" + experiment,
           "--db",
           db,
           "trainer.steps=4",
@@ -58,32 +59,62 @@ rlwb::testing::ProgramOutput rlwb_export(const std::vector<std::string>& args) {
   return run_program(rlwb::testing::kCliBin, all, 120);
 }
 
-TEST(ExportCli, ATensorParallelCheckpointBecomesTheFilesOfTheRunsOwnFinalSave) {
-  const fs::path root = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-export-cli");
-  const std::string db = (root / "runs.db").string();
-  ASSERT_EQ(rlwb::testing::wait_cli(rlwb::testing::start_cli(grpo_tp_args(db), root / "run")), 0)
-      << read_bytes((root / "run" / "err.txt").string());
-  const std::string final_save = artifact_path(db, "checkpoint", "actor");
-  const std::string step4 = artifact_path(db, kResumeCheckpointArtifact, checkpoint_folder_name(4));
-  ASSERT_FALSE(final_save.empty());
-  ASSERT_FALSE(step4.empty());
-  ASSERT_TRUE(fs::exists(fs::path(step4) / "actor" / "rank-1.pt")) << "the actor is not sharded over 2 ranks";
+struct ExportedRun {
+  fs::path root;
+  std::string db, final_save, step4, out;
+};
 
-  const std::string out = (root / "exported").string();
-  auto exported = rlwb_export({"1", "--db", db, "--out", out});
-  ASSERT_EQ(exported.code, 0) << exported.text;
-  EXPECT_NE(exported.out.find("models.actor of run 1 at step 4 (2 tensor-parallel shards joined)"),
-            std::string::npos)
+// Runs `experiment` for 4 steps on two worker processes, checkpointing
+// every 2, and exports the newest checkpoint: the export must say it
+// joined `joined` and hold the files the run's own final save wrote.
+ExportedRun export_short_run(const std::string& experiment, const std::string& joined) {
+  ExportedRun run;
+  run.root = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-export-cli");
+  run.db = (run.root / "runs.db").string();
+  EXPECT_EQ(
+      rlwb::testing::wait_cli(rlwb::testing::start_cli(short_run_args(experiment, run.db), run.root / "run")),
+      0)
+      << read_bytes((run.root / "run" / "err.txt").string());
+  run.final_save = artifact_path(run.db, "checkpoint", "actor");
+  run.step4 = artifact_path(run.db, kResumeCheckpointArtifact, checkpoint_folder_name(4));
+  if (run.final_save.empty() || run.step4.empty()) {
+    ADD_FAILURE() << experiment << ": no final save or no step-4 checkpoint";
+    return run;
+  }
+  EXPECT_TRUE(fs::exists(fs::path(run.step4) / "actor" / "rank-1.pt"))
+      << "the actor is not sharded over 2 ranks";
+
+  run.out = (run.root / "exported").string();
+  auto exported = rlwb_export({"1", "--db", run.db, "--out", run.out});
+  EXPECT_EQ(exported.code, 0) << exported.text;
+  EXPECT_NE(exported.out.find("models.actor of run 1 at step 4 (" + joined + " joined)"), std::string::npos)
       << exported.out;
   for (const char* file : {"config.json", "rlwb_tokenizer.json"})
-    EXPECT_EQ(read_bytes(out + "/" + file), read_bytes(final_save + "/" + file)) << file;
-  auto ours = rlwb::workers::model::read_safetensors(out + "/model.safetensors");
-  auto theirs = rlwb::workers::model::read_safetensors(final_save + "/model.safetensors");
-  ASSERT_EQ(ours.size(), theirs.size());
+    EXPECT_EQ(read_bytes(run.out + "/" + file), read_bytes(run.final_save + "/" + file)) << file;
+  auto ours = rlwb::workers::model::read_safetensors(run.out + "/model.safetensors");
+  auto theirs = rlwb::workers::model::read_safetensors(run.final_save + "/model.safetensors");
+  EXPECT_EQ(ours.size(), theirs.size());
   for (auto& [name, tensor] : theirs) {
-    ASSERT_TRUE(ours.count(name)) << name;
+    if (!ours.count(name)) {
+      ADD_FAILURE() << name << " is not exported";
+      continue;
+    }
     EXPECT_TRUE(torch::equal(ours.at(name), tensor)) << name << " differs from the final save";
   }
+  return run;
+}
+
+TEST(ExportCli, APipelineParallelCheckpointBecomesTheFilesOfTheRunsOwnFinalSave) {
+  const ExportedRun run = export_short_run("grpo_pp.yaml", "2 pipeline stages");
+  fs::remove_all(run.root);
+}
+
+TEST(ExportCli, ATensorParallelCheckpointBecomesTheFilesOfTheRunsOwnFinalSave) {
+  const ExportedRun run = export_short_run("grpo_tp.yaml", "2 tensor-parallel shards");
+  ASSERT_FALSE(testing::Test::HasFailure());
+  const fs::path& root = run.root;
+  const std::string &db = run.db, &step4 = run.step4, &out = run.out;
+  auto theirs = rlwb::workers::model::read_safetensors(run.final_save + "/model.safetensors");
 
   // --dtype bfloat16: the same weights, rounded.
   auto half =

@@ -3,7 +3,8 @@
 // tolerance), because each rank normalises its loss by the global count and
 // the gradients are summed over the ranks before clipping and AdamW. And
 // tensor-parallel training in two worker processes (tp=2: each holds half
-// of every layer, docs/model.md) saves the same weights again.
+// of every layer, docs/model.md) saves the same weights again, and so does
+// pipeline-parallel training (pp=2: each holds one of the two layers).
 #include "core/controller/controller.h"
 #include "tests/core/rpc/runtime_test_support.h"
 #include "workers/model/hf_checkpoint.h"
@@ -17,7 +18,7 @@ using namespace rlwb::core;
 
 namespace {
 
-std::string train_sft(int dp, int tp = 1) {
+std::string train_sft(int dp, int tp = 1, int pp = 1) {
   ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = rlwb::testing::kWorkerBin;
   o.log_dir = std::filesystem::temp_directory_path() / rlwb::testing::unique_name("rlwb-dp-logs");
@@ -25,9 +26,10 @@ std::string train_sft(int dp, int tp = 1) {
   std::string d = std::to_string(dp);
   Experiment exp = load_experiment_file(
       std::string(rlwb::testing::kSourceDir) + "/experiments/sft.yaml",
-      {"trainer.steps=4", "~trainer.eval", "pools.train.workers=" + std::to_string(dp * tp),
+      {"trainer.steps=4", "~trainer.eval", "pools.train.workers=" + std::to_string(dp * tp * pp),
        "models.actor.parallel.dp=" + d, "models.actor.parallel.tp=" + std::to_string(tp),
-       "task.batch_size=32", "models.actor.config.micro_batch_size=8"});
+       "models.actor.parallel.pp=" + std::to_string(pp), "task.batch_size=32",
+       "models.actor.config.micro_batch_size=8"});
   Controller controller(exp, o, nullptr);
   RunResult result = controller.run();
   EXPECT_EQ(result.status, "finished") << result.error;
@@ -63,6 +65,10 @@ TEST(TensorParallel, Tp2InTwoWorkerProcessesSavesTheWeightsOfOneProcess) {
   // Four AdamW steps: where a gradient is tiny its update is about lr *
   // sign, so summation-order noise can show up to ~lr * 1e-3 there.
   EXPECT_LT(largest_difference(train_sft(1), train_sft(1, 2)), 1e-4);
+}
+
+TEST(PipelineParallel, Pp2InTwoWorkerProcessesSavesTheWeightsOfOneProcess) {
+  EXPECT_LT(largest_difference(train_sft(1), train_sft(1, 1, 2)), 1e-4);
 }
 
 }  // namespace

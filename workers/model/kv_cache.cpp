@@ -10,15 +10,13 @@ namespace rlwb::workers::model {
 
 KVCache::KVCache(const TransformerConfig& config, int64_t batch, int64_t capacity,
                  torch::TensorOptions options)
-    : batch_(batch), capacity_(capacity) {
-  keys_.reserve(config.num_layers);
-  values_.reserve(config.num_layers);
-  for (int64_t i = 0; i < config.num_layers; ++i) {
-    keys_.push_back(
-        torch::empty({batch, config.num_kv_heads, capacity, config.resolved_head_dim()}, options));
-    values_.push_back(torch::empty_like(keys_.back()));
-  }
-}
+    : batch_(batch),
+      capacity_(capacity),
+      kv_heads_(config.num_kv_heads),
+      head_dim_(config.resolved_head_dim()),
+      options_(options),
+      keys_(config.num_layers),
+      values_(config.num_layers) {}
 
 KVCache::KVCache(const TransformerConfig& config, int64_t batch)
     : batch_(batch),
@@ -40,6 +38,10 @@ std::pair<torch::Tensor, torch::Tensor> KVCache::append(int64_t layer, const tor
     keys = keys.defined() ? torch::cat({keys, k}, 2) : k;
     values = values.defined() ? torch::cat({values, v}, 2) : v;
     return {keys, values};
+  }
+  if (!keys.defined()) {  // a layer's storage comes with its first keys: a pipeline stage's others never do
+    keys = torch::empty({batch_, kv_heads_, capacity_, head_dim_}, options_);
+    values = torch::empty_like(keys);
   }
   keys.narrow(2, length_, t).copy_(k);
   values.narrow(2, length_, t).copy_(v);

@@ -3,8 +3,9 @@
 // decoding step only writes one position per layer. Used by generate()
 // (generation.h) through Transformer::hidden_states().
 //
-// Storage per layer: [B, Hkv, capacity, D]; positions [0, length()) are
-// filled. All rows share the same length: ragged prompts are left-padded,
+// Storage per layer: [B, Hkv, capacity, D], allocated when the layer first
+// appends (a pipeline stage holds its own layers' only); positions
+// [0, length()) are filled. All rows share the same length: ragged prompts are left-padded,
 // and the padding is masked, not skipped.
 //
 // A growing cache (the constructor without a capacity) has no storage of
@@ -52,6 +53,8 @@ class KVCache {
   int64_t capacity_;
   int64_t length_ = 0;
   bool growing_ = false;
+  int64_t kv_heads_ = 0, head_dim_ = 0;
+  torch::TensorOptions options_;
   std::vector<torch::Tensor> keys_;
   std::vector<torch::Tensor> values_;
 };

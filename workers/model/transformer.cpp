@@ -4,6 +4,7 @@
 
 #include "workers/model/layers.h"
 #include "workers/model/model_error.h"
+#include "workers/spmd_group.h"
 
 namespace rlwb::workers::model {
 namespace {
@@ -138,6 +139,7 @@ TransformerImpl::TransformerImpl(const TransformerConfig& config) : config_(conf
   config_.validate("TransformerConfig");
   shard_config_ = config_;
   vocab_ = {0, config_.vocab_size};
+  stage_layers_ = {0, config_.num_layers};
   const double std = config_.initializer_range;
   tok_embeddings = register_module("tok_embeddings", torch::nn::Embedding(torch::nn::EmbeddingOptions(
                                                          config_.vocab_size, config_.hidden_size)));
@@ -196,8 +198,24 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids,
     in.causal = len > 1;  // one new query sees every cached key
   }
   torch::Tensor x = embed(input_ids);
-  for (size_t i = 0; i < blocks_.size(); ++i)
-    x = blocks_[i]->forward(x, in, i + 1 == blocks_.size() ? outputs_from : 0);
+  // Every stage's autograd graph must reach every hand-over, whose backward
+  // is collective: start it from a tensor that needs a gradient even when
+  // the embedding is frozen.
+  if (pp_.active() && torch::GradMode::is_enabled() && !x.requires_grad())
+    x = x.detach().requires_grad_(true);
+  const int64_t layers = config_.num_layers;
+  for (int stage = 0; stage < pp_.stages; ++stage) {  // one stage without pipeline parallelism
+    const Shard run = pp_.active() ? layers_of_stage(layers, stage, pp_.stages) : stage_layers_;
+    if (stage == pp_.stage)
+      for (int64_t i = run.start; i < run.start + run.size; ++i)
+        x = blocks_[i]->forward(x, in, i + 1 == layers ? outputs_from : 0);
+    if (pp_.active()) {
+      const bool last_stage = stage + 1 == pp_.stages;  // ran the last block: outputs_from applied
+      x = pass_stage_output(x, stage, {batch, last_stage ? len - outputs_from : len, config_.hidden_size},
+                            pp_,
+                            /*replicated_after=*/last_stage);
+    }
+  }
   if (blocks_.empty()) x = positions_from(x, outputs_from);
   if (cache != nullptr) cache->advance(len);
   return norm(x);
@@ -250,6 +268,30 @@ void TransformerImpl::shard_tensor_parallel(const TensorParallel& tp) {
   shard_config_.vocab_size = vocab_.size;
 }
 
+bool TransformerImpl::holds_layer(int64_t layer) const {
+  return layer >= stage_layers_.start && layer < stage_layers_.start + stage_layers_.size;
+}
+
+void TransformerImpl::shard_pipeline_parallel(const PipelineParallel& pp) {
+  if (!pp.active()) return;
+  if (pp_.active()) throw ModelError("Transformer: shard_pipeline_parallel called twice");
+  if (pp.stages > config_.num_layers)
+    throw ModelError("Transformer: pipeline parallelism pp = " + std::to_string(pp.stages) +
+                     " needs at least " + std::to_string(pp.stages) +
+                     " layers, one per stage, but 'num_layers' = " + std::to_string(config_.num_layers) +
+                     "; choose pp <= num_layers");
+  pp_ = pp;
+  stage_layers_ = layers_of_stage(config_.num_layers, pp.stage, pp.stages);
+  torch::NoGradGuard no_grad;
+  for (int64_t i = 0; i < config_.num_layers; ++i) {
+    if (holds_layer(i)) continue;
+    for (auto& p : blocks_[i]->parameters()) {
+      p.set_data(torch::empty({0}, p.options()));
+      p.set_requires_grad(false);
+    }
+  }
+}
+
 std::shared_ptr<TransformerImpl> TransformerImpl::unsharded_copy() {
   torch::NoGradGuard no_grad;
   // Constructing draws initial weights from torch's generator; they are
@@ -263,8 +305,18 @@ std::shared_ptr<TransformerImpl> TransformerImpl::unsharded_copy() {
   auto whole = full->named_parameters();
   for (auto& item : named_parameters()) {
     torch::Tensor& target = whole[item.key()];
-    const int64_t dim = tp_.active() ? tensor_parallel_dim(item.key()) : -1;
-    target.copy_(dim < 0 ? item.value().detach() : gather_shards(item.value(), dim, target.size(dim), tp_));
+    const int64_t layer = layer_of_parameter(item.key());
+    const bool held = layer < 0 || holds_layer(layer);
+    torch::Tensor value;
+    if (held) {
+      const int64_t dim = tp_.active() ? tensor_parallel_dim(item.key()) : -1;
+      value = dim < 0 ? item.value().detach() : gather_shards(item.value(), dim, target.size(dim), tp_);
+    }
+    if (pp_.active() && layer >= 0) {  // a block: its stage sends it to the others
+      value = held ? value.contiguous() : torch::empty(target.sizes(), target.options());
+      pp_.group->broadcast(value, stage_of_layer(layer, config_.num_layers, pp_.stages));
+    }
+    target.copy_(value);
   }
   return full;
 }

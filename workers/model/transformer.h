@@ -30,6 +30,11 @@
 // the attention, one after the MLP and one after the embedding. logits()
 // then returns this rank's vocabulary columns only (vocab_shard());
 // sequence_scores.h and generation.h reduce over them without gathering.
+//
+// Pipeline parallelism (pipeline_parallel.h): shard_pipeline_parallel()
+// keeps only this stage's blocks (the others' parameters become empty), and
+// a forward pass hands each stage's output to the next; every stage ends
+// with the same final hidden states, so heads and losses are replicated.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -42,6 +47,7 @@
 
 #include "workers/model/kv_cache.h"
 #include "workers/model/linear.h"
+#include "workers/model/pipeline_parallel.h"
 #include "workers/model/tensor_parallel.h"
 #include "workers/model/transformer_config.h"
 
@@ -110,13 +116,23 @@ class TransformerImpl : public torch::nn::Module {
   // key/value heads or the MLP width (a vocabulary need not divide).
   void shard_tensor_parallel(const TensorParallel& tp);
   const TensorParallel& tensor_parallel() const { return tp_; }
+  // Keeps this stage's blocks only (layers_of_stage); the other blocks'
+  // parameters become empty and frozen, so optimizers and gradient sums
+  // skip them. Call once, on every stage with the same weights, before an
+  // optimizer takes the parameters. Throws ModelError naming the setting
+  // when there are more stages than layers.
+  void shard_pipeline_parallel(const PipelineParallel& pp);
+  const PipelineParallel& pipeline_parallel() const { return pp_; }
+  // Whether this stage runs block `layer`.
+  bool holds_layer(int64_t layer) const;
   // This rank's token ids: all of them without tensor parallelism.
   Shard vocab_shard() const { return vocab_; }
   // The config of this rank's share (its heads, width and vocabulary):
   // what a KV cache of this rank is sized by. config() without tp.
   const TransformerConfig& shard_config() const { return shard_config_; }
   // An unsharded model with the same weights, gathered from the tp ranks
-  // (collective; each rank gets the whole model). For saving a checkpoint.
+  // and the pipeline stages (collective; each rank gets the whole model).
+  // For saving a checkpoint.
   std::shared_ptr<TransformerImpl> unsharded_copy();
 
   // Final-norm hidden states [B, T, hidden] of input_ids [B, T] at
@@ -156,6 +172,8 @@ class TransformerImpl : public torch::nn::Module {
 
   TransformerConfig config_, shard_config_;
   TensorParallel tp_;
+  PipelineParallel pp_;
+  Shard stage_layers_;  // the blocks this stage runs: all without pipeline parallelism
   Shard vocab_;
   PackedLinear packed_head_;              // no-grad copy of lm_head (or the tied embedding)
   std::vector<TransformerBlock> blocks_;  // the same modules as `layers`, typed

@@ -105,6 +105,14 @@ model::TensorParallel tensor_parallel_of(const WorkerEnv& env) {
   return {env.mesh_groups->tp.get(), env.mesh.tp_index(env.rank), env.mesh.tp};
 }
 
+model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env) {
+  if (env.mesh.pp <= 1) return {};
+  if (!env.mesh_groups || !env.mesh_groups->pp)
+    throw std::logic_error("pipeline_parallel_of: the mesh groups of model '" + env.model +
+                           "' were not made");
+  return {env.mesh_groups->pp.get(), env.mesh.pp_index(env.rank), env.mesh.pp};
+}
+
 torch::Device model_device(const WorkerEnv& env) {
   if (env.device != "cuda") return torch::kCPU;
   const int64_t gpus = static_cast<int64_t>(torch::cuda::device_count());
@@ -172,16 +180,19 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
     throw RoleConfigError("models." + env.model +
                           ".parallel: dp*pp*tp = " + std::to_string(env.mesh.world()) + " but the pool has " +
                           std::to_string(env.world) + " ranks");
-  if (env.mesh.pp > 1)
-    throw RoleConfigError("models." + env.model + ".parallel.pp = " + std::to_string(env.mesh.pp) +
-                          ": pipeline parallelism is not supported by the model roles yet; use pp: 1");
+  if (env.mesh.pp > 1 && env.generation_mesh && *env.generation_mesh != env.mesh)
+    throw RoleConfigError("models." + env.model + ".parallel: a generation layout of its own with pp = " +
+                          std::to_string(env.mesh.pp) +
+                          " is not supported yet (the hybrid engine reshards tensor-parallel layouts only); "
+                          "leave 'generate' out or use pp: 1");
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
   chat_template = make_chat_template(options.tokenizer, chat_template_refused);
   net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
-  if (env.world > 1 && env.mesh.tp > 1) env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
-  net->shard_tensor_parallel(tensor_parallel_of(env));
+  if (env.world > 1 && (env.mesh.tp > 1 || env.mesh.pp > 1))
+    env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
+  shard(env);
   device = model_device(env);
   net->to(device);
 }
@@ -190,13 +201,19 @@ void ModelRole::load(const std::string& dir, model::Head head, WorkerEnv& env) {
   net = load_checkpoint_for(dir, head, options.seed);
   model::check_tokenizer_fits(*tokenizer, where + ".tokenizer", net->config(), dir + "/config.json");
   broadcast_parameters(net, env);
-  net->shard_tensor_parallel(tensor_parallel_of(env));
+  shard(env);
   net->to(device);
 }
 
+void ModelRole::shard(WorkerEnv& env) {
+  net->shard_tensor_parallel(tensor_parallel_of(env));
+  net->shard_pipeline_parallel(pipeline_parallel_of(env));
+}
+
 void ModelRole::save(const std::string& dir, WorkerEnv& env) {
-  model::Transformer whole =
-      net->tensor_parallel().active() ? model::Transformer(net->unsharded_copy()) : net;
+  model::Transformer whole = net->tensor_parallel().active() || net->pipeline_parallel().active()
+                                 ? model::Transformer(net->unsharded_copy())
+                                 : net;
   if (env.rank == 0) save_checkpoint(whole, options.tokenizer.as_written, dir);
 }
 
@@ -243,26 +260,42 @@ TrainState::TrainState(model::Transformer& model, OptimOptions settings, model::
                  model::AdamWSettings{settings.betas.at(0), settings.betas.at(1), settings.eps,
                                       settings.weight_decay},
                  storage),
-      tp_(model->tensor_parallel()) {
-  for (auto& p : model->named_parameters())
-    if (p.value().requires_grad()) replicated_.push_back(model::tensor_parallel_dim(p.key()) < 0);
+      tp_(model->tensor_parallel()),
+      pp_(model->pipeline_parallel()) {
+  for (auto& p : model->named_parameters()) {
+    if (!p.value().requires_grad()) continue;
+    if (p.key() == "tok_embeddings.weight") embedding_ = static_cast<int>(replicated_.size());
+    replicated_.push_back(model::tensor_parallel_dim(p.key()) < 0);
+    on_every_stage_.push_back(model::layer_of_parameter(p.key()) < 0);
+  }
+}
+
+void TrainState::share_embedding_gradient() {
+  if (!pp_.active() || embedding_ < 0) return;
+  torch::Tensor& gradients = optimizer_.flat_gradients();
+  torch::Tensor part =
+      gradients.narrow(0, optimizer_.offsets()[embedding_], optimizer_.parameters()[embedding_].numel());
+  pp_.group->broadcast(part, 0);
 }
 
 // The norm of the whole model's gradient: with tensor parallelism each rank
 // holds a part of the split parameters' gradients and all of the
 // replicated ones', so the squares of the replicated count 1/tp on each rank
-// before the sum over the tp ranks.
+// before the sum over the tp ranks; with pipeline parallelism each stage
+// holds its blocks' and all of the rest, which counts 1/pp before the sum
+// over the stages.
 double TrainState::gradient_norm() {
   torch::Tensor& gradients = optimizer_.flat_gradients();
-  if (!tp_.active()) return gradients.norm().item<double>();
+  if (!tp_.active() && !pp_.active()) return gradients.norm().item<double>();
   const auto& params = optimizer_.parameters();
   const auto& offsets = optimizer_.offsets();
   torch::Tensor squares = torch::zeros({1}, gradients.options().dtype(torch::kFloat64));
   for (size_t i = 0; i < params.size(); ++i) {
     torch::Tensor part = gradients.narrow(0, offsets[i], params[i].numel()).to(torch::kFloat64);
-    squares += part.dot(part) / (replicated_[i] ? tp_.size : 1);
+    squares += part.dot(part) / ((replicated_[i] ? tp_.size : 1) * (on_every_stage_[i] ? pp_.stages : 1));
   }
-  tp_.group->all_reduce_sum(squares);
+  if (tp_.active()) tp_.group->all_reduce_sum(squares);
+  if (pp_.active()) pp_.group->all_reduce_sum(squares);
   return std::sqrt(squares.item<double>());
 }
 
@@ -326,6 +359,7 @@ void TrainState::sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along)
 std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along,
                                            bool divide_by_first) {
   sum_over_ranks(env, ride_along);
+  share_embedding_gradient();
   torch::Tensor& gradients = optimizer_.flat_gradients();
   if (divide_by_first && ride_along != nullptr && !ride_along->empty())
     gradients.div_(std::max(1.0, ride_along->front()));

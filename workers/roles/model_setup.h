@@ -35,6 +35,7 @@ namespace rlwb::workers::roles {
 int data_parallel_size(const WorkerEnv& env);
 SpmdGroup& data_parallel_group(WorkerEnv& env);  // only when data_parallel_size > 1
 model::TensorParallel tensor_parallel_of(const WorkerEnv& env);
+model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env);
 // Where a rank's model lives: on a cuda pool its own GPU (rank r takes GPU
 // r % the GPUs the process sees -- one, where the launcher or Slurm sets
 // CUDA_VISIBLE_DEVICES per worker), else the CPU. Throws when a cuda
@@ -95,8 +96,10 @@ struct ModelRole : Role {
   void init(const std::string& role, const nlohmann::json& role_config, WorkerEnv& env, model::Head head);
   // Replaces the network by a checkpoint's, sharded as init shards.
   void load(const std::string& dir, model::Head head, WorkerEnv& env);
-  // Writes the whole model (gathered from the tp ranks) and the tokenizer
-  // note; collective over the tp ranks, only pool rank 0 writes.
+  // Keeps this rank's tensor-parallel shard and pipeline stage of `net`.
+  void shard(WorkerEnv& env);
+  // Writes the whole model (gathered from the tp ranks and pipeline stages)
+  // and the tokenizer note; collective over them, only pool rank 0 writes.
   void save(const std::string& dir, WorkerEnv& env);
   // Where the optimizers keep the parameters: in place when something else
   // owns their storage (the 3D-HybridEngine's buffers), else one flat buffer.
@@ -158,8 +161,15 @@ class TrainState {
   void sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along);
   double gradient_norm();
 
+  // With pipeline parallelism the embedding's lookup gradient is stage 0's
+  // alone; every stage takes stage 0's whole gradient (model/pipeline_parallel.h).
+  void share_embedding_gradient();
+
   model::TensorParallel tp_;
-  std::vector<bool> replicated_;  // per optimizer parameter: whole on every tp rank
+  model::PipelineParallel pp_;
+  std::vector<bool> replicated_;      // per optimizer parameter: whole on every tp rank
+  std::vector<bool> on_every_stage_;  // per optimizer parameter: held by every pipeline stage
+  int embedding_ = -1;                // the optimizer parameter that is the token embedding
   OptimOptions settings_;
   model::FlatAdamW optimizer_;
   std::optional<bool> overlap_pays_;                   // decided at the first call

@@ -2,6 +2,7 @@
 
 #include "core/common/durable_file.h"
 #include "workers/model/hf_checkpoint.h"
+#include "workers/model/pipeline_parallel.h"
 #include "workers/model/tensor_parallel.h"
 #include "workers/model/transformer_config.h"
 
@@ -125,19 +126,24 @@ std::string read_text(const std::filesystem::path& path) {
 
 }  // namespace
 
-void export_role_state(const std::string& dir, int tp, const std::string& out, torch::Dtype dtype) {
+void export_role_state(const std::string& dir, int tp, int pp, const std::string& out, torch::Dtype dtype) {
   namespace fs = std::filesystem;
   const fs::path config_path = fs::path(dir) / kConfigFile;
   const model::TransformerConfig config =
       model::parse_hf_config(read_text(config_path), config_path.string());
+  if (pp > config.num_layers)
+    throw std::runtime_error(dir + ": pp = " + std::to_string(pp) + " stages but " + config_path.string() +
+                             " has " + std::to_string(config.num_layers) + " layers");
   const std::string tokenizer_note = read_text(fs::path(dir) / kTokenizerNote);
-  std::vector<torch::serialize::InputArchive> shards(static_cast<size_t>(tp));
+  const int ranks = tp * pp;
+  std::vector<torch::serialize::InputArchive> shards(static_cast<size_t>(ranks));
   std::vector<std::string> files;
-  for (int r = 0; r < tp; ++r) {
+  for (int r = 0; r < ranks; ++r) {
     files.push_back((fs::path(dir) / ("rank-" + std::to_string(r) + ".pt")).string());
     if (!fs::exists(files.back()))
-      throw std::runtime_error(files.back() + ": missing; a tensor-parallel degree of " + std::to_string(tp) +
-                               " needs rank-0 .. rank-" + std::to_string(tp - 1));
+      throw std::runtime_error(files.back() + ": missing; " + std::to_string(pp) + " pipeline stage(s) of " +
+                               std::to_string(tp) + " tensor-parallel shard(s) need rank-0 .. rank-" +
+                               std::to_string(ranks - 1));
     shards[r].load_from(files.back());
   }
   // The weights drawn at construction are all overwritten: leave torch's
@@ -150,8 +156,11 @@ void export_role_state(const std::string& dir, int tp, const std::string& out, t
     torch::NoGradGuard no_grad;
     for (auto& p : whole->named_parameters()) {
       const int64_t dim = tp > 1 ? model::tensor_parallel_dim(p.key()) : -1;
+      const int64_t layer = model::layer_of_parameter(p.key());
+      const int stage = layer < 0 ? 0 : model::stage_of_layer(layer, config.num_layers, pp);
       std::vector<torch::Tensor> parts;
-      for (int r = 0; r < (dim < 0 ? 1 : tp); ++r) {
+      for (int t = 0; t < (dim < 0 ? 1 : tp); ++t) {
+        const int r = stage * tp + t;
         torch::Tensor part;
         if (!shards[r].try_read("param/" + p.key(), part))
           throw std::runtime_error(files[r] + " has no tensor '" + p.key() + "', which " +
@@ -161,8 +170,9 @@ void export_role_state(const std::string& dir, int tp, const std::string& out, t
       torch::Tensor joined = dim < 0 ? parts[0] : torch::cat(parts, dim);
       if (joined.sizes() != p.value().sizes())
         throw std::runtime_error(dir + ": tensor '" + p.key() + "' is " + shape_text(joined) + " over " +
-                                 std::to_string(dim < 0 ? 1 : tp) + " rank file(s) but " +
-                                 shape_text(p.value()) + " by " + config_path.string());
+                                 std::to_string(dim < 0 ? 1 : tp) + " rank file(s) of stage " +
+                                 std::to_string(stage) + " but " + shape_text(p.value()) + " by " +
+                                 config_path.string());
       p.value().copy_(joined);
     }
   }

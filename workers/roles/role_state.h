@@ -39,11 +39,13 @@ void load_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
                      WorkerEnv& env);
 
 // The whole model of a checkpoint's <model> folder, in the Hugging Face
-// layout (model/hf_checkpoint.h) in `out`, for `rlwb export`: the
-// tensor-parallel shards of the first data-parallel group (pool ranks
-// 0..tp-1) joined along the dimension they were split on, config.json and
-// the tokenizer note as saved. Reads only files; throws std::runtime_error
-// naming the file, and the tensor where there is one.
-void export_role_state(const std::string& dir, int tp, const std::string& out, torch::Dtype dtype);
+// layout (model/hf_checkpoint.h) in `out`, for `rlwb export`: from the
+// first data-parallel group (pool ranks 0..pp*tp-1, rank = stage*tp + t),
+// each block from the pipeline stage that holds it and every other tensor
+// from stage 0, the tensor-parallel shards joined along the dimension they
+// were split on; config.json and the tokenizer note as saved. Reads only
+// files; throws std::runtime_error naming the file, and the tensor where
+// there is one.
+void export_role_state(const std::string& dir, int tp, int pp, const std::string& out, torch::Dtype dtype);
 
 }  // namespace rlwb::workers::roles

@@ -305,11 +305,26 @@ TEST(GraphValidator, ATensorParallelSizeThatDoesNotDivideACheckpointsHeadsIsAnIs
   std::filesystem::remove_all(dir);
 }
 
-TEST(GraphValidator, PipelineStagesAreRefusedUntilTheRolesRunThem) {
-  auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {pp: 2}}\n  ref");
-  GraphIssue issue =
-      issue_with(issues, "model 'actor' has pp = 2, but the model roles do not run pipeline stages");
+TEST(GraphValidator, PipelineStagesAreAcceptedUpToOnePerLayer) {
+  // Two stages over the default model's two layers: valid.
+  EXPECT_TRUE(validate_small("parallel: {dp: 2}}\n  ref", "parallel: {pp: 2}}\n  ref").empty());
+  // Four stages over two layers cannot give each stage a layer.
+  auto issues = validate_text(
+      edit(edit(kSmall, "main: {workers: 2}", "main: {workers: 4}"),
+           "actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}",
+           "actor: {role: actor, config: {model: {num_layers: 2}}, pool: main, parallel: {pp: 4}}"));
+  GraphIssue issue = issue_with(
+      issues, "model 'actor' has pp = 4 pipeline stages but models.actor.config.model.num_layers = 2 layers");
   EXPECT_EQ(issue.line, 5);
+  EXPECT_THAT(issue.hint, HasSubstr("choose pp <= 2"));
+}
+
+TEST(GraphValidator, APipelineParallelModelGeneratesWithItsTrainingLayout) {
+  auto issues =
+      validate_text(edit(edit(kSmall, "main: {workers: 2}", "main: {workers: 4}"),
+                         "parallel: {dp: 2}}\n  ref", "parallel: {pp: 2, tp: 2, generate: {tp: 1}}}\n  ref"));
+  GraphIssue issue = issue_with(issues, "model 'actor' trains with pp = 2 and generates with another layout");
+  EXPECT_THAT(issue.hint, HasSubstr("with pp > 1 leave parallel.generate out"));
 }
 
 TEST(GraphValidator, TrainerStepsBelowOneIsAnIssue) {

@@ -1,4 +1,4 @@
-// The model roles on a mesh (dp x tp ranks in threads over real c10d
+// The model roles on a mesh (dp x pp x tp ranks in threads over real c10d
 // groups, dispatched as the controller dispatches): an actor update, the
 // critic's, greedy rollouts and the saved checkpoint equal one rank's on
 // the whole batch, in every layout; rows that a split adds to even out
@@ -21,7 +21,9 @@ using core::Mesh;
 const std::vector<std::string> kGenOut = {"responses", "response_mask", "old_log_probs", "prompt_ids",
                                           "prompt_mask"};
 
-std::string layout(const Mesh& m) { return "tp=" + std::to_string(m.tp) + " dp=" + std::to_string(m.dp); }
+std::string layout(const Mesh& m) {
+  return "tp=" + std::to_string(m.tp) + " pp=" + std::to_string(m.pp) + " dp=" + std::to_string(m.dp);
+}
 
 // Four heads and key/value heads, so tp = 4 divides them.
 nlohmann::json config_for_tp(const std::string& role) {
@@ -65,9 +67,10 @@ void expect_close(const torch::Tensor& got, const torch::Tensor& want, const std
   workers::model::testing::expect_close(got, want, tolerance, what);
 }
 
-TEST(TensorParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayout) {
+// An actor with `config` updated, scored, rolled out greedily and saved on
+// each mesh equals one rank doing the same on the whole batch.
+void expect_actor_equals_one_rank(const nlohmann::json& config, const std::vector<Mesh>& meshes) {
   const Batch in = rollout(32);
-  const auto config = config_for_tp("actor");
   LocalRole single("actor", config);
   const nlohmann::json want = single.call("update", in).meta()["metrics"];
   const torch::Tensor want_lp = single.call("log_prob", in).tensor("old_log_probs");
@@ -75,7 +78,7 @@ TEST(TensorParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayo
   workers::model::testing::ScratchDir dir("tp-roles");
   single.call("save_checkpoint", Batch{}, {}, {{"dir", (dir.path() / "single").string()}});
 
-  for (const Mesh& mesh : {Mesh{1, 1, 2}, Mesh{1, 1, 4}, Mesh{2, 1, 2}}) {
+  for (const Mesh& mesh : meshes) {
     SCOPED_TRACE(layout(mesh));
     MeshRanks ranks("actor", config, mesh);
     Batch out = ranks.call("update", in);
@@ -97,13 +100,13 @@ TEST(TensorParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayo
   }
 }
 
-TEST(TensorParallelRoles, CriticUpdateEqualsOneRankWithTensorAndDataParallelism) {
+// The critic likewise: its update metrics and the values after it.
+void expect_critic_equals_one_rank(const nlohmann::json& config, const std::vector<Mesh>& meshes) {
   const Batch in = rollout(32);
-  const auto config = config_for_tp("critic");
   LocalRole single("critic", config);
   const nlohmann::json want = single.call("update", in).meta()["metrics"];
   const torch::Tensor want_values = single.call("values", in).tensor("values");
-  for (const Mesh& mesh : {Mesh{1, 1, 2}, Mesh{2, 1, 2}}) {
+  for (const Mesh& mesh : meshes) {
     SCOPED_TRACE(layout(mesh));
     MeshRanks ranks("critic", config, mesh);
     // Explained variance is computed over each rank's own rows.
@@ -111,6 +114,36 @@ TEST(TensorParallelRoles, CriticUpdateEqualsOneRankWithTensorAndDataParallelism)
                         mesh.dp > 1 ? "critic/vf_explained_var" : "");
     expect_close(ranks.call("values", in).tensor("values"), want_values, "values after the update");
   }
+}
+
+TEST(TensorParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayout) {
+  expect_actor_equals_one_rank(config_for_tp("actor"), {Mesh{1, 1, 2}, Mesh{1, 1, 4}, Mesh{2, 1, 2}});
+}
+
+TEST(TensorParallelRoles, CriticUpdateEqualsOneRankWithTensorAndDataParallelism) {
+  expect_critic_equals_one_rank(config_for_tp("critic"), {Mesh{1, 1, 2}, Mesh{2, 1, 2}});
+}
+
+// Three layers over two stages (two and one): the stages are uneven.
+nlohmann::json config_for_pp(const std::string& role, bool tied = false) {
+  auto c = config_for_tp(role);
+  c["model"]["num_layers"] = 3;
+  c["model"]["tie_word_embeddings"] = tied;
+  return c;
+}
+
+TEST(PipelineParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLayout) {
+  expect_actor_equals_one_rank(config_for_pp("actor"), {Mesh{1, 2, 1}, Mesh{1, 2, 2}, Mesh{2, 2, 1}});
+}
+
+// A tied head reads the embedding on every stage, but only stage 0's
+// lookup has its gradient: every stage must step with stage 0's.
+TEST(PipelineParallelRoles, ATiedEmbeddingStepsAlikeOnEveryStage) {
+  expect_actor_equals_one_rank(config_for_pp("actor", /*tied=*/true), {Mesh{1, 2, 1}});
+}
+
+TEST(PipelineParallelRoles, CriticUpdateEqualsOneRank) {
+  expect_critic_equals_one_rank(config_for_pp("critic"), {Mesh{1, 2, 1}, Mesh{1, 2, 2}});
 }
 
 // 31 rows over 2 ranks and 30 over 4: the split repeats rows to even out the

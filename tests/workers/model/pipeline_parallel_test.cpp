@@ -1,0 +1,201 @@
+// Pipeline parallelism (workers/model/pipeline_parallel.h) alone and with
+// tensor parallelism: the ranks of a (pp x tp) mesh in threads, each with
+// real c10d Gloo groups (workers/mesh_groups.h), shard a model built with
+// the same weights as a one-process reference and must compute what it
+// computes -- logits within 1e-5 on every stage, log-probs, every held
+// parameter's gradient, greedy tokens, and the weights the export writes.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "tests/workers/model/model_test_support.h"
+#include "tests/workers/model/ranks_in_threads.h"
+#include "workers/mesh_groups.h"
+#include "workers/model/generation.h"
+#include "workers/model/hf_checkpoint.h"
+#include "workers/model/model_error.h"
+#include "workers/model/pipeline_parallel.h"
+#include "workers/model/sequence_scores.h"
+#include "workers/model/transformer.h"
+#include "workers/spmd_group.h"
+
+namespace rlwb::workers::model {
+namespace {
+
+using testing::expect_close;
+using workers::testing::on_ranks;
+
+// Three layers: over two stages the first holds two, the second one.
+TransformerConfig config_for(bool tied) {
+  TransformerConfig c = testing::tiny_config();
+  c.qkv_bias = c.output_bias = c.mlp_bias = true;
+  c.num_layers = 3;
+  c.vocab_size = 63;  // uneven over tp = 2
+  c.tie_word_embeddings = tied;
+  return c;
+}
+
+Transformer seeded(const TransformerConfig& c) {
+  torch::manual_seed(11);
+  return Transformer(c);
+}
+
+SequenceBatch rows_for(int64_t vocab) {
+  torch::manual_seed(5);
+  torch::Tensor prompt = torch::randint(1, vocab, {3, 6});
+  torch::Tensor prompt_mask = torch::ones({3, 6}, torch::kInt64);
+  prompt_mask[0].narrow(0, 0, 2).fill_(0);
+  torch::Tensor response = torch::randint(1, vocab, {3, 4});
+  torch::Tensor response_mask = torch::ones({3, 4}, torch::kInt64);
+  response_mask[2].narrow(0, 3, 1).fill_(0);
+  return join_prompt_response(prompt, prompt_mask, response, response_mask);
+}
+
+torch::Tensor loss_of(Transformer& net, const SequenceBatch& rows) {
+  ResponseLogProbs lp = response_log_probs(net, rows, /*temperature=*/0.8, /*with_entropy=*/true);
+  torch::Tensor weights = torch::linspace(-1.0, 1.0, lp.log_probs.numel()).view(lp.log_probs.sizes());
+  return (lp.log_probs * weights).sum() + 0.3 * lp.entropy.sum();
+}
+
+torch::Tensor slice_of(const torch::Tensor& whole, const std::string& name, int rank, int tp) {
+  const int64_t dim = tp > 1 ? tensor_parallel_dim(name) : -1;
+  if (dim < 0) return whole;
+  const Shard part = shard_of(whole.size(dim), rank, tp);
+  return whole.narrow(dim, part.start, part.size);
+}
+
+// Runs body(net, tp, pp) on every rank of a (1 x pp x tp) mesh, the model
+// of each rank sharded to its stage and tensor-parallel part.
+void on_mesh(int pp, int tp, const TransformerConfig& c,
+             const std::function<void(Transformer&, const TensorParallel&, const PipelineParallel&)>& body) {
+  const core::Mesh mesh{1, pp, tp};
+  std::vector<Transformer> nets;
+  for (int r = 0; r < mesh.world(); ++r) nets.push_back(seeded(c));
+  on_ranks(mesh.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups = make_mesh_groups(pool, mesh, "m");
+    const TensorParallel tpp = tp > 1 ? TensorParallel{groups->tp.get(), mesh.tp_index(rank), tp} : TensorParallel{};
+    const PipelineParallel ppp{groups->pp.get(), mesh.pp_index(rank), pp};
+    nets[rank]->shard_tensor_parallel(tpp);
+    nets[rank]->shard_pipeline_parallel(ppp);
+    body(nets[rank], tpp, ppp);
+  });
+}
+
+class PipelineParallelModel : public ::testing::TestWithParam<std::tuple<int, int, bool>> {};
+
+TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
+  const auto [pp, tp, tied] = GetParam();
+  const TransformerConfig c = config_for(tied);
+  const SequenceBatch rows = rows_for(c.vocab_size);
+  Transformer reference = seeded(c);
+  torch::Tensor want_logits = reference->forward(rows.input_ids, rows.attention_mask).detach();
+  ResponseLogProbs want_lp;
+  {
+    torch::NoGradGuard no_grad;
+    want_lp = response_log_probs(reference, rows, 0.8, true);
+  }
+  loss_of(reference, rows).backward();
+  std::map<std::string, torch::Tensor> want_grads;
+  for (auto& p : reference->named_parameters()) want_grads[p.key()] = p.value().grad();
+
+  on_mesh(pp, tp, c, [&](Transformer& net, const TensorParallel& tpp, const PipelineParallel& ppp) {
+    const std::string where = "stage " + std::to_string(ppp.stage) + " tp rank " + std::to_string(tpp.rank);
+    // Each stage holds its blocks only: 2 + 1 layers over two stages.
+    const Shard held = layers_of_stage(3, ppp.stage, pp);
+    for (int64_t layer = 0; layer < 3; ++layer)
+      EXPECT_EQ(net->holds_layer(layer), layer >= held.start && layer < held.start + held.size) << where;
+    torch::Tensor local = net->forward(rows.input_ids, rows.attention_mask);
+    expect_close(gather_shards(local, 2, c.vocab_size, tpp), want_logits, 1e-5, "logits on " + where);
+    {
+      c10::InferenceMode inference;
+      ResponseLogProbs lp = response_log_probs(net, rows, 0.8, true);
+      expect_close(lp.log_probs, want_lp.log_probs, 1e-5, "log-probs on " + where);
+      expect_close(lp.entropy, want_lp.entropy, 1e-5, "entropy on " + where);
+    }
+    loss_of(net, rows).backward();
+    constexpr double kGradientTolerance = 3e-5;
+    for (auto& p : net->named_parameters()) {
+      const int64_t layer = layer_of_parameter(p.key());
+      if (layer >= 0 && !net->holds_layer(layer)) {
+        EXPECT_EQ(p.value().numel(), 0) << p.key() << " is another stage's, on " << where;
+        EXPECT_FALSE(p.value().requires_grad()) << p.key();
+        continue;
+      }
+      ASSERT_TRUE(p.value().grad().defined()) << p.key() << " on " << where;
+      // The embedding's lookup gradient is stage 0's alone (the trainer
+      // shares it, roles/model_setup.h); every other gradient is whole on
+      // every stage that holds the parameter.
+      if (p.key() == "tok_embeddings.weight" && ppp.stage != 0) continue;
+      expect_close(p.value().grad(), slice_of(want_grads[p.key()], p.key(), tpp.rank, tp), kGradientTolerance,
+                   "gradient of " + p.key() + " on " + where);
+    }
+  });
+}
+
+// (pp, tp, tied head)
+INSTANTIATE_TEST_SUITE_P(Layouts, PipelineParallelModel,
+                         ::testing::Values(std::make_tuple(2, 1, false), std::make_tuple(3, 1, false),
+                                           std::make_tuple(2, 1, true), std::make_tuple(2, 2, false)));
+
+TEST(PipelineParallelModel, GreedyGenerationGivesTheSameTokensOnEveryStage) {
+  const TransformerConfig c = config_for(false);
+  Transformer reference = seeded(c);
+  torch::manual_seed(9);
+  torch::Tensor prompts = torch::randint(1, c.vocab_size, {4, 5});
+  torch::Tensor mask = torch::ones_like(prompts);
+  mask[1].narrow(0, 0, 3).fill_(0);
+  GenerationOptions options;
+  options.sampling.greedy = true;
+  options.max_new_tokens = 12;
+  options.stop_token_ids = {1};
+  const GenerationResult want = generate(reference, prompts, mask, options);
+  for (auto [pp, tp] : {std::pair{2, 1}, {2, 2}}) {
+    on_mesh(pp, tp, c, [&](Transformer& net, const TensorParallel&, const PipelineParallel& ppp) {
+      GenerationResult got = generate(net, prompts, mask, options);
+      EXPECT_TRUE(torch::equal(got.responses, want.responses)) << "stage " << ppp.stage << " tp " << tp;
+      EXPECT_TRUE(torch::equal(got.response_mask, want.response_mask));
+      expect_close(got.log_probs, want.log_probs, 1e-5, "greedy log-probs");
+    });
+  }
+}
+
+TEST(PipelineParallelModel, ExportsTheSameCheckpointAsTheUnshardedModel) {
+  const TransformerConfig c = config_for(false);
+  Transformer reference = seeded(c);
+  testing::ScratchDir dir("pp-export");
+  save_hf_checkpoint(reference, dir.path() / "whole");
+  on_mesh(2, 2, c, [&](Transformer& net, const TensorParallel& tpp, const PipelineParallel& ppp) {
+    Transformer whole(net->unsharded_copy());
+    EXPECT_FALSE(whole->pipeline_parallel().active());
+    if (ppp.stage == 1 && tpp.rank == 1) save_hf_checkpoint(whole, dir.path() / "sharded");
+  });
+  EXPECT_EQ(testing::read_file(dir.path() / "sharded" / "model.safetensors"),
+            testing::read_file(dir.path() / "whole" / "model.safetensors"));
+}
+
+TEST(PipelineParallelModel, RefusesMoreStagesThanLayers) {
+  TransformerConfig c = config_for(false);
+  c.num_layers = 1;
+  Transformer net(c);
+  try {
+    net->shard_pipeline_parallel({nullptr, 0, 2});
+    FAIL() << "two stages over one layer were accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("choose pp <= num_layers"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PipelineParallelModel, LayersSplitIntoContiguousRunsTheFirstStagesLonger) {
+  EXPECT_EQ(layers_of_stage(5, 0, 2).start, 0);
+  EXPECT_EQ(layers_of_stage(5, 0, 2).size, 3);
+  EXPECT_EQ(layers_of_stage(5, 1, 2).start, 3);
+  EXPECT_EQ(layers_of_stage(5, 1, 2).size, 2);
+  EXPECT_EQ(stage_of_layer(2, 5, 2), 0);
+  EXPECT_EQ(stage_of_layer(3, 5, 2), 1);
+  EXPECT_EQ(stage_of_layer(4, 5, 2), 1);
+  EXPECT_EQ(layer_of_parameter("layers.12.wq.weight"), 12);
+  EXPECT_EQ(layer_of_parameter("tok_embeddings.weight"), -1);
+  EXPECT_EQ(pipeline_parallel_ranks(core::Mesh{2, 2, 2}, 5), (std::vector<int>{5, 7}));
+}
+
+}  // namespace
+}  // namespace rlwb::workers::model
