@@ -10,7 +10,15 @@
 //                        all-gather inside each micro-DP group, into the
 //                        buffer that already holds the training shard
 // All three gather with c10d Gloo (SpmdGroup::all_gather) in pieces of the
-// same size, over the same processes. For each way, per rank:
+// same size, over the same processes. And the placement verl also runs:
+//   (d) separate pool    the training TP ranks of the first replica stream
+//                        the weights, after each update, to --gen-ranks
+//                        processes of their own that hold the whole model
+//                        (workers/hybrid_engine/weight_stream.h), in
+//                        buckets of --bucket-mib over c10d broadcasts;
+//                        once everything, once only the tensors an update
+//                        touched (the embedding and LM head kept frozen)
+// For each way, per rank:
 //   bytes received   counted per collective, and measured: the loopback
 //                    interface's received bytes during the switch
 //                    (/proc/net/dev, the whole machine) / ranks
@@ -28,6 +36,7 @@
 // taskset to compare runs on the same cores.
 //
 // Usage: bench_reshard [--tp 4] [--dp 1] [--gen-tp 2] [--layers 8] [--rounds 5] [--piece-kib 1024]
+//                      [--gen-ranks 1] [--bucket-mib 32]
 #include <ATen/Parallel.h>
 #include <malloc.h>
 #include <sched.h>
@@ -48,6 +57,7 @@
 #include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "workers/hybrid_engine/hybrid_engine.h"
+#include "workers/hybrid_engine/weight_stream.h"
 #include "workers/mesh_groups.h"
 #include "workers/model/transformer.h"
 #include "workers/spmd_group.h"
@@ -64,8 +74,8 @@ using Clock = std::chrono::steady_clock;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Settings {
-  int tp = 4, dp = 1, gen_tp = 2, layers = 8, rounds = 5;
-  int64_t piece_kib = 1024;
+  int tp = 4, dp = 1, gen_tp = 2, layers = 8, rounds = 5, gen_ranks = 1;
+  int64_t piece_kib = 1024, bucket_mib = 32;
 };
 
 // [SECTION] what one process measures of itself
@@ -198,6 +208,30 @@ class Engine : public Way {
   int64_t training_ = 0, generating_ = 0;
 };
 
+// (d): the weights streamed to a pool of their own after an update. The
+// training ranks hold nothing for generation; each generation rank holds
+// the whole model all along (on devices of its own).
+struct Streamed {  // of one stream in one round, this rank
+  double seconds = 0;
+  rlwb::workers::hybrid_engine::StreamStats stats;
+};
+
+Streamed stream_once(rlwb::workers::hybrid_engine::WeightStreamer& streamer, SpmdGroup& group,
+                     const std::vector<torch::Tensor>& updated) {
+  {
+    // What an optimizer step does to the versions of the tensors it updates.
+    torch::NoGradGuard no_grad;
+    if (!streamer.generating_rank())
+      for (const torch::Tensor& t : updated) const_cast<torch::Tensor&>(t).mul_(1.0);
+  }
+  group.barrier();
+  Streamed s;
+  const auto t0 = Clock::now();
+  s.stats = streamer.stream();
+  s.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return s;
+}
+
 // [SECTION] one rank
 
 struct Measured {  // of one way in one round, this rank
@@ -246,14 +280,117 @@ TransformerConfig model_config(int layers) {
   return c;
 }
 
+// The separate pool's share of the run: streams in the rounds of the
+// others, and its figures printed by rank 0. Every rank takes part in
+// `all`'s barriers; the senders and the generation ranks in the streams.
+struct SeparatePool {
+  std::unique_ptr<SpmdGroup> group;  // training TP ranks of replica 0 + the generation ranks
+  std::unique_ptr<rlwb::workers::hybrid_engine::WeightStreamer> full, changed;
+  std::vector<torch::Tensor> updated;  // what an update touches: all but the embedding and head
+  std::vector<Streamed> full_runs, changed_runs;
+  int64_t all_bytes = 0, changed_bytes = 0;
+};
+
+void make_streamers(Transformer net, SeparatePool& separate, const Settings& s) {
+  using rlwb::workers::hybrid_engine::WeightStreamer;
+  const int64_t bucket = s.bucket_mib << 20;
+  separate.full = std::make_unique<WeightStreamer>(
+      net, *separate.group, s.tp, "full", rlwb::workers::hybrid_engine::WeightStreamOptions{bucket, false});
+  separate.changed = std::make_unique<WeightStreamer>(
+      net, *separate.group, s.tp, "changed", rlwb::workers::hybrid_engine::WeightStreamOptions{bucket, true});
+  for (auto& p : net->named_parameters()) {
+    const bool frozen = p.key() == "tok_embeddings.weight" || p.key() == "lm_head.weight";
+    if (!frozen) separate.updated.push_back(p.value());
+  }
+}
+
+// One round of (d): a full stream, then an only-changed one after an
+// update that left the embedding and the head alone.
+void stream_round(SpmdGroup& all, SeparatePool& separate, bool warm_up) {
+  all.barrier();
+  if (separate.group) {
+    Streamed full = stream_once(*separate.full, *separate.group, separate.updated);
+    Streamed changed = stream_once(*separate.changed, *separate.group, separate.updated);
+    if (!warm_up) {
+      separate.full_runs.push_back(full);
+      separate.changed_runs.push_back(changed);
+    }
+  }
+  all.barrier();
+}
+
+struct SeparateFigures {
+  std::vector<double> full_seconds, changed_seconds;         // slowest rank, per round
+  double received_full = 0, received_changed = 0, sent = 0;  // most of any rank
+};
+
+SeparateFigures separate_figures(SpmdGroup& all, SeparatePool& separate) {
+  SeparateFigures f;
+  const int rounds = static_cast<int>(separate.full_runs.size());
+  torch::Tensor count = torch::tensor({static_cast<double>(rounds)}, torch::kFloat64);
+  all.all_reduce_max(count);
+  for (int r = 0; r < static_cast<int>(count.item<double>()); ++r) {
+    const bool mine = r < rounds;
+    f.full_seconds.push_back(max_over_ranks(all, mine ? separate.full_runs[r].seconds : 0));
+    f.changed_seconds.push_back(max_over_ranks(all, mine ? separate.changed_runs[r].seconds : 0));
+  }
+  const bool any = rounds > 0;
+  f.received_full = max_over_ranks(all, any ? separate.full_runs[0].stats.bytes_received : 0);
+  f.received_changed = max_over_ranks(all, any ? separate.changed_runs[0].stats.bytes_received : 0);
+  f.sent = max_over_ranks(all, any ? separate.full_runs[0].stats.bytes_sent : 0);
+  return f;
+}
+
+// A generation rank of the separate pool: a whole model of its own,
+// overwritten by every stream.
+int generation_pool_main(SpmdGroup& all, SeparatePool& separate, const Settings& s) {
+  torch::manual_seed(2);
+  Transformer net(model_config(s.layers));
+  make_streamers(net, separate, s);
+  stream_round(all, separate, /*warm_up=*/true);
+  for (int round = 0; round < s.rounds; ++round) stream_round(all, separate, /*warm_up=*/false);
+  separate_figures(all, separate);
+  return 0;
+}
+
+void print_separate_pool(const SeparateFigures& f, const Settings& s, double M, double engine_seconds) {
+  // An update leaves the embedding and the LM head alone: those go once.
+  const TransformerConfig c = model_config(s.layers);
+  const double frozen = (c.tie_word_embeddings ? 1.0 : 2.0) * c.vocab_size * c.hidden_size * 4.0;
+  std::printf(
+      "\n(d) separate pool: %d generation process(es), each holding the whole model (M = %.1f MiB) all "
+      "along; training ranks hold no generation weights; buckets of %lld MiB\n",
+      s.gen_ranks, M / kMiB, static_cast<long long>(s.bucket_mib));
+  std::printf("%-28s %14s %12s %14s %10s\n", "stream", "received/gen", "formula", "sent/train rk", "time ms");
+  std::printf("%-28s %14.1f %12.1f %14.1f %10.1f\n", "everything", f.received_full / kMiB, M / kMiB,
+              f.sent / kMiB, median(f.full_seconds) * 1e3);
+  std::printf("%-28s %14.1f %12.1f %14s %10.1f\n", "only the tensors updated", f.received_changed / kMiB,
+              (M - frozen) / kMiB, "", median(f.changed_seconds) * 1e3);
+  std::printf("  per round, everything / (c) engine's switch median: ");
+  for (double t : f.full_seconds) std::printf(" %.2f", t / engine_seconds);
+  std::printf("\n");
+}
+
 int rank_main(int rank, int port, const Settings& s) {
   at::set_num_threads(1);
   // Large tensors straight from mmap and back on free, so that the
   // resident set follows what is held.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   const HybridLayout layout({.pp = 1, .tp = s.tp, .dp = s.dp}, {.pp = 1, .tp = s.gen_tp});
-  SpmdGroup pool(
-      rlwb::workers::SpmdOptions{"127.0.0.1", port, rank, layout.world(), std::chrono::minutes(10)});
+  const int colocated = layout.world(), world = colocated + s.gen_ranks;
+  SpmdGroup all(rlwb::workers::SpmdOptions{"127.0.0.1", port, rank, world, std::chrono::minutes(10)});
+  std::vector<int> members;
+  for (int r = 0; r < colocated; ++r) members.push_back(r);
+  std::unique_ptr<SpmdGroup> colocated_group =
+      rank < colocated ? all.subgroup("colocated", members) : nullptr;
+  SeparatePool separate;
+  members.clear();
+  for (int r = 0; r < s.tp; ++r) members.push_back(r);
+  for (int r = colocated; r < world; ++r) members.push_back(r);
+  const bool streams = rank < s.tp || rank >= colocated;
+  if (streams) separate.group = all.subgroup("separate", members);
+  if (rank >= colocated) return generation_pool_main(all, separate, s);
+  SpmdGroup& pool = *colocated_group;
   const int64_t piece = s.piece_kib * 1024 / 4;
   std::shared_ptr<MeshGroups> groups = rlwb::workers::make_mesh_groups(pool, layout.training_mesh(), "bench");
   int64_t params = 0;
@@ -271,17 +408,22 @@ int rank_main(int rank, int port, const Settings& s) {
     for (const auto& p : net->parameters()) flat.push_back(p.detach().reshape({-1}));
     ways.push_back(std::make_unique<GatherWhole>("(b) HybridFlow-V", hybridflow_v_cost(layout),
                                                  torch::cat(flat), *groups->tp, piece));
+    if (streams) make_streamers(net, separate, s);
     ways.push_back(std::make_unique<Engine>(net, pool, layout, s.piece_kib * 1024));
   }
   malloc_trim(0);
   for (auto& w : ways) switch_once(*w, pool);  // warm-up
+  stream_round(all, separate, /*warm_up=*/true);
   const size_t n = ways.size();
   std::vector<std::vector<Measured>> runs(n);
-  for (int round = 0; round < s.rounds; ++round)
+  for (int round = 0; round < s.rounds; ++round) {
     for (size_t k = 0; k < n; ++k) {
       const size_t w = (round + k) % n;
       runs[w].push_back(switch_once(*ways[w], pool));
     }
+    stream_round(all, separate, /*warm_up=*/false);
+  }
+  const SeparateFigures streamed = separate_figures(all, separate);
   // The slowest rank's time of every run, the largest figures of any rank.
   std::vector<std::vector<double>> seconds(n);
   for (size_t w = 0; w < n; ++w)
@@ -360,6 +502,7 @@ int rank_main(int rank, int port, const Settings& s) {
                                                    std::abs(memory_off) <= 0.05)
                              : std::nullopt});
   }
+  print_separate_pool(streamed, s, M, median(seconds[2]));
   return 0;
 }
 
@@ -377,6 +520,10 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", s.rounds, "timed rounds of each way")->check(CLI::PositiveNumber);
   app.add_option("--piece-kib", s.piece_kib, "KiB of a rank's shard per all-gather")
       ->check(CLI::PositiveNumber);
+  app.add_option("--gen-ranks", s.gen_ranks, "processes of the separate generation pool, way (d)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--bucket-mib", s.bucket_mib, "MiB per broadcast when streaming to the separate pool")
+      ->check(CLI::PositiveNumber);
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   if (s.tp < 2) {
     std::fprintf(stderr, "bench_reshard: --tp must be at least 2: at tp = 1 there is nothing to reshard\n");
@@ -386,7 +533,7 @@ int main(int argc, char** argv) {
   const int port = rlwb::workers::free_loopback_ports(1).front();
   std::vector<pid_t> children;
   std::fflush(nullptr);
-  for (int rank = 0; rank < layout.world(); ++rank) {
+  for (int rank = 0; rank < layout.world() + s.gen_ranks; ++rank) {
     const pid_t pid = fork();
     if (pid == 0) {
       int code = 1;

@@ -29,8 +29,10 @@
 // buffers as they are; it is valid between to_generation() and
 // to_training(). While generating, the training model must not be stepped.
 //
-// Pipeline parallelism does not exist in RLWB yet: the layout math covers
-// p and p_g, the engine requires p = p_g = 1.
+// The layout math covers p and p_g; the engine reshards tensor-parallel
+// layouts only (p = p_g = 1): a pipeline-parallel model generates with its
+// training layout (model/pipeline_parallel.h). For generation on a pool of
+// its own, weight_stream.h streams the weights there instead.
 #pragma once
 
 #include <memory>

@@ -44,7 +44,7 @@ struct PassStageOutput : torch::autograd::Function<PassStageOutput> {
     // The input of a stage that did not send was never read: no gradient.
     torch::Tensor to_input =
         stage == from ? grad : torch::zeros(ctx->saved_data["input_shape"].toIntVector(), grad.options());
-    return {to_input, torch::Tensor(), torch::Tensor(), torch::Tensor(),
+    return {to_input,        torch::Tensor(), torch::Tensor(), torch::Tensor(),
             torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
@@ -72,7 +72,8 @@ int64_t layer_of_parameter(const std::string& name) {
 torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vector<int64_t>& shape,
                                 const PipelineParallel& pp, bool replicated_after) {
   if (!pp.active()) return x;
-  if (!torch::GradMode::is_enabled() || !x.requires_grad()) return broadcast_from(x, from, shape, pp, /*fresh=*/false);
+  if (!torch::GradMode::is_enabled() || !x.requires_grad())
+    return broadcast_from(x, from, shape, pp, /*fresh=*/false);
   return PassStageOutput::apply(x, reinterpret_cast<int64_t>(pp.group), pp.stage, pp.stages, from, shape,
                                 replicated_after);
 }

@@ -72,7 +72,8 @@ void on_mesh(int pp, int tp, const TransformerConfig& c,
   for (int r = 0; r < mesh.world(); ++r) nets.push_back(seeded(c));
   on_ranks(mesh.world(), [&](int rank, SpmdGroup& pool) {
     std::shared_ptr<MeshGroups> groups = make_mesh_groups(pool, mesh, "m");
-    const TensorParallel tpp = tp > 1 ? TensorParallel{groups->tp.get(), mesh.tp_index(rank), tp} : TensorParallel{};
+    const TensorParallel tpp =
+        tp > 1 ? TensorParallel{groups->tp.get(), mesh.tp_index(rank), tp} : TensorParallel{};
     const PipelineParallel ppp{groups->pp.get(), mesh.pp_index(rank), pp};
     nets[rank]->shard_tensor_parallel(tpp);
     nets[rank]->shard_pipeline_parallel(ppp);

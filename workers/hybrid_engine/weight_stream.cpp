@@ -1,0 +1,152 @@
+#include "workers/hybrid_engine/weight_stream.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "workers/model/tensor_parallel.h"
+#include "workers/spmd_group.h"
+
+namespace rlwb::workers::hybrid_engine {
+
+WeightStreamer::WeightStreamer(model::Transformer model, SpmdGroup& group, int training_ranks,
+                               const std::string& name, WeightStreamOptions options)
+    : model_(std::move(model)), group_(group), training_ranks_(training_ranks), options_(options) {
+  if (training_ranks < 1 || training_ranks >= group.world())
+    throw std::invalid_argument("WeightStreamer: training_ranks = " + std::to_string(training_ranks) +
+                                " must be in [1, " + std::to_string(group.world()) +
+                                "): the group needs at least one generation rank");
+  if (model_->pipeline_parallel().active())
+    throw std::invalid_argument("WeightStreamer: streams tensor-parallel shards only; the model has pipeline stages");
+  const int expected_tp = generating_rank() ? 1 : training_ranks;
+  if (model_->tensor_parallel().size != expected_tp)
+    throw std::invalid_argument("WeightStreamer: rank " + std::to_string(group.rank()) + " holds a tp = " +
+                                std::to_string(model_->tensor_parallel().size) + " shard but must hold " +
+                                (generating_rank() ? std::string("the whole model")
+                                                   : "shard " + std::to_string(group.rank()) + " of tp = " +
+                                                         std::to_string(training_ranks)));
+  for (auto& p : model_->named_parameters()) {
+    names_.push_back(p.key());
+    params_.push_back(p.value());
+    if (p.value().scalar_type() != params_.front().scalar_type())
+      throw std::invalid_argument("WeightStreamer: every parameter must have one dtype; '" + p.key() +
+                                  "' differs from '" + names_.front() + "'");
+  }
+  versions_.assign(params_.size(), -1);
+  std::vector<int> members(1);
+  for (int r = training_ranks; r < group.world(); ++r) members.push_back(r);
+  for (int sender = 0; sender < training_ranks; ++sender) {
+    members[0] = sender;
+    const std::string sub = name + "/stream/" + std::to_string(sender);
+    if (group.rank() == sender) own_sub_ = group.subgroup(sub, members);
+    if (generating_rank()) from_.push_back(group.subgroup(sub, members));
+  }
+}
+
+WeightStreamer::~WeightStreamer() = default;
+
+bool WeightStreamer::generating_rank() const { return group_.rank() >= training_ranks_; }
+
+std::vector<int64_t> WeightStreamer::changed_tensors() {
+  const int64_t n = static_cast<int64_t>(params_.size());
+  torch::Tensor flags = torch::ones({n}, torch::kUInt8);
+  if (options_.only_changed) {
+    if (group_.rank() == 0) {
+      auto f = flags.accessor<uint8_t, 1>();
+      for (int64_t i = 0; i < n; ++i) f[i] = versions_[i] != static_cast<int64_t>(params_[i]._version());
+    }
+    group_.broadcast(flags, 0);
+  }
+  std::vector<int64_t> changed;
+  auto f = flags.accessor<uint8_t, 1>();
+  for (int64_t i = 0; i < n; ++i)
+    if (f[i]) changed.push_back(i);
+  return changed;
+}
+
+// One tensor's part from one sender: the whole tensor (sender 0) or its
+// tp shard, as a contiguous source (sender) or staging tensor (receiver).
+struct WeightStreamer::Part {
+  int64_t index = 0, numel = 0, dim = -1;
+  model::Shard shard;
+  torch::Tensor flat;  // sender: its data; receiver: staging, copied in when full
+};
+
+void WeightStreamer::stream_sender(int sender, const std::vector<int64_t>& tensors, StreamStats& stats) {
+  const bool sending = group_.rank() == sender;
+  if (!sending && !generating_rank()) return;  // another sender's turn
+  SpmdGroup& sub = sending ? *own_sub_ : *from_[sender];
+  std::vector<Part> parts;
+  for (int64_t i : tensors) {
+    const int64_t dim = training_ranks_ > 1 ? model::tensor_parallel_dim(names_[i]) : -1;
+    if (dim < 0 && sender != 0) continue;  // held whole by every tp rank: sender 0 sends it
+    Part part{i, 0, dim, {}, {}};
+    if (sending) {
+      part.numel = params_[i].numel();
+    } else {
+      const torch::Tensor& whole = params_[i];
+      part.shard = dim < 0 ? model::Shard{0, whole.numel()} : model::shard_of(whole.size(dim), sender, training_ranks_);
+      part.numel = dim < 0 ? whole.numel() : whole.numel() / whole.size(dim) * part.shard.size;
+    }
+    parts.push_back(part);
+  }
+  const torch::ScalarType dtype = params_.front().scalar_type();
+  const int64_t element = static_cast<int64_t>(c10::elementSize(dtype));
+  const int64_t per_bucket = std::max<int64_t>(1, options_.bucket_bytes / element);
+  int64_t total = 0;
+  for (const Part& p : parts) total += p.numel;
+
+  torch::NoGradGuard no_grad;
+  size_t at = 0;          // the part being packed or unpacked
+  int64_t within = 0;     // elements of it already done
+  for (int64_t done = 0; done < total;) {
+    const int64_t size = std::min(per_bucket, total - done);
+    torch::Tensor bucket = torch::empty({size}, torch::TensorOptions().dtype(dtype));
+    if (sending) {
+      for (int64_t filled = 0, a = static_cast<int64_t>(at), w = within; filled < size;) {
+        Part& p = parts[a];
+        if (!p.flat.defined()) p.flat = params_[p.index].detach().contiguous().view({-1});
+        const int64_t n = std::min(size - filled, p.numel - w);
+        bucket.narrow(0, filled, n).copy_(p.flat.narrow(0, w, n));
+        filled += n, w += n;
+        if (w == p.numel) p.flat = torch::Tensor(), ++a, w = 0;
+      }
+    }
+    sub.broadcast(bucket, 0);
+    ++stats.buckets;
+    (sending ? stats.bytes_sent : stats.bytes_received) += size * element;
+    // Both sides walk the parts the same way: a receiver unpacks.
+    for (int64_t used = 0; used < size;) {
+      Part& p = parts[at];
+      const int64_t n = std::min(size - used, p.numel - within);
+      if (!sending) {
+        if (!p.flat.defined()) p.flat = torch::empty({p.numel}, bucket.options());
+        p.flat.narrow(0, within, n).copy_(bucket.narrow(0, used, n));
+      }
+      used += n, within += n;
+      if (within == p.numel) {
+        if (!sending) {
+          torch::Tensor& whole = params_[p.index];
+          torch::Tensor target = p.dim < 0 ? whole : whole.narrow(p.dim, p.shard.start, p.shard.size);
+          target.copy_(p.flat.view(target.sizes()));
+        }
+        p.flat = torch::Tensor();
+        ++at, within = 0;
+      }
+    }
+    done += size;
+  }
+}
+
+StreamStats WeightStreamer::stream() {
+  StreamStats stats;
+  const std::vector<int64_t> tensors = changed_tensors();
+  stats.tensors = static_cast<int64_t>(tensors.size());
+  for (int sender = 0; sender < training_ranks_; ++sender) stream_sender(sender, tensors, stats);
+  if (!generating_rank())
+    for (int64_t i : tensors) versions_[i] = static_cast<int64_t>(params_[i]._version());
+  return stats;
+}
+
+}  // namespace rlwb::workers::hybrid_engine
