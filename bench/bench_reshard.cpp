@@ -367,8 +367,26 @@ void print_separate_pool(const SeparateFigures& f, const Settings& s, double M, 
   std::printf("%-28s %14.1f %12.1f %14s %10.1f\n", "only the tensors updated", f.received_changed / kMiB,
               (M - frozen) / kMiB, "", median(f.changed_seconds) * 1e3);
   std::printf("  per round, everything / (c) engine's switch median: ");
-  for (double t : f.full_seconds) std::printf(" %.2f", t / engine_seconds);
+  std::vector<double> ratios;
+  for (double t : f.full_seconds) {
+    ratios.push_back(t / engine_seconds);
+    std::printf(" %.2f", ratios.back());
+  }
   std::printf("\n");
+  const std::string shape = "t=" + std::to_string(s.tp) + (s.dp > 1 ? " d=" + std::to_string(s.dp) : "") +
+                            " -> " + std::to_string(s.gen_ranks) + " generation process(es)";
+  rlwb::bench::record_figure(
+      {.key = "reshard/t=" + std::to_string(s.tp) + (s.dp > 1 ? " d=" + std::to_string(s.dp) : "") +
+              "/separate_pool_stream",
+       .title = "weights streamed after an update to a separate generation pool, " + shape + ", buckets of " +
+                std::to_string(s.bucket_mib) + " MiB (`bench_reshard` (d)); received " +
+                std::to_string(static_cast<int>(f.received_full / kMiB)) + " MiB = M per generation rank",
+       .value = median(f.full_seconds) * 1e3,
+       .unit = "ms",
+       .peer = "(c) RLWB engine, colocated switch",
+       .peer_value = engine_seconds * 1e3,
+       .pair_ratios = ratios,
+       .higher_is_better = false});
 }
 
 int rank_main(int rank, int port, const Settings& s) {

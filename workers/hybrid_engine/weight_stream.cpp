@@ -18,14 +18,15 @@ WeightStreamer::WeightStreamer(model::Transformer model, SpmdGroup& group, int t
                                 " must be in [1, " + std::to_string(group.world()) +
                                 "): the group needs at least one generation rank");
   if (model_->pipeline_parallel().active())
-    throw std::invalid_argument("WeightStreamer: streams tensor-parallel shards only; the model has pipeline stages");
+    throw std::invalid_argument(
+        "WeightStreamer: streams tensor-parallel shards only; the model has pipeline stages");
   const int expected_tp = generating_rank() ? 1 : training_ranks;
   if (model_->tensor_parallel().size != expected_tp)
     throw std::invalid_argument("WeightStreamer: rank " + std::to_string(group.rank()) + " holds a tp = " +
                                 std::to_string(model_->tensor_parallel().size) + " shard but must hold " +
                                 (generating_rank() ? std::string("the whole model")
-                                                   : "shard " + std::to_string(group.rank()) + " of tp = " +
-                                                         std::to_string(training_ranks)));
+                                                   : "shard " + std::to_string(group.rank()) +
+                                                         " of tp = " + std::to_string(training_ranks)));
   for (auto& p : model_->named_parameters()) {
     names_.push_back(p.key());
     params_.push_back(p.value());
@@ -86,7 +87,8 @@ void WeightStreamer::stream_sender(int sender, const std::vector<int64_t>& tenso
       part.numel = params_[i].numel();
     } else {
       const torch::Tensor& whole = params_[i];
-      part.shard = dim < 0 ? model::Shard{0, whole.numel()} : model::shard_of(whole.size(dim), sender, training_ranks_);
+      part.shard = dim < 0 ? model::Shard{0, whole.numel()}
+                           : model::shard_of(whole.size(dim), sender, training_ranks_);
       part.numel = dim < 0 ? whole.numel() : whole.numel() / whole.size(dim) * part.shard.size;
     }
     parts.push_back(part);
@@ -98,8 +100,8 @@ void WeightStreamer::stream_sender(int sender, const std::vector<int64_t>& tenso
   for (const Part& p : parts) total += p.numel;
 
   torch::NoGradGuard no_grad;
-  size_t at = 0;          // the part being packed or unpacked
-  int64_t within = 0;     // elements of it already done
+  size_t at = 0;       // the part being packed or unpacked
+  int64_t within = 0;  // elements of it already done
   for (int64_t done = 0; done < total;) {
     const int64_t size = std::min(per_bucket, total - done);
     torch::Tensor bucket = torch::empty({size}, torch::TensorOptions().dtype(dtype));

@@ -86,9 +86,9 @@ class WeightStreamer {
   WeightStreamOptions options_;
   std::vector<std::string> names_;
   std::vector<torch::Tensor> params_;
-  std::vector<int64_t> versions_;  // at the last stream; -1 before the first
-  std::unique_ptr<SpmdGroup> own_sub_;                // a training rank: {itself} + generation ranks
-  std::vector<std::unique_ptr<SpmdGroup>> from_;      // a generation rank: one per sender
+  std::vector<int64_t> versions_;                 // at the last stream; -1 before the first
+  std::unique_ptr<SpmdGroup> own_sub_;            // a training rank: {itself} + generation ranks
+  std::vector<std::unique_ptr<SpmdGroup>> from_;  // a generation rank: one per sender
 };
 
 }  // namespace rlwb::workers::hybrid_engine

@@ -136,7 +136,8 @@ TEST(WeightStreamErrors, AGroupWithoutAGenerationRankIsRefusedOnEveryRank) {
         WeightStreamer stream(nets[rank], group, training_ranks, "a");
         ADD_FAILURE() << "training_ranks = " << training_ranks << " was accepted";
       } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("the group needs at least one generation rank"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("the group needs at least one generation rank"),
+                  std::string::npos)
             << e.what();
       }
     }
