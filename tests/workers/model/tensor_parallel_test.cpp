@@ -9,6 +9,7 @@
 
 #include "tests/workers/model/model_test_support.h"
 #include "tests/workers/model/ranks_in_threads.h"
+#include "tests/workers/model/sharded_model_support.h"
 #include "workers/model/generation.h"
 #include "workers/model/hf_checkpoint.h"
 #include "workers/model/sequence_scores.h"
@@ -31,37 +32,10 @@ TransformerConfig config_for(int tp, int64_t vocab = 64, bool tied = false) {
   return c;
 }
 
-Transformer seeded(const TransformerConfig& c) {
-  torch::manual_seed(11);
-  return Transformer(c);
-}
-
-// Left-padded prompts and right-padded responses, as the roles pass them.
-SequenceBatch rows_for(int64_t vocab) {
-  torch::manual_seed(5);
-  torch::Tensor prompt = torch::randint(1, vocab, {3, 6});
-  torch::Tensor prompt_mask = torch::ones({3, 6}, torch::kInt64);
-  prompt_mask[0].narrow(0, 0, 2).fill_(0);
-  torch::Tensor response = torch::randint(1, vocab, {3, 4});
-  torch::Tensor response_mask = torch::ones({3, 4}, torch::kInt64);
-  response_mask[2].narrow(0, 3, 1).fill_(0);
-  return join_prompt_response(prompt, prompt_mask, response, response_mask);
-}
-
-// A loss that reaches every parameter of the language-model path.
-torch::Tensor loss_of(Transformer& net, const SequenceBatch& rows) {
-  ResponseLogProbs lp = response_log_probs(net, rows, /*temperature=*/0.8, /*with_entropy=*/true);
-  torch::Tensor weights = torch::linspace(-1.0, 1.0, lp.log_probs.numel()).view(lp.log_probs.sizes());
-  return (lp.log_probs * weights).sum() + 0.3 * lp.entropy.sum();
-}
-
-// This rank's slice of a whole parameter, as shard_tensor_parallel cuts it.
-torch::Tensor slice_of(const torch::Tensor& whole, const std::string& name, int rank, int tp) {
-  const int64_t dim = tensor_parallel_dim(name);
-  if (dim < 0) return whole;
-  const Shard part = shard_of(whole.size(dim), rank, tp);
-  return whole.narrow(dim, part.start, part.size);
-}
+using testing::loss_of;
+using testing::rows_for;
+using testing::seeded;
+using testing::slice_of;
 
 using testing::expect_close;
 
@@ -71,16 +45,10 @@ TEST_P(TensorParallelModel, ComputesWhatTheOneProcessModelComputes) {
   const auto [tp, vocab, tied] = GetParam();
   const TransformerConfig c = config_for(tp, vocab, tied);
   const SequenceBatch rows = rows_for(vocab);
-  Transformer reference = seeded(c);
-  torch::Tensor want_logits = reference->forward(rows.input_ids, rows.attention_mask).detach();
-  ResponseLogProbs want_lp;
-  {
-    torch::NoGradGuard no_grad;
-    want_lp = response_log_probs(reference, rows, 0.8, true);
-  }
-  loss_of(reference, rows).backward();
-  std::map<std::string, torch::Tensor> want_grads;
-  for (auto& p : reference->named_parameters()) want_grads[p.key()] = p.value().grad();
+  const testing::OneProcessResults want = testing::what_one_process_computes(c, rows);
+  const torch::Tensor& want_logits = want.logits;
+  const ResponseLogProbs& want_lp = want.log_probs;
+  std::map<std::string, torch::Tensor> want_grads = want.gradients;
 
   std::vector<Transformer> nets;
   for (int r = 0; r < tp; ++r) nets.push_back(seeded(c));
