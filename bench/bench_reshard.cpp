@@ -217,12 +217,12 @@ struct Streamed {  // of one stream in one round, this rank
 };
 
 Streamed stream_once(rlwb::workers::hybrid_engine::WeightStreamer& streamer, SpmdGroup& group,
-                     const std::vector<torch::Tensor>& updated) {
+                     std::vector<torch::Tensor>& updated) {
   {
     // What an optimizer step does to the versions of the tensors it updates.
     torch::NoGradGuard no_grad;
     if (!streamer.generating_rank())
-      for (const torch::Tensor& t : updated) const_cast<torch::Tensor&>(t).mul_(1.0);
+      for (torch::Tensor& t : updated) t.mul_(1.0);
   }
   group.barrier();
   Streamed s;

@@ -100,42 +100,46 @@ void WeightStreamer::stream_sender(int sender, const std::vector<int64_t>& tenso
   for (const Part& p : parts) total += p.numel;
 
   torch::NoGradGuard no_grad;
-  size_t at = 0;       // the part being packed or unpacked
-  int64_t within = 0;  // elements of it already done
+  struct Segment {  // n elements of parts[part] from its element `from`, in the bucket at `at`
+    size_t part;
+    int64_t from, n, at;
+  };
+  size_t part = 0;     // the first part not yet wholly streamed
+  int64_t within = 0;  // elements of it already streamed
   for (int64_t done = 0; done < total;) {
     const int64_t size = std::min(per_bucket, total - done);
+    // Both sides cut the parts into this bucket's segments alike.
+    std::vector<Segment> segments;
+    for (int64_t used = 0; used < size;) {
+      const int64_t n = std::min(size - used, parts[part].numel - within);
+      segments.push_back({part, within, n, used});
+      used += n, within += n;
+      if (within == parts[part].numel) ++part, within = 0;
+    }
     torch::Tensor bucket = torch::empty({size}, torch::TensorOptions().dtype(dtype));
-    if (sending) {
-      for (int64_t filled = 0, a = static_cast<int64_t>(at), w = within; filled < size;) {
-        Part& p = parts[a];
+    for (const Segment& g : segments) {
+      Part& p = parts[g.part];
+      if (sending) {
         if (!p.flat.defined()) p.flat = params_[p.index].detach().contiguous().view({-1});
-        const int64_t n = std::min(size - filled, p.numel - w);
-        bucket.narrow(0, filled, n).copy_(p.flat.narrow(0, w, n));
-        filled += n, w += n;
-        if (w == p.numel) p.flat = torch::Tensor(), ++a, w = 0;
+        bucket.narrow(0, g.at, g.n).copy_(p.flat.narrow(0, g.from, g.n));
       }
     }
     sub.broadcast(bucket, 0);
     ++stats.buckets;
     (sending ? stats.bytes_sent : stats.bytes_received) += size * element;
-    // Both sides walk the parts the same way: a receiver unpacks.
-    for (int64_t used = 0; used < size;) {
-      Part& p = parts[at];
-      const int64_t n = std::min(size - used, p.numel - within);
+    for (const Segment& g : segments) {
+      Part& p = parts[g.part];
       if (!sending) {
         if (!p.flat.defined()) p.flat = torch::empty({p.numel}, bucket.options());
-        p.flat.narrow(0, within, n).copy_(bucket.narrow(0, used, n));
+        p.flat.narrow(0, g.from, g.n).copy_(bucket.narrow(0, g.at, g.n));
       }
-      used += n, within += n;
-      if (within == p.numel) {
-        if (!sending) {
-          torch::Tensor& whole = params_[p.index];
-          torch::Tensor target = p.dim < 0 ? whole : whole.narrow(p.dim, p.shard.start, p.shard.size);
-          target.copy_(p.flat.view(target.sizes()));
-        }
-        p.flat = torch::Tensor();
-        ++at, within = 0;
+      if (g.from + g.n < p.numel) continue;  // the part goes on in the next bucket
+      if (!sending) {                        // whole now: into its slice of the parameter
+        torch::Tensor& whole = params_[p.index];
+        torch::Tensor target = p.dim < 0 ? whole : whole.narrow(p.dim, p.shard.start, p.shard.size);
+        target.copy_(p.flat.view(target.sizes()));
       }
+      p.flat = torch::Tensor();
     }
     done += size;
   }
