@@ -131,10 +131,20 @@ bool uses_onednn(const torch::Tensor& t, bool packed_weight) {
     case CpuMatmul::kAuto:
       break;
   }
-  // Measured (linear.h): oneDNN wins on AVX-512; on AVX2 only over packed
-  // weights with more than one thread.
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return avx512 || (packed_weight && at::get_num_threads() > 1);
+  static const CpuTraits cpu = this_cpu();
+  return onednn_by_default(cpu, packed_weight, at::get_num_threads());
+}
+
+CpuTraits this_cpu() {
+  __builtin_cpu_init();
+  return {.intel = __builtin_cpu_is("intel") != 0, .avx512 = __builtin_cpu_supports("avx512f") != 0};
+}
+
+bool onednn_by_default(const CpuTraits& cpu, bool packed_weight, int threads) {
+  // Measured (linear.h): MKL wins on Intel; elsewhere oneDNN wins on
+  // AVX-512, and on AVX2 only over packed weights with more than one thread.
+  if (cpu.intel) return false;
+  return cpu.avx512 || (packed_weight && threads > 1);
 }
 
 torch::Tensor linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias) {

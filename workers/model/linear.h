@@ -2,16 +2,21 @@
 // (transformer.h): its projections, MLP and language-model head.
 //
 // On CPU float32 the product goes either through torch's dense sgemm (as
-// torch::nn::Linear does) or through oneDNN's matmul, whichever this CPU
-// runs faster (bench/RESULTS.md, "Model"). Measured: on a CPU with AVX-512,
-// oneDNN was about 2x faster at hundreds of rows (training, prefill); on an
-// AVX2-only AMD Zen 3, torch's sgemm (MKL) was faster at every size for
-// the differentiable products (1.3-1.9x at 64 rows, forward and backward)
-// and for one thread over packed weights, while with two threads oneDNN
-// over a weight reordered once into its blocked layout made decoding about
-// 10% faster. So by default oneDNN is used on AVX-512 CPUs, and elsewhere
-// only by PackedLinear when torch runs more than one thread
-// (set_cpu_matmul or RLWB_CPU_MATMUL=dense|onednn|auto overrides). The two
+// torch::nn::Linear does, MKL in the torch wheel) or through oneDNN's
+// matmul, whichever this CPU runs faster (bench/RESULTS.md, "Model").
+// Measured: on an AMD EPYC with AVX-512 (Zen 5) oneDNN was about 2x faster
+// at hundreds of rows (training, prefill), because MKL runs its AVX-512
+// kernels on Intel CPUs only; on an Intel Xeon with AVX-512 (family 6
+// model 167) MKL's sgemm was faster everywhere (the training step 13%,
+// generation 18%, the GRPO step 26%); on an AVX2-only AMD Zen 3 MKL was
+// faster at every size for the differentiable products (1.3-1.9x at 64
+// rows, forward and backward) and for one thread over packed weights,
+// while with two threads oneDNN over a weight reordered once into its
+// blocked layout made decoding about 10% faster. So by default
+// (onednn_by_default) Intel CPUs use the dense product, other AVX-512
+// CPUs oneDNN, and the rest oneDNN only in PackedLinear when torch runs
+// more than one thread (set_cpu_matmul or RLWB_CPU_MATMUL=dense|onednn|
+// auto overrides). The two
 // give the same float32 product up to summation order (~1e-6 relative).
 // Other devices and dtypes (CUDA, float16/bfloat16), or a build without
 // oneDNN, use torch's linear.
@@ -60,6 +65,15 @@ void set_cpu_matmul(CpuMatmul choice);
 // Whether linear() (packed_weight false) or PackedLinear (true) uses
 // oneDNN for this tensor.
 bool uses_onednn(const torch::Tensor& t, bool packed_weight = false);
+
+// The automatic choice for a CPU (kAuto): oneDNN or not, from what was
+// measured (above).
+struct CpuTraits {
+  bool intel = false;   // GenuineIntel: MKL's AVX-512 kernels run
+  bool avx512 = false;  // AVX-512F
+};
+CpuTraits this_cpu();
+bool onednn_by_default(const CpuTraits& cpu, bool packed_weight, int threads);
 
 class PackedLinear {
  public:

@@ -406,6 +406,22 @@ TEST(Linear, TheCpuProductIsChosenByName) {
   }
 }
 
+TEST(Linear, TheAutomaticProductFollowsWhatWasMeasuredOnEachKindOfCpu) {
+  const CpuTraits intel_avx512{.intel = true, .avx512 = true}, amd_avx512{.intel = false, .avx512 = true},
+      amd_avx2{.intel = false, .avx512 = false};
+  for (bool packed : {false, true}) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("packed " + std::to_string(packed) + ", threads " + std::to_string(threads));
+      EXPECT_FALSE(onednn_by_default(intel_avx512, packed, threads)) << "MKL's sgemm is faster on Intel";
+      EXPECT_TRUE(onednn_by_default(amd_avx512, packed, threads)) << "MKL runs no AVX-512 off Intel";
+      EXPECT_EQ(onednn_by_default(amd_avx2, packed, threads), packed && threads > 1);
+    }
+  }
+  MatmulChoice automatic(CpuMatmul::kAuto);
+  EXPECT_EQ(uses_onednn(torch::ones({2})),
+            AT_MKLDNN_ENABLED() != 0 && onednn_by_default(this_cpu(), false, at::get_num_threads()));
+}
+
 TEST(TransformerModel, TiedEmbeddingsShareOneMatrix) {
   TransformerConfig c = testing::tiny_config();
   c.tie_word_embeddings = true;
