@@ -1,7 +1,9 @@
 // The default experiment (experiments/default.yaml: the sloppy-teacher
-// warm start, then GRPO) learns: a shortened run of 100 RL steps raises
+// warm start, then GRPO) learns: a shortened run of 150 RL steps raises
 // held-out exact-match accuracy by at least 10 points over the SFT
-// checkpoint (the full 500-step main job: +30), records verl's metric
+// checkpoint (the full 500-step main job: +29; on the Intel host with
+// MKL's products, 2026-12-05, the evaluations every 50 steps read 0.595
+// 0.675 0.680 0.755: 100 steps gave +8.5, so 150), records verl's metric
 // names in the tracking DB, and saves an actor that loads back.
 #include "core/controller/controller.h"
 #include "core/tracking/tracking.h"
@@ -24,7 +26,7 @@ TEST(DefaultExperiment, GrpoRaisesHeldOutAccuracyOverTheWarmStart) {
   o.log_dir = tmp / rlwb::testing::unique_name("rlwb-default-logs");
   o.checkpoint_dir = tmp / rlwb::testing::unique_name("rlwb-default-ckpt");
   Experiment exp = load_experiment_file(std::string(rlwb::testing::kSourceDir) + "/experiments/default.yaml",
-                                        {"trainer.steps=100", "trainer.eval.every=100"});
+                                        {"trainer.steps=150", "trainer.eval.every=150"});
   RunResult result;
   {
     TrackingWriter tracking(db);
