@@ -195,6 +195,19 @@ void SpmdGroup::broadcast(torch::Tensor& tensor, int root) {
   impl_->backend_for(tensor).broadcast(tensors, opts)->wait(impl_->options.timeout);
 }
 
+void SpmdGroup::send(const torch::Tensor& tensor, int to) {
+  RECORD_USER_SCOPE("c10d::send");
+  std::vector<at::Tensor> tensors{tensor.contiguous()};
+  impl_->backend_for(tensor).send(tensors, to, /*tag=*/0)->wait(impl_->options.timeout);
+}
+
+void SpmdGroup::recv(torch::Tensor& tensor, int from) {
+  RECORD_USER_SCOPE("c10d::recv");
+  if (!tensor.is_contiguous()) throw std::invalid_argument("SpmdGroup::recv: the tensor must be contiguous");
+  std::vector<at::Tensor> tensors{tensor};
+  impl_->backend_for(tensor).recv(tensors, from, /*tag=*/0)->wait(impl_->options.timeout);
+}
+
 std::vector<torch::Tensor> SpmdGroup::all_gather(const torch::Tensor& tensor) {
   RECORD_USER_SCOPE("c10d::allgather");
   std::vector<std::vector<at::Tensor>> outputs(1);

@@ -76,6 +76,11 @@ class SpmdGroup {
   // until then. Every rank must start its collectives in the same order.
   PendingCollective start_all_reduce_sum(torch::Tensor& tensor);
   void broadcast(torch::Tensor& tensor, int root);
+  // Point to point: `tensor` to rank `to`, or into `tensor` (allocated by
+  // the caller, shaped as sent) from rank `from`. A send and its recv pair
+  // up in the order each rank calls them; both wait for the transfer.
+  void send(const torch::Tensor& tensor, int to);
+  void recv(torch::Tensor& tensor, int from);
   // Returns world() tensors shaped like `tensor`.
   std::vector<torch::Tensor> all_gather(const torch::Tensor& tensor);
   void barrier();

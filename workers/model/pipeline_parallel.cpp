@@ -3,6 +3,8 @@
 #include <torch/autograd.h>
 #include <torch/torch.h>
 
+#include <stdexcept>
+
 #include "workers/spmd_group.h"
 
 namespace rlwb::workers::model {
@@ -22,30 +24,67 @@ torch::Tensor broadcast_from(const torch::Tensor& x, int from, const std::vector
   return out;
 }
 
-struct PassStageOutput : torch::autograd::Function<PassStageOutput> {
+// The last hand-over: the last stage's output on every stage. What is
+// computed from it is the same on every stage, so in backward the last
+// stage keeps its own gradient; the other stages' inputs were never read.
+struct BroadcastFromLastStage : torch::autograd::Function<BroadcastFromLastStage> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group, int64_t stage,
-                               int64_t stages, int64_t from, std::vector<int64_t> shape,
-                               bool replicated_after) {
+                               int64_t stages, std::vector<int64_t> shape) {
     const PipelineParallel pp{reinterpret_cast<SpmdGroup*>(group), static_cast<int>(stage),
                               static_cast<int>(stages)};
-    ctx->saved_data["group"] = group;
-    ctx->saved_data["stage"] = stage;
-    ctx->saved_data["from"] = from;
-    ctx->saved_data["replicated"] = replicated_after;
+    ctx->saved_data["last"] = pp.last();
     ctx->saved_data["input_shape"] = x.sizes().vec();
-    return broadcast_from(x, static_cast<int>(from), shape, pp, /*fresh=*/true);
+    return broadcast_from(x, static_cast<int>(stages - 1), shape, pp, /*fresh=*/true);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    auto* group = reinterpret_cast<SpmdGroup*>(ctx->saved_data["group"].toInt());
-    const int64_t stage = ctx->saved_data["stage"].toInt(), from = ctx->saved_data["from"].toInt();
-    torch::Tensor grad = grads[0].contiguous().clone();
-    if (!ctx->saved_data["replicated"].toBool()) group->all_reduce_sum(grad);
-    // The input of a stage that did not send was never read: no gradient.
     torch::Tensor to_input =
-        stage == from ? grad : torch::zeros(ctx->saved_data["input_shape"].toIntVector(), grad.options());
-    return {to_input,        torch::Tensor(), torch::Tensor(), torch::Tensor(),
-            torch::Tensor(), torch::Tensor(), torch::Tensor()};
+        ctx->saved_data["last"].toBool()
+            ? grads[0]
+            : torch::zeros(ctx->saved_data["input_shape"].toIntVector(), grads[0].options());
+    return {to_input, torch::Tensor(), torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// A hand-over between two stages: `from` sends its output to `from + 1`,
+// which receives it in place of its own input; in backward the gradient
+// goes the other way. The sender's own chain goes on with a copy of its
+// output (whose gradient, arriving from the last hand-over, is zero for a
+// stage that did not send it) and takes the receiver's gradient instead.
+struct SendToNextStage : torch::autograd::Function<SendToNextStage> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group, int64_t to) {
+    ctx->saved_data["group"] = group;
+    ctx->saved_data["to"] = to;
+    torch::Tensor out = x.contiguous().clone();
+    reinterpret_cast<SpmdGroup*>(group)->send(out, static_cast<int>(to));
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    torch::Tensor grad = torch::empty(grads[0].sizes(), grads[0].options());
+    reinterpret_cast<SpmdGroup*>(ctx->saved_data["group"].toInt())
+        ->recv(grad, static_cast<int>(ctx->saved_data["to"].toInt()));
+    return {grad, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+struct ReceiveFromPreviousStage : torch::autograd::Function<ReceiveFromPreviousStage> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group, int64_t from,
+                               std::vector<int64_t> shape) {
+    ctx->saved_data["group"] = group;
+    ctx->saved_data["from"] = from;
+    ctx->saved_data["input_shape"] = x.sizes().vec();
+    torch::Tensor out = torch::empty(shape, x.options().requires_grad(false));
+    reinterpret_cast<SpmdGroup*>(group)->recv(out, static_cast<int>(from));
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    reinterpret_cast<SpmdGroup*>(ctx->saved_data["group"].toInt())
+        ->send(grads[0].contiguous(), static_cast<int>(ctx->saved_data["from"].toInt()));
+    // This stage's own input was replaced, never read: no gradient.
+    return {torch::zeros(ctx->saved_data["input_shape"].toIntVector(), grads[0].options()), torch::Tensor(),
+            torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -72,10 +111,27 @@ int64_t layer_of_parameter(const std::string& name) {
 torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vector<int64_t>& shape,
                                 const PipelineParallel& pp, bool replicated_after) {
   if (!pp.active()) return x;
-  if (!torch::GradMode::is_enabled() || !x.requires_grad())
-    return broadcast_from(x, from, shape, pp, /*fresh=*/false);
-  return PassStageOutput::apply(x, reinterpret_cast<int64_t>(pp.group), pp.stage, pp.stages, from, shape,
-                                replicated_after);
+  const bool autograd = torch::GradMode::is_enabled() && x.requires_grad();
+  const auto group = reinterpret_cast<int64_t>(pp.group);
+  if (replicated_after) {  // the last hand-over: to every stage
+    if (from != pp.stages - 1)
+      throw std::logic_error("pass_stage_output: only the last stage's output goes to every stage");
+    if (!autograd) return broadcast_from(x, from, shape, pp, /*fresh=*/false);
+    return BroadcastFromLastStage::apply(x, group, pp.stage, pp.stages, shape);
+  }
+  // Between two stages only; the others are not involved.
+  if (pp.stage == from) {
+    if (autograd) return SendToNextStage::apply(x, group, from + 1);
+    pp.group->send(x, from + 1);
+    return x;
+  }
+  if (pp.stage == from + 1) {
+    if (autograd) return ReceiveFromPreviousStage::apply(x, group, from, shape);
+    torch::Tensor out = torch::empty(shape, x.options().requires_grad(false));
+    pp.group->recv(out, from);
+    return out;
+  }
+  return x;
 }
 
 }  // namespace rlwb::workers::model

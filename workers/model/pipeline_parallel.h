@@ -4,18 +4,20 @@
 //
 // A forward pass is collective over the stages. Every stage embeds the
 // tokens (a lookup, cheap) and then, for s = 0 .. stages-1, stage s runs
-// its blocks and pass_stage_output() hands the result to every stage; the
-// last hand-over gives every stage the final hidden states, so the norm,
-// the head and everything after it (log-probs, the loss, sampling) are
-// replicated over the stages as they are over tensor-parallel ranks. That
-// keeps the roles' code the same at any pp and lets each stage's autograd
-// graph reach its blocks through the hand-overs:
+// its blocks and pass_stage_output() hands the result on: to stage s + 1
+// alone (point to point), and from the last stage to every stage, so
+// that every stage has the final hidden states and the norm, the head and
+// everything after it (log-probs, the loss, sampling) are replicated over
+// the stages as they are over tensor-parallel ranks. That keeps the roles'
+// code the same at any pp and lets each stage's autograd graph reach its
+// blocks through the hand-overs:
 //
-//   forward  stage s's output broadcast from s
-//   backward the gradients summed over the stages to s (only the stage
-//            that used the output -- s + 1 -- has a non-zero one); the
-//            last hand-over instead keeps its own gradient on the last
-//            stage, because the loss behind it is the same on every stage
+//   s -> s + 1   forward: s sends, s + 1 receives in place of its input
+//                (the other stages are not involved); backward: s + 1
+//                sends the gradient of what it received back to s
+//   last -> all  forward: broadcast from the last stage; backward: the
+//                last stage keeps its own gradient (the loss behind it is
+//                the same on every stage), the others pass zero back
 //
 // Parameters outside the blocks (embedding, final norm, heads) are held
 // by every stage. The head's gradients are the same on every stage; the
@@ -62,11 +64,11 @@ int stage_of_layer(int64_t layer, int64_t layers, int stages);
 // the heads, which every stage holds.
 int64_t layer_of_parameter(const std::string& name);
 
-// Stage `from`'s `x` on every stage (see above). `shape` is the shape of
-// what `from` sends: the other stages allocate it. `replicated_after`:
-// everything computed from the result is the same on every stage (the
-// final hand-over), so the gradient stays where it is instead of being
-// summed. Without autograd a plain broadcast.
+// Stage `from`'s `x` handed on (see above): with `replicated_after` (the
+// last hand-over: everything computed from the result is the same on every
+// stage) to every stage, else to stage from + 1 only, the other stages
+// getting their own x back. `shape` is the shape of what `from` sends: the
+// receivers allocate it. Without autograd plain sends and broadcasts.
 torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vector<int64_t>& shape,
                                 const PipelineParallel& pp, bool replicated_after);
 

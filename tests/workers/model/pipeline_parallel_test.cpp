@@ -120,7 +120,7 @@ TEST(PipelineParallelModel, GreedyGenerationGivesTheSameTokensOnEveryStage) {
   options.max_new_tokens = 12;
   options.stop_token_ids = {1};
   const GenerationResult want = generate(reference, prompts, mask, options);
-  for (auto [pp, tp] : {std::pair{2, 1}, {2, 2}}) {
+  for (auto [pp, tp] : {std::pair{2, 1}, {3, 1}, {2, 2}}) {
     on_mesh(pp, tp, c, [&](Transformer& net, const TensorParallel&, const PipelineParallel& ppp) {
       GenerationResult got = generate(net, prompts, mask, options);
       EXPECT_TRUE(torch::equal(got.responses, want.responses)) << "stage " << ppp.stage << " tp " << tp;
