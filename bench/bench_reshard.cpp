@@ -3,9 +3,9 @@
 // HybridFlow's table 2 (workers/hybrid_engine/hybrid_layout.h):
 //   (a) DeepSpeed-Chat   each rank holds a ZeRO-3 partition (M/(tpd)) and
 //                        all-gathers the whole model over all t p d ranks
-//   (b) HybridFlow-V     each rank holds its training TP shard (M/t) and
+//   (b) HybridFlow-V     each rank holds its training shard (M/(t p)) and
 //                        gathers the whole model within its training TP
-//                        group, keeping the generation shard of it
+//                        (and PP) group, keeping the generation shard of it
 //   (c) RLWB's engine    workers/hybrid_engine/hybrid_engine.h: one
 //                        all-gather inside each micro-DP group, into the
 //                        buffer that already holds the training shard
@@ -32,11 +32,17 @@
 //                    training shard held all along)
 // The model: a Llama-shaped Transformer of about 124M parameters (8
 // layers, hidden 768, MLP 3072, vocabulary 32000), float32 on the CPU.
+// With --pp the ranks also hold pipeline stages, every stage with the
+// embedding and the head (model/pipeline_parallel.h): table 2 assumes
+// every parameter split over the stages, so (c) then moves and holds more
+// than its formula by what those shared tensors add; the line below the
+// table says how much. Way (d) streams from tensor-parallel senders only
+// and is left out at pp > 1.
 // The processes inherit the CPU affinity of the command: pin the run with
 // taskset to compare runs on the same cores.
 //
-// Usage: bench_reshard [--tp 4] [--dp 1] [--gen-tp 2] [--layers 8] [--rounds 5] [--piece-kib 1024]
-//                      [--gen-ranks 1] [--bucket-mib 32]
+// Usage: bench_reshard [--tp 4] [--dp 1] [--gen-tp 2] [--pp 1] [--gen-pp 1] [--layers 8] [--rounds 5]
+//                      [--piece-kib 1024] [--gen-ranks 1] [--bucket-mib 32]
 #include <ATen/Parallel.h>
 #include <malloc.h>
 #include <sched.h>
@@ -74,8 +80,19 @@ using Clock = std::chrono::steady_clock;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Settings {
-  int tp = 4, dp = 1, gen_tp = 2, layers = 8, rounds = 5, gen_ranks = 1;
+  int tp = 4, dp = 1, gen_tp = 2, pp = 1, gen_pp = 1, layers = 8, rounds = 5, gen_ranks = 1;
   int64_t piece_kib = 1024, bucket_mib = 32;
+  HybridLayout layout() const {
+    return HybridLayout({.pp = pp, .tp = tp, .dp = dp}, {.pp = gen_pp, .tp = gen_tp});
+  }
+  // The separate pool of way (d): tensor-parallel senders only.
+  int separate_ranks() const { return pp == 1 ? gen_ranks : 0; }
+  std::string shape() const {
+    const std::string training = (pp > 1 ? "p=" + std::to_string(pp) + " " : "") + "t=" + std::to_string(tp) +
+                                 (dp > 1 ? " d=" + std::to_string(dp) : "");
+    return training + " -> " + (pp > 1 ? "p_g=" + std::to_string(gen_pp) + " " : "") +
+           "t_g=" + std::to_string(gen_tp);
+  }
 };
 
 // [SECTION] what one process measures of itself
@@ -394,8 +411,8 @@ int rank_main(int rank, int port, const Settings& s) {
   // Large tensors straight from mmap and back on free, so that the
   // resident set follows what is held.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-  const HybridLayout layout({.pp = 1, .tp = s.tp, .dp = s.dp}, {.pp = 1, .tp = s.gen_tp});
-  const int colocated = layout.world(), world = colocated + s.gen_ranks;
+  const HybridLayout layout = s.layout();
+  const int colocated = layout.world(), world = colocated + s.separate_ranks();
   SpmdGroup all(rlwb::workers::SpmdOptions{"127.0.0.1", port, rank, world, std::chrono::minutes(10)});
   std::vector<int> members;
   for (int r = 0; r < colocated; ++r) members.push_back(r);
@@ -405,13 +422,14 @@ int rank_main(int rank, int port, const Settings& s) {
   members.clear();
   for (int r = 0; r < s.tp; ++r) members.push_back(r);
   for (int r = colocated; r < world; ++r) members.push_back(r);
-  const bool streams = rank < s.tp || rank >= colocated;
+  const bool streams = s.separate_ranks() > 0 && (rank < s.tp || rank >= colocated);
   if (streams) separate.group = all.subgroup("separate", members);
   if (rank >= colocated) return generation_pool_main(all, separate, s);
   SpmdGroup& pool = *colocated_group;
   const int64_t piece = s.piece_kib * 1024 / 4;
   std::shared_ptr<MeshGroups> groups = rlwb::workers::make_mesh_groups(pool, layout.training_mesh(), "bench");
   int64_t params = 0;
+  std::unique_ptr<SpmdGroup> model_parallel;  // (b)'s group with stages
   std::vector<std::unique_ptr<Way>> ways;
   {
     torch::manual_seed(1);
@@ -420,12 +438,22 @@ int rank_main(int rank, int port, const Settings& s) {
     const int64_t part = (params + pool.world() - 1) / pool.world();  // ZeRO-3: M/(tpd), padded
     ways.push_back(std::make_unique<GatherWhole>("(a) DeepSpeed-Chat", deepspeed_chat_cost(layout),
                                                  flat_range(net, rank * part, part), pool, piece));
-    const int tp_index = layout.training_mesh().tp_index(rank);
-    net->shard_tensor_parallel({groups->tp.get(), tp_index, s.tp});
+    const rlwb::core::Mesh mesh = layout.training_mesh();
+    net->shard_tensor_parallel({groups->tp.get(), mesh.tp_index(rank), s.tp});
+    net->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(rank), s.pp});
     std::vector<torch::Tensor> flat;
     for (const auto& p : net->parameters()) flat.push_back(p.detach().reshape({-1}));
+    // HybridFlow-V gathers over the replica's model-parallel ranks (its TP
+    // group, and with stages its TP x PP ranks: consecutive).
+    if (s.pp > 1) {
+      std::vector<int> replica;
+      const int first = rank / (s.tp * s.pp) * (s.tp * s.pp);
+      for (int r = first; r < first + s.tp * s.pp; ++r) replica.push_back(r);
+      model_parallel = pool.subgroup("model_parallel." + std::to_string(first), replica);
+    }
     ways.push_back(std::make_unique<GatherWhole>("(b) HybridFlow-V", hybridflow_v_cost(layout),
-                                                 torch::cat(flat), *groups->tp, piece));
+                                                 torch::cat(flat), s.pp > 1 ? *model_parallel : *groups->tp,
+                                                 piece));
     if (streams) make_streamers(net, separate, s);
     ways.push_back(std::make_unique<Engine>(net, pool, layout, s.piece_kib * 1024));
   }
@@ -465,11 +493,9 @@ int rank_main(int rank, int port, const Settings& s) {
   const double M = params * 4.0;
   std::printf("host: %s; %d ranks (processes) on CPUs %s; Gloo over loopback; 1 torch thread each\n",
               rlwb::bench::cpu_model().c_str(), layout.world(), rlwb::bench::allowed_cores().c_str());
-  std::printf(
-      "model: %.1fM parameters, M = %.1f MiB float32; training t=%d d=%d, generation t_g=%d "
-      "(d_g=%d); pieces of %lld KiB\n",
-      params / 1e6, M / kMiB, s.tp, s.dp, s.gen_tp, layout.micro_dp_size(),
-      static_cast<long long>(s.piece_kib));
+  std::printf("model: %.1fM parameters, M = %.1f MiB float32; training %s (d_g=%d); pieces of %lld KiB\n",
+              params / 1e6, M / kMiB, s.shape().c_str(), layout.micro_dp_size(),
+              static_cast<long long>(s.piece_kib));
   std::printf(
       "per rank, MiB; formula = HybridFlow table 2 x M; time = train->generate->train, slowest "
       "rank, median of %d\n\n",
@@ -483,6 +509,17 @@ int rank_main(int rank, int port, const Settings& s) {
                 generation[w] / kMiB, f.peak_memory * M / kMiB, redundant[w] / kMiB, f.redundancy * M / kMiB,
                 total[w] / kMiB, (f.peak_memory + f.redundancy) * M / kMiB, median(seconds[w]) * 1e3);
   }
+  if (s.pp > 1) {
+    // The embedding and head every stage holds, which table 2 splits over the stages.
+    const TransformerConfig c = model_config(s.layers);
+    const double shared = (c.tie_word_embeddings ? 1.0 : 2.0) * c.vocab_size * c.hidden_size * 4.0;
+    const ReshardCost f = ways[2]->formula();
+    std::printf(
+        "with stages: the embedding and head (%.1f MiB) sit on every training stage (1/t each), where "
+        "table 2 splits them over the stages: of (c)'s formula, %.1f MiB received are already there, and "
+        "generating holds them at 1/t_g on each of the %d generation stage(s) (formula: 1/(t_g p_g))\n",
+        shared / kMiB, shared * f.bytes_moved / kMiB, s.gen_pp);
+  }
   std::printf("\nper-round time ratios (interleaved rounds, same processes and cores):\n");
   for (size_t against : {size_t{0}, size_t{1}}) {
     std::vector<double> ratios;
@@ -494,8 +531,7 @@ int rank_main(int rank, int port, const Settings& s) {
     const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
     std::printf("  median %.3f (spread %.3f-%.3f): time cut %.0f%%\n", median(ratios), *lo, *hi,
                 (1 - median(ratios)) * 100);
-    const std::string shape = "t=" + std::to_string(s.tp) + (s.dp > 1 ? " d=" + std::to_string(s.dp) : "") +
-                              " -> t_g=" + std::to_string(s.gen_tp);
+    const std::string shape = s.shape();
     const std::string way = against == 0 ? "full_gather" : "hybridflow_v";
     // The engine's bytes and memory against table 2 ride along in the title.
     const ReshardCost f = ways[2]->formula();
@@ -520,7 +556,7 @@ int rank_main(int rank, int port, const Settings& s) {
                                                    std::abs(memory_off) <= 0.05)
                              : std::nullopt});
   }
-  print_separate_pool(streamed, s, M, median(seconds[2]));
+  if (s.separate_ranks() > 0) print_separate_pool(streamed, s, M, median(seconds[2]));
   return 0;
 }
 
@@ -534,6 +570,8 @@ int main(int argc, char** argv) {
   app.add_option("--tp", s.tp, "training tensor parallelism")->check(CLI::PositiveNumber);
   app.add_option("--dp", s.dp, "training data parallelism")->check(CLI::PositiveNumber);
   app.add_option("--gen-tp", s.gen_tp, "generation tensor parallelism")->check(CLI::PositiveNumber);
+  app.add_option("--pp", s.pp, "training pipeline stages")->check(CLI::PositiveNumber);
+  app.add_option("--gen-pp", s.gen_pp, "generation pipeline stages")->check(CLI::PositiveNumber);
   app.add_option("--layers", s.layers, "transformer layers (8: 124M parameters)")->check(CLI::PositiveNumber);
   app.add_option("--rounds", s.rounds, "timed rounds of each way")->check(CLI::PositiveNumber);
   app.add_option("--piece-kib", s.piece_kib, "KiB of a rank's shard per all-gather")
@@ -543,15 +581,24 @@ int main(int argc, char** argv) {
   app.add_option("--bucket-mib", s.bucket_mib, "MiB per broadcast when streaming to the separate pool")
       ->check(CLI::PositiveNumber);
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
-  if (s.tp < 2) {
-    std::fprintf(stderr, "bench_reshard: --tp must be at least 2: at tp = 1 there is nothing to reshard\n");
+  if (s.tp * s.pp < 2) {
+    std::fprintf(
+        stderr,
+        "bench_reshard: --tp or --pp must be at least 2: with one model-parallel rank there is nothing "
+        "to reshard\n");
     return rlwb::core::kUsageExitCode;
   }
-  const HybridLayout layout({.pp = 1, .tp = s.tp, .dp = s.dp}, {.pp = 1, .tp = s.gen_tp});  // checks it
+  if (s.gen_pp < s.pp && (s.layers % s.pp != 0 || s.gen_tp != 1)) {
+    std::fprintf(stderr,
+                 "bench_reshard: with --gen-pp below --pp, --layers must divide by --pp and --gen-tp be 1 "
+                 "(what the engine and the validator accept)\n");
+    return rlwb::core::kUsageExitCode;
+  }
+  const HybridLayout layout = s.layout();  // checks it
   const int port = rlwb::workers::free_loopback_ports(1).front();
   std::vector<pid_t> children;
   std::fflush(nullptr);
-  for (int rank = 0; rank < layout.world() + s.gen_ranks; ++rank) {
+  for (int rank = 0; rank < layout.world() + s.separate_ranks(); ++rank) {
     const pid_t pid = fork();
     if (pid == 0) {
       int code = 1;

@@ -71,6 +71,7 @@ benchmarks=(
   "profiler|--rounds 6 --steps 60|--rounds 1 --steps 10"
   "reshard|--rounds 5|--rounds 1 --layers 2"
   "reshard|--tp 2 --dp 2 --gen-tp 1 --rounds 5|--tp 2 --dp 2 --gen-tp 1 --rounds 1 --layers 2"
+  "reshard|--pp 4 --tp 1 --gen-pp 2 --gen-tp 1 --rounds 5|--pp 4 --tp 1 --gen-pp 2 --gen-tp 1 --rounds 1 --layers 4"
   "gui||"
 )
 failed=()

@@ -157,7 +157,8 @@ std::optional<ModelShapeOptions> checkpoint_shape(const std::string& dir) {
 // model, or of a checkpoint that is already there (the worker checks one
 // that is not yet when it loads it); a vocabulary need not divide (it is
 // split unevenly). pp must not exceed the layers (model/pipeline_parallel.h:
-// a stage holds at least one block).
+// a stage holds at least one block), and must divide them when the model
+// generates with fewer stages.
 void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseContext& ctx) {
   for (const auto& [name, model] : exp.models) {
     auto options = o.models.find(name);
@@ -173,6 +174,15 @@ void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseConte
                                            : options->second.checkpoint + "/config.json: num_hidden_layers") +
                     " = " + std::to_string(shape->num_layers) + " layers",
                 "each stage holds at least one layer: choose pp <= " + std::to_string(shape->num_layers));
+      // The 3D-HybridEngine gathers equal runs of layers into a generation stage.
+      else if (shape && model.parallel.generation_pp() < pp && shape->num_layers % pp != 0)
+        ctx.add(
+            at + ".generate.pp",
+            "model '" + name + "' generates with " + std::to_string(model.parallel.generation_pp()) +
+                " pipeline stages of its " + std::to_string(pp) + " training stages, but its " +
+                std::to_string(shape->num_layers) + " layers do not divide by pp = " + std::to_string(pp),
+            "choose a pp that divides the layers, or generate with the training stages (leave generate.pp "
+            "out)");
     }
     const int tp = model.parallel.tp;
     if (tp <= 1) continue;

@@ -30,9 +30,13 @@ NodeTargets make_targets(const Experiment& exp, RpcServer& rpc, const RewardType
                                " but pool '" + pool.name + "' has " + std::to_string(pool.workers) +
                                " workers");
     const ParallelSpec& p = model.parallel;
-    std::optional<Mesh> generation;  // the 3D-HybridEngine's replicas (validated: t_g | t, p_g = p)
-    if (p.has_generation_layout() && p.micro_dp() > 0)
-      generation = Mesh{p.generation_replicas(), p.generation_pp(), p.generation_tp(), p.micro_dp()};
+    std::optional<Mesh> generation;  // the 3D-HybridEngine's replicas (validated: it exists)
+    if (p.has_generation_layout()) {
+      generation = generation_mesh(mesh, p.generation_pp(), p.generation_tp());
+      if (!generation)
+        throw std::runtime_error("model '" + name +
+                                 "': its generation layout has no mesh of replicas (run rlwb validate)");
+    }
     auto group = std::make_unique<WorkerGroup>(rpc, name, model.role, model.pool, mesh, generation);
     group->init(model.config);
     targets.models[name] = std::move(group);

@@ -43,6 +43,9 @@ std::vector<ModelLayout> candidate_layouts(const PlannedModel& model, int device
             continue;
           }
           if (!divides(gtp, s.num_heads) || !divides(gtp, s.num_kv_heads)) continue;
+          // Fewer stages generate at t_g = 1 only: otherwise the replicas form
+          // no mesh to dispatch over (core::generation_mesh; the validator refuses it).
+          if (gpp != pp && gtp != 1) continue;
           out.push_back(l);
         }
     }

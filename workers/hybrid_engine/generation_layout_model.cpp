@@ -19,8 +19,9 @@ struct GenerationLayoutModel::Step {
 };
 
 GenerationLayoutModel::GenerationLayoutModel(const model::TransformerConfig& config,
-                                             GenerationWeights weights, const model::TensorParallel& tp)
-    : config_(config), shard_config_(config), weights_(std::move(weights)), tp_(tp) {
+                                             GenerationWeights weights, const model::TensorParallel& tp,
+                                             const model::PipelineParallel& pp)
+    : config_(config), shard_config_(config), weights_(std::move(weights)), tp_(tp), pp_(pp) {
   for (auto [setting, value] : {std::pair<const char*, int64_t>{"num_heads", config.num_heads},
                                 {"num_kv_heads", config.num_kv_heads},
                                 {"intermediate_size", config.intermediate_size},
@@ -30,10 +31,16 @@ GenerationLayoutModel::GenerationLayoutModel(const model::TransformerConfig& con
                        " must divide '" + setting + "' = " + std::to_string(value) +
                        "; choose a generation tp that divides it");
   }
-  if (static_cast<int64_t>(weights_.layers.size()) != config.num_layers)
+  const model::Shard stage_layers = model::layers_of_stage(config.num_layers, pp.stage, pp.stages);
+  if (static_cast<int64_t>(weights_.layers.size()) != stage_layers.size ||
+      weights_.first_layer != stage_layers.start)
     throw ModelError(
-        "GenerationLayoutModel: " + std::to_string(weights_.layers.size()) +
-        " layers of weights for a config of 'num_layers' = " + std::to_string(config.num_layers));
+        "GenerationLayoutModel: weights of layers [" + std::to_string(weights_.first_layer) + ", " +
+        std::to_string(weights_.first_layer + static_cast<int64_t>(weights_.layers.size())) +
+        ") for generation stage " + std::to_string(pp.stage) + " of " + std::to_string(pp.stages) +
+        ", which holds layers [" + std::to_string(stage_layers.start) + ", " +
+        std::to_string(stage_layers.start + stage_layers.size) +
+        ") of 'num_layers' = " + std::to_string(config.num_layers));
   vocab_ = model::shard_of(config.vocab_size, tp.rank, tp.size);
   shard_config_.head_dim = config.resolved_head_dim();
   shard_config_.num_heads = config.num_heads / tp.size;
@@ -72,8 +79,9 @@ torch::Tensor GenerationLayoutModel::row_parallel(const torch::Tensor& x, const 
   return sum.view(shape);
 }
 
-torch::Tensor GenerationLayoutModel::layer(int64_t index, const torch::Tensor& x, const Step& step) {
-  const GenerationLayerWeights& w = weights_.layers[index];
+torch::Tensor GenerationLayoutModel::layer(int64_t local, const torch::Tensor& x, const Step& step) {
+  const GenerationLayerWeights& w = weights_.layers[local];
+  const int64_t index = weights_.first_layer + local;  // the cache keys layers by the model's index
   const int64_t batch = x.size(0), len = x.size(1), dim = shard_config_.head_dim;
   const int64_t heads = shard_config_.num_heads, kv_heads = shard_config_.num_kv_heads;
   torch::Tensor normed = model::rms_norm(x, w.attn_norm, config_.rms_norm_eps);
@@ -116,7 +124,13 @@ torch::Tensor GenerationLayoutModel::hidden_states(const torch::Tensor& input_id
     step.causal = len > 1;  // one new query sees every cached key
   }
   torch::Tensor x = embed(input_ids);
-  for (int64_t i = 0; i < config_.num_layers; ++i) x = layer(i, x, step);
+  const int64_t held = static_cast<int64_t>(weights_.layers.size());
+  for (int stage = 0; stage < pp_.stages; ++stage) {  // one stage without pipeline parallelism
+    if (stage == pp_.stage)
+      for (int64_t i = 0; i < held; ++i) x = layer(i, x, step);
+    x = model::pass_stage_output(x, stage, {batch, len, config_.hidden_size}, pp_,
+                                 /*replicated_after=*/stage + 1 == pp_.stages);
+  }
   if (cache != nullptr) cache->advance(len);
   return model::rms_norm(x, weights_.norm, config_.rms_norm_eps);
 }

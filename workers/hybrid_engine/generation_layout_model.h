@@ -29,7 +29,12 @@
 //
 // Collective over the generation TP group (t_g ranks) like a
 // tensor-parallel Transformer: the vocabulary is split over them, and
-// logits() returns this rank's vocab_shard() columns.
+// logits() returns this rank's vocab_shard() columns. With p_g generation
+// stages it is collective over the generation PP group too, as a
+// pipeline-parallel Transformer (model/pipeline_parallel.h): a stage holds
+// layers_of_stage(num_layers, stage, p_g) only, hands its output to the
+// next stage, and the last stage's goes to every stage, so every stage
+// computes the same logits and samples the same tokens.
 #pragma once
 
 #include <torch/types.h>
@@ -40,6 +45,7 @@
 
 #include "workers/model/generation.h"
 #include "workers/model/kv_cache.h"
+#include "workers/model/pipeline_parallel.h"
 #include "workers/model/tensor_parallel.h"
 #include "workers/model/transformer_config.h"
 
@@ -62,6 +68,9 @@ struct GenerationLayerWeights {
 
 struct GenerationWeights {
   torch::Tensor tok_embeddings;  // [V/t_g, E]
+  // This generation stage's layers, the first being block `first_layer`
+  // of the model (every layer, from 0, without pipeline stages).
+  int64_t first_layer = 0;
   std::vector<GenerationLayerWeights> layers;
   torch::Tensor norm;     // [E]
   torch::Tensor lm_head;  // [V/t_g, E]; the embedding's tensor when tied
@@ -70,16 +79,18 @@ struct GenerationWeights {
 class GenerationLayoutModel {
  public:
   // `config` is the whole model's; `tp` this rank among the generation TP
-  // ranks. Throws ModelError when t_g does not divide the heads, the
-  // key/value heads, the MLP width or the vocabulary.
+  // ranks, `pp` among the generation stages. Throws ModelError when t_g
+  // does not divide the heads, the key/value heads, the MLP width or the
+  // vocabulary, or when the weights are not the layers of this stage.
   GenerationLayoutModel(const model::TransformerConfig& config, GenerationWeights weights,
-                        const model::TensorParallel& tp);
+                        const model::TensorParallel& tp, const model::PipelineParallel& pp = {});
 
   // This rank's token ids [start, start + V/t_g).
   model::Shard vocab_shard() const { return vocab_; }
   // Its heads, width and vocabulary: what its KV cache is sized by.
   const model::TransformerConfig& shard_config() const { return shard_config_; }
   const model::TensorParallel& tensor_parallel() const { return tp_; }
+  const model::PipelineParallel& pipeline_parallel() const { return pp_; }
 
   // As Transformer::hidden_states without outputs_from: final-norm hidden
   // states [B, T, E]; key_mask [B, cache length + T] or undefined.
@@ -100,12 +111,14 @@ class GenerationLayoutModel {
  private:
   struct Step;  // what every layer of one pass shares
   torch::Tensor embed(const torch::Tensor& input_ids);
-  torch::Tensor layer(int64_t index, const torch::Tensor& x, const Step& step);
+  // This stage's layer `local` (block first_layer + local of the model).
+  torch::Tensor layer(int64_t local, const torch::Tensor& x, const Step& step);
   torch::Tensor row_parallel(const torch::Tensor& x, const torch::Tensor& blocks, const torch::Tensor& bias);
 
   model::TransformerConfig config_, shard_config_;
   GenerationWeights weights_;
   model::TensorParallel tp_;
+  model::PipelineParallel pp_;
   model::Shard vocab_;
   torch::Tensor rope_cos_, rope_sin_;
 };

@@ -20,12 +20,24 @@ std::string group_name(const std::string& engine, const char* kind, const std::v
 void check_fits(const model::TransformerImpl& m, const SpmdGroup& pool, const HybridLayout& layout,
                 const HybridPlacement& at) {
   const std::string where = "HybridEngine: ";
-  if (layout.train().pp != 1 || layout.generate().pp != 1)
-    throw HybridLayoutError(where + "pipeline parallelism is not built yet; set 'pp' = 1 in both layouts");
   if (pool.world() != layout.world())
     throw HybridLayoutError(where + "the layout has " + std::to_string(layout.world()) +
                             " ranks (pp * tp * dp) but the pool has " + std::to_string(pool.world()) +
                             "; make dp * tp * pp equal the pool's ranks");
+  const model::PipelineParallel& pp = m.pipeline_parallel();
+  if (pp.stages != layout.train().pp || pp.stage != at.stage)
+    throw HybridLayoutError(where + "the model is split as pipeline stage " + std::to_string(pp.stage) +
+                            " of " + std::to_string(pp.stages) + " but the layout puts pool rank " +
+                            std::to_string(pool.rank()) + " at stage " + std::to_string(at.stage) + " of " +
+                            std::to_string(layout.train().pp) +
+                            "; split it with the layout's training PP group (make_mesh_groups) first");
+  const int64_t layers = m.config().num_layers;
+  if (layout.generate().pp != layout.train().pp && layers % layout.train().pp != 0)
+    throw HybridLayoutError(where + "'num_layers' = " + std::to_string(layers) +
+                            " does not divide by pp = " + std::to_string(layout.train().pp) +
+                            "; generating with fewer stages gathers equal runs of layers from the "
+                            "stages: choose a pp that divides the layers, or generate with pp = " +
+                            std::to_string(layout.train().pp));
   const model::TensorParallel& tp = m.tensor_parallel();
   if (tp.size != layout.train().tp || tp.rank != at.tp_index)
     throw HybridLayoutError(where + "the model is sharded as tp rank " + std::to_string(tp.rank) + " of " +
@@ -61,27 +73,54 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
   // Every rank makes its micro-DP group first, then its generation TP
   // group: the members of each meet in the same order.
   const int rank = pool.rank();
+  const int stages_per = layout_.train().pp / layout_.generate().pp;
+  const int tps_per = layout_.train().tp / layout_.generate().tp;
   if (layout_.micro_dp_size() > 1) {
     const std::vector<int> ranks = layout_.micro_dp_ranks(rank);
     micro_dp_ = pool.subgroup(group_name(name, "micro_dp", ranks), ranks);
+    // Its members at this rank's training stage: slots [stage offset * ts, + ts).
+    if (stages_per > 1 && tps_per > 1) {
+      const int first = placement_.micro_dp_index / tps_per * tps_per;
+      const std::vector<int> same_stage(ranks.begin() + first, ranks.begin() + first + tps_per);
+      same_stage_ = pool.subgroup(group_name(name, "same_stage", same_stage), same_stage);
+    }
   }
   if (layout_.generate().tp > 1) {
     const std::vector<int> ranks = layout_.generation_tp_ranks(rank);
     generation_tp_ = pool.subgroup(group_name(name, "generation_tp", ranks), ranks);
   }
+  if (layout_.generate().pp > 1) {
+    const std::vector<int> ranks = layout_.generation_pp_ranks(rank);
+    generation_pp_ = pool.subgroup(group_name(name, "generation_pp", ranks), ranks);
+  }
+  SpmdGroup* same_stage = stages_per > 1 ? same_stage_.get() : micro_dp_.get();
   torch::NoGradGuard no_grad;
   for (auto& item : model_->named_parameters()) {
     torch::Tensor& p = item.value();
+    const int64_t layer = model::layer_of_parameter(item.key());
+    if (layer >= 0 && !model_->holds_layer(layer)) continue;  // another stage's block: empty
     const int64_t dim = model::tensor_parallel_dim(item.key());
-    if (dim < 0) {
+    const bool from_other_stages = layer >= 0 && stages_per > 1;
+    if (dim < 0 && !from_other_stages) {
       replicated_.push_back(p);
       continue;
     }
-    GenerationBuffer buffer(p.numel(), layout_.micro_dp_size(), placement_.micro_dp_index);
-    torch::Tensor own = buffer.own_slot().view(p.sizes());
+    // A block's parameter is gathered over the whole micro-DP group (its
+    // slots: the group's stages' blocks at this position, each in its tp
+    // shards); the embedding and the heads, which every stage holds, only
+    // over the ranks of this stage (their tp shards).
+    SplitParameter split{
+        item.key(),
+        p,
+        dim,
+        from_other_stages ? stages_per : 1,
+        layer >= 0 ? micro_dp_.get() : same_stage,
+        GenerationBuffer(p.numel(), from_other_stages ? layout_.micro_dp_size() : tps_per,
+                         layer >= 0 ? placement_.micro_dp_index : placement_.micro_dp_index % tps_per)};
+    torch::Tensor own = split.buffer.own_slot().view(p.sizes());
     own.copy_(p.detach());
     p.set_data(own);  // the parameter's old storage is freed here
-    split_.push_back({item.key(), p, dim, std::move(buffer)});
+    split_.push_back(std::move(split));
   }
 }
 
@@ -98,24 +137,24 @@ HybridEngine::~HybridEngine() {
 void HybridEngine::to_generation() {
   if (generating()) return;
   bytes_received_ = 0;
-  if (micro_dp_) {
-    torch::NoGradGuard no_grad;
-    const int slots = layout_.micro_dp_size(), own = placement_.micro_dp_index;
-    const int64_t piece = std::max<int64_t>(1, options_.piece_bytes / static_cast<int64_t>(sizeof(float)));
-    for (auto& s : split_) {
-      const torch::Tensor mine = s.buffer.own_slot();
-      const int64_t n = s.buffer.slot_numel();
-      for (int64_t start = 0; start < n; start += piece) {
-        const int64_t len = std::min(piece, n - start);
-        std::vector<torch::Tensor> parts = micro_dp_->all_gather(mine.narrow(0, start, len));
-        for (int k = 0; k < slots; ++k)
-          if (k != own) s.buffer.slot(k).narrow(0, start, len).copy_(parts[k]);
-        bytes_received_ += (slots - 1) * len * static_cast<int64_t>(sizeof(float));
-      }
+  torch::NoGradGuard no_grad;
+  const int64_t piece = std::max<int64_t>(1, options_.piece_bytes / static_cast<int64_t>(sizeof(float)));
+  for (auto& s : split_) {
+    const int slots = s.buffer.slots(), own = s.buffer.own_slot_index();
+    if (slots == 1) continue;
+    const torch::Tensor mine = s.buffer.own_slot();
+    const int64_t n = s.buffer.slot_numel();
+    for (int64_t start = 0; start < n; start += piece) {
+      const int64_t len = std::min(piece, n - start);
+      std::vector<torch::Tensor> parts = s.group->all_gather(mine.narrow(0, start, len));
+      for (int k = 0; k < slots; ++k)
+        if (k != own) s.buffer.slot(k).narrow(0, start, len).copy_(parts[k]);
+      bytes_received_ += (slots - 1) * len * static_cast<int64_t>(sizeof(float));
     }
   }
   const model::TensorParallel tp{generation_tp_.get(), placement_.generation_tp_index, layout_.generate().tp};
-  generation_.emplace(model_->config(), gathered_weights(), tp);
+  const model::PipelineParallel pp{generation_pp_.get(), placement_.generation_stage, layout_.generate().pp};
+  generation_.emplace(model_->config(), gathered_weights(), tp, pp);
 }
 
 void HybridEngine::to_training() {
@@ -147,51 +186,70 @@ int64_t HybridEngine::resident_parameter_bytes() const {
 }
 
 // The generation shard of every parameter, as views of the buffers:
-// dimension-0 splits as [d_g * rows, ...], dimension-1 splits as d_g
-// column blocks [d_g, out, in/t] (generation_layout_model.h says why).
+// dimension-0 splits as [ts * rows, ...], dimension-1 splits as ts column
+// blocks [ts, out, in/t] (generation_layout_model.h says why), where
+// ts = t/t_g. A block's buffer holds the blocks at its position of the
+// micro-DP group's stages one after another, [p/p_g, ts, shard]: the
+// model's layer l of this generation stage lies in part k = l's training
+// stage - the first of this group's, at the position of this rank's own
+// block with the same offset in its stage.
 GenerationWeights HybridEngine::gathered_weights() const {
-  std::map<std::string, torch::Tensor> by_name;
-  const int64_t slots = layout_.micro_dp_size();
-  for (const auto& s : split_) {
-    std::vector<int64_t> shape = s.parameter.sizes().vec();
-    torch::Tensor all = s.buffer.all_slots();
-    if (s.dim == 0) {
-      shape[0] *= slots;
-    } else {
-      shape.insert(shape.begin(), slots);
-    }
-    by_name[s.name] = all.view(shape);
-  }
+  const int64_t layers = model_->config().num_layers;
+  const int pp = layout_.train().pp, stages_per = pp / layout_.generate().pp;
+  const int64_t tps_per = layout_.train().tp / layout_.generate().tp;
+  std::map<std::string, const SplitParameter*> split_by_name;
+  for (const auto& s : split_) split_by_name[s.name] = &s;
+  std::map<std::string, torch::Tensor> replicated;
   for (const auto& item : model_->named_parameters())
-    if (!by_name.count(item.key())) by_name[item.key()] = item.value().detach();
-  auto get = [&](const std::string& key) {
-    auto it = by_name.find(key);
-    return it == by_name.end() ? torch::Tensor() : it->second;
+    if (!split_by_name.count(item.key())) replicated[item.key()] = item.value().detach();
+  auto view = [&](const std::string& name, int part) {
+    auto it = split_by_name.find(name);
+    if (it == split_by_name.end()) {  // replicated: the parameter itself, or absent (no bias)
+      auto r = replicated.find(name);
+      return r == replicated.end() ? torch::Tensor() : r->second;
+    }
+    const SplitParameter& s = *it->second;
+    std::vector<int64_t> shape = s.parameter.sizes().vec();
+    shape.insert(shape.begin(), {s.stage_parts, tps_per});
+    torch::Tensor ours = s.buffer.all_slots().view(shape)[part];  // [ts, shard...]
+    if (s.dim < 0) return ours[0];                                // replicated over tp: any copy
+    if (s.dim > 0) return ours;                                   // column blocks
+    std::vector<int64_t> rows = s.parameter.sizes().vec();
+    rows[0] *= tps_per;
+    return ours.view(rows);
   };
   GenerationWeights w;
-  w.tok_embeddings = get("tok_embeddings.weight");
-  w.norm = get("norm.weight");
-  w.lm_head = model_->config().tie_word_embeddings ? w.tok_embeddings : get("lm_head.weight");
-  for (int64_t i = 0; i < model_->config().num_layers; ++i) {
-    const std::string at = "layers." + std::to_string(i) + ".";
-    GenerationLayerWeights l;
-    l.attn_norm = get(at + "attn_norm.weight");
-    l.ffn_norm = get(at + "ffn_norm.weight");
-    l.wq = get(at + "wq.weight");
-    l.wk = get(at + "wk.weight");
-    l.wv = get(at + "wv.weight");
-    l.wq_bias = get(at + "wq.bias");
-    l.wk_bias = get(at + "wk.bias");
-    l.wv_bias = get(at + "wv.bias");
-    l.wo_blocks = get(at + "wo.weight");
-    l.wo_bias = get(at + "wo.bias");
-    l.ffn_gate = get(at + "ffn_gate.weight");
-    l.ffn_up = get(at + "ffn_up.weight");
-    l.ffn_gate_bias = get(at + "ffn_gate.bias");
-    l.ffn_up_bias = get(at + "ffn_up.bias");
-    l.ffn_down_blocks = get(at + "ffn_down.weight");
-    l.ffn_down_bias = get(at + "ffn_down.bias");
-    w.layers.push_back(std::move(l));
+  w.tok_embeddings = view("tok_embeddings.weight", 0);
+  w.norm = view("norm.weight", 0);
+  w.lm_head = model_->config().tie_word_embeddings ? w.tok_embeddings : view("lm_head.weight", 0);
+  const model::Shard mine = model::layers_of_stage(layers, placement_.stage, pp);
+  const model::Shard generated =
+      model::layers_of_stage(layers, placement_.generation_stage, layout_.generate().pp);
+  w.first_layer = generated.start;
+  for (int64_t l = generated.start; l < generated.start + generated.size; ++l) {
+    const int stage = model::stage_of_layer(l, layers, pp);
+    const int part = stage - placement_.generation_stage * stages_per;
+    const int64_t offset = l - model::layers_of_stage(layers, stage, pp).start;
+    const std::string at = "layers." + std::to_string(mine.start + offset) + ".";
+    auto get = [&](const char* suffix) { return view(at + suffix, part); };
+    GenerationLayerWeights g;
+    g.attn_norm = get("attn_norm.weight");
+    g.ffn_norm = get("ffn_norm.weight");
+    g.wq = get("wq.weight");
+    g.wk = get("wk.weight");
+    g.wv = get("wv.weight");
+    g.wq_bias = get("wq.bias");
+    g.wk_bias = get("wk.bias");
+    g.wv_bias = get("wv.bias");
+    g.wo_blocks = get("wo.weight");
+    g.wo_bias = get("wo.bias");
+    g.ffn_gate = get("ffn_gate.weight");
+    g.ffn_up = get("ffn_up.weight");
+    g.ffn_gate_bias = get("ffn_gate.bias");
+    g.ffn_up_bias = get("ffn_up.bias");
+    g.ffn_down_blocks = get("ffn_down.weight");
+    g.ffn_down_bias = get("ffn_down.bias");
+    w.layers.push_back(std::move(g));
   }
   return w;
 }

@@ -8,15 +8,16 @@
 //   HybridEngine engine(actor, pool, HybridLayout({.tp = 2}, {.tp = 1}), "actor");
 //   ... train `actor` (its split parameters now live in the engine's buffers)
 //   engine.to_generation();                  // collective over the micro-DP group
-//   engine.generation_model().generate(...)  // collective over the generation TP group
+//   engine.generation_model().generate(...)  // collective over the generation TP and PP groups
 //   engine.to_training();                    // local; frees the gathered parts
 //
 // Memory: each split parameter (tensor_parallel_dim >= 0) moves once, at
 // construction, into a GenerationBuffer (generation_buffer.h): the training
 // parameter becomes a view of the buffer's own slot, and the gather fills
-// the other d_g - 1 slots around it. Per rank, parameter memory is M/t
+// the other d_g - 1 slots around it. Per rank, parameter memory is M/(t p)
 // while training and M/(t_g p_g) while generating, plus the replicated
-// parameters (norms, row-parallel biases), which every layout holds whole.
+// parameters (norms, row-parallel biases), which every layout holds whole,
+// and with pipeline stages the embedding and heads, which every stage holds.
 // Bytes received per switch: (d_g - 1)/d_g of M/(t_g p_g) = (tp - t_g p_g)/(t_g p_g tp) M.
 //
 // The gather goes in pieces of options.piece_bytes of each rank's shard:
@@ -29,10 +30,17 @@
 // buffers as they are; it is valid between to_generation() and
 // to_training(). While generating, the training model must not be stepped.
 //
-// The layout math covers p and p_g; the engine reshards tensor-parallel
-// layouts only (p = p_g = 1): a pipeline-parallel model generates with its
-// training layout (model/pipeline_parallel.h). For generation on a pool of
-// its own, weight_stream.h streams the weights there instead.
+// Pipeline stages: a model trained at p stages generates at p_g (dividing
+// p; num_layers divisible by p when p_g < p). A micro-DP group then spans
+// p/p_g consecutive training stages: a block's buffer has a slot per
+// member, the member's block at the same position of its stage, so the
+// one all-gather brings the generation stage's layers; the embedding and
+// the heads, which every training stage holds (pipeline_parallel.h), are
+// gathered only among the members of the rank's own stage, and the norms
+// and row-parallel biases of the blocks from the other stages come as
+// t/t_g copies each (vectors of the hidden size). The generation model
+// then runs p_g stages over the generation PP group. For generation on a
+// pool of its own, weight_stream.h streams the weights there instead.
 #pragma once
 
 #include <memory>
@@ -60,9 +68,11 @@ class HybridEngine {
   // Collective over `pool` (every rank, the same layout and name; the name
   // keeps two engines' sub-groups apart). `model` is this rank's training
   // shard: shard_tensor_parallel() done with the training TP group (or
-  // none when t = 1), parameters float32 on the CPU. Throws
-  // HybridLayoutError when the pool, the model's tensor parallelism or the
-  // layout disagree, when the layout has pipeline stages, or when the
+  // none when t = 1) and shard_pipeline_parallel() with the training PP
+  // group (none when p = 1), parameters float32 on the CPU. Throws
+  // HybridLayoutError when the pool, the model's tensor or pipeline
+  // parallelism or the layout disagree, when p_g < p and the layers do not
+  // divide by p, or when the
   // training tp does not divide the vocabulary (the engine needs equal
   // shards; pad the vocabulary to a multiple of tp).
   HybridEngine(model::Transformer model, SpmdGroup& pool, const HybridLayout& layout, const std::string& name,
@@ -94,10 +104,16 @@ class HybridEngine {
   const GenerationBuffer& buffer_of(const std::string& parameter_name) const;
 
  private:
+  // A parameter whose generation shard is more than its training shard:
+  // split over tp (dim >= 0), or a block's parameter gathered from other
+  // stages (stage_parts = p/p_g > 1; then also one replicated over tp,
+  // dim < 0, whose every tp slot holds the same copy).
   struct SplitParameter {
     std::string name;
     torch::Tensor parameter;
     int64_t dim;
+    int64_t stage_parts;  // the training stages its buffer holds parts of: p/p_g for a block, else 1
+    SpmdGroup* group;     // gathers its slots; null when it has one
     GenerationBuffer buffer;
   };
   GenerationWeights gathered_weights() const;
@@ -106,8 +122,11 @@ class HybridEngine {
   HybridLayout layout_;
   HybridPlacement placement_;
   HybridEngineOptions options_;
-  std::unique_ptr<SpmdGroup> micro_dp_;       // null when d_g = 1
+  std::unique_ptr<SpmdGroup> micro_dp_;  // null when d_g = 1
+  std::unique_ptr<SpmdGroup>
+      same_stage_;  // the micro-DP ranks of this stage; null unless p_g < p and t_g < t
   std::unique_ptr<SpmdGroup> generation_tp_;  // null when t_g = 1
+  std::unique_ptr<SpmdGroup> generation_pp_;  // null when p_g = 1
   std::vector<SplitParameter> split_;
   std::vector<torch::Tensor> replicated_;
   std::optional<GenerationLayoutModel> generation_;

@@ -77,8 +77,9 @@ class HybridLayout {
   // Defined in hybrid_layout_mesh.cpp (rlwb_workers), where core::Mesh is.
   core::Mesh training_mesh() const;
   // The generation replicas as a mesh (dp = d d_g, stride = d_g): what the
-  // controller dispatches a generate call over. Throws HybridLayoutError
-  // when p_g != p (a stride does not describe that interleaving).
+  // controller dispatches a generate call over (core::generation_mesh).
+  // Throws HybridLayoutError when p_g < p and t_g > 1 (a stride does not
+  // describe that interleaving).
   core::Mesh generation_mesh() const;
 
   // Throws HybridLayoutError for a rank outside [0, world()).

@@ -180,11 +180,6 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
     throw RoleConfigError("models." + env.model +
                           ".parallel: dp*pp*tp = " + std::to_string(env.mesh.world()) + " but the pool has " +
                           std::to_string(env.world) + " ranks");
-  if (env.mesh.pp > 1 && env.generation_mesh && *env.generation_mesh != env.mesh)
-    throw RoleConfigError("models." + env.model + ".parallel: a generation layout of its own with pp = " +
-                          std::to_string(env.mesh.pp) +
-                          " is not supported yet (the hybrid engine reshards tensor-parallel layouts only); "
-                          "leave 'generate' out or use pp: 1");
   options = core::config::parse_model_options(role, role_config, where);
   tokenizer = make_tokenizer(options.tokenizer);
   chat_template = make_chat_template(options.tokenizer, chat_template_refused);

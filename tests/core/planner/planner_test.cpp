@@ -82,14 +82,19 @@ TEST(Planner, GenerationLayoutsAreOnesTheHybridEngineAccepts) {
   const PlanInput input = paper_ppo_input("7b");
   LayoutLimits limits{8, 4, true};
   const auto layouts = candidate_layouts(input.models[0], 16, input.workload, limits);
-  bool some_differ = false;
+  bool some_differ = false, fewer_stages = false;
   for (const ModelLayout& l : layouts) {
     EXPECT_EQ(l.tp % l.generate_tp, 0);
     EXPECT_EQ(l.pp % l.generate_pp, 0);
+    if (l.generate_pp < l.pp) {
+      EXPECT_EQ(l.generate_tp, 1) << "fewer stages generate at tp 1 (the validator's rule)";
+    }
     EXPECT_EQ(l.devices(), 16);
     some_differ = some_differ || l.generate_tp != l.tp;
+    fewer_stages = fewer_stages || l.generate_pp < l.pp;
   }
   EXPECT_TRUE(some_differ);
+  EXPECT_TRUE(fewer_stages);
   for (const ModelLayout& l : candidate_layouts(input.models[2], 16, input.workload, limits))
     EXPECT_TRUE(l.generate_tp == l.tp && l.generate_pp == l.pp) << "only the actor generates";
 }

@@ -319,12 +319,32 @@ TEST(GraphValidator, PipelineStagesAreAcceptedUpToOnePerLayer) {
   EXPECT_THAT(issue.hint, HasSubstr("choose pp <= 2"));
 }
 
-TEST(GraphValidator, APipelineParallelModelGeneratesWithItsTrainingLayout) {
-  auto issues =
-      validate_text(edit(edit(kSmall, "main: {workers: 2}", "main: {workers: 4}"),
-                         "parallel: {dp: 2}}\n  ref", "parallel: {pp: 2, tp: 2, generate: {tp: 1}}}\n  ref"));
-  GraphIssue issue = issue_with(issues, "model 'actor' trains with pp = 2 and generates with another layout");
-  EXPECT_THAT(issue.hint, HasSubstr("with pp > 1 leave parallel.generate out"));
+TEST(GraphValidator, FewerGenerationStagesGenerateAtTpOneOverLayersThatDivide) {
+  const std::string four_workers =
+      edit(edit(kSmall, "main: {workers: 2}", "main: {workers: 4}"),
+           "pool: main, parallel: {dp: 2}}\nrewards", "pool: main, parallel: {dp: 4}}\nrewards");
+  // Keeping the stages, or fewer stages at tp 1: valid.
+  EXPECT_TRUE(validate_text(edit(four_workers, "parallel: {dp: 2}}\n  ref",
+                                 "parallel: {pp: 2, tp: 2, generate: {tp: 1}}}\n  ref"))
+                  .empty());
+  EXPECT_TRUE(validate_text(edit(four_workers, "parallel: {dp: 2}}\n  ref",
+                                 "parallel: {pp: 2, tp: 2, generate: {pp: 1, tp: 1}}}\n  ref"))
+                  .empty());
+  // Fewer stages with tp ranks: the replicas form no mesh.
+  GraphIssue issue =
+      issue_with(validate_text(edit(four_workers, "parallel: {dp: 2}}\n  ref",
+                                    "parallel: {pp: 2, tp: 2, generate: {pp: 1, tp: 2}}}\n  ref")),
+                 "model 'actor' generates with fewer pipeline stages (generate.pp = 1 < pp = 2) "
+                 "and at generate.tp = 2 > 1");
+  EXPECT_THAT(issue.hint, HasSubstr("set generate.tp: 1, or keep the stages (generate.pp: 2)"));
+  // Fewer stages over layers that do not divide by the training stages.
+  issue = issue_with(
+      validate_small("actor: {role: actor, config: {model: {}}, pool: main, parallel: {dp: 2}}",
+                     "actor: {role: actor, config: {model: {num_layers: 3}}, pool: main, parallel: {pp: 2, "
+                     "generate: {pp: 1}}}"),
+      "model 'actor' generates with 1 pipeline stages of its 2 training stages, but its 3 layers do not "
+      "divide by pp = 2");
+  EXPECT_THAT(issue.hint, HasSubstr("choose a pp that divides the layers"));
 }
 
 TEST(GraphValidator, TrainerStepsBelowOneIsAnIssue) {

@@ -26,9 +26,10 @@ using model::testing::expect_close;
 using workers::testing::on_ranks;
 
 // Every split kind (biases of column- and row-parallel layers), heads and
-// width that divide by 4.
+// width that divide by 4, layers that divide by 4 stages.
 TransformerConfig config_of(int64_t hidden = 32, int64_t width = 80, int64_t vocab = 64) {
   TransformerConfig c = model::testing::tiny_config();
+  c.num_layers = 4;
   c.qkv_bias = c.output_bias = c.mlp_bias = true;
   c.hidden_size = hidden;
   c.intermediate_size = width;
@@ -52,12 +53,14 @@ std::vector<Transformer> seeded_per_rank(const TransformerConfig& c, int ranks) 
   return nets;
 }
 
-// Shards `net` over its layout's training TP group (which `groups` keeps alive).
+// Shards `net` over its layout's training TP and PP groups (which `groups`
+// keeps alive).
 Transformer training_shard(Transformer net, SpmdGroup& pool, const HybridLayout& layout,
                            std::shared_ptr<MeshGroups>& groups) {
-  groups = make_mesh_groups(pool, layout.training_mesh(), "actor");
-  const int tp = layout.train().tp;
-  net->shard_tensor_parallel({groups->tp.get(), layout.training_mesh().tp_index(pool.rank()), tp});
+  const core::Mesh mesh = layout.training_mesh();
+  groups = make_mesh_groups(pool, mesh, "actor");
+  net->shard_tensor_parallel({groups->tp.get(), mesh.tp_index(pool.rank()), mesh.tp});
+  net->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(pool.rank()), mesh.pp});
   return net;
 }
 
@@ -85,7 +88,8 @@ struct Case {
 };
 
 std::string name_of(const Case& c) {
-  return "t" + std::to_string(c.train.tp) + "d" + std::to_string(c.train.dp) + "_to_t" +
+  return "p" + std::to_string(c.train.pp) + "t" + std::to_string(c.train.tp) + "d" +
+         std::to_string(c.train.dp) + "_to_p" + std::to_string(c.generate.pp) + "t" +
          std::to_string(c.generate.tp);
 }
 void PrintTo(const Case& c, std::ostream* os) { *os << name_of(c); }
@@ -108,6 +112,7 @@ TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
     GenerationLayoutModel& net = engine.generation_model();
     const model::TensorParallel& tp = net.tensor_parallel();
     EXPECT_EQ(tp.size, layout.generate().tp);
+    EXPECT_EQ(net.pipeline_parallel().stages, layout.generate().pp);
     torch::Tensor local = net.forward(prompts.ids, prompts.mask);
     EXPECT_EQ(local.size(-1), c.vocab_size / layout.generate().tp);
     expect_close(model::gather_shards(local, 2, c.vocab_size, tp), want_logits, 1e-5, "logits");
@@ -123,7 +128,15 @@ INSTANTIATE_TEST_SUITE_P(Layouts, HybridEngineLayouts,
                          ::testing::Values(Case{{.tp = 2}, {.tp = 1}},           // 2 micro-DP ranks
                                            Case{{.tp = 4}, {.tp = 2}},           // figure 8's replica
                                            Case{{.tp = 2, .dp = 2}, {.tp = 1}},  // two training replicas
-                                           Case{{.tp = 2}, {.tp = 2}}),          // nothing to gather
+                                           Case{{.tp = 2}, {.tp = 2}},           // nothing to gather
+                                           // Pipeline stages: the layers of p/p_g stages gathered...
+                                           Case{{.pp = 2}, {.pp = 1}},  // ...whole
+                                           Case{{.pp = 2, .tp = 2},
+                                                {.pp = 1, .tp = 1}},  // ...with their tp shards
+                                           Case{{.pp = 2, .tp = 2}, {.pp = 1, .tp = 2}},  // ...tp kept
+                                           Case{{.pp = 4}, {.pp = 2}},  // ...into 2 generation stages
+                                           Case{{.pp = 2, .dp = 2}, {.pp = 1}},
+                                           Case{{.pp = 2, .tp = 2}, {.pp = 2, .tp = 1}}),  // stages kept
                          [](const ::testing::TestParamInfo<Case>& info) { return name_of(info.param); });
 
 // A loss over every parameter of the language-model path, computed on
@@ -276,6 +289,64 @@ TEST(HybridEngine, HoldsNoSecondCopyOfTheTrainingShard) {
     }
     engine.to_training();
     EXPECT_LE(split_bytes(), shard_bytes + slack) << "the gathered parts are given back";
+  });
+}
+
+// p = 2, t = 2 generating at p_g = t_g = 1 (d_g = 4): while training a rank
+// holds its training shard once; while generating, the whole model (its
+// generation shard), its training shard inside it, plus a second copy of
+// the blocks' norms and row-parallel biases (t/t_g = 2 copies of each).
+TEST(HybridEngine, GathersTheOtherStagesLayersAndGivesThemBack) {
+  const HybridLayout layout({.pp = 2, .tp = 2}, {.pp = 1, .tp = 1});
+  const TransformerConfig c = config_of(/*hidden=*/256, /*width=*/1024, /*vocab=*/1024);
+  int64_t whole_bytes = 0, block_vector_bytes = 0;
+  {
+    Transformer whole = seeded(c);
+    for (auto& p : whole->named_parameters()) {
+      whole_bytes += static_cast<int64_t>(p.value().nbytes());
+      if (model::layer_of_parameter(p.key()) >= 0 && model::tensor_parallel_dim(p.key()) < 0)
+        block_vector_bytes += static_cast<int64_t>(p.value().nbytes());
+    }
+  }
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    int64_t shard_bytes = 0, tensors = 0;
+    for (auto& p : net->parameters()) {
+      shard_bytes += static_cast<int64_t>(p.nbytes());
+      ++tensors;
+    }
+    HybridEngine engine(net, pool, layout, "actor");
+    const int64_t page = 4096, slack = 2 * page * tensors;
+    EXPECT_GE(engine.resident_parameter_bytes(), shard_bytes);
+    EXPECT_LE(engine.resident_parameter_bytes(), shard_bytes + slack) << "training holds the shard once";
+    engine.to_generation();
+    // Every block's norms and biases come as t/t_g = 2 copies: once more than the model has.
+    const int64_t extra = block_vector_bytes;
+    EXPECT_GE(engine.resident_parameter_bytes(), whole_bytes + extra - slack);
+    EXPECT_LE(engine.resident_parameter_bytes(), whole_bytes + extra + slack)
+        << "generation holds M/(t_g p_g)";
+    engine.to_training();
+    EXPECT_LE(engine.resident_parameter_bytes(), shard_bytes + slack) << "the gathered parts are given back";
+  });
+}
+
+TEST(HybridEngine, RefusesFewerGenerationStagesWhenTheLayersDoNotSplitEvenly) {
+  TransformerConfig c = config_of();
+  c.num_layers = 3;
+  std::vector<Transformer> nets = seeded_per_rank(c, 2);
+  on_ranks(2, [&](int rank, SpmdGroup& pool) {
+    const HybridLayout layout({.pp = 2}, {.pp = 1});
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    try {
+      HybridEngine engine(net, pool, layout, "actor");
+      ADD_FAILURE() << "expected an error";
+    } catch (const HybridLayoutError& e) {
+      EXPECT_NE(std::string(e.what()).find("'num_layers' = 3 does not divide by pp = 2"), std::string::npos)
+          << e.what();
+    }
   });
 }
 

@@ -209,7 +209,7 @@ TEST(TensorParallelRoles, ALayoutTheModelCannotSplitIsRefusedWithTheSetting) {
   }
 }
 
-// The actor training at tp = t and generating at t_g through the
+// The actor training at p-t and generating at p_g-t_g through the
 // 3D-HybridEngine, dispatched over the generation replicas as the
 // controller does: greedy rollouts equal one rank's before and after an
 // update (so the switch gathers the updated shards), the update trains as
@@ -219,17 +219,25 @@ TEST(HybridEngineRoles, AnActorGeneratingInItsOwnLayoutMatchesOneRankBeforeAndAf
   const Batch in = rollout(32);
   auto config = config_for_tp("actor");
   config["model"]["vocab_size"] = 20;  // the engine gathers equal shards: 4 of 5 ids
+  config["model"]["num_layers"] = 2;   // one a stage at pp = 2
   LocalRole single("actor", config);
   const Batch greedy_before = single.call("generate", prompts(9), kGenOut, {{"greedy", true}});
   const nlohmann::json want = single.call("update", in).meta()["metrics"];
   const Batch greedy_after = single.call("generate", prompts(9), kGenOut, {{"greedy", true}});
   workers::model::testing::ScratchDir dir("hybrid-roles");
   single.call("save_checkpoint", Batch{}, {}, {{"dir", (dir.path() / "single").string()}});
-  // (training mesh, generation mesh): t=2 -> t_g=1; t=4 -> t_g=2; t=2, d=2 -> t_g=1.
+  // (training mesh, generation mesh): t=4 -> t_g=2; t=2 -> t_g=1; t=2, d=2 -> t_g=1;
+  // then with stages: p=2 -> p_g=1; p=2, t=2 -> p_g=1, t_g=1 (d_g = 4);
+  // p=2, t=2 -> p_g=2, t_g=1 (the generation hands stage to stage).
   for (auto [train, generate] : {std::pair{Mesh{1, 1, 4}, Mesh{2, 1, 2, 2}},
                                  {Mesh{1, 1, 2}, Mesh{2, 1, 1, 2}},
-                                 {Mesh{2, 1, 2}, Mesh{4, 1, 1, 2}}}) {
-    SCOPED_TRACE(layout(train) + " generating at tp=" + std::to_string(generate.tp));
+                                 {Mesh{2, 1, 2}, Mesh{4, 1, 1, 2}},
+                                 {Mesh{1, 2, 1}, Mesh{2, 1, 1, 2}},
+                                 {Mesh{1, 2, 2}, Mesh{4, 1, 1, 4}},
+                                 {Mesh{1, 2, 2}, Mesh{2, 2, 1, 2}}}) {
+    ASSERT_EQ(core::generation_mesh(train, generate.pp, generate.tp), generate) << "the controller's mesh";
+    SCOPED_TRACE(layout(train) + " generating at pp=" + std::to_string(generate.pp) +
+                 " tp=" + std::to_string(generate.tp));
     MeshRanks ranks("actor", config, train, "cpu", generate);
     Batch greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
     EXPECT_TRUE(torch::equal(greedy.tensor("responses"), greedy_before.tensor("responses")));
