@@ -170,35 +170,63 @@ torch::Tensor flat_range(Transformer& net, int64_t from, int64_t count) {
   return out;
 }
 
-// (a) and (b): the whole model gathered over `group` from every member's
-// flat part `mine` -- a ZeRO-3 partition over the pool for DeepSpeed-Chat,
-// the training TP shard over the TP group for HybridFlow-V. Generation
-// reads its shard of the whole; the own part stays held beside it.
+// (a) and (b): the whole model gathered from every member's flat parts --
+// a ZeRO-3 partition over the pool for DeepSpeed-Chat; for HybridFlow-V
+// the training shard over the TP group, and with stages the blocks over
+// the replica's TP x PP ranks and the embedding and heads (on every stage)
+// over the TP group only. Generation reads its shard of the whole; the own
+// parts stay held beside it.
+struct FlatPart {
+  torch::Tensor mine;
+  SpmdGroup* group = nullptr;  // null: held as it is, nothing to gather
+};
+
 class GatherWhole : public Way {
  public:
-  GatherWhole(const char* name, ReshardCost formula, torch::Tensor mine, SpmdGroup& group, int64_t piece)
-      : name_(name), formula_(formula), mine_(std::move(mine)), group_(group), piece_(piece) {}
+  GatherWhole(const char* name, ReshardCost formula, std::vector<FlatPart> parts, int64_t piece)
+      : name_(name), formula_(formula), parts_(std::move(parts)), wholes_(parts_.size()), piece_(piece) {}
   const char* name() const override { return name_; }
   ReshardCost formula() const override { return formula_; }
   void to_generation() override {
-    const int64_t n = mine_.numel();
-    whole_ = torch::empty({n * group_.world()});
-    whole_.narrow(0, group_.rank() * n, n).copy_(mine_);
-    received_ = gather_in_pieces(group_, mine_, piece_, [&](int k, int64_t start, int64_t len) {
-      return whole_.narrow(0, k * n + start, len);
-    });
+    received_ = 0;
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      const FlatPart& part = parts_[k];
+      if (part.group == nullptr) continue;
+      const int64_t n = part.mine.numel();
+      torch::Tensor& whole = wholes_[k];
+      whole = torch::empty({n * part.group->world()});
+      whole.narrow(0, part.group->rank() * n, n).copy_(part.mine);
+      received_ += gather_in_pieces(
+          *part.group, part.mine, piece_,
+          [&](int member, int64_t start, int64_t len) { return whole.narrow(0, member * n + start, len); });
+    }
   }
-  void to_training() override { whole_ = torch::Tensor(); }
+  void to_training() override {
+    for (torch::Tensor& whole : wholes_) whole = torch::Tensor();
+  }
   int64_t received() const override { return received_; }
-  int64_t generation_bytes() const override { return mine_.numel() * group_.world() * 4; }
-  int64_t redundant_bytes() const override { return mine_.numel() * 4; }
-  int64_t training_bytes() const override { return mine_.numel() * 4; }
+  int64_t generation_bytes() const override {
+    int64_t bytes = 0;
+    for (const FlatPart& part : parts_)
+      bytes += part.mine.numel() * (part.group ? part.group->world() : 1) * 4;
+    return bytes;
+  }
+  int64_t redundant_bytes() const override {
+    int64_t bytes = 0;
+    for (const FlatPart& part : parts_) bytes += part.group ? part.mine.numel() * 4 : 0;
+    return bytes;
+  }
+  int64_t training_bytes() const override {
+    int64_t bytes = 0;
+    for (const FlatPart& part : parts_) bytes += part.mine.numel() * 4;
+    return bytes;
+  }
 
  private:
   const char* name_;
   ReshardCost formula_;
-  torch::Tensor mine_, whole_;
-  SpmdGroup& group_;
+  std::vector<FlatPart> parts_;
+  std::vector<torch::Tensor> wholes_;
   int64_t piece_, received_ = 0;
 };
 
@@ -436,24 +464,29 @@ int rank_main(int rank, int port, const Settings& s) {
     Transformer net(model_config(s.layers));
     for (const auto& p : net->parameters()) params += p.numel();
     const int64_t part = (params + pool.world() - 1) / pool.world();  // ZeRO-3: M/(tpd), padded
-    ways.push_back(std::make_unique<GatherWhole>("(a) DeepSpeed-Chat", deepspeed_chat_cost(layout),
-                                                 flat_range(net, rank * part, part), pool, piece));
+    ways.push_back(std::make_unique<GatherWhole>(
+        "(a) DeepSpeed-Chat", deepspeed_chat_cost(layout),
+        std::vector<FlatPart>{{flat_range(net, rank * part, part), &pool}}, piece));
     const rlwb::core::Mesh mesh = layout.training_mesh();
     net->shard_tensor_parallel({groups->tp.get(), mesh.tp_index(rank), s.tp});
     net->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(rank), s.pp});
-    std::vector<torch::Tensor> flat;
-    for (const auto& p : net->parameters()) flat.push_back(p.detach().reshape({-1}));
-    // HybridFlow-V gathers over the replica's model-parallel ranks (its TP
-    // group, and with stages its TP x PP ranks: consecutive).
+    // HybridFlow-V gathers over the replica's model-parallel ranks: the TP
+    // group, and with stages the blocks over the TP x PP ranks
+    // (consecutive) and what every stage holds over the TP group.
+    std::vector<torch::Tensor> blocks, shared;
+    for (const auto& p : net->named_parameters())
+      (s.pp > 1 && rlwb::workers::model::layer_of_parameter(p.key()) < 0 ? shared : blocks)
+          .push_back(p.value().detach().reshape({-1}));
+    std::vector<FlatPart> parts{{torch::cat(blocks), groups->tp.get()}};
     if (s.pp > 1) {
       std::vector<int> replica;
       const int first = rank / (s.tp * s.pp) * (s.tp * s.pp);
       for (int r = first; r < first + s.tp * s.pp; ++r) replica.push_back(r);
       model_parallel = pool.subgroup("model_parallel." + std::to_string(first), replica);
+      parts = {{torch::cat(blocks), model_parallel.get()}, {torch::cat(shared), groups->tp.get()}};
     }
     ways.push_back(std::make_unique<GatherWhole>("(b) HybridFlow-V", hybridflow_v_cost(layout),
-                                                 torch::cat(flat), s.pp > 1 ? *model_parallel : *groups->tp,
-                                                 piece));
+                                                 std::move(parts), piece));
     if (streams) make_streamers(net, separate, s);
     ways.push_back(std::make_unique<Engine>(net, pool, layout, s.piece_kib * 1024));
   }

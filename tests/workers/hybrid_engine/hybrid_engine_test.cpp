@@ -332,22 +332,27 @@ TEST(HybridEngine, GathersTheOtherStagesLayersAndGivesThemBack) {
   });
 }
 
-TEST(HybridEngine, RefusesFewerGenerationStagesWhenTheLayersDoNotSplitEvenly) {
-  TransformerConfig c = config_of();
-  c.num_layers = 3;
+// On two ranks, a model of config `c` sharded as `layout` says: making
+// the engine must throw a HybridLayoutError that contains `expected`.
+void expect_engine_refused(const TransformerConfig& c, const HybridLayout& layout,
+                           const std::string& expected) {
   std::vector<Transformer> nets = seeded_per_rank(c, 2);
   on_ranks(2, [&](int rank, SpmdGroup& pool) {
-    const HybridLayout layout({.pp = 2}, {.pp = 1});
     std::shared_ptr<MeshGroups> groups;
     Transformer net = training_shard(nets[rank], pool, layout, groups);
     try {
       HybridEngine engine(net, pool, layout, "actor");
       ADD_FAILURE() << "expected an error";
     } catch (const HybridLayoutError& e) {
-      EXPECT_NE(std::string(e.what()).find("'num_layers' = 3 does not divide by pp = 2"), std::string::npos)
-          << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
   });
+}
+
+TEST(HybridEngine, RefusesFewerGenerationStagesWhenTheLayersDoNotSplitEvenly) {
+  TransformerConfig c = config_of();
+  c.num_layers = 3;
+  expect_engine_refused(c, HybridLayout({.pp = 2}, {.pp = 1}), "'num_layers' = 3 does not divide by pp = 2");
 }
 
 TEST(HybridEngine, RefusesAModelShardedOtherwiseThanTheLayoutSays) {
@@ -368,20 +373,8 @@ TEST(HybridEngine, RefusesAModelShardedOtherwiseThanTheLayoutSays) {
 }
 
 TEST(HybridEngine, RefusesAVocabularyThatDoesNotSplitEvenly) {
-  const TransformerConfig c = config_of(32, 80, /*vocab=*/63);
-  std::vector<Transformer> nets = seeded_per_rank(c, 2);
-  on_ranks(2, [&](int rank, SpmdGroup& pool) {
-    const HybridLayout layout({.tp = 2}, {.tp = 1});
-    std::shared_ptr<MeshGroups> groups;
-    Transformer net = training_shard(nets[rank], pool, layout, groups);
-    try {
-      HybridEngine engine(net, pool, layout, "actor");
-      ADD_FAILURE() << "expected an error";
-    } catch (const HybridLayoutError& e) {
-      EXPECT_NE(std::string(e.what()).find("pad the vocabulary to a multiple of tp"), std::string::npos)
-          << e.what();
-    }
-  });
+  expect_engine_refused(config_of(32, 80, /*vocab=*/63), HybridLayout({.tp = 2}, {.tp = 1}),
+                        "pad the vocabulary to a multiple of tp");
 }
 
 }  // namespace
