@@ -8,6 +8,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <numeric>
 #include <torch/torch.h>
 
 #include "core/tasks/arithmetic_task.h"
@@ -77,16 +79,21 @@ TEST(RewardModelRole, PairwiseUpdatesRankHeldOutRightAnswersOverSloppyOnes) {
   LocalRole rm("reward_model", tiny_scorer_config(), "rm");
   const double before = held_out(rm, "reward_model/pair_accuracy");
   // Trained until it ranks 85% of the held-out pairs right, checked every
-  // 25 steps, for at most 300 steps. Ranking the sloppy answers (one off,
+  // 25 steps, for at most 400 steps. Ranking the sloppy answers (one off,
   // or the carry forgotten) means learning the sums; this tiny model gets
-  // from below chance to about 0.7 in 300 steps (seed 1).
+  // from below chance to about 0.7 in 300-400 steps (seed 1). A check is
+  // 60 pairs and moves by up to 0.1 from one check to the next (0.60-0.78
+  // over steps 300-600 on a Zen 3 host, where step 300's single check was
+  // 0.60), so the figure is the mean of the last four checks.
   nlohmann::json last;
-  double after = before;
+  std::vector<double> checks;
   int64_t step = 0;
-  while (step < 300 && after < 0.85) {
+  while (step < 400 && (checks.empty() || checks.back() < 0.85)) {
     for (int64_t i = 0; i < 25; ++i) last = rm.call("update", pairs(++step, false)).meta()["metrics"];
-    after = held_out(rm, "reward_model/pair_accuracy");
+    checks.push_back(held_out(rm, "reward_model/pair_accuracy"));
   }
+  const size_t recent = checks.back() >= 0.85 ? 1 : std::min<size_t>(4, checks.size());
+  const double after = std::accumulate(checks.end() - recent, checks.end(), 0.0) / recent;
   std::cerr << "held-out pair accuracy " << before << " -> " << after << " after " << step << " steps\n";
   for (const char* key : {"reward_model/loss", "reward_model/pair_accuracy", "reward_model/margin",
                           "reward_model/grad_norm", "reward_model/lr"})
