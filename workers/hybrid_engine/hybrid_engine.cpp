@@ -70,8 +70,9 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
   if (options_.piece_bytes < static_cast<int64_t>(sizeof(float)))
     throw std::invalid_argument("HybridEngine: 'piece_bytes' = " + std::to_string(options_.piece_bytes) +
                                 " must hold at least one float");
-  // Every rank makes its micro-DP group first, then its generation TP
-  // group: the members of each meet in the same order.
+  // Every rank makes its groups in one order -- micro-DP, its same-stage
+  // part, generation TP, generation PP -- and each kind partitions the
+  // pool, so the members of every group meet without waiting on another.
   const int rank = pool.rank();
   const int stages_per = layout_.train().pp / layout_.generate().pp;
   const int tps_per = layout_.train().tp / layout_.generate().tp;
