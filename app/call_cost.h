@@ -15,12 +15,21 @@
 // Here the experiment runs for real, its models on one worker process (the
 // planner's one-device plan), a few steps without warm start, evaluation or
 // saving, one optimizer step an epoch (ppo.mini_batch_size 0), at the
-// task's batch size and at a quarter of it; for each node
-// on a worker, the median of its step times (timing_s/<node>, dispatch to
-// collect) after the first step gives a line over the rows, and its
-// intercept is the node's fixed cost. A stage kind's (generate, forward,
-// train: the planner's) is the mean of its nodes'; call_overhead_s, for
-// any other, the mean of all.
+// task's batch size and at a quarter of it. For each node on a worker, the
+// median of the method's own seconds on the worker (compute_s/<node>)
+// after the first step gives a line over the rows; its intercept plus the
+// call's round trip (the least any node waited beyond its own seconds) is
+// the node's fixed cost. Not dispatch to collect (timing_s/<node>): the
+// graph hands one worker two calls at once (ref and values, both updates),
+// and the second's timing holds the first's -- the planner's simulation
+// serialises them itself, so the calibration measured actor_update at
+// twice critic_update where the two cost the same. A stage kind's fixed
+// cost (generate, forward, train: the planner's) is the mean of its
+// nodes'; call_overhead_s, for any other, the mean of all. The slope
+// between the two batch sizes over the slope of the planner's own compute
+// for that node on the same one-device plan is the node's compute scale
+// (DeviceProfile::compute_scale), which the planner applies in every
+// layout (dp divides the rows, tp the matmuls, as before).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -34,8 +43,9 @@
 namespace rlwb::app {
 
 struct CallCost {
-  double mean_fixed_s = 0;                 // over the worker nodes
-  std::map<std::string, double> by_stage;  // "generate", "forward", "train": the mean of their nodes'
+  double mean_fixed_s = 0;                      // over the worker nodes
+  std::map<std::string, double> by_stage;       // "generate", "forward", "train": the mean of their nodes'
+  std::map<std::string, double> compute_scale;  // by node: measured per-row seconds over modelled
   nlohmann::json measured;  // {rows: [small, big], nodes: {node: {kind, seconds: [..], fixed_seconds}}}
 };
 

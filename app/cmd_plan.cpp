@@ -97,6 +97,10 @@ int calibrate(const PlanArgs& args) {
     profile.call_overhead_s = calls.mean_fixed_s;
     profile.stage_call_overhead_s = calls.by_stage;
     profile.measured["call_fixed_seconds"] = calls.measured;
+    profile.compute_scale = {exp->name, calls.compute_scale};
+    profile.sources["compute_scale"] =
+        "measured: each node's seconds per row from the same two runs over the cost model's compute for it "
+        "on the one-device plan (app/call_cost.h)";
     profile.sources["call_overhead_s"] =
         "measured: the mean fixed cost (dispatch to collect) of the experiment's worker calls, from its "
         "run on one worker at two batch sizes (app/call_cost.h)";
@@ -104,6 +108,9 @@ int calibrate(const PlanArgs& args) {
     for (const auto& [kind, seconds] : calls.by_stage)
       std::cout << " " << kind << " " << seconds * 1e3 << " ms,";
     std::cout << " any other " << calls.mean_fixed_s * 1e3 << " ms\n";
+    std::cout << "the rows cost, measured over modelled:";
+    for (const auto& [node, scale] : calls.compute_scale) std::cout << " " << node << " x" << scale;
+    std::cout << "\n";
   }
   planner::save_device_profile(profile, target);
   std::cout << "matmul " << profile.peak_matmul_flops / 1e9 << " GFLOP/s per process, attention "
@@ -186,8 +193,9 @@ core::Subcommand add_plan_command(CLI::App& rlwb) {
       ->check(CLI::PositiveNumber);
   command
       ->add_option("--max-pp", args->max_pp,
-                   "largest pipeline-parallel size to consider (the workers run pp 1 until pipeline "
-                   "parallelism is built)")
+                   "largest pipeline-parallel size to consider (1 by default: the workers run one "
+                   "micro-batch in flight through the stages, which the pipelined cost does not model; "
+                   "docs/planner.md)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command->add_flag("--generation-layouts", args->generation_layouts,

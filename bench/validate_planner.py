@@ -7,7 +7,10 @@ and 4 CPU worker processes with this machine's calibrated profile
 (no warm start, no evaluation), and prints simulated vs measured step time
 (the median of `perf/time_per_step` after the first step) with the error
 of each, then Spearman's rank correlation over each experiment's runs and
-over all. The plans run in interleaved rounds (--rounds, default 3) and
+over all. By default the plans run for a device count are spread over the
+planner's ranking, best to worst (--choose spread): the cost model's job is
+to order placements that differ; its best few on 2-4 CPU workers are
+near-ties whose measured order is the runs' noise (--choose top runs them). The plans run in interleaved rounds (--rounds, default 3) and
 each plan's figure is the median of its rounds. Results are numbers to put in bench/RESULTS.md; the machine's
 load during the runs changes them (printed with them).
 
@@ -51,6 +54,17 @@ def spearman(xs, ys):
     return num / den if den else float("nan")
 
 
+def chosen_plans(count, wanted, how):
+    """Which of the planner's ranked plans (1-based) to run: the first
+    `wanted` (top), or `wanted` spread evenly from the best to the worst
+    (spread)."""
+    if count <= wanted:
+        return list(range(1, count + 1))
+    if how == "top" or wanted == 1:
+        return list(range(1, wanted + 1))
+    return sorted({1 + round(i * (count - 1) / (wanted - 1)) for i in range(wanted)})
+
+
 def run(cmd, **kw):
     result = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if result.returncode != 0:
@@ -84,6 +98,10 @@ def main():
                          "matmul rate at its model's shapes and what its calls cost whatever their rows")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--plans-per-count", type=int, default=3)
+    ap.add_argument("--choose", choices=["spread", "top"], default="spread",
+                    help="which plans to run for each device count: spread from the planner's best to its worst "
+                         "(a ranking is tested over placements that differ), or its best ones only (near-ties "
+                         "on this machine, whose order is the runs' noise)")
     ap.add_argument("--counts", default="2,3,4")
     ap.add_argument("--experiments", default="grpo.yaml,ppo.yaml")
     ap.add_argument("--rounds", type=int, default=3,
@@ -102,8 +120,9 @@ def main():
         for count in [int(c) for c in args.counts.split(",")]:
             base = [args.rlwb, "plan", path] + overrides + [
                 "--devices", str(count), "--device-profile", profile]
-            listing = json.loads(run(base + ["--top", str(args.plans_per_count), "--json"]))
-            for pick, plan in enumerate(listing["plans"], start=1):
+            listing = json.loads(run(base + ["--top", "1000", "--json"]))
+            for pick in chosen_plans(len(listing["plans"]), args.plans_per_count, args.choose):
+                plan = listing["plans"][pick - 1]
                 graph = os.path.join(work, "%s-%d-%d.yaml" % (experiment[:-5], count, pick))
                 run(base + ["--top", str(pick), "--pick", str(pick), "--write", graph, "--json"])
                 rows.append({"experiment": experiment, "devices": count, "placement": plan["placement"],

@@ -142,6 +142,22 @@ DeviceProfile parse_device_profile(const nlohmann::json& json, const std::string
       p.stage_call_overhead_s[kind] = seconds.get<double>();
     }
   }
+  if (const nlohmann::json* scale = r.object("compute_scale")) {
+    if (!scale->contains("experiment") || !(*scale)["experiment"].is_string())
+      r.fail("compute_scale.experiment", "must name the experiment the scales were measured for");
+    p.compute_scale.experiment = (*scale)["experiment"].get<std::string>();
+    for (const auto& [key, value] : scale->items()) {
+      if (key == "experiment") continue;
+      if (key != "nodes" || !value.is_object())
+        r.fail("compute_scale." + key,
+               "is not known; compute_scale holds experiment and nodes {node: factor}");
+      for (const auto& [node, factor] : value.items()) {
+        if (!factor.is_number() || factor.get<double>() <= 0 || factor.get<double>() > 100)
+          r.fail("compute_scale.nodes." + node, "must be a factor in (0, 100]");
+        p.compute_scale.by_node[node] = factor.get<double>();
+      }
+    }
+  }
   p.devices_per_node = static_cast<int>(r.number("devices_per_node", true, 8, 1, 4096));
   p.concurrent_devices = static_cast<int>(r.number("concurrent_devices", false, 0, 0, 1 << 20));
   p.intra_node = read_link(r, "intra_node");
@@ -190,6 +206,8 @@ nlohmann::json device_profile_json(const DeviceProfile& p) {
   }
   if (!collectives.empty()) out["collectives"] = collectives;
   if (!p.stage_call_overhead_s.empty()) out["stage_call_overhead_s"] = p.stage_call_overhead_s;
+  if (!p.compute_scale.by_node.empty())
+    out["compute_scale"] = {{"experiment", p.compute_scale.experiment}, {"nodes", p.compute_scale.by_node}};
   return out;
 }
 

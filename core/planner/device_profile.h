@@ -7,6 +7,7 @@
 //    "memory_bandwidth": 2.039e12, "memory_efficiency": 0.7,
 //    "op_overhead_s": 5e-6, "call_overhead_s": 2e-3,
 //    "stage_call_overhead_s": {"generate": 3e-3, "forward": 2e-3, "train": 6e-3},
+//    "compute_scale": {"experiment": "ppo-arithmetic", "nodes": {"actor_update": 0.55}},
 //    "devices_per_node": 8, "concurrent_devices": 0,
 //    "intra_node": {"bandwidth": 300e9, "latency_s": 5e-6},
 //    "inter_node": {"bandwidth": 25e9, "latency_s": 10e-6},
@@ -20,6 +21,13 @@
 // speed at once (a CPU host whose worker processes share its cores).
 // `stage_call_overhead_s` (optional; calibration writes it) is what a call
 // of that stage kind costs whatever its rows; call_overhead_s otherwise.
+// `compute_scale` (optional; `rlwb plan --calibrate FILE` writes it) is,
+// for the experiment named, what each node's calls measured per row on
+// this machine over what this cost model computes for them: the FLOP and
+// operator counts see the model's matmuls, not the role's own work around
+// them (log-softmax and entropy over the vocabulary, loss terms, masks),
+// nor how fast this CPU runs the experiment's shapes; a plan of that
+// experiment multiplies the node's compute by it in every layout.
 //
 // Profiles are found by name among the built-in ones (core/planner/devices/,
 // compiled in), then in device_profile_dir() (where `rlwb plan --calibrate`
@@ -65,6 +73,12 @@ struct DeviceProfile {
   // whatever its rows, where calibration measured it (app/call_cost.h);
   // call_overhead_s for a kind not in it.
   std::map<std::string, double> stage_call_overhead_s;
+  // Per node of one experiment (by its name): measured over modelled
+  // compute, 1 for anything else.
+  struct ComputeScale {
+    std::string experiment;
+    std::map<std::string, double> by_node;
+  } compute_scale;
   int devices_per_node = 8;
   int concurrent_devices = 0;  // 0: every device at full speed
   LinkSpeed intra_node, inter_node;
@@ -80,6 +94,11 @@ struct DeviceProfile {
   double call_overhead(const std::string& stage_kind) const {
     auto it = stage_call_overhead_s.find(stage_kind);
     return it == stage_call_overhead_s.end() ? call_overhead_s : it->second;
+  }
+  double compute_scale_of(const std::string& experiment, const std::string& node) const {
+    if (experiment.empty() || experiment != compute_scale.experiment) return 1.0;
+    auto it = compute_scale.by_node.find(node);
+    return it == compute_scale.by_node.end() ? 1.0 : it->second;
   }
 };
 

@@ -85,6 +85,7 @@ PlanInput plan_input_of(const Experiment& exp, const TokenizerVocab& vocab, int6
     throw PlanError(std::string(e.what()) + "\n(run 'rlwb validate " + exp.file + "' for every problem)");
   }
   PlanInput input;
+  input.experiment = exp.name;
   for (const auto& [name, spec] : exp.models) {
     const config::ModelSections sections = config::model_sections_of(spec.role);
     if (!sections.network)

@@ -53,6 +53,7 @@ struct Workload {
 };
 
 struct PlanInput {
+  std::string experiment;            // its name (a profile's compute_scale is per experiment)
   std::vector<PlannedModel> models;  // in the file's (sorted) model order
   std::vector<Stage> stages;         // in an order where every stage comes after those it waits for
   Workload workload;

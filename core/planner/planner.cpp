@@ -38,13 +38,17 @@ struct SearchContext {
   MemoryUse memory(int m, const ModelLayout& layout) const {
     return model_memory(input.models[m], layout, input.workload, precision, profile.kv_cache_budget());
   }
-  // The time of every stage of model m in `layout` (0 for other stages).
+  // The time of every stage of model m in `layout` (0 for other stages),
+  // its compute scaled as this experiment's calls measured (DeviceProfile::
+  // compute_scale).
   std::vector<StageTime> model_stage_times(int m, const ModelLayout& layout, int set_devices) const {
     std::vector<StageTime> times(input.stages.size());
     const StageContext ctx = stage_context(set_devices);
     for (std::size_t i = 0; i < input.stages.size(); ++i)
-      if (input.stages[i].model == m)
+      if (input.stages[i].model == m) {
         times[i] = stage_time(input.stages[i].kind, input.models[m], layout, ctx);
+        times[i].compute *= profile.compute_scale_of(input.experiment, input.stages[i].node);
+      }
     return times;
   }
 };

@@ -144,38 +144,61 @@ TEST_F(PlanCli, AMalformedGraphFileIsReportedWithItsLine) {
 }
 
 // --calibrate FILE runs the experiment on one worker at two batch sizes:
-// each worker node's time is a line over its rows; a stage kind's fixed
-// cost is the intercept of its nodes' lines, and call_overhead_s the mean
-// of them all (app/call_cost.h).
+// each worker node's own seconds (compute_s) are a line over its rows; a
+// stage kind's fixed cost is the intercept of its nodes' lines plus the
+// call's round trip, call_overhead_s the mean of them all, and each node's
+// slope over the cost model's is its compute scale (app/call_cost.h).
+// ppo hands the one worker two calls at once (ref and values, then both
+// updates): the second is not charged the first's seconds -- timed
+// dispatch to collect, actor_update cost twice critic_update.
 TEST_F(PlanCli, CalibrationWithAFileMeasuresWhatACallCostsWhateverItsRows) {
   const std::string out = (dir_ / "calibrated.json").string();
-  ASSERT_EQ(
-      rlwb({"plan", "--calibrate", experiment("grpo.yaml"), "--device-profile", out, "--calibrate-ranks", "2",
-            "task.batch_size=16", "models.actor.config.ppo.mini_batch_size=0"}),
-      0)
+  ASSERT_EQ(rlwb({"plan", "--calibrate", experiment("ppo.yaml"), "--device-profile", out, "--calibrate-ranks",
+                  "2", "task.batch_size=64", "models.actor.config.ppo.mini_batch_size=64",
+                  "models.critic.config.ppo.mini_batch_size=64"}),
+            0)
       << read("err.txt");
   const core::planner::DeviceProfile p = core::planner::load_device_profile(out);
   const nlohmann::json calls = p.measured.at("call_fixed_seconds");
-  EXPECT_EQ(calls.at("rows"), nlohmann::json::array({32.0, 128.0})) << "4 and 16 prompts, 8 samples each";
+  EXPECT_EQ(calls.at("rows"), nlohmann::json::array({16.0, 64.0})) << "16 and 64 prompts, 1 sample each";
+  const double round_trip = calls.at("round_trip_seconds").get<double>();
+  EXPECT_GT(round_trip, 0.0);
+  EXPECT_LT(round_trip, 0.05) << "a call's round trip over ipc on one host";
   double sum = 0;
-  for (const char* node : {"gen", "ref", "update"}) {
+  const std::vector<std::string> nodes = {"gen", "ref", "values", "critic_update", "actor_update"};
+  for (const auto& node : nodes) {
     ASSERT_TRUE(calls.at("nodes").contains(node)) << calls.dump();
     const auto& n = calls["nodes"][node];
-    EXPECT_LT(n["seconds"][0].get<double>(), n["seconds"][1].get<double>())
-        << node << ": more rows, more time";
-    EXPECT_GE(n["fixed_seconds"].get<double>(), 0.0);
-    EXPECT_LE(n["fixed_seconds"].get<double>(), n["seconds"][0].get<double>()) << node;
+    const double small = n["compute_seconds"][0].get<double>(), big = n["compute_seconds"][1].get<double>();
+    EXPECT_LT(small, big) << node << ": more rows, more time";
+    EXPECT_GE(n["fixed_seconds"].get<double>(), round_trip) << node;
+    EXPECT_LE(n["fixed_seconds"].get<double>(), small + round_trip) << node;
+    const double modelled = n["modelled_seconds"][1].get<double>() - n["modelled_seconds"][0].get<double>();
+    ASSERT_GT(modelled, 0.0) << node;
+    EXPECT_NEAR(p.compute_scale_of("ppo-arithmetic", node), (big - small) / modelled, 1e-9) << node;
     sum += n["fixed_seconds"].get<double>();
   }
-  EXPECT_EQ(calls["nodes"].size(), 3u) << "reward and adv run on the controller: no worker call";
-  EXPECT_NEAR(p.call_overhead_s, sum / 3, 1e-12);
-  // Each stage kind its own: gen generates, ref is a forward pass, update trains.
-  EXPECT_DOUBLE_EQ(p.call_overhead("generate"), calls["nodes"]["gen"]["fixed_seconds"].get<double>());
-  EXPECT_DOUBLE_EQ(p.call_overhead("forward"), calls["nodes"]["ref"]["fixed_seconds"].get<double>());
-  EXPECT_DOUBLE_EQ(p.call_overhead("train"), calls["nodes"]["update"]["fixed_seconds"].get<double>());
-  EXPECT_EQ(calls["nodes"]["update"]["kind"], "train");
+  EXPECT_EQ(calls["nodes"].size(), nodes.size()) << "reward and adv run on the controller: no worker call";
+  EXPECT_NEAR(p.call_overhead_s, sum / 5, 1e-12);
+  auto fixed = [&](const char* node) { return calls["nodes"][node]["fixed_seconds"].get<double>(); };
+  // Each stage kind its own: gen generates, ref and values are forward
+  // passes, the updates train.
+  EXPECT_DOUBLE_EQ(p.call_overhead("generate"), fixed("gen"));
+  EXPECT_NEAR(p.call_overhead("forward"), (fixed("ref") + fixed("values")) / 2, 1e-12);
+  EXPECT_NEAR(p.call_overhead("train"), (fixed("critic_update") + fixed("actor_update")) / 2, 1e-12);
+  EXPECT_EQ(calls["nodes"]["actor_update"]["kind"], "train");
+  // The two updates run the same network over the same rows (the actor's
+  // head is a small vocabulary's, the critic's one value): neither is
+  // charged the other's time.
+  const double ratio = p.compute_scale_of("ppo-arithmetic", "actor_update") /
+                       p.compute_scale_of("ppo-arithmetic", "critic_update");
+  EXPECT_GT(ratio, 0.6) << calls.dump();
+  EXPECT_LT(ratio, 1.5) << calls.dump();
+  EXPECT_DOUBLE_EQ(p.compute_scale_of("grpo-arithmetic", "actor_update"), 1.0) << "another experiment's node";
   EXPECT_NE(p.sources.value("call_overhead_s", "").find("measured"), std::string::npos);
+  EXPECT_NE(p.sources.value("compute_scale", "").find("measured"), std::string::npos);
   EXPECT_NE(read("out.txt").find("a call costs"), std::string::npos) << read("out.txt");
+  EXPECT_NE(read("out.txt").find("actor_update x"), std::string::npos) << read("out.txt");
 }
 
 }  // namespace

@@ -87,6 +87,28 @@ TEST(DeviceProfile, CallCostsPerStageKindRoundTripAndBadOnesAreNamed) {
       << error_of(j);
 }
 
+// A calibration's compute scales, per node of the experiment it ran:
+// kept through a save, 1 for another experiment or node; a scale without
+// its experiment, or out of range, is refused by name.
+TEST(DeviceProfile, ComputeScalesRoundTripForTheirExperimentAndBadOnesAreNamed) {
+  nlohmann::json j = valid_profile();
+  j["compute_scale"] = {{"experiment", "ppo-arithmetic"}, {"nodes", {{"actor_update", 0.5}, {"gen", 2.0}}}};
+  const DeviceProfile p = parse_device_profile(j, "my.json");
+  EXPECT_DOUBLE_EQ(p.compute_scale_of("ppo-arithmetic", "actor_update"), 0.5);
+  EXPECT_DOUBLE_EQ(p.compute_scale_of("ppo-arithmetic", "gen"), 2.0);
+  EXPECT_DOUBLE_EQ(p.compute_scale_of("ppo-arithmetic", "values"), 1.0) << "not measured";
+  EXPECT_DOUBLE_EQ(p.compute_scale_of("grpo-arithmetic", "gen"), 1.0) << "another experiment";
+  EXPECT_EQ(device_profile_json(parse_device_profile(device_profile_json(p), "x")), device_profile_json(p));
+  j["compute_scale"] = {{"nodes", {{"gen", 2.0}}}};
+  EXPECT_NE(error_of(j).find("'compute_scale.experiment' must name the experiment"), std::string::npos)
+      << error_of(j);
+  j["compute_scale"] = {{"experiment", "ppo-arithmetic"}, {"nodes", {{"gen", 0}}}};
+  EXPECT_NE(error_of(j).find("'compute_scale.nodes.gen' must be a factor in (0, 100]"), std::string::npos)
+      << error_of(j);
+  j["compute_scale"] = {{"experiment", "ppo-arithmetic"}, {"node", {{"gen", 1}}}};
+  EXPECT_NE(error_of(j).find("'compute_scale.node' is not known"), std::string::npos) << error_of(j);
+}
+
 TEST(DeviceProfile, AnUnknownNameListsTheKnownOnesAndHowToCalibrate) {
   try {
     load_device_profile("V100");

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <vector>
 
 #include "core/planner/plan_error.h"
 #include "core/planner/precision.h"
@@ -142,6 +144,44 @@ TEST(StepSimulation, StagesOnMoreDevicesThanCoresShareThem) {
   // Enough cores (or a GPU profile, 0): no sharing.
   EXPECT_DOUBLE_EQ(simulate_step(input, {0, 1}, times, {2, 2}, 4).seconds, 2.0);
   EXPECT_DOUBLE_EQ(simulate_step(input, {0, 1}, times, {2, 2}, 0).seconds, 2.0);
+}
+
+// A calibrated compute scale multiplies its node's compute, in every
+// layout, for the experiment it was measured on; another experiment's
+// plans (a node of the same id) are priced as before.
+TEST(Planner, ACalibratedComputeScaleCountsForItsExperimentsNodeOnly) {
+  PlanInput input = paper_ppo_input("7b");
+  input.experiment = "ppo-7b";
+  const std::string node = input.stages.back().node;
+  PlanOptions options;
+  options.devices = 16;
+  options.keep = 100000;
+  DeviceProfile profile = load_device_profile("A100-80G");
+  // The node's time in each plan, by placement and layouts.
+  auto times_of = [&](const DeviceProfile& prof) {
+    std::map<std::vector<int>, StageTime> out;
+    for (const Plan& plan : search_plans(input, prof, options).plans) {
+      std::vector<int> key = plan.set_of_model;
+      for (const ModelLayout& l : plan.layouts)
+        key.insert(key.end(), {l.tp, l.pp, l.dp, l.generate_tp, l.generate_pp});
+      for (const auto& stage : plan.step.stages)
+        if (stage.node == node) out[key] = stage.time;
+    }
+    return out;
+  };
+  const auto plain = times_of(profile);
+  ASSERT_GT(plain.size(), 10u);
+  profile.compute_scale = {"ppo-7b", {{node, 3.0}}};
+  const auto scaled = times_of(profile);
+  ASSERT_EQ(scaled.size(), plain.size());
+  for (const auto& [key, time] : scaled) {
+    const StageTime& before = plain.at(key);
+    EXPECT_NEAR(time.compute, 3.0 * before.compute, 1e-9 * before.compute);
+    EXPECT_DOUBLE_EQ(time.communication, before.communication);
+    EXPECT_DOUBLE_EQ(time.overhead, before.overhead);
+  }
+  profile.compute_scale.experiment = "another";
+  for (const auto& [key, time] : times_of(profile)) EXPECT_DOUBLE_EQ(time.compute, plain.at(key).compute);
 }
 
 }  // namespace
