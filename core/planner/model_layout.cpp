@@ -1,5 +1,7 @@
 #include "core/planner/model_layout.h"
 
+#include "core/mesh/mesh.h"
+
 #include "workers/hybrid_engine/hybrid_layout.h"
 
 namespace rlwb::core::planner {
@@ -43,9 +45,9 @@ std::vector<ModelLayout> candidate_layouts(const PlannedModel& model, int device
             continue;
           }
           if (!divides(gtp, s.num_heads) || !divides(gtp, s.num_kv_heads)) continue;
-          // Fewer stages generate at t_g = 1 only: otherwise the replicas form
-          // no mesh to dispatch over (core::generation_mesh; the validator refuses it).
-          if (gpp != pp && gtp != 1) continue;
+          // Only layouts whose replicas form a mesh to dispatch over (fewer
+          // stages generate at t_g = 1 only; the validator refuses the rest).
+          if (!generation_mesh(Mesh{1, pp, tp}, gpp, gtp)) continue;
           out.push_back(l);
         }
     }

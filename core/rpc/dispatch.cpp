@@ -54,14 +54,6 @@ DispatchMode dispatch_mode_from_name(const std::string& name) {
       "' (use broadcast, rank0, split_dp, split_dp_mesh, split_generation_mesh or all_to_all)");
 }
 
-std::optional<Mesh> generation_mesh(const Mesh& training, int generate_pp, int generate_tp) {
-  if (generate_pp < 1 || generate_tp < 1 || training.pp % generate_pp != 0 || training.tp % generate_tp != 0)
-    return std::nullopt;
-  if (generate_pp != training.pp && generate_tp != 1) return std::nullopt;
-  const int replicas = (training.pp * training.tp) / (generate_pp * generate_tp);
-  return Mesh{training.dp * replicas, generate_pp, generate_tp, replicas};
-}
-
 DispatchPlan plan_dispatch(DispatchMode mode, const Mesh& mesh, const Batch& input,
                            const std::vector<Batch>& per_rank) {
   const int world = mesh.world();

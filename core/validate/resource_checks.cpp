@@ -6,6 +6,7 @@
 
 #include "core/validate/checks.h"
 #include "core/graph/names.h"
+#include "core/mesh/mesh.h"
 
 namespace rlwb::core::graph_detail {
 namespace {
@@ -90,7 +91,7 @@ void check_generation_layout(IssueList& out, const ModelSpec& model, const Metho
                 "): each rank's generation shard is then a union of training shards, gathered without a "
                 "second copy (docs/model.md, 3D-HybridEngine)");
   }
-  if (sizes_ok && p.generation_pp() != p.pp && p.generation_tp() != 1)
+  if (sizes_ok && !generation_mesh(Mesh{1, p.pp, p.tp}, p.generation_pp(), p.generation_tp()))
     out.add(out.line(at), "",
             "model '" + model.name + "' generates with fewer pipeline stages (generate.pp = " +
                 std::to_string(p.generation_pp()) + " < pp = " + std::to_string(p.pp) +

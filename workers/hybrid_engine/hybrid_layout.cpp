@@ -110,4 +110,17 @@ ReshardCost hybrid_engine_cost(const HybridLayout& layout) {
   return {(model_parallel - generation) / (generation * model_parallel), 1.0 / generation, 0.0};
 }
 
+core::Mesh HybridLayout::training_mesh() const { return {train_.dp, train_.pp, train_.tp}; }
+
+core::Mesh HybridLayout::generation_mesh() const {
+  const std::optional<core::Mesh> mesh = core::generation_mesh(training_mesh(), generate_.pp, generate_.tp);
+  if (!mesh)
+    throw HybridLayoutError(
+        "generation_mesh: a generation layout with p_g = " + std::to_string(generate_.pp) +
+        " < p = " + std::to_string(train_.pp) + " and t_g = " + std::to_string(generate_.tp) +
+        " > 1 interleaves its replicas in a way core::Mesh cannot describe; use p_g = p "
+        "or t_g = 1");
+  return *mesh;
+}
+
 }  // namespace rlwb::workers::hybrid_engine

@@ -33,9 +33,7 @@
 #include <string>
 #include <vector>
 
-namespace rlwb::core {
-struct Mesh;  // core/rpc/dispatch.h, which brings LibTorch: only declared here
-}  // namespace rlwb::core
+#include "core/mesh/mesh.h"
 
 namespace rlwb::workers::hybrid_engine {
 
@@ -74,7 +72,6 @@ class HybridLayout {
   int world() const { return train_.pp * train_.tp * train_.dp; }
   // d_g: ranks per micro-DP group = generation replicas per training replica.
   int micro_dp_size() const { return micro_dp_; }
-  // Defined in hybrid_layout_mesh.cpp (rlwb_workers), where core::Mesh is.
   core::Mesh training_mesh() const;
   // The generation replicas as a mesh (dp = d d_g, stride = d_g): what the
   // controller dispatches a generate call over (core::generation_mesh).
