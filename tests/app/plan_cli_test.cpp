@@ -154,13 +154,13 @@ TEST_F(PlanCli, AMalformedGraphFileIsReportedWithItsLine) {
 TEST_F(PlanCli, CalibrationWithAFileMeasuresWhatACallCostsWhateverItsRows) {
   const std::string out = (dir_ / "calibrated.json").string();
   ASSERT_EQ(rlwb({"plan", "--calibrate", experiment("ppo.yaml"), "--device-profile", out, "--calibrate-ranks",
-                  "2", "task.batch_size=64", "models.actor.config.ppo.mini_batch_size=64",
-                  "models.critic.config.ppo.mini_batch_size=64"}),
+                  "2", "task.batch_size=128", "models.actor.config.ppo.mini_batch_size=128",
+                  "models.critic.config.ppo.mini_batch_size=128"}),
             0)
       << read("err.txt");
   const core::planner::DeviceProfile p = core::planner::load_device_profile(out);
   const nlohmann::json calls = p.measured.at("call_fixed_seconds");
-  EXPECT_EQ(calls.at("rows"), nlohmann::json::array({16.0, 64.0})) << "16 and 64 prompts, 1 sample each";
+  EXPECT_EQ(calls.at("rows"), nlohmann::json::array({32.0, 128.0})) << "32 and 128 prompts, 1 sample each";
   const double round_trip = calls.at("round_trip_seconds").get<double>();
   EXPECT_GT(round_trip, 0.0);
   EXPECT_LT(round_trip, 0.05) << "a call's round trip over ipc on one host";
@@ -189,11 +189,12 @@ TEST_F(PlanCli, CalibrationWithAFileMeasuresWhatACallCostsWhateverItsRows) {
   EXPECT_EQ(calls["nodes"]["actor_update"]["kind"], "train");
   // The two updates run the same network over the same rows (the actor's
   // head is a small vocabulary's, the critic's one value): neither is
-  // charged the other's time.
+  // charged the other's time (which made the ratio 2; the bounds leave
+  // room for a test running beside this one).
   const double ratio = p.compute_scale_of("ppo-arithmetic", "actor_update") /
                        p.compute_scale_of("ppo-arithmetic", "critic_update");
-  EXPECT_GT(ratio, 0.6) << calls.dump();
-  EXPECT_LT(ratio, 1.5) << calls.dump();
+  EXPECT_GT(ratio, 0.5) << calls.dump();
+  EXPECT_LT(ratio, 1.6) << calls.dump();
   EXPECT_DOUBLE_EQ(p.compute_scale_of("grpo-arithmetic", "actor_update"), 1.0) << "another experiment's node";
   EXPECT_NE(p.sources.value("call_overhead_s", "").find("measured"), std::string::npos);
   EXPECT_NE(p.sources.value("compute_scale", "").find("measured"), std::string::npos);
