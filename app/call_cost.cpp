@@ -17,10 +17,10 @@
 namespace rlwb::app {
 namespace {
 
-constexpr int kSteps = 8;
+constexpr int kSteps = 8;  // the first is left out (first-touch allocations, weight reorders)
 // A scale outside these says the two runs measured noise, not rows.
-constexpr double kMinComputeScale = 0.02,
-                 kMaxComputeScale = 50;  // the first is left out (first-touch allocations, weight reorders)
+constexpr double kMinComputeScale = 0.02;
+constexpr double kMaxComputeScale = 50;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
