@@ -123,8 +123,8 @@ class HybridEngine {
   HybridPlacement placement_;
   HybridEngineOptions options_;
   std::unique_ptr<SpmdGroup> micro_dp_;  // null when d_g = 1
-  std::unique_ptr<SpmdGroup>
-      same_stage_;  // the micro-DP ranks of this stage; null unless p_g < p and t_g < t
+  // The micro-DP ranks of this rank's training stage; null unless p_g < p and t_g < t.
+  std::unique_ptr<SpmdGroup> same_stage_;
   std::unique_ptr<SpmdGroup> generation_tp_;  // null when t_g = 1
   std::unique_ptr<SpmdGroup> generation_pp_;  // null when p_g = 1
   std::vector<SplitParameter> split_;
