@@ -1,5 +1,7 @@
 #include "workers/mesh_groups.h"
 
+#include <stdexcept>
+
 #include "workers/spmd_group.h"
 
 namespace rlwb::workers {
@@ -27,6 +29,10 @@ std::vector<int> data_parallel_ranks(const core::Mesh& mesh, int rank) {
 
 std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& mesh,
                                              const std::string& model) {
+  if (mesh.folded())
+    throw std::invalid_argument(
+        "make_mesh_groups: model '" + model +
+        "': a generation mesh (folded) has no training groups; pass the training mesh");
   auto groups = std::make_shared<MeshGroups>();
   groups->mesh = mesh;
   const int rank = pool.rank();

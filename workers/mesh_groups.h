@@ -34,7 +34,9 @@ struct MeshGroups {
 };
 
 // Collective over the pool: every rank calls it with the same mesh and
-// model name (which keeps two models' groups on one pool apart).
+// model name (which keeps two models' groups on one pool apart). A
+// training mesh only: a folded one (core::generation_mesh) is refused,
+// the generation replicas' groups are the engine's (hybrid_engine.h).
 std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& mesh,
                                              const std::string& model);
 

@@ -33,7 +33,7 @@ struct WorkerEnv {
   core::Mesh mesh;
   // The mesh its split_generation_mesh methods run on, when the model
   // generates with another layout than it trains: the 3D-HybridEngine's
-  // generation replicas (Mesh::stride). generation() is `mesh` otherwise.
+  // generation replicas (a folded Mesh). generation() is `mesh` otherwise.
   std::optional<core::Mesh> generation_mesh;
   const core::Mesh& generation() const { return generation_mesh ? *generation_mesh : mesh; }
   std::string device = "cpu";

@@ -268,8 +268,9 @@ class Worker {
       env.mesh = core::Mesh{mesh.value("dp", 1), mesh.value("pp", 1), mesh.value("tp", 1)};
       auto generation = args.value("generation_mesh", Json::object());
       if (!generation.empty())
-        env.generation_mesh = core::Mesh{generation.value("dp", 1), generation.value("pp", 1),
-                                         generation.value("tp", 1), generation.value("stride", 1)};
+        env.generation_mesh =
+            core::Mesh{generation.value("dp", 1), generation.value("pp", 1), generation.value("tp", 1),
+                       generation.value("pp_fold", 1), generation.value("tp_fold", 1)};
       model_envs_[model] = env;
       models_[model] = {role, spec->create(args.value("config", Json::object()), model_envs_[model])};
       return {};

@@ -1,7 +1,5 @@
 #include "core/planner/model_layout.h"
 
-#include "core/mesh/mesh.h"
-
 #include "workers/hybrid_engine/hybrid_layout.h"
 
 namespace rlwb::core::planner {
@@ -45,9 +43,6 @@ std::vector<ModelLayout> candidate_layouts(const PlannedModel& model, int device
             continue;
           }
           if (!divides(gtp, s.num_heads) || !divides(gtp, s.num_kv_heads)) continue;
-          // Only layouts whose replicas form a mesh to dispatch over (fewer
-          // stages generate at t_g = 1 only; the validator refuses the rest).
-          if (!generation_mesh(Mesh{1, pp, tp}, gpp, gtp)) continue;
           out.push_back(l);
         }
     }

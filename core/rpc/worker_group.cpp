@@ -108,13 +108,13 @@ WorkerGroup::WorkerGroup(RpcServer& rpc, std::string model, std::string role, st
       pool_(std::move(pool)),
       mesh_(mesh),
       generation_mesh_(generation.value_or(mesh)) {
-  if (generation_mesh_.world() != mesh_.world() || generation_mesh_.stride < 1 ||
-      generation_mesh_.dp % generation_mesh_.stride != 0)
+  if (generation_mesh_.world() != mesh_.world() || generation_mesh_.pp_fold < 1 ||
+      generation_mesh_.tp_fold < 1 || generation_mesh_.dp % generation_mesh_.fold() != 0)
     throw std::invalid_argument(
         "model '" + model_ + "': its generation mesh (dp " + std::to_string(generation_mesh_.dp) + ", tp " +
-        std::to_string(generation_mesh_.tp) + ", pp " + std::to_string(generation_mesh_.pp) + ", stride " +
-        std::to_string(generation_mesh_.stride) + ") does not cover its " + std::to_string(mesh_.world()) +
-        " ranks in whole replicas");
+        std::to_string(generation_mesh_.tp) + ", pp " + std::to_string(generation_mesh_.pp) + ", folds pp " +
+        std::to_string(generation_mesh_.pp_fold) + " tp " + std::to_string(generation_mesh_.tp_fold) +
+        ") does not cover its " + std::to_string(mesh_.world()) + " ranks in whole replicas");
 }
 
 std::vector<std::string> WorkerGroup::worker_ids() const {
@@ -169,7 +169,8 @@ void WorkerGroup::init(const nlohmann::json& config) {
       args["generation_mesh"] = {{"dp", generation_mesh_.dp},
                                  {"pp", generation_mesh_.pp},
                                  {"tp", generation_mesh_.tp},
-                                 {"stride", generation_mesh_.stride}};
+                                 {"pp_fold", generation_mesh_.pp_fold},
+                                 {"tp_fold", generation_mesh_.tp_fold}};
     replies.push_back(rpc_.call(worker_id(pool_, r), model_, kInitModelMethod, Batch{}, args));
   }
   for (auto& f : replies) f.get();  // rethrows the first RemoteError

@@ -67,7 +67,7 @@ class WorkerGroup {
  public:
   // `generation`: the mesh a split_generation_mesh method (the actor's
   // generate) runs on when the model generates with another layout than
-  // it trains (the 3D-HybridEngine's replicas, Mesh::stride); `mesh` when
+  // it trains (the 3D-HybridEngine's replicas, a folded Mesh); `mesh` when
   // not given. Both cover the same ranks.
   WorkerGroup(RpcServer& rpc, std::string model, std::string role, std::string pool, Mesh mesh,
               std::optional<Mesh> generation = std::nullopt);

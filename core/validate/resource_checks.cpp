@@ -6,7 +6,6 @@
 
 #include "core/validate/checks.h"
 #include "core/graph/names.h"
-#include "core/mesh/mesh.h"
 
 namespace rlwb::core::graph_detail {
 namespace {
@@ -56,9 +55,8 @@ void check_pools(IssueList& out, const MethodCatalog& catalog) {
 
 // The generation layout of the 3D-HybridEngine (workers/hybrid_engine/
 // hybrid_layout.h): only for a role that generates; each generation shard
-// must be a union of training shards (t_g divides t, p_g divides p); with
-// fewer generation stages than training ones, generation runs at t_g = 1
-// (core::generation_mesh says why).
+// must be a union of training shards (t_g divides t, p_g divides p: what
+// core::generation_mesh needs to group the replicas).
 void check_generation_layout(IssueList& out, const ModelSpec& model, const MethodCatalog& catalog) {
   const ParallelSpec& p = model.parallel;
   if (!p.has_generation_layout() && p.generate_dp == 0) return;
@@ -91,15 +89,6 @@ void check_generation_layout(IssueList& out, const ModelSpec& model, const Metho
                 "): each rank's generation shard is then a union of training shards, gathered without a "
                 "second copy (docs/model.md, 3D-HybridEngine)");
   }
-  if (sizes_ok && !generation_mesh(Mesh{1, p.pp, p.tp}, p.generation_pp(), p.generation_tp()))
-    out.add(out.line(at), "",
-            "model '" + model.name + "' generates with fewer pipeline stages (generate.pp = " +
-                std::to_string(p.generation_pp()) + " < pp = " + std::to_string(p.pp) +
-                ") and at generate.tp = " + std::to_string(p.generation_tp()) + " > 1",
-            "with fewer generation stages set generate.tp: 1, or keep the stages (generate.pp: " +
-                std::to_string(p.pp) +
-                "): only then do the generation replicas form a mesh the controller dispatches over "
-                "(core::generation_mesh)");
   auto pool = out.exp().pools.find(model.pool);
   if (sizes_ok && p.micro_dp() > 1 && pool != out.exp().pools.end() && pool->second.device == "cuda")
     out.add(out.line(at), "",

@@ -113,14 +113,8 @@ ReshardCost hybrid_engine_cost(const HybridLayout& layout) {
 core::Mesh HybridLayout::training_mesh() const { return {train_.dp, train_.pp, train_.tp}; }
 
 core::Mesh HybridLayout::generation_mesh() const {
-  const std::optional<core::Mesh> mesh = core::generation_mesh(training_mesh(), generate_.pp, generate_.tp);
-  if (!mesh)
-    throw HybridLayoutError(
-        "generation_mesh: a generation layout with p_g = " + std::to_string(generate_.pp) +
-        " < p = " + std::to_string(train_.pp) + " and t_g = " + std::to_string(generate_.tp) +
-        " > 1 interleaves its replicas in a way core::Mesh cannot describe; use p_g = p "
-        "or t_g = 1");
-  return *mesh;
+  // The constructor checked what core::generation_mesh asks: t_g | t, p_g | p.
+  return *core::generation_mesh(training_mesh(), generate_.pp, generate_.tp);
 }
 
 }  // namespace rlwb::workers::hybrid_engine

@@ -73,10 +73,9 @@ class HybridLayout {
   // d_g: ranks per micro-DP group = generation replicas per training replica.
   int micro_dp_size() const { return micro_dp_; }
   core::Mesh training_mesh() const;
-  // The generation replicas as a mesh (dp = d d_g, stride = d_g): what the
-  // controller dispatches a generate call over (core::generation_mesh).
-  // Throws HybridLayoutError when p_g < p and t_g > 1 (a stride does not
-  // describe that interleaving).
+  // The generation replicas as a mesh (dp = d d_g, folded by p/p_g and
+  // t/t_g): what the controller dispatches a generate call over
+  // (core::generation_mesh).
   core::Mesh generation_mesh() const;
 
   // Throws HybridLayoutError for a rank outside [0, world()).

@@ -41,7 +41,7 @@ namespace alg = core::algorithms;
 struct PolicyRole : ModelRole {
   std::unique_ptr<TrainState> rl_state, sft_state;
   // HybridFlow's 3D-HybridEngine when the model generates with another
-  // layout than it trains (env.generation().stride > 1): it owns the
+  // layout than it trains (env.generation() is folded): it owns the
   // split parameters' storage, so the optimizers update them in place.
   std::unique_ptr<hybrid_engine::HybridEngine> engine;
   int engines_made = 0;
@@ -52,7 +52,7 @@ struct PolicyRole : ModelRole {
     engine.reset();
     const core::Mesh& train = env.mesh;
     const core::Mesh& generate = env.generation();
-    if (generate.stride <= 1) return;
+    if (!generate.folded()) return;
     if (device.is_cuda())
       throw RoleConfigError(
           "models." + env.model +

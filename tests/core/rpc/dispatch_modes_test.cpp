@@ -87,8 +87,8 @@ TEST_F(DispatchModes, SplitDpMeshSendsOneChunkPerDpGroupAndCollectsFromCollector
 // generation replicas {0, 2} and {1, 3} -- ranks at stride 2 -- each get
 // one chunk; the collectors are ranks 0 and 1.
 TEST_F(DispatchModes, SplitGenerationMeshSendsOneChunkPerGenerationReplicaAtItsStride) {
-  auto model =
-      cluster_->demo_model("m_generation", "pool", Mesh{1, 1, 4}, nlohmann::json::object(), Mesh{2, 1, 2, 2});
+  auto model = cluster_->demo_model("m_generation", "pool", Mesh{1, 1, 4}, nlohmann::json::object(),
+                                    Mesh{2, 1, 2, 1, 2});
   auto result = model->call("generation_coords", numbers(5)).get();
   ASSERT_EQ(result.merged.rows(), 5);
   EXPECT_TRUE(torch::equal(result.merged.tensor("x"), torch::arange(5, torch::kFloat32)));
@@ -103,7 +103,7 @@ TEST_F(DispatchModes, SplitGenerationMeshSendsOneChunkPerGenerationReplicaAtItsS
   auto same = plain->call("generation_coords", numbers(5)).get();
   EXPECT_TRUE(torch::equal(same.per_rank[1].tensor("x"), same.per_rank[0].tensor("x")));
   // A generation mesh that does not cover the ranks in whole replicas is refused.
-  EXPECT_THROW(cluster_->demo_model("m_generation_bad", "pool", Mesh{1, 1, 4}, {}, Mesh{3, 1, 1, 2}),
+  EXPECT_THROW(cluster_->demo_model("m_generation_bad", "pool", Mesh{1, 1, 4}, {}, Mesh{3, 1, 1, 1, 2}),
                std::invalid_argument);
 }
 

@@ -226,15 +226,19 @@ TEST(HybridEngineRoles, AnActorGeneratingInItsOwnLayoutMatchesOneRankBeforeAndAf
   const Batch greedy_after = single.call("generate", prompts(9), kGenOut, {{"greedy", true}});
   workers::model::testing::ScratchDir dir("hybrid-roles");
   single.call("save_checkpoint", Batch{}, {}, {{"dir", (dir.path() / "single").string()}});
-  // (training mesh, generation mesh): t=4 -> t_g=2; t=2 -> t_g=1; t=2, d=2 -> t_g=1;
-  // then with stages: p=2 -> p_g=1; p=2, t=2 -> p_g=1, t_g=1 (d_g = 4);
-  // p=2, t=2 -> p_g=2, t_g=1 (the generation hands stage to stage).
-  for (auto [train, generate] : {std::pair{Mesh{1, 1, 4}, Mesh{2, 1, 2, 2}},
-                                 {Mesh{1, 1, 2}, Mesh{2, 1, 1, 2}},
-                                 {Mesh{2, 1, 2}, Mesh{4, 1, 1, 2}},
-                                 {Mesh{1, 2, 1}, Mesh{2, 1, 1, 2}},
-                                 {Mesh{1, 2, 2}, Mesh{4, 1, 1, 4}},
-                                 {Mesh{1, 2, 2}, Mesh{2, 2, 1, 2}}}) {
+  // (training mesh, generation mesh {dp, pp, tp, pp_fold, tp_fold}):
+  // t=4 -> t_g=2; t=2 -> t_g=1; t=2, d=2 -> t_g=1; then with stages:
+  // p=2 -> p_g=1; p=2, t=2 -> p_g=1, t_g=1 (d_g = 4); p=2, t=2 -> p_g=2,
+  // t_g=1 (the generation hands stage to stage); p=2, t=2 -> p_g=1, t_g=2
+  // (fewer stages with tp kept: the replicas {0, 1} and {2, 3} are no
+  // stride apart).
+  for (auto [train, generate] : {std::pair{Mesh{1, 1, 4}, Mesh{2, 1, 2, 1, 2}},
+                                 {Mesh{1, 1, 2}, Mesh{2, 1, 1, 1, 2}},
+                                 {Mesh{2, 1, 2}, Mesh{4, 1, 1, 1, 2}},
+                                 {Mesh{1, 2, 1}, Mesh{2, 1, 1, 2, 1}},
+                                 {Mesh{1, 2, 2}, Mesh{4, 1, 1, 2, 2}},
+                                 {Mesh{1, 2, 2}, Mesh{2, 2, 1, 1, 2}},
+                                 {Mesh{1, 2, 2}, Mesh{2, 1, 2, 2, 1}}}) {
     ASSERT_EQ(core::generation_mesh(train, generate.pp, generate.tp), generate) << "the controller's mesh";
     SCOPED_TRACE(layout(train) + " generating at pp=" + std::to_string(generate.pp) +
                  " tp=" + std::to_string(generate.tp));
