@@ -108,13 +108,16 @@ WorkerGroup::WorkerGroup(RpcServer& rpc, std::string model, std::string role, st
       pool_(std::move(pool)),
       mesh_(mesh),
       generation_mesh_(generation.value_or(mesh)) {
-  if (generation_mesh_.world() != mesh_.world() || generation_mesh_.pp_fold < 1 ||
-      generation_mesh_.tp_fold < 1 || generation_mesh_.dp % generation_mesh_.fold() != 0)
-    throw std::invalid_argument(
-        "model '" + model_ + "': its generation mesh (dp " + std::to_string(generation_mesh_.dp) + ", tp " +
-        std::to_string(generation_mesh_.tp) + ", pp " + std::to_string(generation_mesh_.pp) + ", folds pp " +
-        std::to_string(generation_mesh_.pp_fold) + " tp " + std::to_string(generation_mesh_.tp_fold) +
-        ") does not cover its " + std::to_string(mesh_.world()) + " ranks in whole replicas");
+  // The training mesh folded (core::generation_mesh), or the training mesh itself.
+  const Mesh& g = generation_mesh_;
+  if (g.pp_fold < 1 || g.tp_fold < 1 || g.pp * g.pp_fold != mesh_.pp || g.tp * g.tp_fold != mesh_.tp ||
+      g.dp != mesh_.dp * g.fold())
+    throw std::invalid_argument("model '" + model_ + "': its generation mesh (dp " + std::to_string(g.dp) +
+                                ", pp " + std::to_string(g.pp) + ", tp " + std::to_string(g.tp) +
+                                ", folds pp " + std::to_string(g.pp_fold) + " tp " +
+                                std::to_string(g.tp_fold) + ") is not its training mesh (dp " +
+                                std::to_string(mesh_.dp) + ", pp " + std::to_string(mesh_.pp) + ", tp " +
+                                std::to_string(mesh_.tp) + ") folded; build it with core::generation_mesh");
 }
 
 std::vector<std::string> WorkerGroup::worker_ids() const {

@@ -102,8 +102,11 @@ TEST_F(DispatchModes, SplitGenerationMeshSendsOneChunkPerGenerationReplicaAtItsS
   auto plain = cluster_->demo_model("m_generation_plain", "pool", Mesh{2, 1, 2});
   auto same = plain->call("generation_coords", numbers(5)).get();
   EXPECT_TRUE(torch::equal(same.per_rank[1].tensor("x"), same.per_rank[0].tensor("x")));
-  // A generation mesh that does not cover the ranks in whole replicas is refused.
+  // A generation mesh that is not the training mesh folded is refused:
+  // replicas that do not cover the ranks, or a layout of other ranks.
   EXPECT_THROW(cluster_->demo_model("m_generation_bad", "pool", Mesh{1, 1, 4}, {}, Mesh{3, 1, 1, 1, 2}),
+               std::invalid_argument);
+  EXPECT_THROW(cluster_->demo_model("m_generation_unfolded", "pool", Mesh{1, 1, 4}, {}, Mesh{4, 1, 1}),
                std::invalid_argument);
 }
 
