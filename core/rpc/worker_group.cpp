@@ -108,10 +108,10 @@ WorkerGroup::WorkerGroup(RpcServer& rpc, std::string model, std::string role, st
       pool_(std::move(pool)),
       mesh_(mesh),
       generation_mesh_(generation.value_or(mesh)) {
-  // The training mesh folded (core::generation_mesh), or the training mesh itself.
+  // The training mesh folded as core::generation_mesh folds it (the
+  // training mesh itself when the layouts are the same).
   const Mesh& g = generation_mesh_;
-  if (g.pp_fold < 1 || g.tp_fold < 1 || g.pp * g.pp_fold != mesh_.pp || g.tp * g.tp_fold != mesh_.tp ||
-      g.dp != mesh_.dp * g.fold())
+  if (core::generation_mesh(mesh_, g.pp, g.tp) != g)
     throw std::invalid_argument("model '" + model_ + "': its generation mesh (dp " + std::to_string(g.dp) +
                                 ", pp " + std::to_string(g.pp) + ", tp " + std::to_string(g.tp) +
                                 ", folds pp " + std::to_string(g.pp_fold) + " tp " +
