@@ -52,6 +52,16 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo::Options> gloo_options_for(const SpmdO
   return options;
 }
 
+// Waits until every member of a just-made Gloo group has finished
+// connecting to the others. Gloo's connectFullMesh can return on one rank
+// while a peer is still reading its side of the handshake; a rank that then
+// destroys the group at once (a refusal right after joining) made that peer
+// fail with "Connection closed by peer". After a barrier, no member is
+// still connecting.
+void settle(c10d::Backend& gloo, int world, std::chrono::milliseconds timeout) {
+  if (world > 1) gloo.barrier()->wait(timeout);
+}
+
 }  // namespace
 
 struct SpmdGroup::Impl {
@@ -103,6 +113,7 @@ SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
     impl_->store = c10::make_intrusive<c10d::TCPStore>(options.store_host, store_options);
     impl_->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank, options.world,
                                                               gloo_options_for(options));
+    settle(*impl_->gloo, options.world, options.timeout);
   } catch (const std::exception& e) {
     throw std::runtime_error("spmd: rank " + std::to_string(options.rank) + "/" +
                              std::to_string(options.world) + " could not join the process group at " +
@@ -133,6 +144,7 @@ std::unique_ptr<SpmdGroup> SpmdGroup::subgroup(const std::string& name, const st
   try {
     impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, own, impl->options.world,
                                                              gloo_options_for(impl->options));
+    settle(*impl->gloo, impl->options.world, impl->options.timeout);
   } catch (const std::exception& e) {
     throw std::runtime_error("spmd: rank " + std::to_string(rank()) + " could not join sub-group '" + name +
                              "': " + e.what());
