@@ -5,8 +5,10 @@
 // the call and its output ports back to columns after it
 // (core/controller/node_ports.h). Worker nodes are RPCs to a model's WorkerGroup (their
 // replies complete them: no thread waits per node); builtin and reward
-// nodes run in this process on a thread each. The runner wakes only when a
-// node finishes or a stop is requested.
+// nodes run in this process, on a thread each -- but a builtin with no
+// other local node beside it runs on the runner's own thread (worker calls
+// may be in flight). The runner wakes only when a node finishes or a stop
+// is requested.
 #pragma once
 
 #include "core/config/trainer_options.h"
@@ -81,8 +83,13 @@ class GraphRunner {
  private:
   struct Finished;
   struct Running;
+  // A local node (builtin or reward module) runs in this process; the
+  // others are calls to a model's workers.
+  bool is_local(const NodeSpec& node) const;
+  // Starts `node`; a local node with `on_this_thread` runs to its end
+  // before this returns.
   Running start(const NodeSpec& node, const Batch& state, int64_t step, bool profile, Finished& finished,
-                size_t index);
+                size_t index, bool on_this_thread = false);
 
   NodeTargets& targets_;
   const Builtins& builtins_;
