@@ -37,20 +37,20 @@ struct Fixture {
 
   Fixture() {
     // Writes port `out` = x + 1 after sleeping args.sleep_s; args.fail throws.
-    builtins["step"] = {[this](const Batch& in, BuiltinContext& ctx) {
-                          std::this_thread::sleep_for(
-                              std::chrono::duration<double>(ctx.args.value("sleep_s", 0.0)));
-                          if (ctx.args.value("fail", false)) throw std::runtime_error("asked to fail");
-                          const std::string port = ctx.args.at("port");
-                          {
-                            std::lock_guard<std::mutex> lock(mu);
-                            ran_on[port] = std::this_thread::get_id();
-                          }
-                          Batch out;
-                          out.set_tensor(port, in.tensor(ctx.args.at("from").get<std::string>()) + 1);
-                          return out;
-                        },
-                        {}};
+    builtins["step"] = {
+        [this](const Batch& in, BuiltinContext& ctx) {
+          std::this_thread::sleep_for(std::chrono::duration<double>(ctx.args.value("sleep_s", 0.0)));
+          if (ctx.args.value("fail", false)) throw std::runtime_error("asked to fail");
+          const std::string port = ctx.args.at("port");
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            ran_on[port] = std::this_thread::get_id();
+          }
+          Batch out;
+          out.set_tensor(port, in.tensor(ctx.args.at("from").get<std::string>()) + 1);
+          return out;
+        },
+        {}};
   }
 
   NodeSpec step(const std::string& id, const std::string& from, const std::string& to, double sleep_s = 0) {
