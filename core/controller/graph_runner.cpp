@@ -34,9 +34,9 @@ Batch timed_call(Fn&& fn) {
   return out;
 }
 
-// A local node's work as a future: on a thread of its own, or -- when the
-// runner would only wait for it -- run here and now, its result (or its
-// exception) kept in a ready future.
+// A local node's work as a future: on a thread of its own, or run here and
+// now (GraphRunner::run says when), its result or its exception kept in a
+// ready future.
 template <typename Fn>
 std::future<Batch> run_local(bool on_this_thread, Fn&& fn) {
   if (!on_this_thread) return std::async(std::launch::async, std::forward<Fn>(fn));
