@@ -54,7 +54,7 @@ export RLWB_COMMIT="$commit"
 echo "building the benchmarks in $build ..."
 cmake --build "$build" --target rlwb-worker rlwb-sandbox rlwb-gui \
   bench_transfer bench_rpc bench_math bench_sandbox bench_generate bench_train_step \
-  bench_grpo_step bench_grpo_scaling bench_orchestration bench_profiler bench_reshard bench_gui > "$logs/build.log" 2>&1 ||
+  bench_grpo_step bench_grpo_scaling bench_orchestration bench_profiler bench_reshard bench_pipeline bench_gui > "$logs/build.log" 2>&1 ||
   { echo "run_all.sh: the build failed; see $logs/build.log" >&2; exit 1; }
 
 # name | full arguments | quick arguments
@@ -72,6 +72,7 @@ benchmarks=(
   "reshard|--rounds 5|--rounds 1 --layers 2"
   "reshard|--tp 2 --dp 2 --gen-tp 1 --rounds 5|--tp 2 --dp 2 --gen-tp 1 --rounds 1 --layers 2"
   "reshard|--pp 4 --tp 1 --gen-pp 2 --gen-tp 1 --rounds 5|--pp 4 --tp 1 --gen-pp 2 --gen-tp 1 --rounds 1 --layers 4"
+  "pipeline|--rounds 6|--rounds 1 --passes 1"
   "gui||"
 )
 failed=()

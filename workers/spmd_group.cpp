@@ -13,6 +13,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <exception>
+#include <iostream>
+#include <mutex>
 #include <stdexcept>
 
 namespace rlwb::workers {
@@ -69,6 +72,8 @@ struct SpmdGroup::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> gloo;
   c10::intrusive_ptr<c10d::Backend> nccl;  // created on the first CUDA collective
+  std::mutex background_mutex;             // a backward pass may send from another thread
+  std::vector<c10::intrusive_ptr<c10d::Work>> background_sends;
 
   c10d::Backend& backend_for(const torch::Tensor& t) {
     if (!t.is_cuda()) return *gloo;
@@ -123,7 +128,13 @@ SpmdGroup::SpmdGroup(SpmdOptions options) : impl_(new Impl) {
 
 SpmdGroup::SpmdGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-SpmdGroup::~SpmdGroup() = default;
+SpmdGroup::~SpmdGroup() {
+  try {
+    wait_background_sends();
+  } catch (const std::exception& e) {
+    std::cerr << "spmd: rank " << rank() << ": a send left running failed: " << e.what() << "\n";
+  }
+}
 
 std::unique_ptr<SpmdGroup> SpmdGroup::subgroup(const std::string& name, const std::vector<int>& members) {
   int own = -1;
@@ -207,17 +218,44 @@ void SpmdGroup::broadcast(torch::Tensor& tensor, int root) {
   impl_->backend_for(tensor).broadcast(tensors, opts)->wait(impl_->options.timeout);
 }
 
-void SpmdGroup::send(const torch::Tensor& tensor, int to) {
+void SpmdGroup::send(const torch::Tensor& tensor, int to, int tag) {
   RECORD_USER_SCOPE("c10d::send");
   std::vector<at::Tensor> tensors{tensor.contiguous()};
-  impl_->backend_for(tensor).send(tensors, to, /*tag=*/0)->wait(impl_->options.timeout);
+  impl_->backend_for(tensor).send(tensors, to, tag)->wait(impl_->options.timeout);
 }
 
-void SpmdGroup::recv(torch::Tensor& tensor, int from) {
+void SpmdGroup::recv(torch::Tensor& tensor, int from, int tag) {
   RECORD_USER_SCOPE("c10d::recv");
   if (!tensor.is_contiguous()) throw std::invalid_argument("SpmdGroup::recv: the tensor must be contiguous");
   std::vector<at::Tensor> tensors{tensor};
-  impl_->backend_for(tensor).recv(tensors, from, /*tag=*/0)->wait(impl_->options.timeout);
+  impl_->backend_for(tensor).recv(tensors, from, tag)->wait(impl_->options.timeout);
+}
+
+// The work holds the tensor (c10d's send keeps it for the transfer).
+void SpmdGroup::send_in_background(const torch::Tensor& tensor, int to, int tag) {
+  std::vector<at::Tensor> tensors{tensor.contiguous()};
+  c10::intrusive_ptr<c10d::Work> work = impl_->backend_for(tensor).send(tensors, to, tag);
+  std::lock_guard<std::mutex> lock(impl_->background_mutex);
+  impl_->background_sends.push_back(std::move(work));
+}
+
+void SpmdGroup::wait_background_sends() {
+  std::vector<c10::intrusive_ptr<c10d::Work>> sends;
+  {
+    std::lock_guard<std::mutex> lock(impl_->background_mutex);
+    sends.swap(impl_->background_sends);
+  }
+  if (sends.empty()) return;
+  RECORD_USER_SCOPE("c10d::send");
+  std::exception_ptr first;
+  for (auto& work : sends) {
+    try {
+      work->wait(impl_->options.timeout);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 std::vector<torch::Tensor> SpmdGroup::all_gather(const torch::Tensor& tensor) {

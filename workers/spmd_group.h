@@ -78,9 +78,18 @@ class SpmdGroup {
   void broadcast(torch::Tensor& tensor, int root);
   // Point to point: `tensor` to rank `to`, or into `tensor` (allocated by
   // the caller, shaped as sent) from rank `from`. A send and its recv pair
-  // up in the order each rank calls them; both wait for the transfer.
-  void send(const torch::Tensor& tensor, int to);
-  void recv(torch::Tensor& tensor, int from);
+  // up by `tag`, and in the order each rank calls them within a tag; both
+  // wait for the transfer.
+  void send(const torch::Tensor& tensor, int to, int tag = 0);
+  void recv(torch::Tensor& tensor, int from, int tag = 0);
+  // A send left running: the caller goes on at once (the next pipeline
+  // micro-batch, say) while the transfer waits for its recv. The group
+  // keeps `tensor` (which must not change until then) and the transfer,
+  // and wait_background_sends() waits for all of them, bounded by the
+  // group's timeout, rethrowing the first error; so does the destructor,
+  // which only reports.
+  void send_in_background(const torch::Tensor& tensor, int to, int tag = 0);
+  void wait_background_sends();
   // Returns world() tensors shaped like `tensor`.
   std::vector<torch::Tensor> all_gather(const torch::Tensor& tensor);
   void barrier();

@@ -156,7 +156,10 @@ void read_network(Section& s, const ParseContext& ctx, ModelOptions& o) {
            "add e.g. model: {hidden_size: 64, num_layers: 2, num_heads: 4}");
   read_tokenizer(s, o.tokenizer);
   s.integer("seed", o.seed, "seed of the initial weights (every rank starts from rank 0's)")
-      .integer("micro_batch_size", o.micro_batch_size, "rows per forward/backward pass on one rank",
+      .integer("micro_batch_size", o.micro_batch_size, "rows per forward/backward pass on one rank", above(0))
+      .integer("pipeline_micro_batches", o.pipeline_micro_batches,
+               "with pipeline stages (pp > 1): a pass's rows run through the stages in this many parts, "
+               "the stages working on different parts at once; 1: one part, one stage at a time",
                above(0));
 }
 

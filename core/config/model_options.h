@@ -7,7 +7,7 @@
 //   model:      {architecture, hidden_size, ...}  a fresh model of that shape, or
 //   checkpoint: DIR                               an HF-layout checkpoint to load
 //   tokenizer:  char | {type: char, alphabet: "..."} | DIR or tokenizer.json
-//   seed, micro_batch_size
+//   seed, micro_batch_size, pipeline_micro_batches
 //   optim:      AdamW with linear warmup and cosine decay (trained roles)
 //   sft:        {optim}: the warm start's optimizer (actor)
 //   rollout:    sampling (actor, reference)
@@ -101,6 +101,9 @@ struct ModelOptions {
   TokenizerOptions tokenizer;
   int64_t seed = 1;
   int64_t micro_batch_size = 64;
+  // With pipeline stages (parallel.pp > 1): the pipeline micro-batches a
+  // pass's rows split into (workers/model/pipeline_parallel.h).
+  int64_t pipeline_micro_batches = 4;
   OptimOptions optim;
   std::optional<OptimOptions> sft_optim;  // default: optim
   RolloutOptions rollout;

@@ -1,9 +1,14 @@
 // SpmdGroup::send / recv (workers/spmd_group.h), which pipeline stages use
 // to hand activations to the next stage and gradients back
 // (workers/model/pipeline_parallel.h): pairs match in call order, other
-// ranks are not involved, and a strided buffer is refused.
+// ranks are not involved, sends left running go on without their
+// receives and pair by tag, and a strided buffer is refused.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
 
 #include "tests/workers/model/ranks_in_threads.h"
 #include "workers/spmd_group.h"
@@ -34,6 +39,32 @@ TEST(SpmdPointToPoint, SendsPairWithReceivesInOrderBetweenTwoRanksOnly) {
   EXPECT_TRUE(torch::equal(got[1], torch::arange(4, torch::kFloat32)));
   EXPECT_EQ(got[0].item<float>(), 6.0f + 28.0f);
   EXPECT_TRUE(torch::equal(got[2], torch::arange(4, torch::kFloat32) * 10));
+}
+
+// What pipeline micro-batches need: the sender goes on before anyone
+// receives, and a receive takes the message of its own tag whatever the
+// order of the sends.
+TEST(SpmdPointToPoint, SendsLeftRunningLetTheSenderGoOnAndMeetTheirReceivesByTag) {
+  std::atomic<bool> sender_went_on{false};
+  torch::Tensor first_tag = torch::empty({3}), second_tag = torch::empty({2});
+  testing::on_ranks(2, [&](int rank, SpmdGroup& group) {
+    if (rank == 0) {
+      group.send_in_background(torch::full({3}, 1.0f), 1, /*tag=*/0);
+      group.send_in_background(torch::full({2}, 2.0f), 1, /*tag=*/1);
+      sender_went_on = true;
+      group.wait_background_sends();
+      group.wait_background_sends();  // nothing left: returns at once
+    } else {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!sender_went_on && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ASSERT_TRUE(sender_went_on) << "the sends waited for their receives";
+      group.recv(second_tag, 0, /*tag=*/1);  // the later send first
+      group.recv(first_tag, 0, /*tag=*/0);
+    }
+  });
+  EXPECT_TRUE(torch::equal(first_tag, torch::full({3}, 1.0f)));
+  EXPECT_TRUE(torch::equal(second_tag, torch::full({2}, 2.0f)));
 }
 
 TEST(SpmdPointToPoint, ReceivingIntoAStridedTensorIsRefused) {

@@ -6,6 +6,7 @@
 #include "workers/model/linear.h"
 #include "workers/model/model_error.h"
 #include "workers/model/vocab_parallel.h"
+#include "workers/spmd_group.h"
 
 namespace rlwb::workers::hybrid_engine {
 
@@ -131,6 +132,7 @@ torch::Tensor GenerationLayoutModel::hidden_states(const torch::Tensor& input_id
     x = model::pass_stage_output(x, stage, {batch, len, config_.hidden_size}, pp_,
                                  /*replicated_after=*/stage + 1 == pp_.stages);
   }
+  if (pp_.active()) pp_.group->wait_background_sends();  // received: the last stage ran
   if (cache != nullptr) cache->advance(len);
   return model::rms_norm(x, weights_.norm, config_.rms_norm_eps);
 }

@@ -51,40 +51,50 @@ struct BroadcastFromLastStage : torch::autograd::Function<BroadcastFromLastStage
 // goes the other way. The sender's own chain goes on with a copy of its
 // output (whose gradient, arriving from the last hand-over, is zero for a
 // stage that did not send it) and takes the receiver's gradient instead.
+// The sends in both directions are left running (SpmdGroup::
+// send_in_background), so a stage goes on with its next micro-batch while
+// the hand-over waits for the receiver; the recvs wait. `tag` is the
+// micro-batch's: a gradient can only meet the recv of its own micro-batch,
+// whatever order each stage's backward runs the micro-batches in.
 struct SendToNextStage : torch::autograd::Function<SendToNextStage> {
-  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group, int64_t to) {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group, int64_t to,
+                               int64_t tag) {
     ctx->saved_data["group"] = group;
     ctx->saved_data["to"] = to;
+    ctx->saved_data["tag"] = tag;
     torch::Tensor out = x.contiguous().clone();
-    reinterpret_cast<SpmdGroup*>(group)->send(out, static_cast<int>(to));
+    reinterpret_cast<SpmdGroup*>(group)->send_in_background(out, static_cast<int>(to), static_cast<int>(tag));
     return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     torch::Tensor grad = torch::empty(grads[0].sizes(), grads[0].options());
     reinterpret_cast<SpmdGroup*>(ctx->saved_data["group"].toInt())
-        ->recv(grad, static_cast<int>(ctx->saved_data["to"].toInt()));
-    return {grad, torch::Tensor(), torch::Tensor()};
+        ->recv(grad, static_cast<int>(ctx->saved_data["to"].toInt()),
+               static_cast<int>(ctx->saved_data["tag"].toInt()));
+    return {grad, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
 struct ReceiveFromPreviousStage : torch::autograd::Function<ReceiveFromPreviousStage> {
   static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t group, int64_t from,
-                               std::vector<int64_t> shape) {
+                               std::vector<int64_t> shape, int64_t tag) {
     ctx->saved_data["group"] = group;
     ctx->saved_data["from"] = from;
+    ctx->saved_data["tag"] = tag;
     ctx->saved_data["input_shape"] = x.sizes().vec();
     torch::Tensor out = torch::empty(shape, x.options().requires_grad(false));
-    reinterpret_cast<SpmdGroup*>(group)->recv(out, static_cast<int>(from));
+    reinterpret_cast<SpmdGroup*>(group)->recv(out, static_cast<int>(from), static_cast<int>(tag));
     return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     reinterpret_cast<SpmdGroup*>(ctx->saved_data["group"].toInt())
-        ->send(grads[0].contiguous(), static_cast<int>(ctx->saved_data["from"].toInt()));
+        ->send_in_background(grads[0].contiguous(), static_cast<int>(ctx->saved_data["from"].toInt()),
+                             static_cast<int>(ctx->saved_data["tag"].toInt()));
     // This stage's own input was replaced, never read: no gradient.
     return {torch::zeros(ctx->saved_data["input_shape"].toIntVector(), grads[0].options()), torch::Tensor(),
-            torch::Tensor(), torch::Tensor()};
+            torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
 
@@ -109,7 +119,7 @@ int64_t layer_of_parameter(const std::string& name) {
 }
 
 torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vector<int64_t>& shape,
-                                const PipelineParallel& pp, bool replicated_after) {
+                                const PipelineParallel& pp, bool replicated_after, int tag) {
   if (!pp.active()) return x;
   const bool autograd = torch::GradMode::is_enabled() && x.requires_grad();
   const auto group = reinterpret_cast<int64_t>(pp.group);
@@ -121,14 +131,14 @@ torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vec
   }
   // Between two stages only; the others are not involved.
   if (pp.stage == from) {
-    if (autograd) return SendToNextStage::apply(x, group, from + 1);
-    pp.group->send(x, from + 1);
+    if (autograd) return SendToNextStage::apply(x, group, from + 1, tag);
+    pp.group->send_in_background(x, from + 1, tag);  // x is not written after this
     return x;
   }
   if (pp.stage == from + 1) {
-    if (autograd) return ReceiveFromPreviousStage::apply(x, group, from, shape);
+    if (autograd) return ReceiveFromPreviousStage::apply(x, group, from, shape, tag);
     torch::Tensor out = torch::empty(shape, x.options().requires_grad(false));
-    pp.group->recv(out, from);
+    pp.group->recv(out, from, tag);
     return out;
   }
   return x;

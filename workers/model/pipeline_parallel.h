@@ -23,12 +23,24 @@
 // by every stage. The head's gradients are the same on every stage; the
 // embedding lookup's gradient is only stage 0's, so after backward the
 // trainer broadcasts the embedding's gradient from stage 0
-// (TrainState::step). Micro-batches run one after another through all
-// stages, forward then backward: GPipe's schedule with one micro-batch in
-// flight, chosen because it needs no second copy of the activations and
-// gives gradients identical to one process; the stages wait on each other
-// (the bubble is (stages - 1) / stages of a pass), which a 1F1B schedule
-// over several micro-batches would shrink.
+// (TrainState::step).
+//
+// The schedule is GPipe's: a pass (forward, then its backward) splits its
+// rows into `micro_batches` pipeline micro-batches, and every stage runs
+// the forward of all of them, then the backward of all of them. The
+// hand-overs between stages are sends left running, so stage s starts
+// micro-batch m + 1 while s + 1 computes m, and in backward the same the
+// other way: with m micro-batches the stages wait (stages - 1) / (m +
+// stages - 1) of a pass instead of (stages - 1) / stages. Only the last
+// hand-over, to every stage, is one collective for the whole pass, after
+// every micro-batch's blocks. GPipe rather than 1F1B because a pass is one
+// autograd graph here (the roles' loss and backward are the same at any
+// pp): the graph's backward runs micro-batch after micro-batch on its own,
+// which is GPipe's second phase; 1F1B interleaves one micro-batch's
+// backward with a later one's forward and needs the loss per micro-batch
+// before the other forwards, trading the bubble's size (the same as
+// GPipe's) for fewer activations kept at once. The gradients are those of
+// one pass over all the rows, summed in another order.
 #pragma once
 
 #include <torch/types.h>
@@ -48,6 +60,7 @@ namespace rlwb::workers::model {
 struct PipelineParallel {
   SpmdGroup* group = nullptr;  // the stages; null with one stage. Outlives the model.
   int stage = 0, stages = 1;
+  int micro_batches = 1;  // per pass, when its rows allow (see above); a pass with a KV cache runs as one
   bool active() const { return stages > 1; }
   bool last() const { return stage == stages - 1; }
 };
@@ -69,7 +82,10 @@ int64_t layer_of_parameter(const std::string& name);
 // stage) to every stage, else to stage from + 1 only, the other stages
 // getting their own x back. `shape` is the shape of what `from` sends: the
 // receivers allocate it. Without autograd plain sends and broadcasts.
+// `tag`: the pipeline micro-batch, so that sends and recvs of different
+// micro-batches never pair up. The sends are left running: the stage
+// waits for them with pp.group->wait_background_sends().
 torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vector<int64_t>& shape,
-                                const PipelineParallel& pp, bool replicated_after);
+                                const PipelineParallel& pp, bool replicated_after, int tag = 0);
 
 }  // namespace rlwb::workers::model

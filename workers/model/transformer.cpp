@@ -203,22 +203,55 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids,
   // the embedding is frozen.
   if (pp_.active() && torch::GradMode::is_enabled() && !x.requires_grad())
     x = x.detach().requires_grad_(true);
-  const int64_t layers = config_.num_layers;
+  // Pipeline micro-batches (pipeline_parallel.h): the rows in runs, each
+  // through the stages on its own; one run without stages or with a cache
+  // (whose rows are the whole batch's).
+  const int64_t runs = pp_.active() && cache == nullptr ? std::min<int64_t>(pp_.micro_batches, batch) : 1;
+  if (runs == 1) {
+    x = through_stages(x, in, outputs_from, /*micro_batch=*/0);
+  } else {
+    std::vector<torch::Tensor> outputs;
+    for (int64_t m = 0; m < runs; ++m) {
+      const Shard rows = shard_of(batch, static_cast<int>(m), static_cast<int>(runs));
+      outputs.push_back(through_stages(x.narrow(0, rows.start, rows.size), rows_of(in, rows), outputs_from,
+                                       static_cast<int>(m)));
+    }
+    x = torch::cat(outputs);
+  }
+  if (pp_.active()) {  // the last stage's output to every stage, for the whole batch at once
+    x = pass_stage_output(x, pp_.stages - 1, {batch, len - outputs_from, config_.hidden_size}, pp_,
+                          /*replicated_after=*/true);
+    pp_.group->wait_background_sends();  // received: the last stage has run every micro-batch
+  }
+  if (blocks_.empty()) x = positions_from(x, outputs_from);
+  if (cache != nullptr) cache->advance(len);
+  return norm(x);
+}
+
+// The rows [rows.start, rows.start + rows.size) of a batch's block inputs.
+BlockInputs TransformerImpl::rows_of(const BlockInputs& in, const Shard& rows) {
+  BlockInputs part = in;
+  part.cos = in.cos.narrow(0, rows.start, rows.size);
+  part.sin = in.sin.narrow(0, rows.start, rows.size);
+  if (in.mask.defined()) part.mask = in.mask.narrow(0, rows.start, rows.size);
+  return part;
+}
+
+// This stage's blocks over x, handed on from stage to stage up to the
+// last one (which keeps its output); `micro_batch` tags the hand-overs.
+torch::Tensor TransformerImpl::through_stages(torch::Tensor x, const BlockInputs& in, int64_t outputs_from,
+                                              int micro_batch) {
+  const int64_t rows = x.size(0), len = x.size(1), layers = config_.num_layers;
   for (int stage = 0; stage < pp_.stages; ++stage) {  // one stage without pipeline parallelism
     const Shard run = pp_.active() ? layers_of_stage(layers, stage, pp_.stages) : stage_layers_;
     if (stage == pp_.stage)
       for (int64_t i = run.start; i < run.start + run.size; ++i)
         x = blocks_[i]->forward(x, in, i + 1 == layers ? outputs_from : 0);
-    if (pp_.active()) {
-      const bool last_stage = stage + 1 == pp_.stages;  // ran the last block: outputs_from applied
-      x = pass_stage_output(x, stage, {batch, last_stage ? len - outputs_from : len, config_.hidden_size},
-                            pp_,
-                            /*replicated_after=*/last_stage);
-    }
+    if (stage + 1 < pp_.stages)
+      x = pass_stage_output(x, stage, {rows, len, config_.hidden_size}, pp_, /*replicated_after=*/false,
+                            micro_batch);
   }
-  if (blocks_.empty()) x = positions_from(x, outputs_from);
-  if (cache != nullptr) cache->advance(len);
-  return norm(x);
+  return x;
 }
 
 torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
@@ -280,6 +313,9 @@ void TransformerImpl::shard_pipeline_parallel(const PipelineParallel& pp) {
                      " needs at least " + std::to_string(pp.stages) +
                      " layers, one per stage, but 'num_layers' = " + std::to_string(config_.num_layers) +
                      "; choose pp <= num_layers");
+  if (pp.micro_batches < 1)
+    throw ModelError("Transformer: 'pipeline_micro_batches' = " + std::to_string(pp.micro_batches) +
+                     " must be at least 1");
   pp_ = pp;
   stage_layers_ = layers_of_stage(config_.num_layers, pp.stage, pp.stages);
   torch::NoGradGuard no_grad;

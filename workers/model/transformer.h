@@ -169,6 +169,8 @@ class TransformerImpl : public torch::nn::Module {
 
  private:
   torch::Tensor embed(const torch::Tensor& input_ids);
+  static BlockInputs rows_of(const BlockInputs& in, const Shard& rows);
+  torch::Tensor through_stages(torch::Tensor x, const BlockInputs& in, int64_t outputs_from, int micro_batch);
 
   TransformerConfig config_, shard_config_;
   TensorParallel tp_;

@@ -105,12 +105,13 @@ model::TensorParallel tensor_parallel_of(const WorkerEnv& env) {
   return {env.mesh_groups->tp.get(), env.mesh.tp_index(env.rank), env.mesh.tp};
 }
 
-model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env) {
+model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env, int64_t micro_batches) {
   if (env.mesh.pp <= 1) return {};
   if (!env.mesh_groups || !env.mesh_groups->pp)
     throw std::logic_error("pipeline_parallel_of: the mesh groups of model '" + env.model +
                            "' were not made");
-  return {env.mesh_groups->pp.get(), env.mesh.pp_index(env.rank), env.mesh.pp};
+  return {env.mesh_groups->pp.get(), env.mesh.pp_index(env.rank), env.mesh.pp,
+          static_cast<int>(micro_batches)};
 }
 
 torch::Device model_device(const WorkerEnv& env) {
@@ -202,7 +203,7 @@ void ModelRole::load(const std::string& dir, model::Head head, WorkerEnv& env) {
 
 void ModelRole::shard(WorkerEnv& env) {
   net->shard_tensor_parallel(tensor_parallel_of(env));
-  net->shard_pipeline_parallel(pipeline_parallel_of(env));
+  net->shard_pipeline_parallel(pipeline_parallel_of(env, options.pipeline_micro_batches));
 }
 
 void ModelRole::save(const std::string& dir, WorkerEnv& env) {

@@ -35,7 +35,9 @@ namespace rlwb::workers::roles {
 int data_parallel_size(const WorkerEnv& env);
 SpmdGroup& data_parallel_group(WorkerEnv& env);  // only when data_parallel_size > 1
 model::TensorParallel tensor_parallel_of(const WorkerEnv& env);
-model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env);
+// `micro_batches`: the pipeline micro-batches of a pass (the model's
+// pipeline_micro_batches setting).
+model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env, int64_t micro_batches = 1);
 // Where a rank's model lives: on a cuda pool its own GPU (rank r takes GPU
 // r % the GPUs the process sees -- one, where the launcher or Slurm sets
 // CUDA_VISIBLE_DEVICES per worker), else the CPU. Throws when a cuda

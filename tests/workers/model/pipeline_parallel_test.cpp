@@ -43,7 +43,8 @@ using testing::slice_of;
 // Runs body(net, tp, pp) on every rank of a (1 x pp x tp) mesh, the model
 // of each rank sharded to its stage and tensor-parallel part.
 void on_mesh(int pp, int tp, const TransformerConfig& c,
-             const std::function<void(Transformer&, const TensorParallel&, const PipelineParallel&)>& body) {
+             const std::function<void(Transformer&, const TensorParallel&, const PipelineParallel&)>& body,
+             int micro_batches = 1) {
   const core::Mesh mesh{1, pp, tp};
   std::vector<Transformer> nets;
   for (int r = 0; r < mesh.world(); ++r) nets.push_back(seeded(c));
@@ -51,17 +52,19 @@ void on_mesh(int pp, int tp, const TransformerConfig& c,
     std::shared_ptr<MeshGroups> groups = make_mesh_groups(pool, mesh, "m");
     const TensorParallel tpp =
         tp > 1 ? TensorParallel{groups->tp.get(), mesh.tp_index(rank), tp} : TensorParallel{};
-    const PipelineParallel ppp{groups->pp.get(), mesh.pp_index(rank), pp};
+    const PipelineParallel ppp{groups->pp.get(), mesh.pp_index(rank), pp, micro_batches};
     nets[rank]->shard_tensor_parallel(tpp);
     nets[rank]->shard_pipeline_parallel(ppp);
     body(nets[rank], tpp, ppp);
   });
 }
 
-class PipelineParallelModel : public ::testing::TestWithParam<std::tuple<int, int, bool>> {};
+class PipelineParallelModel : public ::testing::TestWithParam<std::tuple<int, int, bool, int>> {};
 
+// With several pipeline micro-batches (pipeline_parallel.h) too: the three
+// rows split 2 + 1 or 1 + 1 + 1, each micro-batch its own hand-overs.
 TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
-  const auto [pp, tp, tied] = GetParam();
+  const auto [pp, tp, tied, micro_batches] = GetParam();
   const TransformerConfig c = config_for(tied);
   const SequenceBatch rows = rows_for(c.vocab_size);
   const testing::OneProcessResults want = testing::what_one_process_computes(c, rows);
@@ -69,44 +72,50 @@ TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
   const ResponseLogProbs& want_lp = want.log_probs;
   std::map<std::string, torch::Tensor> want_grads = want.gradients;
 
-  on_mesh(pp, tp, c, [&](Transformer& net, const TensorParallel& tpp, const PipelineParallel& ppp) {
-    const std::string where = "stage " + std::to_string(ppp.stage) + " tp rank " + std::to_string(tpp.rank);
-    // Each stage holds its blocks only: 2 + 1 layers over two stages.
-    const Shard held = layers_of_stage(3, ppp.stage, pp);
-    for (int64_t layer = 0; layer < 3; ++layer)
-      EXPECT_EQ(net->holds_layer(layer), layer >= held.start && layer < held.start + held.size) << where;
-    torch::Tensor local = net->forward(rows.input_ids, rows.attention_mask);
-    expect_close(gather_shards(local, 2, c.vocab_size, tpp), want_logits, 1e-5, "logits on " + where);
-    {
-      c10::InferenceMode inference;
-      ResponseLogProbs lp = response_log_probs(net, rows, 0.8, true);
-      expect_close(lp.log_probs, want_lp.log_probs, 1e-5, "log-probs on " + where);
-      expect_close(lp.entropy, want_lp.entropy, 1e-5, "entropy on " + where);
-    }
-    loss_of(net, rows).backward();
-    constexpr double kGradientTolerance = 3e-5;
-    for (auto& p : net->named_parameters()) {
-      const int64_t layer = layer_of_parameter(p.key());
-      if (layer >= 0 && !net->holds_layer(layer)) {
-        EXPECT_EQ(p.value().numel(), 0) << p.key() << " is another stage's, on " << where;
-        EXPECT_FALSE(p.value().requires_grad()) << p.key();
-        continue;
-      }
-      ASSERT_TRUE(p.value().grad().defined()) << p.key() << " on " << where;
-      // The embedding's lookup gradient is stage 0's alone (the trainer
-      // shares it, roles/model_setup.h); every other gradient is whole on
-      // every stage that holds the parameter.
-      if (p.key() == "tok_embeddings.weight" && ppp.stage != 0) continue;
-      expect_close(p.value().grad(), slice_of(want_grads[p.key()], p.key(), tpp.rank, tp), kGradientTolerance,
-                   "gradient of " + p.key() + " on " + where);
-    }
-  });
+  on_mesh(
+      pp, tp, c,
+      [&](Transformer& net, const TensorParallel& tpp, const PipelineParallel& ppp) {
+        const std::string where = "stage " + std::to_string(ppp.stage) + " tp rank " +
+                                  std::to_string(tpp.rank) + ", " + std::to_string(micro_batches) +
+                                  " micro-batches";
+        // Each stage holds its blocks only: 2 + 1 layers over two stages.
+        const Shard held = layers_of_stage(3, ppp.stage, pp);
+        for (int64_t layer = 0; layer < 3; ++layer)
+          EXPECT_EQ(net->holds_layer(layer), layer >= held.start && layer < held.start + held.size) << where;
+        torch::Tensor local = net->forward(rows.input_ids, rows.attention_mask);
+        expect_close(gather_shards(local, 2, c.vocab_size, tpp), want_logits, 1e-5, "logits on " + where);
+        {
+          c10::InferenceMode inference;
+          ResponseLogProbs lp = response_log_probs(net, rows, 0.8, true);
+          expect_close(lp.log_probs, want_lp.log_probs, 1e-5, "log-probs on " + where);
+          expect_close(lp.entropy, want_lp.entropy, 1e-5, "entropy on " + where);
+        }
+        loss_of(net, rows).backward();
+        constexpr double kGradientTolerance = 3e-5;
+        for (auto& p : net->named_parameters()) {
+          const int64_t layer = layer_of_parameter(p.key());
+          if (layer >= 0 && !net->holds_layer(layer)) {
+            EXPECT_EQ(p.value().numel(), 0) << p.key() << " is another stage's, on " << where;
+            EXPECT_FALSE(p.value().requires_grad()) << p.key();
+            continue;
+          }
+          ASSERT_TRUE(p.value().grad().defined()) << p.key() << " on " << where;
+          // The embedding's lookup gradient is stage 0's alone (the trainer
+          // shares it, roles/model_setup.h); every other gradient is whole on
+          // every stage that holds the parameter.
+          if (p.key() == "tok_embeddings.weight" && ppp.stage != 0) continue;
+          expect_close(p.value().grad(), slice_of(want_grads[p.key()], p.key(), tpp.rank, tp),
+                       kGradientTolerance, "gradient of " + p.key() + " on " + where);
+        }
+      },
+      micro_batches);
 }
 
-// (pp, tp, tied head)
+// (pp, tp, tied head, pipeline micro-batches; more than the rows: one a row)
 INSTANTIATE_TEST_SUITE_P(Layouts, PipelineParallelModel,
-                         ::testing::Values(std::make_tuple(2, 1, false), std::make_tuple(3, 1, false),
-                                           std::make_tuple(2, 1, true), std::make_tuple(2, 2, false)));
+                         ::testing::Values(std::make_tuple(2, 1, false, 1), std::make_tuple(2, 1, false, 2),
+                                           std::make_tuple(3, 1, false, 3), std::make_tuple(2, 1, true, 2),
+                                           std::make_tuple(2, 2, false, 8)));
 
 TEST(PipelineParallelModel, GreedyGenerationGivesTheSameTokensOnEveryStage) {
   const TransformerConfig c = config_for(false);
@@ -153,6 +162,18 @@ TEST(PipelineParallelModel, RefusesMoreStagesThanLayers) {
     FAIL() << "two stages over one layer were accepted";
   } catch (const ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("choose pp <= num_layers"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PipelineParallelModel, RefusesFewerThanOneMicroBatch) {
+  Transformer net(config_for(false));
+  try {
+    net->shard_pipeline_parallel({nullptr, 0, 2, 0});
+    FAIL() << "zero pipeline micro-batches were accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("'pipeline_micro_batches' = 0 must be at least 1"),
+              std::string::npos)
+        << e.what();
   }
 }
 

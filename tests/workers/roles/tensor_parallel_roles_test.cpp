@@ -83,8 +83,10 @@ void expect_actor_equals_one_rank(const nlohmann::json& config, const std::vecto
     MeshRanks ranks("actor", config, mesh);
     Batch out = ranks.call("update", in);
     expect_same_metrics(out.meta()["metrics"], want, layout(mesh));
-    // The weights after two optimizer steps: the same log-probs.
-    expect_close(ranks.call("log_prob", in).tensor("old_log_probs"), want_lp, "log-probs after the update");
+    // The weights after two optimizer steps: the same log-probs (to the
+    // summation-order noise of the weights below).
+    expect_close(ranks.call("log_prob", in).tensor("old_log_probs"), want_lp, "log-probs after the update",
+                 3e-5);
     Batch greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
     EXPECT_TRUE(torch::equal(greedy.tensor("responses"), want_greedy.tensor("responses")));
     expect_close(greedy.tensor("old_log_probs"), want_greedy.tensor("old_log_probs"), "greedy log-probs");
@@ -94,9 +96,11 @@ void expect_actor_equals_one_rank(const nlohmann::json& config, const std::vecto
          whole = workers::model::load_hf_checkpoint(dir.path() / "single");
     auto whole_params = whole->named_parameters();
     // Two AdamW steps move a weight by about lr * sign(gradient) where the
-    // gradient is tiny, so summation-order noise shows up to ~lr * 1e-3.
+    // gradient is tiny, so summation-order noise (tensor-parallel sums,
+    // pipeline micro-batches' gradients added one by one) shows up to
+    // ~lr * 1e-2 = 1e-4; a missing or doubled gradient moves it by ~lr.
     for (auto& p : exported->named_parameters())
-      expect_close(p.value(), whole_params[p.key()], "saved " + p.key(), 1e-4);
+      expect_close(p.value(), whole_params[p.key()], "saved " + p.key(), 3e-4);
   }
 }
 
