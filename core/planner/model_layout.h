@@ -6,8 +6,8 @@
 //   t divides the heads, the key/value heads and the MLP width, and fits
 //     in one node (tensor parallelism needs the fast link);
 //   p divides the layers and is at most limits.max_pp (max_pp 1 by
-//     default: the workers run one micro-batch in flight through the
-//     stages, which the pipelined cost does not model; docs/planner.md);
+//     default: the workers pipeline within each pass and hold the head on
+//     every stage, which the pipelined cost does not model; docs/planner.md);
 //   d = n/(t p) divides the step's rows and the model's mini-batch;
 //   (t_g, p_g) as hybrid_layout accepts them, only when
 //     limits.generation_layouts (else the actor generates at (t, p)).
