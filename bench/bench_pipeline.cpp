@@ -82,10 +82,12 @@ int main(int argc, char** argv) {
   int pp = 2, micro_batches = 4, layers = 4, passes = 3, rounds = 5;
   Shape shape;
   std::vector<int> cpus = {0, 1};
-  CLI::App app{"bench_pipeline: pipeline stages with several micro-batches in flight vs one", "bench_pipeline"};
+  CLI::App app{"bench_pipeline: pipeline stages with several micro-batches in flight vs one",
+               "bench_pipeline"};
   app.option_defaults()->always_capture_default();
   app.add_option("--pp", pp, "pipeline stages (ranks, threads)")->check(CLI::Range(2, 8));
-  app.add_option("--micro-batches", micro_batches, "pipeline micro-batches of a pass")->check(CLI::Range(2, 64));
+  app.add_option("--micro-batches", micro_batches, "pipeline micro-batches of a pass")
+      ->check(CLI::Range(2, 64));
   app.add_option("--rows", shape.rows, "rows per pass")->check(CLI::PositiveNumber);
   app.add_option("--seq", shape.seq, "tokens per row")->check(CLI::Range(2, 1024));
   app.add_option("--layers", layers, "blocks of the model (at least --pp)")->check(CLI::PositiveNumber);
@@ -95,7 +97,8 @@ int main(int argc, char** argv) {
   app.add_option("--cpus", cpus, "the cores every rank is pinned to")->delimiter(',');
   if (auto exit_code = rlwb::core::parse_command_line(app, argc, argv)) return *exit_code;
   if (layers < pp) {
-    std::fprintf(stderr, "bench_pipeline: --layers %d is fewer than --pp %d stages; give each stage a layer\n",
+    std::fprintf(stderr,
+                 "bench_pipeline: --layers %d is fewer than --pp %d stages; give each stage a layer\n",
                  layers, pp);
     return 2;
   }
@@ -121,8 +124,9 @@ int main(int argc, char** argv) {
               cpu_model().c_str(), pp, core_list(cpus).c_str());
   std::printf("model: %s; a pass: %lld rows x %lld tokens\n", describe(config).c_str(),
               static_cast<long long>(shape.rows), static_cast<long long>(shape.seq));
-  std::printf("time = the slowest stage's, fastest of %d passes; ratio = one micro-batch / %d micro-batches\n\n",
-              passes, micro_batches);
+  std::printf(
+      "time = the slowest stage's, fastest of %d passes; ratio = one micro-batch / %d micro-batches\n\n",
+      passes, micro_batches);
 
   struct Round {
     double one_train, many_train, one_infer, many_infer, whole_train, whole_infer;
@@ -173,8 +177,10 @@ int main(int argc, char** argv) {
       return 1;
     }
 
-  std::printf("round   train: 1 mb ms  %d mb ms   ratio | infer: 1 mb ms  %d mb ms   ratio | whole model, 1 core: train  infer\n",
-              micro_batches, micro_batches);
+  std::printf(
+      "round   train: 1 mb ms  %d mb ms   ratio | infer: 1 mb ms  %d mb ms   ratio | whole model, 1 core: "
+      "train  infer\n",
+      micro_batches, micro_batches);
   std::vector<double> train_ratios, infer_ratios, many_train, one_train;
   for (int r = 0; r < rounds; ++r) {
     const Round& x = results[r];
@@ -182,9 +188,9 @@ int main(int argc, char** argv) {
     infer_ratios.push_back(x.one_infer / x.many_infer);
     many_train.push_back(x.many_train);
     one_train.push_back(x.one_train);
-    std::printf("%5d   %14.1f  %8.1f  %6.2fx | %14.1f  %8.1f  %6.2fx | %26.1f  %5.1f\n", r + 1, x.one_train * 1e3,
-                x.many_train * 1e3, train_ratios.back(), x.one_infer * 1e3, x.many_infer * 1e3,
-                infer_ratios.back(), x.whole_train * 1e3, x.whole_infer * 1e3);
+    std::printf("%5d   %14.1f  %8.1f  %6.2fx | %14.1f  %8.1f  %6.2fx | %26.1f  %5.1f\n", r + 1,
+                x.one_train * 1e3, x.many_train * 1e3, train_ratios.back(), x.one_infer * 1e3,
+                x.many_infer * 1e3, infer_ratios.back(), x.whole_train * 1e3, x.whole_infer * 1e3);
   }
   auto summary = [](const char* what, std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -197,8 +203,8 @@ int main(int argc, char** argv) {
     Figure f;
     f.key = std::string("pipeline/") + (training ? "train" : "infer") + "_pp" + std::to_string(pp);
     f.title = std::string(training ? "training" : "inference") + " pass at pp=" + std::to_string(pp) + ", " +
-              std::to_string(micro_batches) + " pipeline micro-batches, " + std::to_string(shape.rows) + " x " +
-              std::to_string(shape.seq) + " tokens (`bench_pipeline`)";
+              std::to_string(micro_batches) + " pipeline micro-batches, " + std::to_string(shape.rows) +
+              " x " + std::to_string(shape.seq) + " tokens (`bench_pipeline`)";
     std::vector<double> times;
     for (const Round& x : results) times.push_back(training ? x.many_train : x.many_infer);
     std::vector<double> floor;
