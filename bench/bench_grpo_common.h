@@ -39,6 +39,7 @@ inline core::Experiment grpo_step_experiment(int prompts, int n, int steps,
 struct RlwbRun {
   double tokens_per_s = 0;
   double step_s = 0;                                   // median wall time of a timed step
+  std::vector<double> steps_s;                         // every timed step's wall time, in order
   std::map<std::string, std::vector<double>> node_ms;  // timing_s/<node>, compute_s/<node>, in ms
 };
 
@@ -63,6 +64,7 @@ inline RlwbRun run_rlwb(const core::Experiment& exp, int warmup) {
     throw std::runtime_error("RLWB run " + result.status + ": " + result.error);
   out.tokens_per_s = tokens / seconds;
   out.step_s = median_of(step_s);
+  out.steps_s = step_s;
   return out;
 }
 

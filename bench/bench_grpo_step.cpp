@@ -11,7 +11,8 @@
 // two layouts, 1 process x 2 threads and 2 processes x 1 thread (DDP over
 // Gloo, through torchrun), and each pair compares RLWB with the faster of
 // the two in that pair. The runs are interleaved (RLWB, TRL 1x2, TRL 2x1,
-// RLWB, ...) for --pairs pairs; every pair's ratio is printed, then the
+// RLWB, ...) for --pairs pairs; every pair's ratio is printed (with the
+// fastest, median and slowest of RLWB's timed steps in that run), then the
 // minimum, median and maximum. RLWB's per-node times (median wall and
 // compute ms over every timed step) show where its step goes.
 //
@@ -66,8 +67,8 @@ int main(int argc, char** argv) {
       "%d timed steps after %d warm-up per run; %d interleaved pairs, every process pinned to cores %s\n",
       prompts, n, static_cast<long long>(max_new), static_cast<int>(arch.hidden_size),
       static_cast<int>(arch.num_layers), steps, warmup, pairs, rlwb::bench::core_list(cpus).c_str());
-  std::printf("%5s %15s %15s %15s %10s\n", "pair", "RLWB 2x1 tok/s", "TRL 1x2 tok/s", "TRL 2x1 tok/s",
-              "RLWB/best");
+  std::printf("%5s %15s %15s %15s %10s   %s\n", "pair", "RLWB 2x1 tok/s", "TRL 1x2 tok/s", "TRL 2x1 tok/s",
+              "RLWB/best", "RLWB step ms: min median max");
   std::vector<double> ratios, rlwb_tps, trl_best, rlwb_step_ms;
   std::map<std::string, std::vector<double>> node_ms;
   std::string trl_version = "?";
@@ -95,8 +96,11 @@ int main(int argc, char** argv) {
     rlwb_tps.push_back(rlwb.tokens_per_s);
     rlwb_step_ms.push_back(rlwb.step_s * 1e3);
     trl_best.push_back(best);
-    std::printf("%5d %15.0f %15.0f %15.0f %9.2fx\n", pair, rlwb.tokens_per_s, by_threads, by_processes,
-                ratios.back());
+    std::vector<double> steps = rlwb.steps_s;
+    std::sort(steps.begin(), steps.end());
+    std::printf("%5d %15.0f %15.0f %15.0f %9.2fx   %.1f %.1f %.1f\n", pair, rlwb.tokens_per_s, by_threads,
+                by_processes, ratios.back(), steps.empty() ? 0.0 : steps.front() * 1e3, rlwb.step_s * 1e3,
+                steps.empty() ? 0.0 : steps.back() * 1e3);
     std::fflush(stdout);
   }
   std::printf(
