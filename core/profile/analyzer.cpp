@@ -48,7 +48,7 @@ std::vector<Finding> analyze(const RunProfile& profile) {
   std::vector<Finding> findings;
   for (auto* rule : {&find_idle_pools, &find_straggler_ranks, &find_critical_rewards, &find_transfer_overhead,
                      &find_dispatch_overhead, &find_small_softmax, &find_copies_under_matmul,
-                     &find_many_small_ops_in_generate, &find_unoverlapped_collectives,
+                     &find_many_small_ops_in_generate, &find_unoverlapped_collectives, &find_pipeline_bubbles,
                      &find_oversubscribed_threads, &find_memory_headroom})
     (*rule)(input, findings);
   for (Finding& f : findings) {

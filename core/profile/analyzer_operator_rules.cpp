@@ -1,8 +1,8 @@
 // The analyzer's rules that read the workers' calling-context trees
 // (analyzer_rules.h): softmax over a tiny last dimension, strided operands
 // copied under a matrix product, many small operators per call of a
-// generate method, and a collective that waits after the compute instead
-// of overlapping it.
+// generate method, a collective that waits after the compute instead of
+// overlapping it, and pipeline stages waiting for each other.
 #include "core/profile/analyzer_rules.h"
 #include "core/profile/context_paths.h"
 #include "core/profile/profile_units.h"
@@ -282,6 +282,74 @@ void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>
         "layout (CUDA, or a core to spare); a build before it, or an update that calls step() without "
         "sum_during_next_backward(), blocks (workers/roles/model_setup.h)";
     f.gain_s = step_gain(in, p, kCollectiveSavedShare * per_step);
+    out.push_back(std::move(f));
+  }
+}
+
+// ---- pipeline-bubble --------------------------------------------------------
+
+namespace {
+
+// workers/spmd_group.cpp's scope of a point-to-point receive: a pipeline
+// stage waiting for the stage before it (forward) or after it (backward).
+constexpr const char* kRecvScope = "c10d::recv";
+// A tenth of a method spent waiting for the other stages is worth more
+// micro-batches; below a millisecond per step the extra parts' own
+// operator calls would eat the gain.
+constexpr double kBubbleShareOfMethod = 0.10;
+constexpr double kMinBubbleSeconds = 1e-3;
+// pipeline_micro_batches' default (core/config/model_options.h).
+constexpr int64_t kDefaultPipelineMicroBatches = 4;
+
+// The receives' wall time and calls anywhere under `f` (a receive inside
+// autograd's backward sits under the backward's own frames).
+void add_receives(const Frame& f, int64_t& wall_ns, int64_t& calls) {
+  for (const auto& child : f.children) {
+    if (child->kind == FrameKind::op && child->name == kRecvScope) {
+      wall_ns += child->metrics.wall_ns;
+      calls += child->metrics.calls;
+    } else {
+      add_receives(*child, wall_ns, calls);
+    }
+  }
+}
+
+}  // namespace
+
+void find_pipeline_bubbles(const AnalysisInput& in, std::vector<Finding>& out) {
+  for (const ContextPath& p : in.paths) {
+    const Frame& method = p.leaf();
+    if (method.kind != FrameKind::method || method.metrics.wall_ns <= 0) continue;
+    std::string model;
+    for (const NodeSummary& n : in.nodes)
+      if (n.node == p.node()) model = n.callee();
+    const nlohmann::json& settings = settings_of(in.profile.meta.models, model);
+    const int stages = settings.value("pp", 1);
+    if (stages <= 1) continue;
+    int64_t wall_ns = 0, calls = 0;
+    add_receives(method, wall_ns, calls);
+    const double share = static_cast<double>(wall_ns) / static_cast<double>(method.metrics.wall_ns);
+    const double per_step = per_rank_step(in, p, wall_ns);
+    if (calls == 0 || share < kBubbleShareOfMethod || per_step < kMinBubbleSeconds) continue;
+    const nlohmann::json& config = settings_of(settings, "config");
+    const bool written = config.contains("pipeline_micro_batches");
+    const int64_t parts = config.value("pipeline_micro_batches", kDefaultPipelineMicroBatches);
+    Finding f;
+    f.rule = "pipeline-bubble";
+    f.title =
+        "'" + p.label() + "' waits " + format_percent(share) + " of its time for the other pipeline stages";
+    f.evidence = std::string(kRecvScope) + " under " + p.label() + ": " + format_seconds(per_step) +
+                 " per step and rank in " + number(per_rank_step(in, p, calls) * 1e9) + " receives; " +
+                 model + " runs " + std::to_string(stages) + " stages with " + std::to_string(parts) +
+                 " pipeline micro-batches a pass";
+    f.change = std::string(written ? "" : "++") + "models." + model +
+               ".config.pipeline_micro_batches=" + std::to_string(2 * parts) +
+               " (up to the rows of a pass; workers/model/pipeline_parallel.h), or fewer stages";
+    // The stages wait (p - 1)/(m + p - 1) of a pass; twice the parts make it
+    // (p - 1)/(2m + p - 1). The receives also wait for slower stages, which
+    // more parts do not cut: an estimate from above.
+    const double m = static_cast<double>(parts), p1 = static_cast<double>(stages - 1);
+    f.gain_s = step_gain(in, p, per_step * (1.0 - (m + p1) / (2.0 * m + p1)));
     out.push_back(std::move(f));
   }
 }

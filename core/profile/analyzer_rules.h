@@ -40,6 +40,7 @@ void find_small_softmax(const AnalysisInput& in, std::vector<Finding>& out);
 void find_copies_under_matmul(const AnalysisInput& in, std::vector<Finding>& out);
 void find_many_small_ops_in_generate(const AnalysisInput& in, std::vector<Finding>& out);
 void find_unoverlapped_collectives(const AnalysisInput& in, std::vector<Finding>& out);
+void find_pipeline_bubbles(const AnalysisInput& in, std::vector<Finding>& out);
 // analyzer_host_rules.cpp: from the workers' windows and the host.
 void find_oversubscribed_threads(const AnalysisInput& in, std::vector<Finding>& out);
 void find_memory_headroom(const AnalysisInput& in, std::vector<Finding>& out);  // near the limit, or unused

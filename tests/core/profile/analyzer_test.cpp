@@ -201,6 +201,31 @@ TEST(Analyzer, ABlockingAllReduceAfterTheBackwardSuggestsOverlap) {
   EXPECT_EQ(of_rule(analyze(grpo_profile(full)), "collective-not-overlapped").size(), 1u);
 }
 
+TEST(Analyzer, PipelineStagesWaitingForEachOtherSuggestMoreMicroBatches) {
+  ProfileShape shape;
+  shape.tree.recv_ns = 60'000'000;  // 60 ms of the update's 240 ms, per step and worker
+  shape.models["actor"]["dp"] = 1;
+  shape.models["actor"]["pp"] = 2;
+  const Finding f = only_finding(shape, "pipeline-bubble");
+  EXPECT_THAT(f.title, HasSubstr("'update/update' waits 25.0% of its time for the other pipeline stages"));
+  EXPECT_THAT(f.evidence,
+              HasSubstr("c10d::recv under update/update: 60.0 ms per step and rank in 4.0 receives"));
+  EXPECT_THAT(f.evidence, HasSubstr("actor runs 2 stages with 4 pipeline micro-batches a pass"));
+  EXPECT_THAT(f.change, HasSubstr("++models.actor.config.pipeline_micro_batches=8"));
+  // The wait (p-1)/(m+p-1) = 1/5 of a pass becomes 1/9: 4/9 of it goes.
+  EXPECT_NEAR(f.gain_s, 0.060 * 4.0 / 9.0, 1e-6);
+  ProfileShape written = shape;
+  written.models["actor"]["config"] = {{"pipeline_micro_batches", 2}};
+  EXPECT_THAT(only_finding(written, "pipeline-bubble").change,
+              HasSubstr("models.actor.config.pipeline_micro_batches=4 "));
+  ProfileShape one_stage = shape;  // the same receives, but no stages: not this rule's
+  one_stage.models["actor"]["pp"] = 1;
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(one_stage)), "pipeline-bubble").empty());
+  ProfileShape short_wait = shape;  // 4% of the method
+  short_wait.tree.recv_ns = 10'000'000;
+  EXPECT_TRUE(of_rule(analyze(grpo_profile(short_wait)), "pipeline-bubble").empty());
+}
+
 TEST(Analyzer, ThreadsOversubscribeTheHost) {
   ProfileShape shape;
   shape.host_cores = 2;

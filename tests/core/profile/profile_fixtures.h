@@ -101,6 +101,7 @@ struct TreeShape {
   int64_t generate_ops = 40;         // aten::add calls per generate call
   int64_t generate_op_ns = 200'000;  // each
   int64_t allreduce_ns = 0;          // c10d::allreduce under update/update, per step
+  int64_t recv_ns = 0;               // c10d::recv under update/update's backward, per step (4 calls)
   int64_t update_views = 0;          // cheap aten::view calls under update/update, per step ...
   int64_t view_ns = 10'000;          // ... each
   int threads = 1;
@@ -146,6 +147,12 @@ inline ContextTree worker_tree(const TreeShape& shape, int64_t steps) {
           shape.update_views * shape.view_ns * steps);
   if (shape.allreduce_ns > 0)
     timed(method.child(FrameKind::op, "c10d::allreduce"), steps, shape.allreduce_ns * steps);
+  if (shape.recv_ns > 0) {  // a stage's receive inside autograd's backward, as the profiler nests it
+    Frame& backward =
+        timed(method.child(FrameKind::op, "autograd::engine::evaluate_function: SendToNextStage"), 4 * steps,
+              shape.recv_ns * steps);
+    timed(backward.child(FrameKind::op, "c10d::recv"), 4 * steps, shape.recv_ns * steps);
+  }
   timed(update, 0, method.metrics.wall_ns);
   return t;
 }
