@@ -56,4 +56,32 @@ void KVCache::keep_rows(const torch::Tensor& rows) {
   batch_ = rows.size(0);
 }
 
+KVCache KVCache::rows(int64_t start, int64_t size) const {
+  if (!growing_) throw ModelError("KV cache: rows() of a cache with a capacity; only a growing cache splits");
+  KVCache part = *this;
+  part.batch_ = size;
+  for (auto* tensors : {&part.keys_, &part.values_})
+    for (auto& t : *tensors)
+      if (t.defined()) t = t.narrow(0, start, size);
+  return part;
+}
+
+void KVCache::join_rows(const std::vector<KVCache>& parts) {
+  if (!growing_) throw ModelError("KV cache: join_rows() into a cache with a capacity");
+  int64_t rows = 0;
+  for (const KVCache& part : parts) rows += part.batch_;
+  for (size_t layer = 0; layer < keys_.size(); ++layer) {
+    std::vector<torch::Tensor> keys, values;
+    for (const KVCache& part : parts)
+      if (part.keys_[layer].defined()) {
+        keys.push_back(part.keys_[layer]);
+        values.push_back(part.values_[layer]);
+      }
+    if (keys.empty()) continue;  // another stage's layer
+    keys_[layer] = torch::cat(keys);
+    values_[layer] = torch::cat(values);
+  }
+  batch_ = rows;
+}
+
 }  // namespace rlwb::workers::model

@@ -48,6 +48,15 @@ class KVCache {
   // indices into the current batch.
   void keep_rows(const torch::Tensor& rows);
 
+  bool growing() const { return growing_; }
+  // A growing cache's rows [start, start + size), as a growing cache of
+  // their own (views of these rows until it appends), and the parts made
+  // so -- in row order, each after the same appends -- joined back into
+  // this one. Pipeline micro-batches run their rows against these
+  // (pipeline_parallel.h). Throw ModelError on a cache with a capacity.
+  KVCache rows(int64_t start, int64_t size) const;
+  void join_rows(const std::vector<KVCache>& parts);
+
  private:
   int64_t batch_;
   int64_t capacity_;

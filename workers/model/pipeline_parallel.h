@@ -60,7 +60,7 @@ namespace rlwb::workers::model {
 struct PipelineParallel {
   SpmdGroup* group = nullptr;  // the stages; null with one stage. Outlives the model.
   int stage = 0, stages = 1;
-  int micro_batches = 1;  // per pass, when its rows allow (see above); a pass with a KV cache runs as one
+  int micro_batches = 1;  // per pass, when its rows allow (see above); a decoding step runs as one
   bool active() const { return stages > 1; }
   bool last() const { return stage == stages - 1; }
 };

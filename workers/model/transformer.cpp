@@ -204,19 +204,29 @@ torch::Tensor TransformerImpl::hidden_states(const torch::Tensor& input_ids,
   if (pp_.active() && torch::GradMode::is_enabled() && !x.requires_grad())
     x = x.detach().requires_grad_(true);
   // Pipeline micro-batches (pipeline_parallel.h): the rows in runs, each
-  // through the stages on its own; one run without stages or with a cache
-  // (whose rows are the whole batch's).
-  const int64_t runs = pp_.active() && cache == nullptr ? std::min<int64_t>(pp_.micro_batches, batch) : 1;
+  // through the stages on its own, against its rows of a growing cache
+  // (scoring rows that share a prompt); one run without stages or with a
+  // generation's cache (a decoding step: one token a row).
+  const bool splits = pp_.active() && (cache == nullptr || cache->growing());
+  const int64_t runs = splits ? std::min<int64_t>(pp_.micro_batches, batch) : 1;
   if (runs == 1) {
     x = through_stages(x, in, outputs_from, /*micro_batch=*/0);
   } else {
     std::vector<torch::Tensor> outputs;
+    std::vector<KVCache> caches;
+    caches.reserve(runs);  // the runs' inputs point at them
     for (int64_t m = 0; m < runs; ++m) {
       const Shard rows = shard_of(batch, static_cast<int>(m), static_cast<int>(runs));
-      outputs.push_back(through_stages(x.narrow(0, rows.start, rows.size), rows_of(in, rows), outputs_from,
-                                       static_cast<int>(m)));
+      BlockInputs part = rows_of(in, rows);
+      if (cache != nullptr) {
+        caches.push_back(cache->rows(rows.start, rows.size));
+        part.cache = &caches.back();
+      }
+      outputs.push_back(
+          through_stages(x.narrow(0, rows.start, rows.size), part, outputs_from, static_cast<int>(m)));
     }
     x = torch::cat(outputs);
+    if (cache != nullptr) cache->join_rows(caches);
   }
   if (pp_.active()) {  // the last stage's output to every stage, for the whole batch at once
     x = pass_stage_output(x, pp_.stages - 1, {batch, len - outputs_from, config_.hidden_size}, pp_,

@@ -59,14 +59,30 @@ void on_mesh(int pp, int tp, const TransformerConfig& c,
   });
 }
 
-class PipelineParallelModel : public ::testing::TestWithParam<std::tuple<int, int, bool, int>> {};
+// Six rows, three samples of each of two prompts: scoring runs each prompt
+// once into a growing KV cache and the responses against it
+// (sequence_scores.cpp), and pipeline micro-batches split that cache.
+SequenceBatch rows_sharing_prompts(int64_t vocab) {
+  torch::manual_seed(6);
+  torch::Tensor prompt = torch::randint(1, vocab, {2, 6}).repeat_interleave(3, 0);
+  torch::Tensor prompt_mask = torch::ones({6, 6}, torch::kInt64);
+  prompt_mask.narrow(0, 3, 3).narrow(1, 0, 2).fill_(0);  // the second prompt left-padded
+  torch::Tensor response = torch::randint(1, vocab, {6, 4});
+  torch::Tensor response_mask = torch::ones({6, 4}, torch::kInt64);
+  response_mask[4].narrow(0, 2, 2).fill_(0);
+  return join_prompt_response(prompt, prompt_mask, response, response_mask);
+}
+
+// (pp, tp, tied head, pipeline micro-batches, rows sharing prompts)
+class PipelineParallelModel : public ::testing::TestWithParam<std::tuple<int, int, bool, int, bool>> {};
 
 // With several pipeline micro-batches (pipeline_parallel.h) too: the three
-// rows split 2 + 1 or 1 + 1 + 1, each micro-batch its own hand-overs.
+// rows split 2 + 1 or 1 + 1 + 1, each micro-batch its own hand-overs; six
+// rows sharing two prompts split their prompt cache across micro-batches.
 TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
-  const auto [pp, tp, tied, micro_batches] = GetParam();
+  const auto [pp, tp, tied, micro_batches, shared] = GetParam();
   const TransformerConfig c = config_for(tied);
-  const SequenceBatch rows = rows_for(c.vocab_size);
+  const SequenceBatch rows = shared ? rows_sharing_prompts(c.vocab_size) : rows_for(c.vocab_size);
   const testing::OneProcessResults want = testing::what_one_process_computes(c, rows);
   const torch::Tensor& want_logits = want.logits;
   const ResponseLogProbs& want_lp = want.log_probs;
@@ -111,11 +127,13 @@ TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
       micro_batches);
 }
 
-// (pp, tp, tied head, pipeline micro-batches; more than the rows: one a row)
-INSTANTIATE_TEST_SUITE_P(Layouts, PipelineParallelModel,
-                         ::testing::Values(std::make_tuple(2, 1, false, 1), std::make_tuple(2, 1, false, 2),
-                                           std::make_tuple(3, 1, false, 3), std::make_tuple(2, 1, true, 2),
-                                           std::make_tuple(2, 2, false, 8)));
+// More micro-batches than rows: one a row.
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, PipelineParallelModel,
+    ::testing::Values(std::make_tuple(2, 1, false, 1, false), std::make_tuple(2, 1, false, 2, false),
+                      std::make_tuple(3, 1, false, 3, false), std::make_tuple(2, 1, true, 2, false),
+                      std::make_tuple(2, 2, false, 8, false), std::make_tuple(2, 1, false, 4, true),
+                      std::make_tuple(3, 2, false, 4, true)));
 
 TEST(PipelineParallelModel, GreedyGenerationGivesTheSameTokensOnEveryStage) {
   const TransformerConfig c = config_for(false);
