@@ -42,7 +42,11 @@ TEST_F(GuiRestartEventsTest, AKilledWorkerAndItsRestartShowInTheDashboardsEvents
   kill(*workers.rbegin(), SIGKILL);
   ASSERT_EQ(rlwb::testing::wait_cli(rlwb), 0) << read_bytes(path("run/err.txt"));
 
+  // The recovery banner is a line above the tabs: once it is drawn the
+  // layout stands still (clicked before it, the Events tab's place was
+  // taken by the x-axis box a frame later, under load in CI).
   auto r = run_gui(dir_, {"--db", db, "--run", "1"}, R"(
+wait @dashboard/recovered 20000
 wait @tab/Events 20000
 click @tab/Events
 wait @dashboard/event/0 10000
