@@ -17,24 +17,7 @@ WeightStreamer::WeightStreamer(model::Transformer model, SpmdGroup& group, int t
     throw std::invalid_argument("WeightStreamer: training_ranks = " + std::to_string(training_ranks) +
                                 " must be in [1, " + std::to_string(group.world()) +
                                 "): the group needs at least one generation rank");
-  if (model_->pipeline_parallel().active())
-    throw std::invalid_argument(
-        "WeightStreamer: streams tensor-parallel shards only; the model has pipeline stages");
-  const int expected_tp = generating_rank() ? 1 : training_ranks;
-  if (model_->tensor_parallel().size != expected_tp)
-    throw std::invalid_argument("WeightStreamer: rank " + std::to_string(group.rank()) + " holds a tp = " +
-                                std::to_string(model_->tensor_parallel().size) + " shard but must hold " +
-                                (generating_rank() ? std::string("the whole model")
-                                                   : "shard " + std::to_string(group.rank()) +
-                                                         " of tp = " + std::to_string(training_ranks)));
-  for (auto& p : model_->named_parameters()) {
-    names_.push_back(p.key());
-    params_.push_back(p.value());
-    if (p.value().scalar_type() != params_.front().scalar_type())
-      throw std::invalid_argument("WeightStreamer: every parameter must have one dtype; '" + p.key() +
-                                  "' differs from '" + names_.front() + "'");
-  }
-  versions_.assign(params_.size(), -1);
+  bind();
   std::vector<int> members(1);
   for (int r = training_ranks; r < group.world(); ++r) members.push_back(r);
   for (int sender = 0; sender < training_ranks; ++sender) {
@@ -43,6 +26,45 @@ WeightStreamer::WeightStreamer(model::Transformer model, SpmdGroup& group, int t
     if (group.rank() == sender) own_sub_ = group.subgroup(sub, members);
     if (generating_rank()) from_.push_back(group.subgroup(sub, members));
   }
+}
+
+// Reads the model's parameters (checked as the constructor promises);
+// nothing streamed yet as far as only_changed goes.
+void WeightStreamer::bind() {
+  if (model_->pipeline_parallel().active())
+    throw std::invalid_argument(
+        "WeightStreamer: streams tensor-parallel shards only; the model has pipeline stages");
+  const int expected_tp = generating_rank() ? 1 : training_ranks_;
+  if (model_->tensor_parallel().size != expected_tp)
+    throw std::invalid_argument("WeightStreamer: rank " + std::to_string(group_.rank()) + " holds a tp = " +
+                                std::to_string(model_->tensor_parallel().size) + " shard but must hold " +
+                                (generating_rank() ? std::string("the whole model")
+                                                   : "shard " + std::to_string(group_.rank()) +
+                                                         " of tp = " + std::to_string(training_ranks_)));
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> params;
+  for (auto& p : model_->named_parameters()) {
+    names.push_back(p.key());
+    params.push_back(p.value());
+    if (p.value().scalar_type() != params.front().scalar_type())
+      throw std::invalid_argument("WeightStreamer: every parameter must have one dtype; '" + p.key() +
+                                  "' differs from '" + names.front() + "'");
+  }
+  if (!params_.empty()) {  // a rebind: the same tensors, shaped alike
+    bool same = names == names_;
+    for (size_t i = 0; same && i < params.size(); ++i) same = params[i].sizes() == params_[i].sizes();
+    if (!same)
+      throw std::invalid_argument(
+          "WeightStreamer: the model rebound has other parameters than the one streamed so far");
+  }
+  names_ = std::move(names);
+  params_ = std::move(params);
+  versions_.assign(params_.size(), -1);
+}
+
+void WeightStreamer::rebind(model::Transformer model) {
+  model_ = std::move(model);
+  bind();
 }
 
 WeightStreamer::~WeightStreamer() = default;

@@ -74,9 +74,16 @@ class WeightStreamer {
   bool generating_rank() const;
   // Collective over the group.
   StreamStats stream();
+  // The same rank's model replaced by another of the same parameters (a
+  // checkpoint loaded into a new network): streams read it from now on, and
+  // the next one sends everything (the new tensors' version counters say
+  // nothing of the old ones'). Local; throws std::invalid_argument, as the
+  // constructor does, and when the parameters' names or shapes differ.
+  void rebind(model::Transformer model);
 
  private:
   struct Part;
+  void bind();
   std::vector<int64_t> changed_tensors();
   void stream_sender(int sender, const std::vector<int64_t>& tensors, StreamStats& stats);
 

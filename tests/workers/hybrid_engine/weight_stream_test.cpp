@@ -120,6 +120,35 @@ TEST_P(WeightStream, GenerationRanksHoldTheTrainedWeightsBitwiseAndOnlyChangedSe
     }
     // Nothing moved: nothing goes.
     EXPECT_EQ(stream.stream().tensors, 0);
+    // A checkpoint loaded into a new network of the same shape (the
+    // starting weights again, in new tensors whose version counters start
+    // over): once rebound, the next stream sends all of it.
+    if (training) {
+      Transformer loaded = seeded(c, 11);
+      if (tp > 1) loaded->shard_tensor_parallel({tp_group.get(), rank, tp});
+      load_shard(loaded, reference, rank, tp);
+      stream.rebind(loaded);
+    }
+    const StreamStats after_load = stream.stream();
+    EXPECT_EQ(after_load.tensors, static_cast<int64_t>(reference->parameters().size()));
+    if (!training) expect_bitwise_equal(nets[rank], reference, "generation rank after a rebind");
+  });
+}
+
+TEST(WeightStreamErrors, ARebindToAModelOfOtherShapeIsRefused) {
+  const TransformerConfig c = config_of();
+  TransformerConfig wider = c;
+  wider.hidden_size = 2 * c.hidden_size;
+  std::vector<Transformer> nets = {seeded(c, 1), seeded(c, 2)};
+  on_ranks(2, [&](int rank, SpmdGroup& group) {
+    WeightStreamer stream(nets[rank], group, 1, "a");
+    if (rank != 0) return;
+    try {
+      stream.rebind(seeded(wider, 3));
+      ADD_FAILURE() << "a wider model was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("other parameters"), std::string::npos) << e.what();
+    }
   });
 }
 
