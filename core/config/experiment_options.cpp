@@ -1,5 +1,7 @@
 #include "core/config/experiment_options.h"
 
+#include "core/config/weight_stream_checks.h"
+
 #include <array>
 #include <filesystem>
 #include <fstream>
@@ -249,6 +251,7 @@ ExperimentOptions parse_experiment_options(const Experiment& exp, ParseContext& 
     if (const ModelOptions* actor = generating_model(exp, o)) o.task.dataset.tokenizer = actor->tokenizer;
   if (ctx.ok()) check_batches(exp, o, ctx);
   check_layouts(exp, o, ctx);
+  check_weight_streams(exp, o.models, ctx);
   return o;
 }
 
@@ -266,7 +269,8 @@ std::string settings_reference() {
   parse_task_options(empty, ctx);
   parse_trainer_options(empty, ctx);
   parse_profile_options(empty, ctx);
-  for (const char* role : {"actor", "critic"}) parse_model_options(role, empty, "models.<name>.config", ctx);
+  for (const char* role : {"actor", "critic", "rollout"})
+    parse_model_options(role, empty, "models.<name>.config", ctx);
   return doc.markdown();
 }
 

@@ -25,6 +25,8 @@ ModelSections model_sections_of(const std::string& role) {
   if (role == "actor")
     return {.known = true, .network = true, .optim = true, .sft = true, .rollout = true, .actor_ppo = true};
   if (role == "reference") return {.known = true, .network = true, .rollout = true};
+  // Generates on a pool of its own with weights streamed from an actor.
+  if (role == "rollout") return {.known = true, .network = true, .rollout = true, .weight_stream = true};
   if (role == "critic") return {.known = true, .network = true, .optim = true, .critic_ppo = true};
   // A reward or cost model that learns from preference pairs (update) has an optimizer.
   if (role == "reward_model" || role == "cost_model") return {.known = true, .network = true, .optim = true};
@@ -193,6 +195,18 @@ ModelOptions parse_model_options(const std::string& role, const json& config, co
   }
   if (sections.actor_ppo || sections.critic_ppo)
     read_ppo(s.child("ppo", "the PPO-style update"), o.ppo, sections);
+  if (sections.weight_stream) {
+    WeightStreamSource w;
+    s.child("weight_stream", "role rollout: the actor whose weights this model receives after every RL step")
+        .text("from", w.from, "the model (role actor, on another pool) the weights come from")
+        .integer("bucket_mb", w.bucket_mb, "MiB per broadcast", above(0))
+        .flag("only_changed", w.only_changed,
+              "send only the tensors an update has moved since the last stream");
+    if (w.from.empty())
+      s.fail("weight_stream", "a rollout model needs the actor its weights come from",
+             "write weight_stream: {from: actor} (the actor's model name)");
+    o.weight_stream = w;
+  }
   return o;
 }
 

@@ -40,6 +40,7 @@ struct ModelShapeOptions {
   int64_t max_position_embeddings = 64;
   bool tie_word_embeddings = false;
   double rope_theta = 10000.0;
+  bool operator==(const ModelShapeOptions&) const = default;
   int64_t resolved_intermediate_size() const { return intermediate_size.value_or(4 * hidden_size); }
   int64_t resolved_kv_heads() const { return num_kv_heads.value_or(num_heads); }
 };
@@ -95,6 +96,16 @@ struct DemoOptions {
   int64_t fail_from_step = 1;
 };
 
+// A model that generates on a pool of its own (role rollout, verl's
+// rollout workers apart from training): the actor whose weights it takes,
+// streamed after every RL step over c10d broadcasts
+// (workers/hybrid_engine/weight_stream.h, core/controller/weight_links.h).
+struct WeightStreamSource {
+  std::string from;  // the model, of role actor, on another pool
+  int64_t bucket_mb = 32;
+  bool only_changed = false;  // skip the tensors no update has moved (frozen ones)
+};
+
 struct ModelOptions {
   std::optional<ModelShapeOptions> model;  // a fresh model, or
   std::string checkpoint;                  // a checkpoint directory
@@ -109,6 +120,7 @@ struct ModelOptions {
   RolloutOptions rollout;
   PpoOptions ppo;
   DemoOptions demo;
+  std::optional<WeightStreamSource> weight_stream;  // role rollout: always set
   const OptimOptions& warm_start_optim() const { return sft_optim ? *sft_optim : optim; }
 };
 
@@ -119,7 +131,7 @@ void read_tokenizer(Section& s, TokenizerOptions& t);
 // The sections a role reads; empty for a role this build does not know.
 struct ModelSections {
   bool known = false, network = false, optim = false, sft = false, rollout = false;
-  bool actor_ppo = false, critic_ppo = false, demo = false;
+  bool actor_ppo = false, critic_ppo = false, demo = false, weight_stream = false;
 };
 ModelSections model_sections_of(const std::string& role);
 

@@ -3,6 +3,7 @@
 #include "core/config/experiment_options.h"
 #include "core/controller/graph_runner.h"
 #include "core/controller/run_profiler.h"
+#include "core/controller/weight_links.h"
 #include "core/controller/worker_cluster.h"
 #include "core/rpc/protocol.h"
 
@@ -111,6 +112,9 @@ void Controller::attempt(const config::ExperimentOptions& settings, const std::s
                        result.run_id, options_.stop);
     Trainer trainer(exp_, settings, options_.tasks ? *options_.tasks : no_tasks, runner, targets, tracking_,
                     result.run_id, folders, options_.hooks);
+    WeightLinks links(exp_, settings.models, targets,
+                      [&](const std::string& name, int ranks) { return workers.serve_store(name, ranks); });
+    trainer.set_weight_links(&links);
     if (from) {
       // The ones before it (newer ones were damaged), for trainer.checkpoint.keep.
       std::vector<std::string> earlier(checkpoints.begin(),

@@ -192,6 +192,23 @@ Batch preference_pairs(const Batch& in, BuiltinContext& ctx) {
   return out;
 }
 
+// How far the sampling model's log-probs are from the training model's on
+// the same tokens (verl's rollout_probs_diff): with generation on a pool of
+// its own, 0 up to rounding when the weights streamed after the last update
+// reached it; any lag or mismatch of the two shows here.
+Batch rollout_mismatch(const Batch& in, BuiltinContext&) {
+  auto rollout = need(in, "rollout_log_probs", "rollout_mismatch", "the sampling model's log-probs");
+  auto actor = need(in, "old_log_probs", "rollout_mismatch", "the training model's log-probs");
+  auto mask = need(in, "response_mask", "rollout_mismatch", "which tokens are real");
+  if (rollout.sizes() != actor.sizes())
+    throw std::runtime_error("builtin.rollout_mismatch: rollout_log_probs and old_log_probs differ in shape");
+  nlohmann::json metrics = nlohmann::json::object();
+  put_stats(metrics, "rollout/log_prob_diff", masked_values((rollout - actor).abs(), mask));
+  Batch out;
+  out.meta()["metrics"] = metrics;
+  return out;
+}
+
 CallPorts compute_advantage_ports() {
   return call_ports(
       {
@@ -234,7 +251,16 @@ CallPorts preference_pairs_ports() {
        out_port("rejected_sign", "[B] the same for the rejected response")});
 }
 
+CallPorts rollout_mismatch_ports() {
+  return call_ports(
+      {required_port("rollout_log_probs", "[B,R] the sampling model's log-probs"),
+       required_port("old_log_probs", "[B,R] the training model's log-probs of the same tokens"),
+       required_port("response_mask", "[B,R] 1 on response tokens")},
+      {});
+}
+
 void add_rl_builtins(Builtins& builtins) {
+  builtins["rollout_mismatch"] = {rollout_mismatch, rollout_mismatch_ports()};
   builtins["compute_advantage"] = {compute_advantage, compute_advantage_ports()};
   builtins["safe_rlhf_advantage"] = {safe_rlhf_advantage, safe_rlhf_advantage_ports()};
   builtins["preference_pairs"] = {preference_pairs, preference_pairs_ports()};

@@ -51,11 +51,13 @@ namespace rlwb::core {
 Batch compute_advantage(const Batch& input, BuiltinContext& ctx);
 Batch safe_rlhf_advantage(const Batch& input, BuiltinContext& ctx);
 Batch preference_pairs(const Batch& input, BuiltinContext& ctx);
+Batch rollout_mismatch(const Batch& input, BuiltinContext& ctx);
 CallPorts compute_advantage_ports();
 CallPorts safe_rlhf_advantage_ports();
 CallPorts preference_pairs_ports();
+CallPorts rollout_mismatch_ports();
 
-// compute_advantage, safe_rlhf_advantage and preference_pairs.
+// compute_advantage, safe_rlhf_advantage, preference_pairs and rollout_mismatch.
 void add_rl_builtins(Builtins& builtins);
 
 }  // namespace rlwb::core

@@ -2,6 +2,7 @@
 
 #include "core/controller/resume.h"
 #include "core/controller/run_profiler.h"
+#include "core/controller/weight_links.h"
 
 #include <torch/torch.h>
 
@@ -40,10 +41,15 @@ Trainer::Trainer(const Experiment& exp, const config::ExperimentOptions& setting
 }
 
 void Trainer::fit(TrainingRecord& record) {
-  if (resumed_step_ == 0) {
-    warm_start();
-    if (auto e = evaluate(0)) record.evals.push_back(*e);
+  if (resumed_step_ == 0) warm_start();
+  // The rollout models start from the actor as it is now: warm-started,
+  // or as the checkpoint resumed from left it.
+  if (links_ && !links_->empty()) {
+    auto m = links_->sync();
+    event("weights streamed to the rollout models in " + std::to_string(m["timing_s/weight_stream"]) + " s");
   }
+  if (resumed_step_ == 0)
+    if (auto e = evaluate(0)) record.evals.push_back(*e);
   const int64_t steps = settings_.trainer.steps;
   const int64_t eval_every = settings_.trainer.eval.every;
   if (profiler_) profiler_->start();
@@ -92,6 +98,8 @@ StepReport Trainer::rl_step(int64_t step) {
   auto step_start = std::chrono::steady_clock::now();
   tasks::TaskDraw draw{step, false, settings_.task.batch_size, settings_.task.samples_per_prompt};
   StepReport report = runner_.run(exp_.nodes, task_batch(draw), step, profiler_ && profiler_->profiles(step));
+  if (links_ && !links_->empty())
+    for (auto& [key, value] : links_->sync()) report.metrics[key] = value;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   report.metrics["perf/time_per_step"] = report.seconds;
   // Tokens through the step's models per second: the sums of the token

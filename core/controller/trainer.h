@@ -26,6 +26,7 @@
 namespace rlwb::core {
 
 class RunProfiler;
+class WeightLinks;
 
 // A held-out evaluation (trainer.eval): the mean score over the test split.
 struct EvalReport {
@@ -81,6 +82,10 @@ class Trainer {
   const std::vector<std::string>& checkpoints() const { return checkpoints_; }
   // With a profiler (profile.enabled), the RL steps it names are profiled.
   void set_profiler(RunProfiler* profiler) { profiler_ = profiler; }
+  // Models that generate on a pool of their own (weight_links.h) get the
+  // actor's weights before the first evaluation or step and after every
+  // RL step (inside the step's time).
+  void set_weight_links(WeightLinks* links) { links_ = links; }
 
  private:
   void warm_start();
@@ -107,6 +112,7 @@ class Trainer {
   CheckpointFolders& folders_;
   TrainerHooks hooks_;
   RunProfiler* profiler_ = nullptr;
+  WeightLinks* links_ = nullptr;
   std::vector<NodeSpec> warm_start_nodes_, eval_nodes_;  // from trainer.warm_start / trainer.eval
   int64_t resumed_step_ = 0;                             // the checkpoint's step; 0: a fresh start
   std::vector<std::string> checkpoints_;                 // this run's, oldest first (trainer.checkpoint.keep)

@@ -62,6 +62,7 @@ struct PoolStores {
   std::map<std::string, c10::intrusive_ptr<c10d::TCPStore>> by_pool;
 
   int serve(const std::string& pool, int workers, std::chrono::milliseconds timeout) {
+    if (by_pool.count(pool)) throw std::logic_error("a c10d store named '" + pool + "' is served already");
     c10d::TCPStoreOptions options;
     options.port = 0;  // the kernel picks; getPort() tells
     options.isServer = true;
@@ -100,6 +101,7 @@ WorkerCluster::WorkerCluster(const std::vector<ClusterPool>& pools, ClusterOptio
   } else if (options_.transport != "tcp") {
     throw std::runtime_error("unknown transport '" + options_.transport + "' (use ipc or tcp)");
   }
+  advertised_ = advertised;
   stores_ = std::make_unique<PoolStores>();
   rpc_ = std::make_unique<RpcServer>(address, options_.rpc);
   const std::string controller = remote ? with_host(rpc_->address(), advertised) : rpc_->address();
@@ -163,6 +165,12 @@ WorkerCluster::WorkerCluster(const std::vector<ClusterPool>& pools, ClusterOptio
 }
 
 WorkerCluster::~WorkerCluster() { stop(); }
+
+std::string WorkerCluster::serve_store(const std::string& name, int ranks) {
+  // "link:" keeps the name apart from the pools' (a pool may be called anything).
+  const int port = stores_->serve("link:" + name, ranks, options_.startup_timeout);
+  return advertised_ + ":" + std::to_string(port);
+}
 
 pid_t WorkerCluster::pid(const std::string& worker) const {
   for (auto& [name, pid] : pids_)

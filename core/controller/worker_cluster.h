@@ -61,6 +61,12 @@ class WorkerCluster {
   int worker_count() const { return static_cast<int>(pids_.size()); }
   pid_t pid(const std::string& worker) const;
 
+  // A c10d store for ranks of several pools (a weight link between an
+  // actor and a rollout model, weight_links.h), served here as the pools'
+  // are; `ranks` connect to it. Returns the "host:port" they dial. Throws
+  // when a store of that name is served already.
+  std::string serve_store(const std::string& name, int ranks);
+
   // Asks the workers to leave, waits a moment, then stops those left. Idempotent.
   void stop();
 
@@ -75,7 +81,8 @@ class WorkerCluster {
   std::string slurm_end(const Process& process, const ProcessExit& exit) const;
 
   ClusterOptions options_;
-  std::string ipc_path_;  // the socket file to remove, for ipc
+  std::string ipc_path_;    // the socket file to remove, for ipc
+  std::string advertised_;  // the host the workers dial for the controller's sockets
   std::unique_ptr<PoolStores> stores_;
   std::unique_ptr<RpcServer> rpc_;
   std::unique_ptr<LocalLauncher> launcher_;

@@ -18,6 +18,10 @@
 //   save_checkpoint / load_checkpoint broadcast, args {dir}
 //   save_state / load_state           broadcast, args {dir} -- this rank's weights, optimizers,
 //                                     random state (roles/role_state.h; rlwb run --resume)
+//   stream_weights  broadcast  the actor's weights to a rollout model on another pool (the actor
+//                              sends, the rollout receives; roles/weight_link.h)
+// Role rollout: generate and log_prob as the actor's, with the weights an
+// actor streams to it after every RL step (config.weight_stream).
 // Config: core/config/model_options.h (model, tokenizer, optim, sft,
 // rollout, ppo), parsed by ModelRole::init.
 #include "workers/roles/model_roles.h"
@@ -30,6 +34,7 @@
 #include "workers/model/sequence_scores.h"
 #include "workers/roles/model_setup.h"
 #include "workers/roles/role_state.h"
+#include "workers/roles/weight_link.h"
 
 namespace rlwb::workers::roles {
 namespace {
@@ -45,6 +50,8 @@ struct PolicyRole : ModelRole {
   // split parameters' storage, so the optimizers update them in place.
   std::unique_ptr<hybrid_engine::HybridEngine> engine;
   int engines_made = 0;
+  // To or from a rollout model on another pool (stream_weights).
+  WeightLink link;
 
   // Collective over the pool; after init and after every checkpoint load
   // (which replaces the network).
@@ -322,6 +329,19 @@ Batch load_state(PolicyRole& r, const Batch&, CallContext& ctx) {
   return Batch{};
 }
 
+// The actor sends, a rollout model receives; the metrics are the
+// receiver's (every receiving rank gets the same bytes).
+Batch stream_weights(PolicyRole& r, CallContext& ctx, bool sender) {
+  const auto stats = r.link.stream(r.net, ctx.env, ctx.args, sender);
+  Batch out;
+  if (!sender)
+    out.meta()["metrics"] = {
+        {"weight_stream/received_mib", static_cast<double>(stats.bytes_received) / (1 << 20)},
+        {"weight_stream/tensors", static_cast<double>(stats.tensors)},
+        {"weight_stream/buckets", static_cast<double>(stats.buckets)}};
+  return out;
+}
+
 // The ports of each method (registered with it).
 core::CallPorts generate_ports() {
   using core::out_port;
@@ -370,6 +390,8 @@ void register_policy_roles(RoleRegistry& registry) {
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
       method<P>("save_state", DispatchMode::broadcast, none, save_state),
       method<P>("load_state", DispatchMode::broadcast, none, load_state),
+      method<P>("stream_weights", DispatchMode::broadcast, none,
+                [](P& r, const Batch&, CallContext& ctx) { return stream_weights(r, ctx, /*sender=*/true); }),
   };
   registry.add(actor);
 
@@ -387,6 +409,24 @@ void register_policy_roles(RoleRegistry& registry) {
       method<P>("load_state", DispatchMode::broadcast, none, load_state),
   };
   registry.add(reference);
+
+  RoleSpec rollout;
+  rollout.name = "rollout";
+  rollout.description =
+      "causal LM that generates on a pool of its own with an actor's weights, streamed to "
+      "it after every RL step (config.weight_stream)";
+  rollout.create = create_policy("rollout");
+  rollout.methods = {
+      method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate),
+      method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
+                [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); }),
+      method<P>(
+          "stream_weights", DispatchMode::broadcast, none,
+          [](P& r, const Batch&, CallContext& ctx) { return stream_weights(r, ctx, /*sender=*/false); }),
+      method<P>("save_state", DispatchMode::broadcast, none, save_state),
+      method<P>("load_state", DispatchMode::broadcast, none, load_state),
+  };
+  registry.add(rollout);
 }
 
 }  // namespace rlwb::workers::roles
