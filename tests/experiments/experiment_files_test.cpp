@@ -10,10 +10,9 @@
 // ones, as the run's tracking database records. PPO against a learned
 // reward model (ppo_rm: the checker only labels online pairs) raises the
 // held-out score too, and its reward model keeps ranking held-out pairs.
-// grpo_rollout_pool (generation on a pool of its own) learns, and its
-// rollout model's log-probs match the actor's at every step.
 // grpo.yaml's run is default_experiment_test, grpo_code.yaml's
-// code_reward_graph_test, sft.yaml's data_parallel_test.
+// code_reward_graph_test, sft.yaml's data_parallel_test, grpo_rollout_pool's
+// rollout_pool_test (its learning is recorded in bench/RESULTS.md).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -134,9 +133,6 @@ struct ShortRun {
     std::string model_metric, truth_metric;
     double tolerance = 0;
   } tracks = {};
-  // Step metrics and the most each may be at every step (a rollout model's
-  // log-probs against the actor's: its streamed weights arrived).
-  std::map<std::string, double> step_ceilings = {};
 };
 
 void PrintTo(const ShortRun& run, std::ostream* out) { *out << run.file; }
@@ -211,15 +207,6 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
     EXPECT_NEAR(model_last, truth_last, run.tracks.tolerance)
         << "the learned reward has drifted from the truth";
   }
-  for (const auto& [metric, ceiling] : run.step_ceilings) {
-    double highest = 0;
-    for (const auto& step : result.steps) {
-      ASSERT_TRUE(step.metrics.count(metric)) << metric << " missing at step " << step.step;
-      EXPECT_LE(step.metrics.at(metric), ceiling) << metric << " at step " << step.step;
-      highest = std::max(highest, step.metrics.at(metric));
-    }
-    std::cerr << run.file << ": " << metric << " at most " << highest << " over the steps\n";
-  }
   if (!run.constrained) return;
   const double threshold = exp.trainer["algorithm"]["safe_rlhf"]["cost_threshold"].get<double>();
   const auto [cost_first, cost_last] = first_and_last(result.steps, "cost/score/mean");
@@ -233,24 +220,19 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
 
 INSTANTIATE_TEST_SUITE_P(
     Arithmetic, ExperimentRun,
-    ::testing::Values(
-        ShortRun{"ppo.yaml"},
-        // Seed 1 gains 3 points in 30 steps (24 over the 300 of the file,
-        // bench/RESULTS.md); its reward model's probability that a sample is
-        // right stays within 0.07 of the checker's share.
-        ShortRun{"ppo_rm.yaml",
-                 0.02,
-                 false,
-                 {{"val/reward_model/pair_accuracy", 0.65}},
-                 {},
-                 {"critic/score/mean", "reward/label/mean", 0.1}},
-        ShortRun{"remax.yaml"}, ShortRun{"rloo.yaml"}, ShortRun{"reinforce_pp.yaml"},
-        ShortRun{"safe_rlhf.yaml", 0.0, true, {{"val/cost_model/sign_accuracy", 0.95}}},
-        ShortRun{"grpo_dataset.yaml", 0.05, false, {}, "arithmetic"},
-        // Generation on a pool of its own: after every step the actor's two
-        // tp shards reach the rollout model, whose log-probs then equal the
-        // actor's to rounding (one step behind, they differ by far more).
-        ShortRun{"grpo_rollout_pool.yaml", 0.05, false, {}, {}, {}, {{"rollout/log_prob_diff/max", 1e-4}}}),
+    ::testing::Values(ShortRun{"ppo.yaml"},
+                      // Seed 1 gains 3 points in 30 steps (24 over the 300 of the file,
+                      // bench/RESULTS.md); its reward model's probability that a sample is
+                      // right stays within 0.07 of the checker's share.
+                      ShortRun{"ppo_rm.yaml",
+                               0.02,
+                               false,
+                               {{"val/reward_model/pair_accuracy", 0.65}},
+                               {},
+                               {"critic/score/mean", "reward/label/mean", 0.1}},
+                      ShortRun{"remax.yaml"}, ShortRun{"rloo.yaml"}, ShortRun{"reinforce_pp.yaml"},
+                      ShortRun{"safe_rlhf.yaml", 0.0, true, {{"val/cost_model/sign_accuracy", 0.95}}},
+                      ShortRun{"grpo_dataset.yaml", 0.05, false, {}, "arithmetic"}),
     [](const ::testing::TestParamInfo<ShortRun>& info) {
       return info.param.file.substr(0, info.param.file.find('.'));
     });
