@@ -53,11 +53,7 @@ nodes:
 //  16 task, 18 steps, 19 algorithm, 20 eval, 21 every
 
 std::vector<GraphIssue> validate_with(const std::string& from, const std::string& to) {
-  std::string text = kGraph;
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "'" << from << "' is not in the graph";
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return validate_text(text);
+  return validate_text(testing::edited(kGraph, from, to));
 }
 
 std::string all(const std::vector<GraphIssue>& issues) {

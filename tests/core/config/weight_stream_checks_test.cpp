@@ -41,14 +41,11 @@ nodes:
   - {id: update, call: actor.update, in: [responses], out: [metrics]}
 )";
 
+// The test catalog with the rollout role.
 std::vector<GraphIssue> validate_with(const std::string& from, const std::string& to) {
-  std::string text = kGraph;
-  auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << "'" << from << "' is not in the graph";
-  if (at != std::string::npos) text.replace(at, from.size(), to);
   MethodCatalog catalog = testing::test_catalog();
   catalog.role_methods["rollout"] = testing::methods({"generate"});
-  return validate_experiment(load_experiment_text(text, "exp.yaml"), catalog);
+  return testing::validate_text(testing::edited(kGraph, from, to), catalog);
 }
 
 TEST(WeightStreamChecks, TheGoodGraphHasNoIssues) {

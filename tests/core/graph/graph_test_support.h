@@ -61,8 +61,18 @@ inline std::vector<GraphIssue> load_issues(const std::string& text,
   return {};
 }
 
-inline std::vector<GraphIssue> validate_text(const std::string& text) {
-  return validate_experiment(load_experiment_text(text, "exp.yaml"), test_catalog());
+inline std::vector<GraphIssue> validate_text(const std::string& text,
+                                             const MethodCatalog& catalog = test_catalog()) {
+  return validate_experiment(load_experiment_text(text, "exp.yaml"), catalog);
+}
+
+// `text` with the first `from` in it replaced by `to`; a test failure when
+// there is none (a test that edits a graph no longer edits anything).
+inline std::string edited(std::string text, const std::string& from, const std::string& to) {
+  auto at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "'" << from << "' is not in the graph";
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
 }
 
 // The one issue whose message contains `part`; fails the test unless exactly one does.
