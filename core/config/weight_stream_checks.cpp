@@ -75,9 +75,19 @@ void check_link(const Experiment& exp, const std::map<std::string, ModelOptions>
 
 void check_weight_streams(const Experiment& exp, const std::map<std::string, ModelOptions>& models,
                           ParseContext& ctx) {
-  for (const auto& [name, options] : models)
-    if (options.weight_stream && !options.weight_stream->from.empty() && exp.models.count(name))
-      check_link(exp, models, name, options.weight_stream->from, ctx);
+  std::map<std::string, std::string> fed;  // actor -> the rollout model it streams to
+  for (const auto& [name, options] : models) {
+    if (!options.weight_stream || options.weight_stream->from.empty() || !exp.models.count(name)) continue;
+    const std::string& from = options.weight_stream->from;
+    check_link(exp, models, name, from, ctx);
+    // An actor's ranks hold one link (workers/roles/weight_link.h).
+    if (auto [it, first] = fed.emplace(from, name); !first)
+      ctx.add(
+          "models." + name + ".config.weight_stream.from",
+          "'" + from + "' streams its weights to '" + it->second +
+              "' already; an actor feeds one rollout model",
+          "give '" + it->second + "''s pool more workers (parallel.dp) instead of a second rollout model");
+  }
 }
 
 }  // namespace rlwb::core::config

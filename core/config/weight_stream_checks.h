@@ -3,8 +3,9 @@
 // (workers/hybrid_engine/weight_stream.h) and the controller's weight links
 // (core/controller/weight_links.h) need, found before anything starts --
 // the source is an actor on another CPU pool that trains without pipeline
-// stages, the rollout holds whole models (tp = pp = 1), and both are the
-// same network with the same tokenizer and sampling temperature.
+// stages and feeds no other rollout model, the rollout holds whole models
+// (tp = pp = 1), and both are the same network with the same tokenizer and
+// sampling temperature.
 #pragma once
 
 #include "core/config/model_options.h"

@@ -92,6 +92,16 @@ PlanInput plan_input_of(const Experiment& exp, const TokenizerVocab& vocab, int6
       throw PlanError("models." + name + " (role " + spec.role +
                       ") has no transformer; the planner places transformer models only");
     const config::ModelOptions& o = options.models.at(name);
+    // Its pool is fixed apart from the actor's (weight_stream_checks.h);
+    // the planner's placements colocate or split models freely.
+    if (o.weight_stream)
+      throw PlanError(
+          "models." + name + " (role " + spec.role + ") generates on a pool of its own with '" +
+          o.weight_stream->from +
+          "''s weights streamed to it (config.weight_stream); the planner places models that "
+          "generate themselves, in their own layout or another (parallel.generate), not "
+          "rollout pools: plan the file with the actor generating (e.g. experiments/grpo_tp.yaml), "
+          "or size this file's pools by hand");
     const bool value_head = !sections.rollout;
     PlannedModel m;
     m.name = name;

@@ -1,6 +1,7 @@
 // rlwb plan as a user runs it: a plan written with --write passes
 // rlwb validate, and bad input (an unknown profile, too few devices, a
-// malformed graph file) ends with exit 1 and a message saying what to do.
+// malformed graph file, a rollout pool it does not plan) ends with exit 1
+// and a message saying what to do.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -134,6 +135,17 @@ TEST_F(PlanCli, TooFewDevicesForAnyPlacementSaysWhatToChange) {
   const std::string err = read("err.txt");
   EXPECT_NE(err.find("no placement of the 3 models fits on 1 A100-80G"), std::string::npos) << err;
   EXPECT_NE(err.find("Give more devices (--devices)"), std::string::npos) << err;
+}
+
+TEST_F(PlanCli, ARolloutModelOnAPoolOfItsOwnIsRefusedWithWhatToDoInstead) {
+  EXPECT_EQ(
+      rlwb({"plan", experiment("grpo_rollout_pool.yaml"), "--devices", "4", "--device-profile", "A100-80G"}),
+      1);
+  const std::string err = read("err.txt");
+  EXPECT_NE(err.find("models.rollout (role rollout) generates on a pool of its own with 'actor''s weights"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("plan the file with the actor generating"), std::string::npos) << err;
 }
 
 TEST_F(PlanCli, AMalformedGraphFileIsReportedWithItsLine) {

@@ -96,6 +96,17 @@ TEST(WeightStreamChecks, BothAreOneNetworkWithOneTokenizerAndTemperature) {
              "model 'rollout' has another tokenizer than 'actor'");
 }
 
+TEST(WeightStreamChecks, AnActorFeedsOneRolloutModel) {
+  auto issue =
+      issue_with(validate_with("task:", R"(  rollout2:
+    role: rollout
+    pool: gen2
+    config: {model: *arch, weight_stream: {from: actor}}
+task:)"),
+                 "'actor' streams its weights to 'rollout' already; an actor feeds one rollout model");
+  EXPECT_THAT(issue.message, HasSubstr("models.rollout2.config.weight_stream.from: "));
+}
+
 TEST(WeightStreamChecks, OnlyARolloutReadsAWeightStreamSection) {
   issue_with(validate_with("config: {model: *arch}", "config: {model: *arch, weight_stream: {from: actor}}"),
              "models.ref.config.weight_stream: unknown key 'weight_stream'");
