@@ -12,7 +12,8 @@
 //   bucket_bytes, only_changed   as WeightStreamOptions
 // The first call makes the link's c10d group and the WeightStreamer
 // (collective over the link); later calls stream. The actor's other
-// replicas return at once.
+// replicas return at once. A role holds one link: the validator refuses a
+// second rollout model of the same actor (weight_stream_checks.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
