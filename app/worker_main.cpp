@@ -4,11 +4,18 @@
 //               [--device cpu|cuda] [--store HOST:PORT [--join-store]] [--shm-threshold BYTES]
 // (`rlwb-worker --help` lists them with their defaults).
 #include <malloc.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 
 #include <string>
 
 #include "core/common/command_line.h"
 #include "app/worker_roles.h"
+#include "workers/spmd_nccl.h"
 #include "workers/worker_server.h"
 
 namespace {
@@ -39,6 +46,23 @@ std::string parse_store(const std::string& text, rlwb::workers::SpmdOptions& spm
   } catch (const std::exception&) {
     return "expects HOST:PORT with a port in 0..65535, got '" + text + "'";
   }
+}
+
+// A rank of a cuda pool runs in rlwb-worker-cuda, this program linked with
+// LibTorch's CUDA libraries (app/CMakeLists.txt): rlwb-worker, which starts
+// without them, replaces itself with it, same arguments, same process (the
+// launcher's pid, signals and parent-death setting stay). Returns only on
+// failure, with the exit status.
+int run_as_cuda_worker(char** argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto cuda_worker = self.parent_path() / "rlwb-worker-cuda";
+  execv(cuda_worker.c_str(), argv);
+  std::fprintf(stderr,
+               "rlwb-worker: --device cuda runs in %s, which could not be started (%s); build the target "
+               "rlwb-worker-cuda beside rlwb-worker\n",
+               cuda_worker.c_str(), std::strerror(errno));
+  return 1;
 }
 
 }  // namespace
@@ -75,5 +99,7 @@ int main(int argc, char** argv) {
     if (std::string problem = parse_store(store, options.spmd); !problem.empty())
       return rlwb::core::report_usage_error(app, "--store " + problem);
   options.spmd.serve_store = !join_store;
+  if (options.device.rfind("cuda", 0) == 0 && !rlwb::workers::program_links_cuda())
+    return run_as_cuda_worker(argv);
   return rlwb::workers::run_worker(options, rlwb::app::worker_roles());
 }

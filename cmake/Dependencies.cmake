@@ -35,11 +35,24 @@ find_package(Torch REQUIRED)
 get_filename_component(_site_packages ${TORCH_PACKAGE_DIR} DIRECTORY)
 file(GLOB _nvidia_lib_dirs LIST_DIRECTORIES true ${_site_packages}/nvidia/*/lib)
 string(REPLACE ";" ":" _nvidia_rpath_link "${_nvidia_lib_dirs}")
+# rlwb::torch compiles against all of LibTorch (the same flags as the wheel's
+# `torch` target) but links only its CPU part: a process that loads the CUDA
+# libraries as well spends 0.2 s more starting (0.5 s instead of 0.3), and
+# every run starts a controller and its workers. rlwb::torch_cuda links the
+# CUDA part too: the programs that run CUDA in their own process (the CUDA
+# worker rlwb-worker-cuda, the tests, the benchmarks; app/CMakeLists.txt).
 add_library(rlwb_torch INTERFACE)
-target_link_libraries(rlwb_torch INTERFACE ${TORCH_LIBRARIES})
-target_include_directories(rlwb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS})
+target_link_libraries(rlwb_torch INTERFACE torch_cpu_library c10)
+target_include_directories(rlwb_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS} ${CUDAToolkit_INCLUDE_DIRS})
+target_compile_definitions(rlwb_torch INTERFACE $<TARGET_PROPERTY:torch_cuda,INTERFACE_COMPILE_DEFINITIONS>)
+if(TORCH_CXX_FLAGS)
+  target_compile_options(rlwb_torch INTERFACE ${TORCH_CXX_FLAGS})
+endif()
 target_link_options(rlwb_torch INTERFACE "-Wl,-rpath-link,${_nvidia_rpath_link}")
 add_library(rlwb::torch ALIAS rlwb_torch)
+add_library(rlwb_torch_cuda INTERFACE)
+target_link_libraries(rlwb_torch_cuda INTERFACE rlwb_torch ${TORCH_LIBRARIES})
+add_library(rlwb::torch_cuda ALIAS rlwb_torch_cuda)
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(ZMQ REQUIRED IMPORTED_TARGET libzmq)

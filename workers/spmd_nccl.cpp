@@ -14,4 +14,6 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
   return c10::make_intrusive<c10d::ProcessGroupNCCL>(prefixed, rank, world, options);
 }
 
+bool program_links_cuda() { return true; }
+
 }  // namespace rlwb::workers

@@ -1,5 +1,6 @@
-// CuptiKernels where CMake found no cupti.h (cupti_kernels.h): start()
-// says CUPTI was not built, and nothing else does anything.
+// CuptiKernels in a program linked without LibTorch's CUDA libraries, or
+// where CMake found no cupti.h (cupti_kernels.h): start() says which, and
+// nothing else does anything.
 #include "workers/profiler/cupti_kernels.h"
 
 #include "core/profile/context_tree.h"
@@ -19,7 +20,9 @@ CuptiKernels::~CuptiKernels() = default;
 
 bool CuptiKernels::start() {
   started_ = true;
-  why_ = "CUPTI not built: cupti.h was not found when RLWB was configured";
+  why_ =
+      "CUPTI not in this program: it was linked without CUDA, or cupti.h was not found when RLWB was "
+      "configured";
   return false;
 }
 
