@@ -14,6 +14,8 @@
 #   ONE_PROCESS_PER_TEST   suite names (without a parametrization prefix)
 #   TEST_LIST_CACHE        a file keeping the listing until TEST_EXE changes
 #   TEST_TIMEOUT           seconds, per entry
+#   TEST_EXTRA_PROPERTIES  triples: an entry-name regex, a property, its value
+#                          (ctest fixtures between entries)
 # Every entry gets OMP_NUM_THREADS=1 and RLWB_UNDER_CTEST=1 (tests/CMakeLists.txt
 # says why). Entries of suites that run as one process cost their test count,
 # entries of single tests 100, so that ctest -j starts the longest first on a
@@ -43,20 +45,39 @@ set(environment ENVIRONMENT OMP_NUM_THREADS=1 ENVIRONMENT_MODIFICATION RLWB_UNDE
 set(suite "")
 set(suite_tests 0)
 
+# Sets TEST_EXTRA_PROPERTIES's properties whose regex matches entry `name`.
+macro(add_extra_properties name)
+  list(LENGTH TEST_EXTRA_PROPERTIES extra_length)
+  set(extra_index 0)
+  while(extra_index LESS extra_length)
+    math(EXPR property_index "${extra_index} + 1")
+    math(EXPR value_index "${extra_index} + 2")
+    list(GET TEST_EXTRA_PROPERTIES ${extra_index} pattern)
+    list(GET TEST_EXTRA_PROPERTIES ${property_index} property)
+    list(GET TEST_EXTRA_PROPERTIES ${value_index} value)
+    if("${name}" MATCHES "${pattern}")
+      set_tests_properties("${name}" PROPERTIES ${property} ${value})
+    endif()
+    math(EXPR extra_index "${extra_index} + 3")
+  endwhile()
+endmacro()
+
 # Registers the finished suite `suite` (with `suite_tests` tests) as one entry.
 macro(add_suite_entry)
   if(NOT suite STREQUAL "" AND suite_tests GREATER 0)
     add_test("${suite}.*" "${TEST_EXE}" "--gtest_filter=${suite}.*")
     set_tests_properties("${suite}.*" PROPERTIES WORKING_DIRECTORY "${TEST_WORKDIR}" TIMEOUT ${TEST_TIMEOUT}
                                                 COST ${suite_tests} ${environment})
+    add_extra_properties("${suite}.*")
   endif()
 endmacro()
 
 foreach(line IN LISTS lines)
   string(REGEX REPLACE " *#.*$" "" line "${line}")  # "  # GetParam() = ..."
   if(line MATCHES "^([^ ].*)\\.$")  # a suite: "Prefix/Suite."
+    set(next_suite "${CMAKE_MATCH_1}")  # before add_suite_entry's own MATCHES
     add_suite_entry()
-    set(suite "${CMAKE_MATCH_1}")
+    set(suite "${next_suite}")
     set(suite_tests 0)
     string(REGEX REPLACE "^.*/" "" bare_suite "${suite}")
     list(FIND ONE_PROCESS_PER_TEST "${bare_suite}" one_per_test)
@@ -70,6 +91,7 @@ foreach(line IN LISTS lines)
       set_tests_properties(
         "${suite}.${test}" PROPERTIES WORKING_DIRECTORY "${TEST_WORKDIR}" TIMEOUT ${TEST_TIMEOUT} COST 100
                                       SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" ${environment})
+      add_extra_properties("${suite}.${test}")
     else()
       math(EXPR suite_tests "${suite_tests} + 1")
     endif()

@@ -13,10 +13,21 @@
 // grpo.yaml's run is default_experiment_test, grpo_code.yaml's
 // code_reward_graph_test, sft.yaml's data_parallel_test, grpo_rollout_pool's
 // rollout_pool_test (its learning is recorded in bench/RESULTS.md).
+//
+// ppo, remax, rloo and reinforce_pp warm-start their actor exactly as
+// grpo.yaml does (the same model, seed, data-parallel layout, SFT optimizer,
+// batches and steps), so under ctest they start from the SFT checkpoint
+// that SharedWarmStart saves once per ctest run (a ctest fixture,
+// tests/CMakeLists.txt) instead of repeating 1000 identical SFT steps each:
+// the actor loads it (config.checkpoint) and the warm start's sync still
+// copies it to the reference and critic. ppo_rm, safe_rlhf and grpo_dataset
+// fit other models or other data in their warm starts, and run them as
+// written.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <vector>
 
 #include "core/controller/controller.h"
 #include "core/tracking/tracking.h"
@@ -33,6 +44,32 @@ namespace {
 
 std::string experiment_path(const std::string& file) {
   return std::string(rlwb::testing::kSourceDir) + "/experiments/" + file;
+}
+
+// Where SharedWarmStart leaves grpo.yaml's post-SFT actor for the short runs
+// (in this build tree, so that two builds' suites do not share it).
+fs::path shared_sft_dir() {
+  return fs::path(rlwb::testing::kBenchDir).parent_path() / "tests" / "shared" / "arithmetic-sft";
+}
+
+// What an arithmetic file's actor warm start depends on: the run's seed,
+// the actor (less its RL settings), its layout and pool, the warm start
+// (less where it syncs to) and the task (less the RL batch's shape). Two
+// files that agree here warm-start to the same weights.
+nlohmann::json actor_warm_start_inputs(const Experiment& exp) {
+  const ModelSpec& actor = exp.models.at("actor");
+  nlohmann::json config = actor.config,
+                 warm_start = exp.trainer.value("warm_start", nlohmann::json::object()), task = exp.task;
+  for (const char* rl_only : {"optim", "ppo", "rollout"}) config.erase(rl_only);
+  warm_start.erase("sync");
+  for (const char* rl_only : {"batch_size", "samples_per_prompt"}) task.erase(rl_only);
+  const PoolSpec& pool = exp.pools.at(actor.pool);
+  return {{"seed", exp.seed},
+          {"actor", config},
+          {"layout", {actor.parallel.dp, actor.parallel.tp, actor.parallel.pp}},
+          {"pool", {pool.workers, pool.device}},
+          {"warm_start", warm_start},
+          {"task", task}};
 }
 
 // The shipped files name their dataset and tokenizer files relative to the
@@ -106,9 +143,10 @@ TEST(ExperimentFiles, BadRewardSettingsAreFoundByTheValidatorWithTheirLine) {
 }
 
 // A short run of one experiment file and what it must show. Its warm start
-// (the sloppy-teacher SFT, 1000 steps) and batches stay as written: a
-// weaker warm start or a smaller batch makes 30 RL steps lower the held-out
-// score as often as raise it. The held-out score is measured after the
+// (the sloppy-teacher SFT, 1000 steps; or, the same, SharedWarmStart's
+// checkpoint of it) and batches stay as written: a weaker warm start or a
+// smaller batch makes 30 RL steps lower the held-out score as often as
+// raise it. The held-out score is measured after the
 // warm start (step 0) and after the last step.
 struct ShortRun {
   std::string file;
@@ -133,6 +171,9 @@ struct ShortRun {
     std::string model_metric, truth_metric;
     double tolerance = 0;
   } tracks = {};
+  // Starts from SharedWarmStart's checkpoint, when ctest made it, rather
+  // than from the file's own (identical) 1000 SFT steps.
+  bool shared_warm_start = false;
 };
 
 void PrintTo(const ShortRun& run, std::ostream* out) { *out << run.file; }
@@ -152,18 +193,69 @@ std::pair<double, double> first_and_last(const std::vector<StepReport>& steps, c
   return {mean(0), mean(steps.size() - kWindow)};
 }
 
-TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
-  const ShortRun& run = GetParam();
-  run_from_checkout_root();
-  const std::string steps = std::to_string(kSteps);
-  Experiment exp = load_experiment_file(
-      experiment_path(run.file),
-      {"trainer.steps=" + steps, "trainer.eval.every=" + steps, "~trainer.save", "~trainer.samples"});
-
+// A run's controller options: this build's worker, logs and checkpoints
+// in folders of their own.
+ControllerOptions short_run_options() {
   ControllerOptions o = rlwb::app::controller_options();
   o.worker_binary = rlwb::testing::kWorkerBin;
   o.log_dir = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-experiment-logs");
   o.checkpoint_dir = fs::temp_directory_path() / rlwb::testing::unique_name("rlwb-experiment-ckpt");
+  return o;
+}
+
+// grpo.yaml's warm start (and the one RL step a run takes at least): its
+// actor after the SFT steps -- the checkpoint the warm start's sync copies
+// to the reference -- is left where the short runs find it.
+TEST(SharedWarmStart, GrpoYamlsSftCheckpointIsLeftForTheShortRuns) {
+  run_from_checkout_root();
+  Experiment exp = load_experiment_file(experiment_path("grpo.yaml"), {"trainer.steps=1", "~trainer.eval",
+                                                                       "~trainer.save", "~trainer.samples"});
+  const ControllerOptions o = short_run_options();
+  const RunResult result = Controller(exp, o, nullptr).run();
+  ASSERT_EQ(result.status, "finished") << result.error;
+  fs::path saved;
+  for (const auto& entry : fs::recursive_directory_iterator(o.checkpoint_dir))
+    if (entry.path().filename() == "actor-warm-start") saved = entry.path();
+  ASSERT_TRUE(fs::exists(saved / "config.json"))
+      << "no actor-warm-start checkpoint under " << o.checkpoint_dir;
+  const fs::path shared = shared_sft_dir(), partial = shared.string() + ".partial";
+  fs::remove_all(partial);
+  fs::create_directories(shared.parent_path());
+  fs::copy(saved, partial, fs::copy_options::recursive);
+  fs::remove_all(shared);
+  fs::rename(partial, shared);  // whole or not at all
+  fs::remove_all(o.checkpoint_dir);
+  fs::remove_all(o.log_dir);
+}
+
+TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
+  const ShortRun& run = GetParam();
+  run_from_checkout_root();
+  const std::string steps = std::to_string(kSteps);
+  std::vector<std::string> overrides = {"trainer.steps=" + steps, "trainer.eval.every=" + steps,
+                                        "~trainer.save", "~trainer.samples"};
+  if (run.shared_warm_start) {
+    // The shared start stands for this file's own only while both warm
+    // starts are the same computation.
+    ASSERT_EQ(actor_warm_start_inputs(load_experiment_file(experiment_path(run.file))).dump(1),
+              actor_warm_start_inputs(load_experiment_file(experiment_path("grpo.yaml"))).dump(1))
+        << run.file
+        << " no longer warm-starts its actor as grpo.yaml does: give it shared_warm_start = false";
+    // One saved before the worker was last built may not be this build's.
+    const fs::path sft = shared_sft_dir();
+    if (fs::exists(sft / "config.json") &&
+        fs::last_write_time(sft / "config.json") > fs::last_write_time(rlwb::testing::kWorkerBin)) {
+      overrides.insert(overrides.end(), {"+models.actor.config.checkpoint=" + sft.string(),
+                                         "~models.actor.config.model", "trainer.warm_start.steps=0"});
+      std::cerr << run.file << ": the actor starts from " << sft << " (SharedWarmStart)\n";
+    } else {
+      std::cerr << run.file << ": no " << sft
+                << " newer than rlwb-worker (ctest's SharedWarmStart makes it): the file's own warm start\n";
+    }
+  }
+  Experiment exp = load_experiment_file(experiment_path(run.file), overrides);
+
+  const ControllerOptions o = short_run_options();
   const std::string db =
       (fs::temp_directory_path() / (rlwb::testing::unique_name("rlwb-experiment") + ".db")).string();
   const auto start = std::chrono::steady_clock::now();
@@ -220,7 +312,7 @@ TEST_P(ExperimentRun, RaisesItsRewardOverAShortRun) {
 
 INSTANTIATE_TEST_SUITE_P(
     Arithmetic, ExperimentRun,
-    ::testing::Values(ShortRun{"ppo.yaml"},
+    ::testing::Values(ShortRun{"ppo.yaml", 0.05, false, {}, {}, {}, true},
                       // Seed 1 gains 3 points in 30 steps (24 over the 300 of the file,
                       // bench/RESULTS.md); its reward model's probability that a sample is
                       // right stays within 0.07 of the checker's share.
@@ -230,7 +322,9 @@ INSTANTIATE_TEST_SUITE_P(
                                {{"val/reward_model/pair_accuracy", 0.65}},
                                {},
                                {"critic/score/mean", "reward/label/mean", 0.1}},
-                      ShortRun{"remax.yaml"}, ShortRun{"rloo.yaml"}, ShortRun{"reinforce_pp.yaml"},
+                      ShortRun{"remax.yaml", 0.05, false, {}, {}, {}, true},
+                      ShortRun{"rloo.yaml", 0.05, false, {}, {}, {}, true},
+                      ShortRun{"reinforce_pp.yaml", 0.05, false, {}, {}, {}, true},
                       ShortRun{"safe_rlhf.yaml", 0.0, true, {{"val/cost_model/sign_accuracy", 0.95}}},
                       ShortRun{"grpo_dataset.yaml", 0.05, false, {}, "arithmetic"}),
     [](const ::testing::TestParamInfo<ShortRun>& info) {
