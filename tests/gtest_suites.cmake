@@ -15,7 +15,7 @@
 #   TEST_LIST_CACHE        a file keeping the listing until TEST_EXE changes
 #   TEST_TIMEOUT           seconds, per entry
 #   TEST_EXTRA_PROPERTIES  triples: an entry-name regex, a property, its value
-#                          (ctest fixtures between entries)
+#                          (fixtures and resource locks between entries)
 # Every entry gets OMP_NUM_THREADS=1 and RLWB_UNDER_CTEST=1 (tests/CMakeLists.txt
 # says why). Entries of suites that run as one process cost their test count,
 # entries of single tests 100, so that ctest -j starts the longest first on a
