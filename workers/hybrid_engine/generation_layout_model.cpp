@@ -98,8 +98,8 @@ torch::Tensor GenerationLayoutModel::layer(int64_t local, const torch::Tensor& x
                                .reshape({batch, len, heads * dim});
   torch::Tensor h = x + row_parallel(attended, w.wo_blocks, w.wo_bias);
   torch::Tensor ffn_in = model::rms_norm(h, w.ffn_norm, config_.rms_norm_eps);
-  torch::Tensor inner = torch::silu(model::linear(ffn_in, w.ffn_gate, w.ffn_gate_bias)) *
-                        model::linear(ffn_in, w.ffn_up, w.ffn_up_bias);
+  torch::Tensor inner = model::swiglu(model::linear(ffn_in, w.ffn_gate, w.ffn_gate_bias),
+                                      model::linear(ffn_in, w.ffn_up, w.ffn_up_bias));
   return h + row_parallel(inner, w.ffn_down_blocks, w.ffn_down_bias);
 }
 

@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
+
+#include "workers/model/rope_kernel.h"
+#include "workers/model/swiglu_kernel.h"
 
 namespace rlwb::workers::model {
 
@@ -86,6 +90,80 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   return weight * normed.to(x.scalar_type());
 }
 
+namespace {
+
+// The row stride of t [..., F] seen as rows of F contiguous floats, when
+// every row is that far from the one before (a projection's output, or
+// one half of the packed [gate, up] product); nullopt otherwise.
+std::optional<int64_t> row_stride(const torch::Tensor& t) {
+  if (!t.is_cpu() || t.scalar_type() != torch::kFloat32 || t.dim() < 1 || t.stride(-1) != 1)
+    return std::nullopt;
+  if (t.dim() == 1) return t.size(0);
+  int64_t stride = t.stride(-2), reach = t.stride(-2) * t.size(-2);
+  for (int64_t d = t.dim() - 3; d >= 0; --d) {
+    if (t.size(d) != 1 && t.stride(d) != reach) return std::nullopt;
+    reach *= t.size(d);
+  }
+  return stride;
+}
+
+int64_t swiglu_grain(int64_t columns) {
+  return std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(columns, 1));
+}
+
+torch::Tensor swiglu_forward(const torch::Tensor& gate, const torch::Tensor& up, int64_t gate_stride,
+                             int64_t up_stride) {
+  const int64_t columns = gate.size(-1), rows = columns > 0 ? gate.numel() / columns : 0;
+  torch::Tensor out = torch::empty(gate.sizes(), gate.options());
+  const SwigluRows layout{columns, gate_stride, up_stride, columns};
+  const float *g = gate.data_ptr<float>(), *u = up.data_ptr<float>();
+  float* y = out.data_ptr<float>();
+  at::parallel_for(0, rows, swiglu_grain(columns),
+                   [&](int64_t begin, int64_t end) { swiglu_forward_rows(g, u, y, layout, begin, end); });
+  return out;
+}
+
+// silu(gate) * up with its backward written out (swiglu_kernel.h): one
+// node, one pass each way.
+struct SwigluFunction : torch::autograd::Function<SwigluFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& gate,
+                               const torch::Tensor& up) {
+    ctx->save_for_backward({gate, up});
+    return swiglu_forward(gate, up, *row_stride(gate), *row_stride(up));
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const torch::Tensor &gate = saved[0], &up = saved[1];
+    torch::Tensor dy = grads[0];
+    std::optional<int64_t> dy_stride = row_stride(dy);
+    if (!dy_stride) dy = dy.contiguous(), dy_stride = row_stride(dy);
+    const int64_t columns = gate.size(-1), rows = columns > 0 ? gate.numel() / columns : 0;
+    torch::Tensor d_gate = torch::empty(gate.sizes(), gate.options());
+    torch::Tensor d_up = torch::empty(gate.sizes(), gate.options());
+    const SwigluRows layout{columns, *row_stride(gate), *row_stride(up), columns};
+    const float *g = gate.data_ptr<float>(), *u = up.data_ptr<float>(), *d = dy.data_ptr<float>();
+    float *dg = d_gate.data_ptr<float>(), *du = d_up.data_ptr<float>();
+    at::parallel_for(0, rows, swiglu_grain(columns), [&](int64_t begin, int64_t end) {
+      swiglu_backward_rows(g, u, d, *dy_stride, dg, du, layout, begin, end);
+    });
+    return {d_gate, d_up};
+  }
+};
+
+}  // namespace
+
+torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up) {
+  const std::optional<int64_t> gate_stride = row_stride(gate), up_stride = row_stride(up);
+  if (gate_stride && up_stride && gate.sizes() == up.sizes()) {
+    if (torch::GradMode::is_enabled() && (gate.requires_grad() || up.requires_grad()))
+      return SwigluFunction::apply(gate, up);
+    return swiglu_forward(gate, up, *gate_stride, *up_stride);
+  }
+  return torch::silu(gate) * up;
+}
+
 torch::Tensor rope_inverse_frequencies(const TransformerConfig& config) {
   const int64_t dim = config.resolved_head_dim();
   // inv_freq[i] = 1 / theta^(2i / D)
@@ -120,7 +198,71 @@ RopeTables rope_tables(const TransformerConfig& config, int64_t positions) {
   return {emb.cos(), emb.sin() * sign};
 }
 
+namespace {
+
+// The layout rope_rows (rope_kernel.h) reads, when the tensors fit it: CPU
+// float32, x [B, H, T, D] and tables [B or 1, 1, T, D], D even and each
+// last dimension contiguous. nullopt for anything else.
+std::optional<RopeRows> rope_layout(const torch::Tensor& x, const torch::Tensor& cos,
+                                    const torch::Tensor& sin) {
+  auto fits = [](const torch::Tensor& t) {
+    return t.is_cpu() && t.scalar_type() == torch::kFloat32 && t.dim() == 4 && t.stride(3) == 1;
+  };
+  if (!fits(x) || !fits(cos) || !fits(sin) || x.size(3) % 2 != 0) return std::nullopt;
+  const int64_t batch = x.size(0), positions = x.size(2), dim = x.size(3);
+  for (const torch::Tensor* table : {&cos, &sin})
+    if ((table->size(0) != batch && table->size(0) != 1) || table->size(1) != 1 ||
+        table->size(2) != positions || table->size(3) != dim)
+      return std::nullopt;
+  auto batch_stride = [&](const torch::Tensor& t) { return t.size(0) == 1 ? 0 : t.stride(0); };
+  return RopeRows{
+      x.size(1), positions,         dim,           x.stride(0),       x.stride(1),  x.stride(2), 0, 0,
+      0,         batch_stride(cos), cos.stride(2), batch_stride(sin), sin.stride(2)};
+}
+
+// rope_rows over every row of x into a new tensor laid out as x (or
+// contiguous when x has gaps), split over torch's intra-op threads.
+torch::Tensor rope_pass(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
+                        RopeRows rows, bool backward) {
+  torch::Tensor out = torch::empty_like(x);
+  if (out.stride(3) != 1) out = torch::empty(x.sizes(), x.options());
+  rows.out_batch = out.stride(0), rows.out_head = out.stride(1), rows.out_position = out.stride(2);
+  const float *in = x.data_ptr<float>(), *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  const int64_t total = x.size(0) * rows.heads * rows.positions;
+  at::parallel_for(0, total, std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(rows.dim, 1)),
+                   [&](int64_t begin, int64_t end) { rope_rows(in, c, s, dst, rows, begin, end, backward); });
+  return out;
+}
+
+// RoPE with its backward written out (rope_kernel.h): one node whose
+// forward and backward are one pass each, where autograd would run roll,
+// mul and addcmul and differentiate each.
+struct RopeFunction : torch::autograd::Function<RopeFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& cos, const torch::Tensor& sin) {
+    ctx->save_for_backward({cos, sin});
+    return rope_pass(x, cos, sin, *rope_layout(x, cos, sin), /*backward=*/false);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    torch::Tensor dy = grads[0].stride(3) == 1 ? grads[0] : grads[0].contiguous();
+    std::optional<RopeRows> rows = rope_layout(dy, saved[0], saved[1]);
+    if (!rows) dy = dy.contiguous(), rows = rope_layout(dy, saved[0], saved[1]);
+    return {rope_pass(dy, saved[0], saved[1], *rows, /*backward=*/true), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
+  const bool tables_learn = cos.requires_grad() || sin.requires_grad();
+  if (!tables_learn && rope_layout(x, cos, sin)) {
+    if (torch::GradMode::is_enabled() && x.requires_grad()) return RopeFunction::apply(x, cos, sin);
+    return rope_pass(x, cos, sin, *rope_layout(x, cos, sin), /*backward=*/false);
+  }
   torch::Tensor swapped = x.roll(x.size(-1) / 2, -1);  // [x2, x1]
   return torch::addcmul(x * cos, swapped, sin);        // x cos + [-x2, x1] sin
 }

@@ -17,6 +17,12 @@ namespace rlwb::workers::model {
 // applied (as HF does).
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps);
 
+// SwiGLU's gate: silu(gate) * up, silu(g) = g / (1 + exp(-g)). On CPU
+// float32 one pass forward and one backward (swiglu_kernel.h), for gate and
+// up whose rows of F values are evenly spaced (projections, or the halves
+// of one packed product); other tensors go through ATen's silu and mul.
+torch::Tensor swiglu(const torch::Tensor& gate, const torch::Tensor& up);
+
 // Rotary embedding frequencies inv_freq[i] = theta^(-2i/D), i < D/2, with
 // the config's rope scaling (linear, llama3) applied. float32, CPU.
 torch::Tensor rope_inverse_frequencies(const TransformerConfig& config);
@@ -33,7 +39,9 @@ RopeTables rope_tables(const TransformerConfig& config, int64_t positions);
 
 // RoPE(x) = x * cos + rotate_half(x) * sin(angle), rotate_half([x1, x2]) =
 // [-x2, x1] = roll(x, D/2) * [-1, 1]. x [B, H, T, D]; cos and sin [B, 1, T, D]
-// (rows of RopeTables gathered by position id, sin sign-folded as there).
+// or [1, 1, T, D] (rows of RopeTables gathered by position id, sin
+// sign-folded as there). On CPU float32 one pass forward and one backward
+// (rope_kernel.h); other tensors through ATen's roll, mul and addcmul.
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 // Which keys each query may attend to: [B, 1, T, S] bool, true = attend.

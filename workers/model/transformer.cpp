@@ -123,13 +123,13 @@ torch::Tensor TransformerBlockImpl::feed_forward(const torch::Tensor& normed) {
   torch::Tensor down;
   if (torch::GradMode::is_enabled()) {
     torch::Tensor inner =
-        torch::silu(linear(x, ffn_gate->weight, ffn_gate->bias)) * linear(x, ffn_up->weight, ffn_up->bias);
+        swiglu(linear(x, ffn_gate->weight, ffn_gate->bias), linear(x, ffn_up->weight, ffn_up->bias));
     down = linear(inner, ffn_down->weight, down_bias);
   } else {
     torch::Tensor gate_up =
         packed_gate_up_(x, {ffn_gate->weight, ffn_up->weight}, {ffn_gate->bias, ffn_up->bias});
     const int64_t inner = gate_up.size(-1) / 2;
-    torch::Tensor inner_act = torch::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner);
+    torch::Tensor inner_act = swiglu(gate_up.narrow(-1, 0, inner), gate_up.narrow(-1, inner, inner));
     down = packed_down_(inner_act, {ffn_down->weight}, {down_bias});
   }
   return tp_.active() ? row_parallel_sum(down, ffn_down->bias) : down;

@@ -93,6 +93,44 @@ TransformerConfig rope_config(int64_t head_dim, double theta) {
   return c;
 }
 
+// swiglu's one-pass kernel (swiglu_kernel.h) against silu(g) * u computed
+// in float64 by autograd, values and both gradients, over the whole range
+// of exp (its clamps included) and on the packed product's two halves.
+TEST(Swiglu, OnePassKernelAndItsGradientsEqualSiluTimesUp) {
+  torch::Tensor edges =
+      torch::tensor({-200.0f, -88.5f, -87.0f, -30.0f, -1e-3f, 0.0f, 1e-3f, 0.5f, 30.0f, 88.5f, 200.0f});
+  torch::Tensor gate_values = torch::cat({edges, torch::randn({3 * 37 - edges.numel()}) * 4}).view({3, 37});
+  torch::Tensor packed = torch::cat({gate_values, torch::randn({3, 37})}, -1).view({3, 1, 74});
+  packed.requires_grad_(true);
+  torch::Tensor gate = packed.narrow(-1, 0, 37), up = packed.narrow(-1, 37, 37);  // rows 74 floats apart
+  torch::Tensor y = swiglu(gate, up);
+  torch::Tensor reference = packed.detach().to(torch::kFloat64).requires_grad_(true);
+  torch::Tensor rg = reference.narrow(-1, 0, 37), ru = reference.narrow(-1, 37, 37);
+  torch::Tensor want = torch::silu(rg) * ru;
+  const auto tolerance = [](const torch::Tensor& w) { return 1e-6 * (1 + w.abs()); };
+  EXPECT_TRUE(((y.to(torch::kFloat64) - want).abs() <= tolerance(want)).all().item<bool>()) << "got\n"
+                                                                                            << y << "\nwant\n"
+                                                                                            << want;
+  torch::Tensor dy = torch::randn({3, 1, 37});
+  y.backward(dy);
+  want.backward(dy.to(torch::kFloat64));
+  // 1 - sigmoid(g) loses bits in float32 for large g (as in ATen's
+  // silu_backward), hence 1e-5 for the gradients.
+  torch::Tensor got_grad = packed.grad().to(torch::kFloat64), want_grad = reference.grad();
+  EXPECT_TRUE(((got_grad - want_grad).abs() <= 10 * tolerance(want_grad)).all().item<bool>())
+      << "got\n"
+      << got_grad << "\nwant\n"
+      << want_grad;
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(swiglu(gate, up), y.detach()))
+      << "the no-grad pass computes what the grad pass does";
+}
+
+TEST(Swiglu, OtherDtypesGoThroughAtensSilu) {
+  torch::Tensor g = torch::randn({4, 6}, torch::kFloat64), u = torch::randn({4, 6}, torch::kFloat64);
+  EXPECT_TRUE(torch::equal(swiglu(g, u), torch::silu(g) * u));
+}
+
 TEST(Rope, InverseFrequenciesArePowersOfTheta) {
   // D = 4, theta = 100: theta^(-0/4) = 1, theta^(-2/4) = 0.1
   expect_close(rope_inverse_frequencies(rope_config(4, 100.0)), torch::tensor({1.0f, 0.1f}));
@@ -137,6 +175,54 @@ TEST(Rope, DotProductDependsOnlyOnRelativePosition) {
   const float near = (at(q, 5) * at(k, 3)).sum().item<float>();
   const float far = (at(q, 17) * at(k, 15)).sum().item<float>();
   EXPECT_NEAR(near, far, 1e-4);
+}
+
+// apply_rope's one-pass kernel (rope_kernel.h) against the definition it
+// replaces, x cos + roll(x, D/2) sin, computed in float64 by autograd:
+// values and the gradient of x, on the layouts the model passes -- q as a
+// transposed view of a projection [B, T, H * D], per-row tables [B, 1, T, D]
+// narrowed to the last positions, and one table shared by the batch.
+TEST(Rope, OnePassKernelAndItsGradientEqualTheRollFormula) {
+  for (int64_t dim : {8, 32, 64}) {
+    const int64_t batch = 3, heads = 5, len = 7, from = 2, queries = len - from;
+    TransformerConfig config = rope_config(dim, 10000.0);
+    RopeTables t = rope_tables(config, 16);
+    torch::Tensor positions = torch::randint(0, 16, {batch, len}, torch::kInt64);
+    torch::Tensor cos = t.cos.index_select(0, positions.flatten()).view({batch, 1, len, dim});
+    torch::Tensor sin = t.sin.index_select(0, positions.flatten()).view({batch, 1, len, dim});
+    struct Case {
+      const char* name;
+      torch::Tensor cos, sin;
+    };
+    const Case cases[] = {
+        {"per-row tables, last positions", cos.narrow(2, from, queries), sin.narrow(2, from, queries)},
+        {"one table for the batch", t.cos.narrow(0, 3, queries).view({1, 1, queries, dim}),
+         t.sin.narrow(0, 3, queries).view({1, 1, queries, dim})}};
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(c.name) + ", D = " + std::to_string(dim));
+      torch::Tensor projection = torch::randn({batch, queries, heads * dim}, torch::requires_grad());
+      torch::Tensor x = projection.view({batch, queries, heads, dim}).transpose(1, 2);  // strided, as q
+      torch::Tensor y = apply_rope(x, c.cos, c.sin);
+      torch::Tensor reference_leaf = projection.detach().to(torch::kFloat64).requires_grad_(true);
+      torch::Tensor rx = reference_leaf.view({batch, queries, heads, dim}).transpose(1, 2);
+      torch::Tensor want = rx * c.cos.to(torch::kFloat64) + rx.roll(dim / 2, -1) * c.sin.to(torch::kFloat64);
+      expect_close(y.to(torch::kFloat64), want, 1e-6);
+      // A gradient that is itself strided (as attention's backward hands it over).
+      torch::Tensor dy = torch::randn({batch, queries, heads, dim}).transpose(1, 2);
+      y.backward(dy);
+      want.backward(dy.to(torch::kFloat64));
+      expect_close(projection.grad().to(torch::kFloat64), reference_leaf.grad(), 1e-6);
+    }
+  }
+}
+
+TEST(Rope, WithoutAutogradTheKernelGivesWhatTheGradPassGives) {
+  RopeTables t = rope_tables(rope_config(16, 10000.0), 9);
+  torch::Tensor cos = t.cos.view({1, 1, 9, 16}), sin = t.sin.view({1, 1, 9, 16});
+  torch::Tensor x = torch::randn({2, 3, 9, 16});
+  torch::Tensor with_grad = apply_rope(x.clone().requires_grad_(true), cos, sin);
+  torch::NoGradGuard no_grad;
+  EXPECT_TRUE(torch::equal(apply_rope(x, cos, sin), with_grad.detach()));
 }
 
 TEST(Rope, Llama3ScalingKeepsHighFrequenciesAndSlowsLowOnesByFactor) {
