@@ -508,6 +508,40 @@ TEST(Linear, TheAutomaticProductFollowsWhatWasMeasuredOnEachKindOfCpu) {
             AT_MKLDNN_ENABLED() != 0 && onednn_by_default(this_cpu(), false, at::get_num_threads()));
 }
 
+// The one-pass kernels inside the whole model: a float32 Transformer (RoPE
+// and SwiGLU through rope_kernel and swiglu_kernel) against a float64 copy
+// of it (ATen's roll, addcmul, silu and mul): logits and every parameter's
+// gradient after one backward, with a left-padded row, for the training
+// pass (autograd) and the pass without autograd.
+TEST(TransformerModel, Float32PassWithOnePassKernelsEqualsAtensOpsInFloat64) {
+  torch::manual_seed(5);
+  Transformer model(testing::tiny_config());
+  Transformer wide(testing::tiny_config());
+  {
+    torch::NoGradGuard no_grad;
+    auto from = model->named_parameters();
+    for (auto& item : wide->named_parameters()) item.value().copy_(from[item.key()]);
+  }
+  wide->to(torch::kFloat64);
+  torch::Tensor ids = torch::randint(1, 64, {3, 9}, torch::kInt64);
+  torch::Tensor mask = torch::ones({3, 9}, torch::kInt64);
+  mask.index_put_({0, torch::indexing::Slice(0, 3)}, 0);  // row 0 left-padded
+  torch::Tensor weights = torch::randn({3, 9, 64});
+  torch::Tensor logits = model->forward(ids, mask), wide_logits = wide->forward(ids, mask);
+  expect_close(logits.to(torch::kFloat64), wide_logits, 1e-4);
+  (logits * weights).sum().backward();
+  (wide_logits * weights.to(torch::kFloat64)).sum().backward();
+  auto wide_params = wide->named_parameters();
+  for (auto& item : model->named_parameters()) {
+    SCOPED_TRACE(item.key());
+    const torch::Tensor want = wide_params[item.key()].grad();
+    const double scale = 1 + want.abs().max().item<double>();
+    EXPECT_LE((item.value().grad().to(torch::kFloat64) - want).abs().max().item<double>(), 1e-4 * scale);
+  }
+  torch::NoGradGuard no_grad;
+  expect_close(model->forward(ids, mask).to(torch::kFloat64), wide_logits.detach(), 1e-4);
+}
+
 TEST(TransformerModel, TiedEmbeddingsShareOneMatrix) {
   TransformerConfig c = testing::tiny_config();
   c.tie_word_embeddings = true;
