@@ -8,8 +8,11 @@
 // ATen computes the forward as silu then mul (two passes and a
 // temporary) and autograd the backward as mul, silu_backward and mul; this
 // is one pass each way. exp is a vectorisable polynomial (Cephes' expf,
-// within 2 ulp of the exact value for |x| <= 88), so the results differ
-// from ATen's in the last bits, not more.
+// within 2 ulp of the exact value for |x| <= 88, 0 below and infinity
+// above), so the results differ from ATen's in the last bits, not more:
+// measured over g in [-100, 100], silu within 1.7e-7 relative and its
+// derivative within 4.9e-7. Gates beyond +-1.4e9 (2^31 ln 2, where the
+// exponent no longer fits an int) are outside the kernel's range.
 #pragma once
 
 #include <cstdint>
