@@ -259,9 +259,9 @@ struct RopeFunction : torch::autograd::Function<RopeFunction> {
 
 torch::Tensor apply_rope(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) {
   const bool tables_learn = cos.requires_grad() || sin.requires_grad();
-  if (!tables_learn && rope_layout(x, cos, sin)) {
+  if (const std::optional<RopeRows> rows = tables_learn ? std::nullopt : rope_layout(x, cos, sin)) {
     if (torch::GradMode::is_enabled() && x.requires_grad()) return RopeFunction::apply(x, cos, sin);
-    return rope_pass(x, cos, sin, *rope_layout(x, cos, sin), /*backward=*/false);
+    return rope_pass(x, cos, sin, *rows, /*backward=*/false);
   }
   torch::Tensor swapped = x.roll(x.size(-1) / 2, -1);  // [x2, x1]
   return torch::addcmul(x * cos, swapped, sin);        // x cos + [-x2, x1] sin
