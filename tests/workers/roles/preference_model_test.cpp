@@ -76,20 +76,22 @@ double held_out(LocalRole& model, const std::string& metric, bool safety = false
 }
 
 TEST(RewardModelRole, PairwiseUpdatesRankHeldOutRightAnswersOverSloppyOnes) {
-  LocalRole rm("reward_model", tiny_scorer_config(), "rm");
+  // The other tests' rate (3e-3) is too high for this one: the model got
+  // from 0.37 to about 0.6 of the held-out pairs in 25 steps and stayed
+  // there, a plateau that moved with the CPU's and kernels' float rounding
+  // (0.58-0.80 between builds). At 1e-3 it keeps learning and reaches
+  // 0.85 within 150-325 steps for each of the seeds 1-5 (Intel Xeon; seed
+  // 3, this test's: 0.55 after 25 steps, 0.73-0.80 from step 50, 0.85 at
+  // step 250).
+  nlohmann::json config = tiny_scorer_config();
+  config["optim"]["lr"] = 1e-3;
+  LocalRole rm("reward_model", config, "rm");
   const double before = held_out(rm, "reward_model/pair_accuracy");
   // Trained until it ranks 85% of the held-out pairs right, checked every
   // 25 steps, for at most 400 steps. Ranking the sloppy answers (one off,
-  // or the carry forgotten) means learning the sums; this tiny model gets
-  // from below chance to a plateau of 0.6-0.8 within 100-400 steps, where
-  // it stays. A check is 60 pairs and moves by up to 0.1 from one check to
-  // the next, and the plateau itself moves with the float rounding of the
-  // CPU and kernels (seed 1, an Intel Xeon: the last four checks' mean
-  // 0.80 with ATen's RoPE and SwiGLU, 0.62 with the one-pass kernels of
-  // layers.h, whose checks stay at 0.58-0.70 from step 75 to step 800; a
-  // Zen 3 host: 0.60-0.78 over steps 300-600), so the figure is the mean
-  // of the last eight checks (0.63 there) and the bar is well above chance
-  // (0.5) and the untrained model (0.37), not at the plateau.
+  // or the carry forgotten) means learning the sums. A check is 60 pairs
+  // and moves by up to 0.1 from one check to the next, so the figure is
+  // the mean of the last four checks (or the check that reached 0.85).
   nlohmann::json last;
   std::vector<double> checks;
   int64_t step = 0;
@@ -97,15 +99,18 @@ TEST(RewardModelRole, PairwiseUpdatesRankHeldOutRightAnswersOverSloppyOnes) {
     for (int64_t i = 0; i < 25; ++i) last = rm.call("update", pairs(++step, false)).meta()["metrics"];
     checks.push_back(held_out(rm, "reward_model/pair_accuracy"));
   }
-  const size_t recent = checks.back() >= 0.85 ? 1 : std::min<size_t>(8, checks.size());
+  const size_t recent = checks.back() >= 0.85 ? 1 : std::min<size_t>(4, checks.size());
   const double after = std::accumulate(checks.end() - recent, checks.end(), 0.0) / recent;
-  std::cerr << "held-out pair accuracy " << before << " -> " << after << " after " << step << " steps\n";
+  std::cerr << "held-out pair accuracy " << before << " -> " << after << " after " << step
+            << " steps; checks:";
+  for (double c : checks) std::cerr << " " << c;
+  std::cerr << "\n";
   for (const char* key : {"reward_model/loss", "reward_model/pair_accuracy", "reward_model/margin",
                           "reward_model/grad_norm", "reward_model/lr"})
     EXPECT_TRUE(last.contains(key)) << key;
   EXPECT_FALSE(last.contains("reward_model/sign_accuracy")) << "no signs were given";
-  EXPECT_GE(after, 0.6);
-  EXPECT_GE(after, before + 0.2);
+  EXPECT_GE(after, 0.75);
+  EXPECT_GE(after, before + 0.25);
   EXPECT_GT(held_out(rm, "reward_model/margin"), 0.0);
 }
 
