@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "workers/model/rope_kernel.h"
+#include "workers/model/short_attention.h"
 #include "workers/model/swiglu_kernel.h"
 
 namespace rlwb::workers::model {
@@ -280,6 +281,7 @@ torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries
 
 torch::Tensor grouped_query_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                       const torch::Tensor& mask, bool causal) {
+  if (std::optional<torch::Tensor> out = short_row_attention(q, k, v, mask, causal)) return *out;
   const bool grouped = q.size(1) != k.size(1);
   const int64_t keys = k.size(2);
   if (q.device().is_cpu() && keys < kMinCpuAttentionKeys) {

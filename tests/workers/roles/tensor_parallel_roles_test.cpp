@@ -89,7 +89,10 @@ void expect_actor_equals_one_rank(const nlohmann::json& config, const std::vecto
                  3e-5);
     Batch greedy = ranks.call("generate", prompts(9), kGenOut, {{"greedy", true}});
     EXPECT_TRUE(torch::equal(greedy.tensor("responses"), want_greedy.tensor("responses")));
-    expect_close(greedy.tensor("old_log_probs"), want_greedy.tensor("old_log_probs"), "greedy log-probs");
+    // From the same updated weights: the same noise as the log-probs above
+    // (1.05e-5 at tp=4 with the short-row attention kernel, under 1e-5 before).
+    expect_close(greedy.tensor("old_log_probs"), want_greedy.tensor("old_log_probs"), "greedy log-probs",
+                 3e-5);
     const auto saved = dir.path() / layout(mesh);
     ranks.call("save_checkpoint", Batch{}, {}, {{"dir", saved.string()}});
     auto exported = workers::model::load_hf_checkpoint(saved),
