@@ -24,7 +24,6 @@ void transpose_rows(const float* source, int64_t row_stride, int64_t keys, int64
   }
 }
 
-// allowed[j] for query i of head h of sequence b.
 // allowed[j] (1 or 0) for query i of head h of sequence b, j < stride
 // (the padding keys beyond l.keys: 0).
 void allowed_keys(const AttentionLayout& l, int64_t b, int64_t h, int64_t i, int64_t stride, float* allowed) {
@@ -117,7 +116,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention_forw
   const int64_t group = l.heads / l.kv_heads, stride = padded(l.keys), dim = l.dim;
   std::vector<float> transposed(static_cast<size_t>(dim * stride));
   float* keys_by_dim = transposed.data();
-  alignas(64) float scores[kAttentionKernelMaxKeys], p_local[kAttentionKernelMaxKeys];
+  alignas(64) float scores[kAttentionKernelMaxKeys], p[kAttentionKernelMaxKeys];
   alignas(64) float allowed[kAttentionKernelMaxKeys];
   for (int64_t unit = begin; unit < end; ++unit) {
     const int64_t b = unit / l.kv_heads, g = unit % l.kv_heads;
@@ -129,16 +128,15 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void attention_forw
         const float* q_row = q + b * l.q.batch + h * l.q.head + i * l.q.row;
         dot_with_columns(q_row, keys_by_dim, dim, stride, l.scale, scores);
         allowed_keys(l, b, h, i, stride, allowed);
-        masked_softmax(scores, allowed, stride, p_local);
-        const float* p = p_local;
+        masked_softmax(scores, allowed, stride, p);
         if (probs != nullptr) {
           float* kept = probs + ((b * l.heads + h) * l.queries + i) * l.keys;
-          for (int64_t j = 0; j < l.keys; ++j) kept[j] = p_local[j];
+          for (int64_t j = 0; j < l.keys; ++j) kept[j] = p[j];
         }
         float* __restrict o = out + b * l.out.batch + h * l.out.head + i * l.out.row;
         for (int64_t d = 0; d < dim; ++d) o[d] = 0.0f;
         for (int64_t j = 0; j < l.keys; ++j)
-          if (p[j] != 0.0f) add_scaled(o, v_rows + j * l.v.row, p[j], dim);
+          if (p[j] != 0.0f) add_scaled(o, v_rows + j * l.v.row, p[j], dim);  // masked: skipped
       }
     }
   }

@@ -55,9 +55,10 @@ torch::Tensor causal_padding_mask(const torch::Tensor& key_mask, int64_t queries
 // h / (H / Hkv) (grouped-query attention). q [B, H, T, D], k and v
 // [B, Hkv, S, D]; mask [B, 1, T, S] bool, or undefined together with
 // causal=true (plain causal, S == T) or causal=false (attend to all keys).
-// Returns [B, H, T, D]. On CPU, fewer than kMinCpuAttentionKeys keys are
-// padded up to it with masked-out zeros (same result; torch's CPU softmax
-// is far slower on shorter rows).
+// Returns [B, H, T, D]. On CPU, fewer than kMinCpuAttentionKeys keys run
+// RLWB's own kernel in float32 (short_attention.h), and in other dtypes
+// are padded up to it with masked-out zeros (same result; torch's CPU
+// softmax is far slower on shorter rows).
 constexpr int64_t kMinCpuAttentionKeys = 16;
 torch::Tensor grouped_query_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                                       const torch::Tensor& mask, bool causal);
