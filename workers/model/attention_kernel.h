@@ -11,10 +11,12 @@
 //             dv_j = sum_i p_ij do_i  (dk, dv summed over the group's heads)
 // ATen's CPU flash attention runs each (batch, head) as blocked GEMMs
 // through MKL, whose fixed cost per call is most of the work when a row
-// has a few dozen keys (the RL tasks' prompts and responses): this kernel
-// computes the scores of a query against every key at once, vectorised
-// over the keys (the keys transposed once per KV head), and the weighted
-// sums vectorised over D. The forward keeps p for the backward (B H T S
+// has a few keys, and below 16 keys RLWB also had to pad the rows to 16
+// (layers.h): this kernel computes the scores of a query against every
+// key at once, vectorised over the keys (the keys transposed once per KV
+// head), and the weighted sums vectorised over D. It takes up to
+// kAttentionKernelMaxKeys keys; short_attention.h decides which calls it
+// gets (measured: fewer than 16 keys). The forward keeps p for the backward (B H T S
 // floats), so the backward recomputes nothing. exp is exp_poly.h's; no
 // fused multiply-adds (the file's flags), so every CPU variant gives the
 // same bits. A query row whose mask allows no key gives 0 (and gradient
