@@ -16,10 +16,10 @@
 // key at once, vectorised over the keys (the keys transposed once per KV
 // head), and the weighted sums vectorised over D. It takes up to
 // kAttentionKernelMaxKeys keys; short_attention.h decides which calls it
-// gets (measured: fewer than 16 keys). The forward keeps p for the backward (B H T S
-// floats), so the backward recomputes nothing. exp is exp_poly.h's; no
-// fused multiply-adds (the file's flags), so every CPU variant gives the
-// same bits. A query row whose mask allows no key gives 0 (and gradient
+// gets (measured: fewer than 16 keys). The forward keeps p for the
+// backward (B H T S floats), so the backward recomputes nothing. exp is
+// exp_poly.h's; no fused multiply-adds (the file's flags), so every CPU
+// variant gives the same bits. A query row whose mask allows no key gives 0 (and gradient
 // 0), where ATen's math gives NaN; RLWB's masks always allow the query's
 // own position.
 #pragma once
