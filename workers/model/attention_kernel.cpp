@@ -1,6 +1,7 @@
 #include "workers/model/attention_kernel.h"
 
 #include "workers/model/exp_poly.h"
+#include "workers/model/float_lanes.h"
 
 #include <cmath>
 #include <vector>
@@ -11,7 +12,6 @@ namespace {
 
 // Keys padded to a whole number of 16-float vectors: the score loops then
 // run whole vectors, and the padding's scores are never used.
-constexpr int64_t kLane = 16;
 constexpr int64_t padded(int64_t keys) { return (keys + kLane - 1) / kLane * kLane; }
 
 // rows[d * stride + j] = source row j's value d, for j < keys; 0 beyond.
@@ -37,17 +37,6 @@ void allowed_keys(const AttentionLayout& l, int64_t b, int64_t h, int64_t i, int
   }
   for (int64_t j = l.keys; j < stride; ++j) allowed[j] = 0.0f;
 }
-
-// 16 floats as one value: GCC's vector extension, so that a running sum
-// stays in a register (a zmm with AVX-512, two ymm with AVX2); a sum kept
-// in an array went through memory on every step.
-using Lanes = float __attribute__((vector_size(kLane * sizeof(float))));
-inline Lanes load(const float* p) {
-  Lanes v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store(float* p, Lanes v) { __builtin_memcpy(p, &v, sizeof v); }
 
 // scores[j] = sum_d factor[d] * rows[d * stride + j], j < stride: one
 // 16-key block at a time, with four sums (over d mod 4) in flight so that
