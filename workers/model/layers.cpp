@@ -9,7 +9,9 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
+#include <vector>
 
+#include "workers/model/rms_norm_kernel.h"
 #include "workers/model/rope_kernel.h"
 #include "workers/model/short_attention.h"
 #include "workers/model/swiglu_kernel.h"
@@ -18,63 +20,90 @@ namespace rlwb::workers::model {
 
 namespace {
 
-// RMSNorm with its backward written out. ATen's CPU rms_norm is a
-// composition of six ops, and autograd differentiates each one on its own
-// (about 15 kernels and six graph nodes per norm); the closed form below
-// is one node and eight kernels:
+// Rows of `dim` values in [rows, dim] views of x's contiguous data.
+int64_t rows_of(const torch::Tensor& x, int64_t dim) { return dim > 0 ? x.numel() / dim : 0; }
+
+// Whether rms_norm_kernel.h takes the norm: CPU float32 rows and a weight
+// of one value per column (rms_norm() checked the dtypes).
+bool rms_norm_kernel_fits(const torch::Tensor& x, const torch::Tensor& weight) {
+  return x.is_cpu() && weight.is_cpu() && weight.dim() == 1 && weight.size(0) == x.size(-1);
+}
+
+int64_t rms_norm_grain(int64_t dim) {
+  return std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(dim, 1));
+}
+
+// y = (x r) w with r = rsqrt(mean(x^2) + eps) per row, in one pass per row
+// on CPU float32 (rms_norm_kernel.h); r per row into `roots` when defined.
+torch::Tensor rms_norm_cpu(const torch::Tensor& x, const torch::Tensor& weight, double eps,
+                           const torch::Tensor& roots) {
+  torch::Tensor out = torch::empty_like(x);
+  const int64_t dim = x.size(-1);
+  const float *src = x.data_ptr<float>(), *scale = weight.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  float* r = roots.defined() ? roots.data_ptr<float>() : nullptr;
+  at::parallel_for(0, rows_of(x, dim), rms_norm_grain(dim), [&](int64_t begin, int64_t end) {
+    rms_norm_forward_rows(src, scale, dim, static_cast<float>(eps), dst, r, begin, end);
+  });
+  return out;
+}
+
+// RMSNorm with its backward written out, one autograd node. On CPU each
+// direction is one pass of rms_norm_kernel.h; elsewhere the closed form in
+// ATen operators (about eight kernels, where autograd through ATen's
+// rms_norm runs some fifteen and six graph nodes):
 //   x^ = x * r, r = rsqrt(mean(x^2) + eps), y = x^ * w
 //   dw = sum over rows of dy * x^
 //   dx = r * (g - x^ * mean(g * x^)), g = dy * w
+// It keeps x and r (one float per row), not x^.
 struct RmsNormFunction : torch::autograd::Function<RmsNormFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, double eps) {
-    torch::Tensor r = (x.square().mean(-1, /*keepdim=*/true) + eps).rsqrt();
-    torch::Tensor normed = x * r;
-    ctx->save_for_backward({normed, r, weight});
-    return normed * weight;
+    torch::Tensor y, r;
+    if (rms_norm_kernel_fits(x, weight)) {
+      const torch::Tensor in = x.contiguous();
+      std::vector<int64_t> row_shape = x.sizes().vec();
+      row_shape.back() = 1;
+      r = torch::empty(row_shape, x.options());
+      y = rms_norm_cpu(in, weight.contiguous(), eps, r);
+      ctx->save_for_backward({in, r, weight});
+    } else {
+      r = (x.square().mean(-1, /*keepdim=*/true) + eps).rsqrt();
+      y = x * r * weight;
+      ctx->save_for_backward({x, r, weight});
+    }
+    return y;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const torch::Tensor &normed = saved[0], &r = saved[1], &weight = saved[2];
-    const torch::Tensor& dy = grads[0];
-    torch::Tensor g = dy * weight;
-    torch::Tensor dx = r * (g - normed * (g * normed).mean(-1, /*keepdim=*/true));
-    torch::Tensor dw = (dy * normed).reshape({-1, weight.size(0)}).sum(0);
-    return {dx, dw, torch::Tensor()};
+    const torch::Tensor &x = saved[0], &r = saved[1], &weight = saved[2];
+    if (!rms_norm_kernel_fits(x, weight)) {
+      const torch::Tensor& dy = grads[0];
+      torch::Tensor normed = x * r, g = dy * weight;
+      torch::Tensor dx = r * (g - normed * (g * normed).mean(-1, /*keepdim=*/true));
+      torch::Tensor dw = (dy * normed).reshape({-1, weight.size(0)}).sum(0);
+      return {dx, dw, torch::Tensor()};
+    }
+    const torch::Tensor dy = grads[0].contiguous(), w = weight.contiguous();
+    const int64_t dim = x.size(-1), rows = rows_of(x, dim);
+    torch::Tensor dx = torch::empty_like(x);
+    // The weight's gradient is a sum over rows: one partial sum per chunk
+    // of rows (at most one chunk per thread), added up after.
+    const int64_t chunks = std::clamp<int64_t>(rows / rms_norm_grain(dim), 1, at::get_num_threads());
+    torch::Tensor partial = torch::zeros({chunks, dim}, x.options());
+    const float *in = x.data_ptr<float>(), *scale = w.data_ptr<float>(), *roots = r.data_ptr<float>(),
+                *d_out = dy.data_ptr<float>();
+    float *d_in = dx.data_ptr<float>(), *dw = partial.data_ptr<float>();
+    at::parallel_for(0, chunks, 1, [&](int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c)
+        rms_norm_backward_rows(in, scale, roots, d_out, dim, d_in, dw + c * dim, rows * c / chunks,
+                               rows * (c + 1) / chunks);
+    });
+    return {dx, chunks == 1 ? partial.squeeze(0) : partial.sum(0), torch::Tensor()};
   }
 };
-
-// RMSNorm without autograd on CPU float32, in one pass per row. ATen's
-// CPU rms_norm runs its six operators (pow, sum, div_, add, rsqrt, two
-// mul) one after another, each a dispatch and a pass over the tensor; in
-// generation that is every norm of every decoded token, on rows of one
-// hidden vector each. The profiler's op-many-small-ops rule found
-// generation dominated by such operators (grpo_code: about 1,700 per
-// generate call); here a norm is one allocation and one loop. The same
-// arithmetic as RmsNormFunction: r = rsqrt(mean(x^2) + eps), y = (x r) w.
-torch::Tensor rms_norm_rows(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  const torch::Tensor in = x.contiguous(), w = weight.contiguous();
-  torch::Tensor out = torch::empty_like(in);
-  const int64_t dim = in.size(-1), rows = dim > 0 ? in.numel() / dim : 0;
-  const float* src = in.data_ptr<float>();
-  const float* scale = w.data_ptr<float>();
-  float* dst = out.data_ptr<float>();
-  const float epsilon = static_cast<float>(eps), inverse_dim = 1.0f / static_cast<float>(dim);
-  at::parallel_for(0, rows, std::max<int64_t>(1, at::internal::GRAIN_SIZE / std::max<int64_t>(dim, 1)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t r = begin; r < end; ++r) {
-                       const float* row = src + r * dim;
-                       float* y = dst + r * dim;
-                       float squares = 0;
-                       for (int64_t i = 0; i < dim; ++i) squares += row[i] * row[i];
-                       const float root = 1.0f / std::sqrt(squares * inverse_dim + epsilon);
-                       for (int64_t i = 0; i < dim; ++i) y[i] = (row[i] * root) * scale[i];
-                     }
-                   });
-  return out;
-}
 
 }  // namespace
 
@@ -83,8 +112,11 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   if (x.scalar_type() == torch::kFloat32 && weight.scalar_type() == torch::kFloat32) {
     if (torch::GradMode::is_enabled() && (x.requires_grad() || weight.requires_grad()))
       return RmsNormFunction::apply(x, weight, eps);
-    if (x.is_cpu() && weight.is_cpu() && weight.dim() == 1 && weight.size(0) == dim)
-      return rms_norm_rows(x, weight, eps);
+    // Without autograd on CPU: one pass per row; generation runs every
+    // norm of every decoded token on rows of one hidden vector each, where
+    // ATen's six operators were mostly dispatch.
+    if (rms_norm_kernel_fits(x, weight))
+      return rms_norm_cpu(x.contiguous(), weight.contiguous(), eps, torch::Tensor());
     return at::rms_norm(x, {dim}, weight, eps);
   }
   torch::Tensor normed = at::rms_norm(x.to(torch::kFloat32), {dim}, std::nullopt, eps);

@@ -61,6 +61,51 @@ TEST(RmsNorm, GradientsEqualAutogradThroughTheDefinition) {
   expect_close(got[1], want[1].to(torch::kFloat32), 1e-4);
 }
 
+// The one-pass kernel (rms_norm_kernel.h) across row widths that exercise
+// its whole vectors, its tail and both together, and enough rows that the
+// backward splits them into chunks whose weight-gradient sums are added.
+TEST(RmsNorm, KernelForwardAndGradientsEqualTheDefinitionAtEveryWidth) {
+  torch::manual_seed(11);
+  for (int64_t dim : {1, 7, 16, 17, 32, 45, 256}) {
+    const int64_t rows = dim >= 32 ? 3000 : 40;  // 3000 rows: more than one chunk at width 32+
+    torch::Tensor x = (torch::randn({rows, dim}) * 2).requires_grad_();
+    torch::Tensor w = (torch::rand({dim}) + 0.5).requires_grad_();
+    torch::Tensor dy = torch::randn({rows, dim});
+    torch::Tensor y = rms_norm(x, w, 1e-6);
+    auto got = torch::autograd::grad({y}, {x, w}, {dy});
+    torch::Tensor x64 = x.detach().to(torch::kFloat64).requires_grad_();
+    torch::Tensor w64 = w.detach().to(torch::kFloat64).requires_grad_();
+    torch::Tensor want_y = w64 * x64 / (x64.pow(2).mean(-1, true) + 1e-6).sqrt();
+    auto want = torch::autograd::grad({want_y}, {x64, w64}, {dy.to(torch::kFloat64)});
+    SCOPED_TRACE("dim " + std::to_string(dim));
+    expect_close(y.detach(), want_y.detach().to(torch::kFloat32), 2e-5);
+    expect_close(got[0], want[0].to(torch::kFloat32), 2e-5);
+    // dw sums `rows` products: its float32 error grows with the row count.
+    EXPECT_TRUE(torch::allclose(got[1], want[1].to(torch::kFloat32), 1e-5, 1e-3))
+        << (got[1] - want[1].to(torch::kFloat32)).abs().max().item<double>();
+    // Without autograd, the same kernel's forward.
+    torch::NoGradGuard no_grad;
+    expect_close(rms_norm(x.detach(), w.detach(), 1e-6), y.detach(), 0.0);
+  }
+}
+
+// A strided input with autograd (the kernel reads its values, and the
+// gradient comes back in the input's shape), and a weight without a
+// gradient (frozen), against the definition.
+TEST(RmsNorm, StridedInputAndFrozenWeightGiveTheDefinitionsGradient) {
+  torch::manual_seed(5);
+  torch::Tensor base = torch::randn({40, 6}).requires_grad_();
+  torch::Tensor x = base.t();  // [6, 40], rows 40 apart in memory
+  torch::Tensor w = torch::rand({40}) + 0.5;
+  torch::Tensor dy = torch::randn({6, 40});
+  auto got = torch::autograd::grad({rms_norm(x, w, 1e-5)}, {base}, {dy});
+  torch::Tensor b64 = base.detach().to(torch::kFloat64).requires_grad_();
+  torch::Tensor x64 = b64.t();
+  torch::Tensor want_y = w.to(torch::kFloat64) * x64 / (x64.pow(2).mean(-1, true) + 1e-5).sqrt();
+  auto want = torch::autograd::grad({want_y}, {b64}, {dy.to(torch::kFloat64)});
+  expect_close(got[0], want[0].to(torch::kFloat32), 2e-5);
+}
+
 TEST(RmsNorm, WithoutAutogradOnCpuEqualsATensRmsNorm) {
   torch::manual_seed(3);
   for (auto sizes : std::vector<std::vector<int64_t>>{{5, 1, 128}, {2, 7, 48}, {3}, {0, 16}}) {
