@@ -6,10 +6,13 @@
 // uses torch's faster AdamW on CPU (fused or foreach, whichever measures
 // faster in that round). Goal: no slower.
 //   bench_train_step [--batch 8] [--seq 128] [--threads 2] [--steps 5] [--rounds 2] [--cpus 0,1]
-// The sides take turns (--rounds interleaved pairs); in each pair each side
-// reports its fastest step in wall time and in CPU time, and apart its
+// The peer script stays up and the sides take turns step by step (RLWB,
+// PyTorch eager, HF, ...); a pair (--rounds of them) is each side's fastest
+// of --steps such steps, in wall time and in CPU time, and apart its
 // fastest forward + backward and its fastest optimizer step. Every pair's
-// ratios are printed, then their minimum and median.
+// ratios are printed, then their minimum and median. (Until session 31 a
+// pair was RLWB's steps, then a fresh peer process's steps ten seconds
+// later: the host's speed drifted by up to a third between the two.)
 // Python side: bench/bench_train_step_torch.py.
 #include <torch/torch.h>
 
@@ -84,31 +87,54 @@ int main(int argc, char** argv) {
   };
   step();
   step();  // warm-up: optimizer state allocated
-  // Per pair: RLWB's fastest of each time, and the reference's result.
+  // The peer stays up and runs one step per request, so the sides take
+  // turns step by step: RLWB, PyTorch eager, HF, RLWB, ... (every other
+  // step the peer goes first). A pair is each side's fastest of its
+  // `steps` steps in that stretch: both saw the host in the same state.
+  ServedPeer peer("bench_train_step_torch.py", {dir.string(), std::to_string(threads), std::to_string(steps)},
+                  600.0);
+  nlohmann::json failure = peer.ready().contains("error") ? peer.ready() : nlohmann::json();
   std::vector<StepTimes> ours;
-  std::vector<nlohmann::json> refs;
-  for (int64_t round = 0; round < rounds; ++round) {
+  std::vector<nlohmann::json> refs;  // per pair: "<peer>[_part]" -> its fastest, as the old one-shot reply
+  for (int64_t round = 0; round < rounds && failure.is_null(); ++round) {
     StepTimes best{1e30, 1e30, 1e30, 1e30};
-    for (int64_t s = 0; s < steps; ++s) {
+    nlohmann::json ref = peer.ready();
+    for (const char* key : {"torch", "hf"})
+      for (const char* part : {"", "_cpu", "_forward_backward", "_optimizer"})
+        ref[std::string(key) + part] = 1e30;
+    auto peer_step = [&](const std::string& key) {
+      const nlohmann::json r = peer.request(key, 120.0);
+      if (r.contains("error")) {
+        failure = r;
+        return;
+      }
+      ref[key] = std::min(ref[key].get<double>(), r["wall"].get<double>());
+      ref[key + "_cpu"] = std::min(ref[key + "_cpu"].get<double>(), r["cpu"].get<double>());
+      ref[key + "_forward_backward"] =
+          std::min(ref[key + "_forward_backward"].get<double>(), r["forward_backward"].get<double>());
+      ref[key + "_optimizer"] = std::min(ref[key + "_optimizer"].get<double>(), r["optimizer"].get<double>());
+    };
+    for (int64_t s = 0; s < steps && failure.is_null(); ++s) {
+      if (s % 2 == 1) peer_step("torch"), peer_step("hf");
       const StepTimes t = step();
       best = {std::min(best.wall, t.wall), std::min(best.cpu, t.cpu),
               std::min(best.forward_backward, t.forward_backward), std::min(best.optimizer, t.optimizer)};
+      if (s % 2 == 0) peer_step("torch"), peer_step("hf");
     }
     ours.push_back(best);
-    refs.push_back(run_reference("bench_train_step_torch.py",
-                                 {dir.string(), std::to_string(threads), std::to_string(steps)}));
-    if (refs.back().contains("error")) break;
+    refs.push_back(ref);
   }
   std::filesystem::remove_all(dir);
 
   std::printf("bench_train_step: %s\n", describe(config).c_str());
   std::printf(
       "batch %lld x %lld tokens, forward + cross-entropy + backward + AdamW, %lld CPU threads, pinned to "
-      "cores %s; %lld interleaved pairs, each side's fastest of %lld steps per pair\n\n",
+      "cores %s; %lld pairs, each side's fastest of %lld steps per pair, the sides taking turns step by "
+      "step\n\n",
       static_cast<long long>(batch), static_cast<long long>(seq), static_cast<long long>(threads),
       core_list(cpus).c_str(), static_cast<long long>(rounds), static_cast<long long>(steps));
-  if (refs.back().contains("error")) {
-    std::printf("reference unavailable: %s\n", refs.back()["error"].get<std::string>().c_str());
+  if (!failure.is_null()) {
+    std::printf("reference unavailable: %s\n", failure["error"].get<std::string>().c_str());
     return 1;
   }
   std::printf(

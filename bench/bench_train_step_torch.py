@@ -4,9 +4,13 @@ checkpoint and batch RLWB wrote, for (a) a hand-written PyTorch module of
 the same architecture and (b) HF transformers' LlamaForCausalLM. Each model
 is timed with torch's two fast AdamW implementations on CPU, fused and
 foreach, and reports the faster (its name under "<model>_adamw"): the
-reference at its best. Prints one JSON line last: for each model the
-fastest step's wall and CPU seconds, and apart the fastest forward +
-backward and the fastest optimizer step (wall).
+reference at its best: each AdamW runs STEPS steps and the faster is kept.
+Then it serves: it prints one JSON line when ready (versions, the AdamW
+chosen per model), and for each request line on stdin ("torch" or "hf")
+runs one step of that model and prints its times as one JSON line (wall
+and CPU seconds, and apart the forward + backward and the optimizer step);
+"quit" or the end of stdin ends it. The benchmark alternates the sides
+step by step, so that every pair sees the host in the same state.
   bench_train_step_torch.py CKPT_DIR THREADS STEPS
 """
 import json
@@ -103,45 +107,45 @@ def hf_name(name):
     return name
 
 
-def time_steps(model, ids, steps, adamw):
-    """Fastest step (wall, CPU) and, apart, fastest forward+backward and
-    optimizer step, with AdamW's `adamw` implementation (fused | foreach)."""
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-8,
-                            **{adamw: True})
-    targets = ids[:, 1:].reshape(-1)
+class Stepper:
+    """One model with its AdamW (`adamw`: fused | foreach); step() runs one
+    training step and times it: wall and CPU seconds, and apart the forward +
+    backward and the optimizer step (wall)."""
 
-    def forward_backward():
-        opt.zero_grad()
-        out = model(ids)
+    def __init__(self, model, ids, adamw):
+        self.model, self.ids = model, ids
+        self.opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, eps=1e-8,
+                                     **{adamw: True})
+        self.targets = ids[:, 1:].reshape(-1)
+        for _ in range(2):  # warm-up: optimizer state allocated
+            self.step()
+
+    def forward_backward(self):
+        self.opt.zero_grad()
+        out = self.model(self.ids)
         logits = out.logits if hasattr(out, "logits") else out
-        loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), targets)
+        loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), self.targets)
         loss.backward()
         return loss.item()
 
-    for _ in range(2):  # warm-up: optimizer state allocated
-        forward_backward()
-        opt.step()
-    wall, cpu, fb, op = [], [], [], []
-    for _ in range(steps):
+    def step(self):
         t0, c0 = time.perf_counter(), time.process_time()
-        forward_backward()
+        self.forward_backward()
         t1 = time.perf_counter()
-        opt.step()
+        self.opt.step()
         t2 = time.perf_counter()
-        cpu.append(time.process_time() - c0)
-        wall.append(t2 - t0)
-        fb.append(t1 - t0)
-        op.append(t2 - t1)
-    return {"wall": min(wall), "cpu": min(cpu), "forward_backward": min(fb), "optimizer": min(op)}
+        return {"wall": t2 - t0, "cpu": time.process_time() - c0, "forward_backward": t1 - t0,
+                "optimizer": t2 - t1}
 
 
 def best_adamw(make_model, ids, steps):
-    """The model timed with each fast AdamW; the faster one's figures."""
-    results = {}
+    """The faster AdamW for this model (fewer wall seconds over `steps`
+    steps each): its name, and each one's fastest step."""
+    walls = {}
     for adamw in ("fused", "foreach"):
-        results[adamw] = time_steps(make_model(), ids, steps, adamw)
-    name = min(results, key=lambda k: results[k]["wall"])
-    return dict(results[name], adamw=name, others={k: v["wall"] for k, v in results.items()})
+        stepper = Stepper(make_model(), ids, adamw)
+        walls[adamw] = min(stepper.step()["wall"] for _ in range(steps))
+    return min(walls, key=walls.get), walls
 
 
 def main():
@@ -159,16 +163,25 @@ def main():
     def make_hf():
         return LlamaForCausalLM.from_pretrained(ckpt, dtype=torch.float32, attn_implementation="sdpa").train()
 
-    result = {"torch_version": torch.__version__, "transformers_version": transformers.__version__}
+    ready = {"ready": True, "torch_version": torch.__version__,
+             "transformers_version": transformers.__version__}
+    steppers = {}
     for key, make in (("torch", make_plain), ("hf", make_hf)):
-        r = best_adamw(make, ids, steps)
-        result[key] = r["wall"]
-        result[key + "_cpu"] = r["cpu"]
-        result[key + "_forward_backward"] = r["forward_backward"]
-        result[key + "_optimizer"] = r["optimizer"]
-        result[key + "_adamw"] = r["adamw"]
-        result[key + "_adamw_walls"] = r["others"]
-    print(json.dumps(result))
+        adamw, walls = best_adamw(make, ids, steps)
+        steppers[key] = Stepper(make(), ids, adamw)
+        ready[key + "_adamw"] = adamw
+        ready[key + "_adamw_walls"] = walls
+    print(json.dumps(ready), flush=True)
+    # One step per request, so that the benchmark can alternate the sides
+    # step by step: "torch" or "hf" -> that model's step's times.
+    for line in sys.stdin:
+        key = line.strip()
+        if key == "quit":
+            break
+        if key not in steppers:
+            print(json.dumps({"error": f"unknown request {key!r}: expected torch, hf or quit"}), flush=True)
+            continue
+        print(json.dumps(steppers[key].step()), flush=True)
 
 
 if __name__ == "__main__":

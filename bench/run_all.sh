@@ -64,7 +64,7 @@ benchmarks=(
   "math|--cpu ${cpus%%,*} --rounds 3|--cpu ${cpus%%,*} --rounds 1 --seconds 0.5"
   "sandbox|--pairs 4|--seconds 0.5 --pairs 1"
   "generate||"
-  "train_step|--rounds 6 --steps 5|--rounds 1 --steps 2"
+  "train_step|--rounds 10 --steps 5|--rounds 1 --steps 2"
   "grpo_step|--pairs 10 --steps 20|--pairs 1 --steps 3 --warmup 1"
   "grpo_scaling|--out $logs/scaling|--axes layers,dp --steps 1 --warmup 1 --out $logs/scaling"
   "orchestration|--steps 30|--steps 5"

@@ -148,5 +148,16 @@ TEST(PeerScripts, PytorchEagerTrainStepRunsBesideRlwbsOnTheSameBatch) {
   EXPECT_THAT(o.text, ::testing::HasSubstr("torch fwd+bwd"));
 }
 
+// The served peer (the benchmark alternates with it step by step) failing
+// to start: the benchmark stops with the script's own error, not a hang.
+TEST(PeerScripts, TrainStepReportsAPeerThatCannotStart) {
+  // The system's python3 has no torch: the script dies on its imports.
+  Output o = run({"env", "RLWB_PYTHON=/usr/bin/python3", bench("bench_train_step"), "--batch", "2", "--seq",
+                  "16", "--steps", "1", "--rounds", "1"});
+  EXPECT_EQ(o.code, 1) << o.text;
+  EXPECT_THAT(o.text, ::testing::HasSubstr("reference unavailable"));
+  EXPECT_THAT(o.text, ::testing::HasSubstr("ModuleNotFoundError"));
+}
+
 }  // namespace
 }  // namespace rlwb::bench
