@@ -24,7 +24,7 @@ void check_structure_keys(const Experiment& exp, ParseContext& ctx) {
   if (const json* pools = top.raw("pools", "", ""); pools && pools->is_object())
     for (const auto& [name, pool] : pools->items()) {
       Section p(&pool, "pools." + name, ctx);
-      p.raw("workers", "", ""), p.raw("device", "", "");
+      p.raw("workers", "", ""), p.raw("device", "", ""), p.raw("threads", "", "");
     }
   if (const json* models = top.raw("models", "", ""); models && models->is_object())
     for (const auto& [name, model] : models->items()) {

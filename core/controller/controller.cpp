@@ -16,7 +16,7 @@ namespace {
 
 std::vector<ClusterPool> cluster_pools(const Experiment& exp) {
   std::vector<ClusterPool> pools;
-  for (auto& [name, pool] : exp.pools) pools.push_back({name, pool.workers, pool.device});
+  for (auto& [name, pool] : exp.pools) pools.push_back({name, pool.workers, pool.device, pool.threads});
   return pools;
 }
 

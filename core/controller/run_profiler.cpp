@@ -67,7 +67,7 @@ void RunProfiler::start() {
   meta.host_cores = static_cast<int>(std::thread::hardware_concurrency());
   meta.clock_origin_us = std::chrono::duration<double, std::micro>(clock_origin_.time_since_epoch()).count();
   for (auto& [name, pool] : exp_.pools)
-    meta.pools[name] = {{"workers", pool.workers}, {"device", pool.device}};
+    meta.pools[name] = {{"workers", pool.workers}, {"device", pool.device}, {"threads", pool.threads}};
   for (auto& [name, m] : exp_.models) {
     meta.models[name] = {{"pool", m.pool},      {"role", m.role},      {"dp", m.parallel.dp},
                          {"tp", m.parallel.tp}, {"pp", m.parallel.pp}, {"config", m.config}};

@@ -133,7 +133,7 @@ WorkerCluster::WorkerCluster(const std::vector<ClusterPool>& pools, ClusterOptio
         ProcessSpec spec;
         spec.name = pool.name + "/slurm";
         const std::string job = slurm_job_name(pool.name);
-        spec.argv = srun_command(launch.slurm, job, pool.workers, worker);
+        spec.argv = srun_command(launch.slurm, job, pool.workers, pool.threads, worker);
         pid_t pid = launcher_->start(spec);
         for (const auto& id : ranks) pids_.emplace_back(id, pid);
         processes_[spec.name] = {ranks, job};
@@ -144,12 +144,14 @@ WorkerCluster::WorkerCluster(const std::vector<ClusterPool>& pools, ClusterOptio
           // A rank on another host starts through that host's exec prefix;
           // `env` carries the thread count where the environment may not.
           spec.argv = launch.exec_of(pool.name, r);
-          if (!spec.argv.empty()) spec.argv.insert(spec.argv.end(), {"env", "OMP_NUM_THREADS=1"});
+          const std::string threads = std::to_string(pool.threads);
+          if (!spec.argv.empty()) spec.argv.insert(spec.argv.end(), {"env", "OMP_NUM_THREADS=" + threads});
           spec.argv.insert(spec.argv.end(), worker.begin(), worker.end());
           spec.argv.insert(spec.argv.end(), {"--rank", std::to_string(r)});
-          // Each worker gets one thread per core share, so a pool of N on a
-          // small machine doesn't oversubscribe it N times.
-          spec.env["OMP_NUM_THREADS"] = "1";
+          // The pool's threads per worker (default 1: a pool of N on a
+          // small machine doesn't oversubscribe it N times). LibTorch sizes
+          // its intra-op pool from OMP_NUM_THREADS.
+          spec.env["OMP_NUM_THREADS"] = threads;
           pids_.emplace_back(spec.name, launcher_->start(spec));
           processes_[spec.name] = {{spec.name}, ""};
         }

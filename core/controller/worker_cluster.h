@@ -31,6 +31,7 @@ struct ClusterPool {
   std::string name;
   int workers = 1;
   std::string device = "cpu";
+  int threads = 1;  // each worker's intra-op threads (OMP_NUM_THREADS)
 };
 
 struct ClusterOptions {

@@ -36,6 +36,7 @@ struct PoolSpec {
   std::string name;
   int workers = 1;             // processes in the pool
   std::string device = "cpu";  // "cpu" or "cuda" (one GPU per worker)
+  int threads = 1;             // intra-op threads of each worker (its OMP_NUM_THREADS)
   bool operator==(const PoolSpec&) const = default;
 };
 

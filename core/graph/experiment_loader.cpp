@@ -48,6 +48,7 @@ class StructReader {
       pool.name = name;
       get_int(v, "workers", at, pool.workers, "workers: 2");
       get_text(v, "device", at, pool.device);
+      get_int(v, "threads", at, pool.threads, "threads: 2");
       exp_.pools[name] = pool;
     });
     for_each_entry(doc, "models", [&](const std::string& name, const json& v, const std::string& at) {

@@ -77,6 +77,7 @@ json document_of(const Experiment& exp) {
     json p = entry_of(exp.raw, "pools", name);
     put(p, "workers", pool.workers, 1);
     put(p, "device", pool.device, "cpu");
+    put(p, "threads", pool.threads, 1);
     pools[name] = p;
   }
   put(doc, "pools", pools, json::object());
@@ -136,7 +137,7 @@ graph_detail::YamlShape graph_detail::canonical_shape(const std::vector<std::str
   if (path.empty())
     return {
         {"name", "algorithm", "seed", "pools", "models", "rewards", "task", "trainer", "nodes", "layout"}};
-  if (is({"pools", "*"})) return {{"workers", "device"}};
+  if (is({"pools", "*"})) return {{"workers", "device", "threads"}};
   if (is({"models", "*"})) return {{"role", "pool", "parallel", "config"}};
   if (is({"models", "*", "parallel"})) return {{"dp", "tp", "pp", "train", "generate"}, true};
   if (is({"models", "*", "parallel", "train"})) return {{"dp", "tp", "pp"}, true};

@@ -379,9 +379,9 @@ class Scanner {
 // Keys in the order a reader expects them in a node, model, pool, ...;
 // other keys sorted.
 const std::vector<std::string>& key_order() {
-  static const std::vector<std::string> order = {"id",   "call", "in",       "out",     "name",   "role",
-                                                 "type", "pool", "parallel", "workers", "device", "dp",
-                                                 "tp",   "pp",   "x",        "y",       "config", "args"};
+  static const std::vector<std::string> order = {
+      "id",     "call",    "in", "out", "name", "role", "type", "pool",   "parallel", "workers",
+      "device", "threads", "dp", "tp",  "pp",   "x",    "y",    "config", "args"};
   return order;
 }
 

@@ -34,13 +34,14 @@ std::vector<std::string> allocation_options(const config::SlurmOptions& slurm, i
 }  // namespace
 
 std::vector<std::string> srun_command(const config::SlurmOptions& slurm, const std::string& job_name,
-                                      int tasks, const std::vector<std::string>& worker_command) {
+                                      int tasks, int threads,
+                                      const std::vector<std::string>& worker_command) {
   std::vector<std::string> argv = {"srun", "--job-name=" + job_name};
   for (auto& o : allocation_options(slurm, tasks)) argv.push_back(o);
   // One rank's death ends the step (the controller fails or restarts the
   // pool as a whole); the environment carries the thread count.
-  argv.insert(argv.end(), {"--kill-on-bad-exit=1", "--export=ALL,OMP_NUM_THREADS=1", "/bin/sh", "-c",
-                           "exec \"$0\" \"$@\" --rank \"$SLURM_PROCID\""});
+  argv.insert(argv.end(), {"--kill-on-bad-exit=1", "--export=ALL,OMP_NUM_THREADS=" + std::to_string(threads),
+                           "/bin/sh", "-c", "exec \"$0\" \"$@\" --rank \"$SLURM_PROCID\""});
   argv.insert(argv.end(), worker_command.begin(), worker_command.end());
   return argv;
 }

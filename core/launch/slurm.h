@@ -18,11 +18,12 @@
 
 namespace rlwb::core {
 
-// srun's command line for `tasks` ranks of a job named `job_name`; the
-// worker's command (without --rank) follows it, then "--rank $SLURM_PROCID"
-// is appended by a shell inside the allocation.
+// srun's command line for `tasks` ranks of a job named `job_name`, each
+// with `threads` intra-op threads (OMP_NUM_THREADS); the worker's command
+// (without --rank) follows it, then "--rank $SLURM_PROCID" is appended by a
+// shell inside the allocation.
 std::vector<std::string> srun_command(const config::SlurmOptions& slurm, const std::string& job_name,
-                                      int tasks, const std::vector<std::string>& worker_command);
+                                      int tasks, int threads, const std::vector<std::string>& worker_command);
 
 // Problems with the request, before anything starts: Slurm not installed,
 // its controller down, a partition or account it refuses, a pool it cannot

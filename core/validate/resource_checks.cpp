@@ -45,6 +45,11 @@ void check_pools(IssueList& out, const MethodCatalog& catalog) {
       out.add(out.line(at + ".workers"), "",
               "pool '" + name + "' has " + std::to_string(pool.workers) + " workers",
               "set workers: 1 or more");
+    if (pool.threads < 1)
+      out.add(out.line(at + ".threads"), "",
+              "pool '" + name + "' has " + std::to_string(pool.threads) + " threads per worker",
+              "set threads: 1 or more (each worker's intra-op threads; workers x threads at most the "
+              "host's cores)");
     if (pool.device != "cpu" && pool.device != "cuda")
       out.add(out.line(at + ".device"), "", "pool '" + name + "' has device '" + pool.device + "'",
               "use device: cpu or device: cuda (one GPU per worker)");

@@ -107,6 +107,19 @@ TEST(ProfiledRun, StoresStepTimingsAndEveryWorkersContextTreePerWindow) {
   EXPECT_EQ(tree.root().find(FrameKind::node, "eval_gen"), nullptr);
 }
 
+// A pool's `threads` reaches its workers: each computes on that many
+// intra-op threads (LibTorch's pool, sized from OMP_NUM_THREADS), as each
+// worker's profile window reports, and the profile's settings record it.
+TEST(ProfiledRun, APoolsThreadsAreEachWorkersIntraOpThreads) {
+  ProfiledRun r = run_grpo({"+pools.train.threads=2", "profile.enabled=true", "profile.steps=2",
+                            "profile.every=1", "profile.window=1"});
+  TrackingReader reader(r.db);
+  profile::RunProfile p = profile::load_run_profile(reader, r.run);
+  EXPECT_EQ(p.meta.pools["train"]["threads"], 2);
+  ASSERT_EQ(p.workers.size(), 2u);
+  for (auto& w : p.workers) EXPECT_EQ(w.intra_op_threads, 2) << w.worker;
+}
+
 TEST(ProfiledRun, EveryNthStepIsProfiledFromTheFirst) {
   ProfiledRun r = run_grpo({"profile.enabled=true", "profile.every=2"});
   TrackingReader reader(r.db);

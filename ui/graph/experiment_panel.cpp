@@ -138,6 +138,12 @@ void draw_pool(GraphEditor& ed, const std::string& name) {
   if (ImGui::InputInt("##workers", &workers, 0))
     doc.begin_gesture(), doc.experiment().pools[name].workers = workers;
   items().record_last_item("field/pools/" + name + "/workers");
+  int threads = pool.threads;
+  labelled("threads");
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::InputInt("##threads", &threads, 0))
+    doc.begin_gesture(), doc.experiment().pools[name].threads = threads;
+  items().record_last_item("field/pools/" + name + "/threads");
   std::string device = pool.device;
   labelled("device");
   if (choice_combo("pools/" + name + "/device", device, kDevices)) {

@@ -194,6 +194,17 @@ TEST(GraphLoader, WorkersThatAreTextAreAnIssueWithLine) {
   EXPECT_THAT(issue.hint, HasSubstr("workers: 2"));
 }
 
+TEST(GraphLoader, ReadsAPoolsThreadsPerWorkerOneWhenUnwritten) {
+  Experiment exp =
+      load_experiment_text("pools:\n  a: {workers: 1, threads: 2}\n  b: {workers: 2}\n", "x.yaml");
+  EXPECT_EQ(exp.pools.at("a").threads, 2);
+  EXPECT_EQ(exp.pools.at("b").threads, 1);
+  GraphIssue issue = issue_with(load_issues("pools:\n  main:\n    threads: two\n"),
+                                "'pools.main.threads' should be a whole number");
+  EXPECT_EQ(issue.line, 3);
+  EXPECT_THAT(issue.hint, HasSubstr("threads: 2"));
+}
+
 TEST(GraphLoader, ReadsAGenerationLayoutBesideAFlatOrANestedTrainingLayout) {
   auto parallel_of = [](const std::string& parallel) {
     return load_experiment_text("models:\n  actor: {role: actor, parallel: " + parallel + "}\n", "x.yaml")

@@ -89,6 +89,22 @@ TEST(GraphWriter, ReloadedExperimentEqualsTheOriginal) {
   }
 }
 
+// A pool's threads per worker: kept where the file wrote it, added after
+// workers (and device) when set away from the default (1), left out of a
+// pool that never had it, and read back the same.
+TEST(GraphWriter, APoolsThreadsAreSavedWhenWrittenOrSet) {
+  Experiment exp =
+      load_experiment_text("pools:\n  a: {workers: 1, threads: 2}\n  b: {workers: 2}\n", "x.yaml");
+  std::string yaml = experiment_to_yaml(exp);
+  EXPECT_THAT(yaml, HasSubstr("  a:\n    workers: 1\n    threads: 2\n")) << yaml;
+  EXPECT_THAT(yaml, HasSubstr("  b:\n    workers: 2\n")) << yaml;
+  EXPECT_EQ(yaml.find("threads"), yaml.rfind("threads")) << "b has none: " << yaml;
+  exp.pools.at("b").threads = 3;
+  yaml = experiment_to_yaml(exp);
+  EXPECT_THAT(yaml, HasSubstr("  b:\n    workers: 2\n    threads: 3\n")) << yaml;
+  EXPECT_EQ(reload(exp).pools.at("b").threads, 3);
+}
+
 // The 3D-HybridEngine's generation layout survives a save, in the form
 // the file wrote its training layout (flat or under train:).
 TEST(GraphWriter, AGenerationLayoutIsSavedBesideTheTrainingLayoutItWasWrittenWith) {

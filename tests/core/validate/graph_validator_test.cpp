@@ -225,6 +225,14 @@ TEST(GraphValidator, PoolWithoutWorkersOrWithAnUnknownDeviceIsAnIssue) {
   EXPECT_THAT(issue_with(issues, "pool 'odd' has device 'gpu'").hint, HasSubstr("device: cuda"));
 }
 
+TEST(GraphValidator, PoolWithFewerThanOneThreadPerWorkerIsAnIssue) {
+  auto issues = validate_small("  main: {workers: 2}\n", "  main: {workers: 2, threads: 0}\n");
+  GraphIssue issue = issue_with(issues, "pool 'main' has 0 threads per worker");
+  EXPECT_EQ(issue.line, 3);
+  EXPECT_THAT(issue.hint, HasSubstr("threads: 1 or more"));
+  EXPECT_TRUE(validate_small("  main: {workers: 2}\n", "  main: {workers: 2, threads: 2}\n").empty());
+}
+
 TEST(GraphValidator, ParallelSizeBelowOneIsAnIssue) {
   auto issues = validate_small("parallel: {dp: 2}}\n  ref", "parallel: {dp: 2, tp: 0}}\n  ref");
   GraphIssue issue = issue_with(issues, "model 'actor' has parallel tp = 0");
