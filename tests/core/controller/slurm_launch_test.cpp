@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <set>
 #include <thread>
@@ -199,6 +200,18 @@ TEST_F(SlurmLaunch, BadRequestsAreReportedBeforeAnythingStarts) {
   EXPECT_THROW(
       launch_file(std::string(kSlurmLaunch) + "hosts: {a: {exec: [ssh, a]}}\nplacement: {train: a}\n"),
       rlwb::core::config::ConfigError);
+}
+
+}  // namespace
+
+namespace {
+
+// A pool's threads per worker reach each rank through srun's environment.
+TEST(SrunCommand, ExportsThePoolsThreadsPerWorker) {
+  rlwb::core::config::SlurmOptions slurm;
+  const auto argv = rlwb::core::srun_command(slurm, "rlwb-train", 2, 3, {"rlwb-worker", "--pool", "train"});
+  EXPECT_NE(std::find(argv.begin(), argv.end(), "--export=ALL,OMP_NUM_THREADS=3"), argv.end());
+  EXPECT_EQ(argv.back(), "train");
 }
 
 }  // namespace
