@@ -131,9 +131,18 @@ TEST(AnalyzerOnRuns, AColocatedModelsTurnOnTheWorkersIsQueueingNotTransfer) {
   // PPO: actor and critic share the pool; their updates take turns.
   profile::RunProfile p = profiled("ppo", short_run({}));
   double queued = 0;
-  for (auto& n : profile::summarize_nodes(p)) queued += n.queued_s;
+  std::vector<std::string> queueing;  // nodes that waited for another node's call on their workers
+  for (auto& n : profile::summarize_nodes(p))
+    if (n.queued_s > 0) queued += n.queued_s, queueing.push_back(n.node);
   EXPECT_GT(queued, 0) << "some node waits for another's call on the same workers";
-  for (auto& f : profile::analyze(p)) EXPECT_NE(f.rule, "transfer-overhead") << profile::format_findings({f});
+  // That wait is not read as moving data. (A node that does not queue may
+  // still be flagged: on a loaded host its wall time outgrows its compute
+  // with the wait for a core, which the rule cannot tell from transfer.)
+  for (auto& f : profile::analyze(p)) {
+    if (f.rule != "transfer-overhead") continue;
+    for (const auto& node : queueing)
+      EXPECT_EQ(f.title.find("node '" + node + "'"), std::string::npos) << profile::format_findings({f});
+  }
 }
 
 }  // namespace
