@@ -39,17 +39,31 @@ std::string maps_of(pid_t pid) {
   return text.str();
 }
 
-// What `pid` runs and what it has mapped, once it runs `expected` with the
-// program's libraries mapped (LibTorch's CPU library is in both programs),
-// or what it last ran after 30 s.
+// Threads of `pid` (its /proc/<pid>/task entries).
+int threads_of(pid_t pid) {
+  std::error_code ec;
+  int n = 0;
+  for (fs::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && it != end;
+       it.increment(ec))
+    ++n;
+  return n;
+}
+
+// What `pid` runs and what it has mapped, once it runs `expected` and its
+// main has started a second thread (ZeroMQ's, dialing the controller): the
+// loader maps every library the program needs before any of its code runs,
+// so by then the maps are whole. (Waiting only for LibTorch's CPU library
+// read the maps while the loader was still mapping the CUDA ones.) After
+// 30 s, what it last ran.
 std::pair<std::string, std::string> program_and_maps(pid_t pid, const std::string& expected) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::pair<std::string, std::string> seen;
   while (std::chrono::steady_clock::now() < deadline) {
     std::error_code ec;
     const auto exe = fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec);
+    const bool running = !ec && exe.filename().string() == expected && threads_of(pid) >= 2;
     seen = {ec ? "" : exe.filename().string(), maps_of(pid)};
-    if (seen.first == expected && seen.second.find("libtorch_cpu.so") != std::string::npos) break;
+    if (running) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return seen;
