@@ -475,8 +475,15 @@ void RpcServer::wait_for_workers(const std::vector<std::string>& ids, std::chron
   }
 }
 
-ReplyFuture RpcServer::call(const std::string& worker, const std::string& model, const std::string& method,
-                            Batch input, Json args, Json context, std::chrono::milliseconds timeout) {
+namespace rpc_detail {
+struct PreparedCall {
+  std::vector<zmq::message_t> frames;  // empty: nothing to send
+};
+}  // namespace rpc_detail
+
+ReplyFuture RpcServer::prepare(const std::string& worker, const std::string& model, const std::string& method,
+                               const Batch& input, const Json& args, const Json& context,
+                               std::chrono::milliseconds timeout, rpc_detail::PreparedCall& out) {
   if (timeout.count() <= 0) timeout = impl_->options.call_timeout;
   const uint64_t id = impl_->next_id.fetch_add(1);
   // Encode before taking any lock: copying a large tensor into shared
@@ -500,30 +507,34 @@ ReplyFuture RpcServer::call(const std::string& worker, const std::string& model,
   }
   auto state = std::make_shared<rpc_detail::ReplyState>();
   ReplyFuture future(impl_, state);
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    PendingCall& call = impl_->pending[id];
-    call.worker = worker;
-    call.model = model;
-    call.method = method;
-    call.deadline = Clock::now() + timeout;
-    call.state = state;
-    auto w = impl_->workers.find(worker);
-    if (w == impl_->workers.end() || !w->second.info.alive) {
-      impl_->fail_locked(id, w == impl_->workers.end() ? "worker is not registered"
-                                                       : "worker is dead: " + w->second.info.death_reason);
-      return future;
-    }
-    if (!encode_error.empty()) {
-      impl_->fail_locked(id, encode_error);
-      return future;
-    }
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  PendingCall& call = impl_->pending[id];
+  call.worker = worker;
+  call.model = model;
+  call.method = method;
+  call.deadline = Clock::now() + timeout;
+  call.state = state;
+  auto w = impl_->workers.find(worker);
+  if (w == impl_->workers.end() || !w->second.info.alive) {
+    impl_->fail_locked(id, w == impl_->workers.end() ? "worker is not registered"
+                                                     : "worker is dead: " + w->second.info.death_reason);
+    return future;
   }
+  if (!encode_error.empty()) {
+    impl_->fail_locked(id, encode_error);
+    return future;
+  }
+  out.frames = std::move(frames);
+  return future;
+}
+
+void RpcServer::send(std::vector<rpc_detail::PreparedCall>& calls) {
   // Send on this thread: handing the message to the background thread
   // would cost a wake-up and a context switch on every call.
   impl_->last_caller_send = Clock::now().time_since_epoch().count();
   std::lock_guard<std::mutex> socket_lock(impl_->socket_mu);
-  impl_->send_locked(frames);
+  for (auto& c : calls)
+    if (!c.frames.empty()) impl_->send_locked(c.frames);
   // The send may have consumed the ZMQ_FD signal of a reply that arrived
   // meanwhile. A caller already waiting on the socket would then sleep
   // through it, so drain for it. With no waiter this is skipped: whoever
@@ -536,7 +547,32 @@ ReplyFuture RpcServer::call(const std::string& worker, const std::string& model,
     reader_sleeps = impl_->reader_waiting;
   }
   if (reader_sleeps) impl_->drain_socket_locked();
+}
+
+ReplyFuture RpcServer::call(const std::string& worker, const std::string& model, const std::string& method,
+                            Batch input, Json args, Json context, std::chrono::milliseconds timeout) {
+  std::vector<rpc_detail::PreparedCall> prepared(1);
+  ReplyFuture future = prepare(worker, model, method, input, args, context, timeout, prepared[0]);
+  send(prepared);
   return future;
+}
+
+std::vector<ReplyFuture> RpcServer::call_each(const std::vector<std::string>& workers,
+                                              const std::string& model, const std::string& method,
+                                              std::vector<Batch> inputs, const Json& args,
+                                              const Json& context, std::chrono::milliseconds timeout) {
+  if (workers.size() != inputs.size())
+    throw std::invalid_argument("RpcServer::call_each: " + std::to_string(workers.size()) + " workers but " +
+                                std::to_string(inputs.size()) + " inputs");
+  std::vector<rpc_detail::PreparedCall> prepared(workers.size());
+  std::vector<ReplyFuture> futures;
+  futures.reserve(workers.size());
+  for (size_t i = 0; i < workers.size(); ++i) {
+    futures.push_back(prepare(workers[i], model, method, inputs[i], args, context, timeout, prepared[i]));
+    inputs[i] = Batch{};  // the frames hold what the wire needs
+  }
+  send(prepared);
+  return futures;
 }
 
 void RpcServer::report_worker_death(const std::string& worker, const std::string& reason) {

@@ -28,6 +28,7 @@ class RpcServer;
 namespace rpc_detail {
 struct Endpoint;
 struct ReplyState;
+struct PreparedCall;
 }  // namespace rpc_detail
 
 // The reply of one call. get() waits for it and returns the Batch, or
@@ -102,6 +103,16 @@ class RpcServer {
                    nlohmann::json context = nlohmann::json::object(),
                    std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
 
+  // One call of `method` to each of several workers (a group's ranks),
+  // inputs[i] to workers[i]: every message is encoded first, then all are
+  // sent back to back. Sending each as it is encoded let the first rank
+  // wake and take a core while the controller still encoded the next, so
+  // the ranks started a whole encode (and often a scheduling slice) apart.
+  std::vector<ReplyFuture> call_each(const std::vector<std::string>& workers, const std::string& model,
+                                     const std::string& method, std::vector<Batch> inputs,
+                                     const nlohmann::json& args, const nlohmann::json& context,
+                                     std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+
   // Marks a worker dead (e.g. the launcher saw its process exit) and fails
   // its pending calls with `reason`.
   void report_worker_death(const std::string& worker, const std::string& reason);
@@ -113,6 +124,13 @@ class RpcServer {
   void shutdown_workers();
 
  private:
+  // A call's message encoded and its reply registered, not yet sent (its
+  // frames are empty when it already failed: the future holds why).
+  ReplyFuture prepare(const std::string& worker, const std::string& model, const std::string& method,
+                      const Batch& input, const nlohmann::json& args, const nlohmann::json& context,
+                      std::chrono::milliseconds timeout, rpc_detail::PreparedCall& out);
+  void send(std::vector<rpc_detail::PreparedCall>& calls);
+
   std::shared_ptr<rpc_detail::Endpoint> impl_;
 };
 

@@ -188,16 +188,23 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
   state->plan = plan_dispatch(mode, state->mesh, input, per_rank);
   state->timing.reply_s.assign(mesh_.world(), -1.0);
   state->timing.rows.assign(mesh_.world(), 0);
+  // The ranks with an input, called together: every message encoded
+  // before the first is sent (RpcServer::call_each).
+  std::vector<std::string> workers;
+  std::vector<Batch> inputs;
+  std::vector<int> ranks;
   for (int r = 0; r < mesh_.world(); ++r) {
-    if (!state->plan.inputs[r]) {
-      state->replies.emplace_back();
-      continue;
-    }
+    if (!state->plan.inputs[r]) continue;
     state->timing.rows[r] = state->plan.inputs[r]->rows();
-    state->replies.push_back(
-        rpc_.call(worker_id(pool_, r), model_, method, *state->plan.inputs[r], args, context));
+    workers.push_back(worker_id(pool_, r));
+    inputs.push_back(std::move(*state->plan.inputs[r]));
+    ranks.push_back(r);
     state->plan.inputs[r].reset();  // the wire holds what it needs
   }
+  std::vector<ReplyFuture> sent = rpc_.call_each(workers, model_, method, std::move(inputs), args, context);
+  state->replies.resize(static_cast<size_t>(mesh_.world()));
+  for (size_t i = 0; i < ranks.size(); ++i)
+    state->replies[static_cast<size_t>(ranks[i])] = std::move(sent[i]);
   for (auto& reply : state->replies) state->remaining += reply.valid();
   state->timing.dispatch_s = state->since_began();
   if (state->remaining == 0) {

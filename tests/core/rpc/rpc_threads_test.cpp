@@ -129,3 +129,30 @@ TEST(RpcThreads, AFuturePendingWhenTheServerGoesAwayFailsInsteadOfHanging) {
 }
 
 }  // namespace
+
+namespace {
+
+// call_each: every rank's message encoded, then all sent; each future gets
+// its own worker's reply, a worker that is not there fails only its own
+// call, and inputs that do not match the workers are refused up front.
+TEST(RpcThreads, CallEachGivesEveryWorkerItsOwnInputAndReply) {
+  rlwb::testing::LocalCluster cluster({{"p", 2}});
+  auto model = cluster.demo_model("m", "p", Mesh{2, 1, 1});
+  std::vector<ReplyFuture> replies =
+      cluster.rpc().call_each({"p/0", "p/1", "p/9"}, "m", "negate", {tagged(1), tagged(2), tagged(3)},
+                              nlohmann::json::object(), nlohmann::json::object());
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_TRUE(torch::equal(replies[0].get().tensor("x_neg"), torch::full({3}, -1.0f)));
+  EXPECT_TRUE(torch::equal(replies[1].get().tensor("x_neg"), torch::full({3}, -2.0f)));
+  try {
+    replies[2].get();
+    ADD_FAILURE() << "a call to a worker that is not registered returned";
+  } catch (const RemoteError& e) {
+    EXPECT_NE(std::string(e.what()).find("not registered"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(cluster.rpc().call_each({"p/0", "p/1"}, "m", "negate", {tagged(1)}, nlohmann::json::object(),
+                                       nlohmann::json::object()),
+               std::invalid_argument);
+}
+
+}  // namespace
