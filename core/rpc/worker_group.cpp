@@ -199,7 +199,7 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
     workers.push_back(worker_id(pool_, r));
     inputs.push_back(std::move(*state->plan.inputs[r]));
     ranks.push_back(r);
-    state->plan.inputs[r].reset();  // the wire holds what it needs
+    state->plan.inputs[r].reset();  // moved: the call owns it now
   }
   std::vector<ReplyFuture> sent = rpc_.call_each(workers, model_, method, std::move(inputs), args, context);
   state->replies.resize(static_cast<size_t>(mesh_.world()));
