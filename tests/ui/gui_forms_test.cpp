@@ -109,6 +109,33 @@ TEST_F(GuiFormsTest, RenamingAModelRenamesItsNodesCallsAndAddingAPoolOffersIt) {
   EXPECT_EQ(saved.pools.at("pool").workers, 1);
 }
 
+// A pool's threads per worker, typed into the pool's form (between workers
+// and device): 0 puts the validator's message in the Problems panel, 2 is
+// saved to the file.
+TEST_F(GuiFormsTest, APoolsThreadsAreEditedInItsFormAndCheckedThere) {
+  const std::string open = "click @section/Pools\nframes 2\nclick @tree/pools/train\nframes 2\n";
+  auto bad = run_gui(
+      dir_, args({"--frames", "2"}),
+      open + type_into("field/pools/train/threads", "0") + "wait @problem/0 20000\nscreenshot threads.png\n",
+      "bad");
+  ASSERT_EQ(bad.exit_code, 0) << bad.log;
+  bool found = false;
+  for (const auto& issue : bad.state["editor"]["issues"])
+    found = found || issue["message"] == "pool 'train' has 0 threads per worker";
+  EXPECT_TRUE(found) << bad.state["editor"]["issues"].dump();
+  const auto threads = item_rect(bad.state, "field/pools/train/threads"),
+             workers = item_rect(bad.state, "field/pools/train/workers");
+  ASSERT_EQ(threads.size(), 4u);
+  ASSERT_EQ(workers.size(), 4u);
+  EXPECT_GT(threads[1], workers[1]);  // under workers
+  EXPECT_EQ(item_rect(bad.state, "problem/0").size(), 4u);
+  auto r = run_gui(dir_, args(),
+                   open + type_into("field/pools/train/threads", "2") + "click @button/Save\nframes 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.log;
+  EXPECT_EQ(r.state["editor"]["dirty"], false) << r.state["editor"]["status"];
+  EXPECT_EQ(core::load_experiment_file(file_).pools.at("train").threads, 2);
+}
+
 TEST_F(GuiFormsTest, ClickingATrainerPhaseShowsItsOwnSettings) {
   const std::string every = "trainer.eval.every";
   auto r = run_gui(dir_, args({"--frames", "2"}),
