@@ -80,21 +80,20 @@ int main(int argc, char** argv) {
   std::map<std::string, int> rlwb_faster;              // RLWB's layout -> pairs it was the faster in
   std::string trl_version = "?";
   for (int pair = 1; pair <= pairs; ++pair) {
-    rlwb::bench::RlwbRun by_ranks, by_threads_rlwb;
+    rlwb::bench::RlwbRun rlwb_2x1, rlwb_1x2;
     try {
-      by_ranks = rlwb::bench::run_rlwb(exp, warmup);
-      by_threads_rlwb = rlwb::bench::run_rlwb(one_worker, warmup);
+      rlwb_2x1 = rlwb::bench::run_rlwb(exp, warmup);
+      rlwb_1x2 = rlwb::bench::run_rlwb(one_worker, warmup);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "bench_grpo_step: %s\n", e.what());
       return 1;
     }
-    for (auto& [k, v] : by_ranks.node_ms)
+    for (auto& [k, v] : rlwb_2x1.node_ms)
       node_ms["2x1 " + k].insert(node_ms["2x1 " + k].end(), v.begin(), v.end());
-    for (auto& [k, v] : by_threads_rlwb.node_ms)
+    for (auto& [k, v] : rlwb_1x2.node_ms)
       node_ms["1x2 " + k].insert(node_ms["1x2 " + k].end(), v.begin(), v.end());
-    const rlwb::bench::RlwbRun& rlwb =
-        by_threads_rlwb.tokens_per_s > by_ranks.tokens_per_s ? by_threads_rlwb : by_ranks;
-    ++(by_threads_rlwb.tokens_per_s > by_ranks.tokens_per_s ? rlwb_faster["1x2"] : rlwb_faster["2x1"]);
+    const rlwb::bench::RlwbRun& rlwb = rlwb_1x2.tokens_per_s > rlwb_2x1.tokens_per_s ? rlwb_1x2 : rlwb_2x1;
+    ++(rlwb_1x2.tokens_per_s > rlwb_2x1.tokens_per_s ? rlwb_faster["1x2"] : rlwb_faster["2x1"]);
     const nlohmann::json threads = run_trl(1, 2), processes = run_trl(2, 1);
     for (const auto* trl : {&threads, &processes})
       if (trl->contains("error")) {
@@ -103,17 +102,16 @@ int main(int argc, char** argv) {
         return 1;
       }
     trl_version = threads.value("trl_version", trl_version);
-    const double by_threads = threads.value("tokens_per_s", 0.0),
-                 by_processes = processes.value("tokens_per_s", 0.0);
-    const double best = std::max(by_threads, by_processes);
+    const double trl_1x2 = threads.value("tokens_per_s", 0.0), trl_2x1 = processes.value("tokens_per_s", 0.0);
+    const double best = std::max(trl_1x2, trl_2x1);
     ratios.push_back(rlwb.tokens_per_s / best);
     rlwb_tps.push_back(rlwb.tokens_per_s);
     rlwb_step_ms.push_back(rlwb.step_s * 1e3);
     trl_best.push_back(best);
     std::vector<double> steps = rlwb.steps_s;
     std::sort(steps.begin(), steps.end());
-    std::printf("%5d %15.0f %15.0f %15.0f %15.0f %9.2fx   %.1f %.1f %.1f\n", pair, by_ranks.tokens_per_s,
-                by_threads_rlwb.tokens_per_s, by_threads, by_processes, ratios.back(),
+    std::printf("%5d %15.0f %15.0f %15.0f %15.0f %9.2fx   %.1f %.1f %.1f\n", pair, rlwb_2x1.tokens_per_s,
+                rlwb_1x2.tokens_per_s, trl_1x2, trl_2x1, ratios.back(),
                 steps.empty() ? 0.0 : steps.front() * 1e3, rlwb.step_s * 1e3,
                 steps.empty() ? 0.0 : steps.back() * 1e3);
     std::fflush(stdout);
