@@ -1,7 +1,11 @@
 // check_math_answer: extraction -> normalisation -> parsing -> comparison (see math_check.h).
 #include "rewards/math/math_check.h"
 
+#include <exception>
+#include <map>
 #include <stdexcept>
+#include <tuple>
+#include <unordered_map>
 
 #include "rewards/math/compare.h"
 #include "rewards/math/compat_extract.h"
@@ -71,25 +75,59 @@ void drop_assigned_names(MathValue* v) {
   }
 }
 
-MathVerdict check(std::string_view response, std::string_view reference, const MathCheckOptions& given,
+// The reference's side of a check, the same for every response checked
+// against it: a batch prepares each distinct reference once (a GRPO step
+// checks every sample of a prompt against the prompt's one answer). An
+// exception on the way is kept and rethrown where check() would have met it,
+// so a verdict does not depend on whether its reference was shared.
+struct PreparedReference {
+  ExtractedAnswer extracted;
+  std::string normalized;
+  ParsedAnswer parsed;
+  std::string infix;
+  std::exception_ptr extract_error;  // from extracting the answer
+  std::exception_ptr read_error;     // from normalising or parsing it
+};
+
+PreparedReference prepare_reference(std::string_view reference) {
+  PreparedReference ref;
+  try {
+    ref.extracted = extract_answer(reference, {.whole_text_always = true});
+  } catch (...) {
+    ref.extract_error = std::current_exception();
+    return ref;
+  }
+  if (ref.extracted.text.empty()) return ref;
+  try {
+    ref.normalized = normalize_answer(ref.extracted.text);
+    ref.parsed = parse_answer(ref.normalized);
+    ref.infix = to_infix(ref.parsed.value);
+  } catch (...) {
+    ref.read_error = std::current_exception();
+  }
+  return ref;
+}
+
+MathVerdict check(std::string_view response, const PreparedReference& ref, const MathCheckOptions& given,
                   std::string_view question) {
   const MathCheckOptions options = effective_options(given);
   const bool math_verify = options.compat == CompatMode::kMathVerify;
   MathVerdict v;
-  ExtractedAnswer ref = extract_answer(reference, {.whole_text_always = true});
+  if (ref.extract_error) std::rethrow_exception(ref.extract_error);
   ExtractedAnswer pred =
       math_verify ? extract_answer_math_verify_style(response)
                   : extract_answer(response, {.last_number_fallback = options.last_number_fallback});
   v.extracted = pred.text;
   v.extracted_from = answer_source_name(pred.source);
-  v.reference_answer = ref.text;
-  if (ref.text.empty()) {
+  v.reference_answer = ref.extracted.text;
+  if (ref.extracted.text.empty()) {
     v.reason = "the reference is empty";
     return v;
   }
-  v.normalized_reference = normalize_answer(ref.text);
-  ParsedAnswer r = parse_answer(v.normalized_reference);
-  v.parsed_reference = to_infix(r.value);
+  if (ref.read_error) std::rethrow_exception(ref.read_error);
+  v.normalized_reference = ref.normalized;
+  const ParsedAnswer& r = ref.parsed;
+  v.parsed_reference = ref.infix;
   if (pred.source == AnswerSource::kNone) {
     v.reason = math_verify ? "no answer in the response: no \\boxed{}, LaTeX expression or number"
                : options.last_number_fallback
@@ -147,8 +185,10 @@ const char* match_method_name(MatchMethod method) {
   return "none";
 }
 
-MathVerdict check_math_answer(std::string_view response, std::string_view reference,
-                              const MathCheckOptions& options, std::string_view question) {
+namespace {
+
+MathVerdict checked(std::string_view response, const PreparedReference& reference,
+                    const MathCheckOptions& options, std::string_view question) {
   try {
     return check(response, reference, options, question);
   } catch (const std::exception& e) {
@@ -157,6 +197,13 @@ MathVerdict check_math_answer(std::string_view response, std::string_view refere
     v.reason = std::string("internal error while checking: ") + e.what();
     return v;
   }
+}
+
+}  // namespace
+
+MathVerdict check_math_answer(std::string_view response, std::string_view reference,
+                              const MathCheckOptions& options, std::string_view question) {
+  return checked(response, prepare_reference(reference), options, question);
 }
 
 std::vector<MathVerdict> check_math_answers(const std::vector<std::string>& responses,
@@ -171,11 +218,25 @@ std::vector<MathVerdict> check_math_answers(const std::vector<std::string>& resp
     throw std::invalid_argument("check_math_answers: " + std::to_string(questions.size()) +
                                 " questions for " + std::to_string(responses.size()) +
                                 " responses; give one per response or none");
+  // Each distinct reference is prepared once, and a row that repeats an
+  // earlier row (the same response, reference and question: samples of one
+  // prompt that agree) takes that row's verdict: a check depends on nothing
+  // else (but the symbolic time bound, which a second try would meet too).
+  std::unordered_map<std::string_view, PreparedReference> prepared;
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, size_t> first_row;
   std::vector<MathVerdict> out;
   out.reserve(responses.size());
-  for (size_t i = 0; i < responses.size(); ++i)
-    out.push_back(check_math_answer(responses[i], references[i], options,
-                                    questions.empty() ? std::string_view{} : questions[i]));
+  for (size_t i = 0; i < responses.size(); ++i) {
+    const std::string_view question = questions.empty() ? std::string_view{} : questions[i];
+    auto [seen, is_new] = first_row.try_emplace({responses[i], references[i], question}, i);
+    if (!is_new) {
+      out.push_back(out[seen->second]);
+      continue;
+    }
+    auto ref = prepared.find(references[i]);
+    if (ref == prepared.end()) ref = prepared.emplace(references[i], prepare_reference(references[i])).first;
+    out.push_back(checked(responses[i], ref->second, options, question));
+  }
   return out;
 }
 

@@ -113,8 +113,11 @@ struct MathVerdict {
 MathVerdict check_math_answer(std::string_view response, std::string_view reference,
                               const MathCheckOptions& options = {}, std::string_view question = {});
 
-// One verdict per row, in order. questions is empty or as long as responses;
-// responses and references must be equally long (std::invalid_argument if not).
+// One verdict per row, in order, each the one check_math_answer gives the
+// row. Each distinct reference is read once, and a row repeating an earlier
+// one (response, reference, question) is not checked again. questions is
+// empty or as long as responses; responses and references must be equally
+// long (std::invalid_argument if not).
 std::vector<MathVerdict> check_math_answers(const std::vector<std::string>& responses,
                                             const std::vector<std::string>& references,
                                             const MathCheckOptions& options = {},

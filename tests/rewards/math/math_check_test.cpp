@@ -160,6 +160,63 @@ TEST(MathCheck, BatchKeepsOrderAndChecksLengths) {
   EXPECT_EQ(q[0].score, 0);
 }
 
+// The batch prepares each distinct reference once and hands a repeated row
+// (same response, reference and question) the first one's verdict; every
+// verdict must still be the one row-by-row checking gives, field by field.
+TEST(MathCheck, BatchGivesEachRowTheVerdictItWouldHaveAlone) {
+  const std::vector<std::string> responses = {"\\boxed{85}",
+                                              "#### 85",
+                                              "\\boxed{85}",
+                                              "\\boxed{75}",
+                                              "Answer: 1+",
+                                              "\\boxed{85}",
+                                              "",
+                                              "\\boxed{(x+1)^2}",
+                                              "\\boxed{(x+1)^2}",
+                                              "\\boxed{(x+1)^2}",
+                                              "\\boxed{x^2+2x+1}",
+                                              "\\boxed{2=}",
+                                              "\\boxed{2=}",
+                                              "\\boxed{1/2}"};
+  const std::vector<std::string> references = {"85",       "85", "85",       "85",       "85",
+                                               "75",       "85", "x^2+2x+1", "x^2+2x+1", "x^2+2x+1",
+                                               "x^2+2x+1", "",   "2",        "0.5"};
+  // Rows 7 and 8 differ only in the question (row 8 restates it); row 9
+  // repeats row 7.
+  const std::vector<std::string> questions = {
+      "", "", "", "", "", "", "", "Simplify", "Expand (x+1)^2", "Simplify", "", "", "", ""};
+  for (const MathCheckOptions& options : {patient(), patient({.compat = CompatMode::kMathVerify})}) {
+    for (bool with_questions : {false, true}) {
+      const std::vector<std::string> q = with_questions ? questions : std::vector<std::string>{};
+      std::vector<MathVerdict> batch = check_math_answers(responses, references, options, q);
+      ASSERT_EQ(batch.size(), responses.size());
+      for (size_t i = 0; i < responses.size(); ++i) {
+        MathVerdict alone =
+            check_math_answer(responses[i], references[i], options, with_questions ? q[i] : "");
+        SCOPED_TRACE("row " + std::to_string(i) + ": " + responses[i] + " vs " + references[i]);
+        EXPECT_EQ(batch[i].score, alone.score);
+        EXPECT_EQ(batch[i].extracted, alone.extracted);
+        EXPECT_EQ(batch[i].extracted_from, alone.extracted_from);
+        EXPECT_EQ(batch[i].reference_answer, alone.reference_answer);
+        EXPECT_EQ(batch[i].normalized_prediction, alone.normalized_prediction);
+        EXPECT_EQ(batch[i].normalized_reference, alone.normalized_reference);
+        EXPECT_EQ(batch[i].parsed_prediction, alone.parsed_prediction);
+        EXPECT_EQ(batch[i].parsed_reference, alone.parsed_reference);
+        EXPECT_EQ(batch[i].method, alone.method);
+        EXPECT_EQ(batch[i].reason, alone.reason);
+      }
+      EXPECT_EQ(batch[0].score, 1);
+      EXPECT_EQ(batch[3].score, 0);
+      EXPECT_EQ(batch[5].score, 0);  // the same response against another reference
+      EXPECT_EQ(batch[11].reason, "the reference is empty");
+      if (with_questions && options.compat == CompatMode::kDefault) {
+        EXPECT_EQ(batch[7].score, 1);
+        EXPECT_EQ(batch[8].score, 0);  // restates the question
+      }
+    }
+  }
+}
+
 TEST(MathCheck, NeverThrowsOnArbitraryText) {
   std::mt19937 rng(7);
   const std::string alphabet = "\\{}[]()^_$&,.=<>|!%0123456789xyzabc+-*/ \n";
