@@ -37,7 +37,7 @@ std::string per_row_shape(const torch::Tensor& t) { return shape_text(t.sizes().
 
 int64_t Batch::rows() const {
   if (!tensors_.empty()) return tensors_.begin()->second.size(0);
-  if (!objects_.empty()) return static_cast<int64_t>(objects_.begin()->second.size());
+  if (!objects_.empty()) return static_cast<int64_t>(objects_.begin()->second->size());
   return 0;
 }
 
@@ -51,8 +51,8 @@ void Batch::check_rows(const std::string& name, int64_t n) const {
     if (other != name && t.size(0) != n) mismatch(other, t.size(0));
   }
   for (const auto& [other, v] : objects_) {
-    if (other != name && static_cast<int64_t>(v.size()) != n) {
-      mismatch(other, static_cast<int64_t>(v.size()));
+    if (other != name && static_cast<int64_t>(v->size()) != n) {
+      mismatch(other, static_cast<int64_t>(v->size()));
     }
   }
 }
@@ -75,12 +75,26 @@ void Batch::set_tensor(const std::string& name, torch::Tensor value) {
 }
 
 void Batch::set_objects(const std::string& name, std::vector<Json> values) {
+  put_objects(name, std::make_shared<const Objects>(std::move(values)));
+}
+
+void Batch::put_objects(const std::string& name, std::shared_ptr<const Objects> values) {
   if (name.empty()) fail("set_objects", "a column needs a non-empty name");
   if (tensors_.count(name)) {
     fail("set_objects", "'" + name + "' is already a tensor column; erase() it first");
   }
-  check_rows(name, static_cast<int64_t>(values.size()));
+  check_rows(name, static_cast<int64_t>(values->size()));
   objects_[name] = std::move(values);
+}
+
+void Batch::share_column(const Batch& from, const std::string& name, const std::string& as) {
+  if (auto t = from.tensors_.find(name); t != from.tensors_.end())
+    set_tensor(as, t->second);
+  else if (auto o = from.objects_.find(name); o != from.objects_.end())
+    put_objects(as, o->second);
+  else
+    fail("share_column", "no column '" + name + "' to share (columns: " + names_of(from.tensors_) + "; " +
+                             names_of(from.objects_) + ")");
 }
 
 const torch::Tensor& Batch::tensor(const std::string& name) const {
@@ -94,7 +108,7 @@ const torch::Tensor& Batch::tensor(const std::string& name) const {
 
 const std::vector<Batch::Json>& Batch::objects(const std::string& name) const {
   auto it = objects_.find(name);
-  if (it != objects_.end()) return it->second;
+  if (it != objects_.end()) return *it->second;
   if (tensors_.count(name)) {
     fail("objects", "'" + name + "' is a tensor column, not an object column; use tensor()");
   }
@@ -146,7 +160,7 @@ Batch Batch::slice(int64_t begin, int64_t end) const {
   out.meta_ = meta_;
   for (const auto& [name, t] : tensors_) out.tensors_[name] = t.narrow(0, begin, end - begin);
   for (const auto& [name, v] : objects_) {
-    out.objects_[name] = std::vector<Json>(v.begin() + begin, v.begin() + end);
+    out.objects_[name] = std::make_shared<const Objects>(v->begin() + begin, v->begin() + end);
   }
   return out;
 }
@@ -221,10 +235,10 @@ Batch Batch::concat(const std::vector<Batch>& parts) {
         fail("concat",
              "column '" + name + "' is objects in part 0 but a tensor in part " + std::to_string(i));
       }
-      const auto& v = parts[i].objects_.at(name);
+      const auto& v = *parts[i].objects_.at(name);
       values.insert(values.end(), v.begin(), v.end());
     }
-    out.objects_[name] = std::move(values);
+    out.objects_[name] = std::make_shared<const Objects>(std::move(values));
   }
   return out;
 }
@@ -261,7 +275,7 @@ void Batch::union_with(const Batch& other) {
       fail("union_with", "column '" + name + "' is a tensor here but objects in the other batch");
     }
     auto mine = objects_.find(name);
-    if (mine != objects_.end() && mine->second != v) {
+    if (mine != objects_.end() && mine->second != v && *mine->second != *v) {
       fail("union_with", "object column '" + name +
                              "' has different values in the two batches; a union never "
                              "overwrites, so rename or erase one of them");
@@ -308,8 +322,8 @@ Batch Batch::reorder(const std::vector<int64_t>& index) const {
   for (const auto& [name, v] : objects_) {
     std::vector<Json> values;
     values.reserve(index.size());
-    for (int64_t i : index) values.push_back(v[static_cast<size_t>(i)]);
-    out.objects_[name] = std::move(values);
+    for (int64_t i : index) values.push_back((*v)[static_cast<size_t>(i)]);
+    out.objects_[name] = std::make_shared<const Objects>(std::move(values));
   }
   return out;
 }
@@ -323,8 +337,10 @@ Batch Batch::to(const torch::Device& device) const {
 }
 
 bool Batch::equals(const Batch& other) const {
-  if (column_names() != other.column_names() || objects_ != other.objects_ || meta_ != other.meta_) {
-    return false;
+  if (column_names() != other.column_names() || meta_ != other.meta_) return false;
+  for (const auto& [name, v] : objects_) {
+    auto it = other.objects_.find(name);
+    if (it == other.objects_.end() || (it->second != v && *it->second != *v)) return false;
   }
   for (const auto& [name, t] : tensors_) {
     auto it = other.tensors_.find(name);

@@ -7,6 +7,9 @@
 //   - object columns: name -> one JSON value per row (prompt text, ground
 //     truth, sandbox verdicts, ...);
 //   - meta: one JSON object for the whole batch (temperature, metrics, ...).
+// Copying a Batch copies no column data: tensors share their storage, and
+// object columns, which no method changes in place, are shared too (a
+// controller hands the same prompts and texts from node to node).
 // A Batch with no columns has 0 rows. Every operation that breaks the row
 // invariant throws BatchError with a message that names the column.
 #pragma once
@@ -14,6 +17,7 @@
 #include <torch/types.h>
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -29,6 +33,7 @@ class BatchError : public std::runtime_error {
 class Batch {
  public:
   using Json = nlohmann::json;
+  using Objects = std::vector<Json>;
 
   Batch() = default;
 
@@ -46,6 +51,10 @@ class Batch {
   void set_objects(const std::string& name, std::vector<Json> values);
   const torch::Tensor& tensor(const std::string& name) const;       // throws if absent
   const std::vector<Json>& objects(const std::string& name) const;  // throws if absent
+  // This batch gets `from`'s column `name` as `as`, sharing its data (a
+  // tensor's storage, an object column's values) instead of copying it.
+  // The row check and the tensor/object rule are set_*'s.
+  void share_column(const Batch& from, const std::string& name, const std::string& as);
   bool has(const std::string& name) const;
   bool has_tensor(const std::string& name) const { return tensors_.count(name) > 0; }
   bool has_objects(const std::string& name) const { return objects_.count(name) > 0; }
@@ -54,7 +63,7 @@ class Batch {
   std::vector<std::string> column_names() const;
 
   const std::map<std::string, torch::Tensor>& tensors() const { return tensors_; }
-  const std::map<std::string, std::vector<Json>>& object_columns() const { return objects_; }
+  const std::map<std::string, std::shared_ptr<const Objects>>& object_columns() const { return objects_; }
   Json& meta() { return meta_; }
   const Json& meta() const { return meta_; }
 
@@ -106,8 +115,10 @@ class Batch {
  private:
   void check_rows(const std::string& name, int64_t n) const;
 
+  void put_objects(const std::string& name, std::shared_ptr<const Objects> values);
+
   std::map<std::string, torch::Tensor> tensors_;
-  std::map<std::string, std::vector<Json>> objects_;
+  std::map<std::string, std::shared_ptr<const Objects>> objects_;
   Json meta_ = Json::object();
 };
 

@@ -6,14 +6,6 @@
 namespace rlwb::core {
 namespace {
 
-// `to` gets `from`'s column `name` as `as` (tensors shared).
-void copy_column(const Batch& from, const std::string& name, Batch& to, const std::string& as) {
-  if (from.has_tensor(name))
-    to.set_tensor(as, from.tensor(name));
-  else
-    to.set_objects(as, from.objects(name));  // throws naming the column when absent
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string s;
   for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
@@ -24,7 +16,7 @@ std::string join(const std::vector<std::string>& names) {
 
 Batch port_inputs(const NodeSpec& node, const Batch& state) {
   Batch input;
-  for (std::size_t i = 0; i < node.in.size(); ++i) copy_column(state, node.in[i], input, node.in_port(i));
+  for (std::size_t i = 0; i < node.in.size(); ++i) input.share_column(state, node.in[i], node.in_port(i));
   input.meta() = state.meta();
   return input;
 }
@@ -43,7 +35,7 @@ Batch column_outputs(const NodeSpec& node, const Batch& reply) {
       throw std::runtime_error("node '" + node.id + "' (" + node.call + ") did not return its output port '" +
                                port + "'" + (port == node.out[i] ? "" : " (column '" + node.out[i] + "')") +
                                "; it returned: " + join(reply.column_names()));
-    copy_column(reply, port, out, node.out[i]);
+    out.share_column(reply, port, node.out[i]);
   }
   return out;
 }

@@ -96,7 +96,7 @@ std::string dump_or_explain(const Json& header, const Batch& batch) {
     // Name the culprit: usually a string that is not UTF-8.
     for (const auto& [name, values] : batch.object_columns()) {
       try {
-        (void)Json(values).dump();
+        (void)Json(*values).dump();
       } catch (const Json::exception&) {
         throw WireError("encode: object column '" + name + "' cannot be written as JSON (" + e.what() +
                         "); strings must be valid UTF-8 (keep raw bytes in a uint8 tensor)");
@@ -255,7 +255,7 @@ void encode_message(const nlohmann::json& header, const Batch& batch, std::vecto
                        {"transport", shm ? "shm" : "inline"}});
   }
   Json objects = Json::object();
-  for (const auto& [name, values] : batch.object_columns()) objects[name] = values;
+  for (const auto& [name, values] : batch.object_columns()) objects[name] = *values;
   h["columns"] = std::move(columns);
   h["objects"] = std::move(objects);
   h["meta"] = batch.meta();

@@ -157,6 +157,38 @@ TEST(BatchSelect, MissingColumnIsNamed) {
               HasSubstr("no column 'responses' (columns: ids, text, x)"));
 }
 
+// A controller passes columns from node to node: sharing hands over the same
+// data, for object columns as for tensors, and a later set_objects on one
+// batch leaves the other's column as it was.
+TEST(BatchShareColumn, SharesTheDataUnderANewNameAndKeepsTheOtherBatchApart) {
+  Batch b = make_batch(3);
+  Batch to;
+  to.share_column(b, "text", "prompts");
+  to.share_column(b, "ids", "ids");
+  EXPECT_EQ(&to.objects("prompts"), &b.objects("text"));
+  EXPECT_EQ(to.tensor("ids").data_ptr(), b.tensor("ids").data_ptr());
+  Batch copy = b;
+  EXPECT_EQ(&copy.objects("text"), &b.objects("text"));
+  to.set_objects("prompts", {Json("a"), Json("b"), Json("c")});
+  EXPECT_EQ(b.objects("text")[0], "row 0");
+  EXPECT_EQ(copy.objects("text")[0], "row 0");
+  EXPECT_EQ(to.objects("prompts")[0], "a");
+}
+
+TEST(BatchShareColumn, MissingColumnRowMismatchAndKindClashAreNamed) {
+  Batch b = make_batch(3);
+  Batch to;
+  EXPECT_THAT(error_of([&] { to.share_column(b, "responses", "r"); }),
+              HasSubstr("no column 'responses' to share (columns: ids, x; text)"));
+  to.set_tensor("ids", torch::arange(2));
+  EXPECT_THAT(error_of([&] { to.share_column(b, "text", "t"); }),
+              HasSubstr("column 't' has 3 rows but column 'ids' has 2"));
+  Batch t3;
+  t3.set_tensor("text", torch::arange(3));
+  EXPECT_THAT(error_of([&] { t3.share_column(b, "text", "text"); }),
+              HasSubstr("'text' is already a tensor column"));
+}
+
 TEST(BatchSlice, ReturnsViewsOfTheRows) {
   Batch b = make_batch(5);
   Batch s = b.slice(1, 4);
@@ -401,6 +433,14 @@ TEST(BatchEquals, DetectsEachKindOfDifference) {
   Batch t = make_batch(2);
   t.set_tensor("ids", torch::tensor({0, 2}, torch::kInt64));
   EXPECT_FALSE(a.equals(t));
+  Batch same_text;  // the same values in a column of its own: equal
+  same_text.set_objects("text", {Json("row 0"), Json("row 1")});
+  Batch shared;
+  shared.share_column(a, "text", "text");
+  EXPECT_TRUE(same_text.equals(shared));
+  Batch other_text;
+  other_text.set_objects("text", {Json("row 0"), Json("row 9")});
+  EXPECT_FALSE(same_text.equals(other_text));
 }
 
 }  // namespace
