@@ -128,10 +128,6 @@ TEST(RpcThreads, AFuturePendingWhenTheServerGoesAwayFailsInsteadOfHanging) {
   EXPECT_LT(seconds_since(start), 5.0);
 }
 
-}  // namespace
-
-namespace {
-
 // call_each: every rank's message encoded, then all sent; each future gets
 // its own worker's reply, a worker that is not there fails only its own
 // call, and inputs that do not match the workers are refused up front.
