@@ -73,7 +73,7 @@ void Trainer::rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every
   const int64_t every = settings_.trainer.checkpoint.every;
   for (int64_t step = resumed_step_ + 1; step <= steps; ++step) {
     if (profiler_) profiler_->step_starting(step);
-    StepReport report = rl_step(step);
+    StepReport report = rl_step(step, step == steps);
     if (profiler_) profiler_->step_done(report);
     log_metrics(report.metrics, step);
     log_samples(report);
@@ -94,10 +94,21 @@ Batch Trainer::task_batch(const tasks::TaskDraw& draw) const {
   return task->second.make(settings_.task, draw, exp_.seed);
 }
 
-StepReport Trainer::rl_step(int64_t step) {
+Batch Trainer::step_batch(const tasks::TaskDraw& draw, const std::optional<tasks::TaskDraw>& next) {
+  Batch batch = prefetch_.take(draw);
+  if (next) prefetch_.prefetch(*next);
+  return batch;
+}
+
+StepReport Trainer::rl_step(int64_t step, bool last) {
   auto step_start = std::chrono::steady_clock::now();
-  tasks::TaskDraw draw{step, false, settings_.task.batch_size, settings_.task.samples_per_prompt};
-  StepReport report = runner_.run(exp_.nodes, task_batch(draw), step, profiler_ && profiler_->profiles(step));
+  auto draw_of = [this](int64_t s) {
+    return tasks::TaskDraw{s, false, settings_.task.batch_size, settings_.task.samples_per_prompt};
+  };
+  Batch batch = step_batch(draw_of(step), last ? std::nullopt : std::optional(draw_of(step + 1)));
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+  StepReport report = runner_.run(exp_.nodes, std::move(batch), step, profiler_ && profiler_->profiles(step));
+  report.metrics["timing_s/task_draw"] = waited;  // ~0 when the batch was prefetched
   if (links_ && !links_->empty())
     for (auto& [key, value] : links_->sync()) report.metrics[key] = value;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
@@ -119,8 +130,11 @@ void Trainer::warm_start() {
   if (!ws.enabled) return;
   for (int64_t s = 1; s <= ws.steps; ++s) {
     // Warm start and evaluation take one sample per prompt.
-    tasks::TaskDraw draw{s, false, ws.batch_size.value_or(settings_.task.batch_size), 1};
-    StepReport r = runner_.run(warm_start_nodes_, task_batch(draw), s);
+    auto draw_of = [&](int64_t step) {
+      return tasks::TaskDraw{step, false, ws.batch_size.value_or(settings_.task.batch_size), 1};
+    };
+    Batch batch = step_batch(draw_of(s), s == ws.steps ? std::nullopt : std::optional(draw_of(s + 1)));
+    StepReport r = runner_.run(warm_start_nodes_, std::move(batch), s);
     log_metrics(r.metrics, s, "warm_start/");
     if (hooks_.warm_start_step) hooks_.warm_start_step(s, ws.steps, r.metrics);
   }

@@ -14,6 +14,7 @@
 #include "core/config/experiment_options.h"
 #include "core/controller/checkpoint_store.h"
 #include "core/controller/graph_runner.h"
+#include "core/controller/task_prefetch.h"
 #include "core/tasks/tasks.h"
 #include "core/tracking/tracking.h"
 
@@ -91,12 +92,15 @@ class Trainer {
   void warm_start();
   void rl_steps(TrainingRecord& record, int64_t steps, int64_t eval_every);
   std::optional<EvalReport> evaluate(int64_t step);
-  StepReport rl_step(int64_t step);
+  // `last`: no step follows (nothing to prefetch).
+  StepReport rl_step(int64_t step, bool last);
   void log_samples(const StepReport& r);
   std::map<std::string, std::string> save_models();
   void save_resume_checkpoint(int64_t step);
 
   Batch task_batch(const tasks::TaskDraw& draw) const;
+  // `draw`'s batch (prefetched when it is ready), and `next` prefetched.
+  Batch step_batch(const tasks::TaskDraw& draw, const std::optional<tasks::TaskDraw>& next);
   WorkerGroup& model(const std::string& name, const std::string& where);
   void log_metrics(const std::map<std::string, double>& metrics, int64_t step,
                    const std::string& prefix = "");
@@ -116,6 +120,9 @@ class Trainer {
   std::vector<NodeSpec> warm_start_nodes_, eval_nodes_;  // from trainer.warm_start / trainer.eval
   int64_t resumed_step_ = 0;                             // the checkpoint's step; 0: a fresh start
   std::vector<std::string> checkpoints_;                 // this run's, oldest first (trainer.checkpoint.keep)
+  // The next step's task batch, drawn while this step runs. Last member:
+  // destroyed first, its thread joined before what task_batch reads goes.
+  TaskPrefetch prefetch_{[this](const tasks::TaskDraw& draw) { return task_batch(draw); }};
 };
 
 }  // namespace rlwb::core

@@ -31,6 +31,7 @@ struct TaskDraw {
   bool test = false;
   int64_t batch_size = 16;
   int64_t samples_per_prompt = 1;
+  bool operator==(const TaskDraw&) const = default;
 };
 
 // A task of distinct items (problems, targets). Item needs operator<.
