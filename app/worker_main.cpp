@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/common/command_line.h"
+#include "core/common/scheduler_slice.h"
 #include "app/worker_roles.h"
 #include "workers/spmd_nccl.h"
 #include "workers/worker_server.h"
@@ -69,6 +70,9 @@ int run_as_cuda_worker(char** argv) {
 
 int main(int argc, char** argv) {
   keep_freed_memory_for_reuse();
+  // Before any thread starts (ZeroMQ's, gloo's, torch's): they inherit it;
+  // kept across the exec of the CUDA worker.
+  rlwb::core::request_short_scheduler_slice();
   rlwb::workers::WorkerOptions options;
   CLI::App app{
       "rlwb-worker: one process of a resource pool, started by a launcher "

@@ -5,6 +5,7 @@
 #include "core/controller/run_profiler.h"
 #include "core/controller/weight_links.h"
 #include "core/controller/worker_cluster.h"
+#include "core/common/scheduler_slice.h"
 #include "core/rpc/protocol.h"
 
 #include <algorithm>
@@ -89,6 +90,8 @@ void Controller::attempt(const config::ExperimentOptions& settings, const std::s
   auto event = [&](const std::string& text) {
     if (tracking_ && result.run_id) tracking_->log_event(result.run_id, "info", "controller", text);
   };
+  // Before the RPC endpoint starts its threads: they inherit it (scheduler_slice.h).
+  request_short_scheduler_slice();
   ClusterOptions cluster;
   cluster.worker_binary = options_.worker_binary;
   cluster.transport = options_.transport;
