@@ -26,7 +26,8 @@ nlohmann::json RoleRegistry::describe() const {
   nlohmann::json out = nlohmann::json::object();
   for (auto& [name, spec] : roles_) {
     nlohmann::json methods = nlohmann::json::object();
-    for (auto& m : spec.methods) methods[m.name] = core::dispatch_mode_name(m.mode);
+    for (auto& m : spec.methods)
+      methods[m.name] = {{"mode", core::dispatch_mode_name(m.mode)}, {"keeps_rows", m.keeps_rows}};
     out[name] = methods;
   }
   return out;

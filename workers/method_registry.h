@@ -66,7 +66,17 @@ struct MethodSpec {
   core::DispatchMode mode = core::DispatchMode::split_dp;
   MethodFn fn;
   core::CallPorts ports;
+  // Returns one row per input row, in order (generate, log_prob): a call of
+  // another method may then be sent right behind it and take its outputs
+  // on each rank where they are (core/rpc/worker_group.h, call_after).
+  bool keeps_rows = false;
 };
+
+// `spec`, declared to return one row per input row (MethodSpec::keeps_rows).
+inline MethodSpec keeping_rows(MethodSpec spec) {
+  spec.keeps_rows = true;
+  return spec;
+}
 
 struct RoleSpec {
   std::string name;
@@ -80,7 +90,8 @@ class RoleRegistry {
   void add(RoleSpec spec);  // throws on a duplicate name
   const RoleSpec* find(const std::string& role) const;
   const MethodSpec* find_method(const std::string& role, const std::string& method) const;
-  // {role: {method: dispatch mode name}} -- sent in the register message.
+  // {role: {method: {"mode": dispatch mode name, "keeps_rows": bool}}} --
+  // sent in the register message.
   nlohmann::json describe() const;
   std::vector<std::string> role_names() const;
   const std::map<std::string, RoleSpec>& roles() const { return roles_; }

@@ -280,6 +280,7 @@ class Worker {
       throw std::runtime_error("model '" + model + "' is not initialised on this worker");
     const MethodSpec* spec = registry_.find_method(it->second.role, method);
     if (!spec) throw std::runtime_error("role '" + it->second.role + "' has no method '" + method + "'");
+    const std::optional<std::string> keep_as = take_kept_inputs(msg.batch, method);
     CallContext ctx{args, context, model_envs_[model]};
     auto start = std::chrono::steady_clock::now();
     std::optional<profiler::OpProfiler::CallScope> profiled;
@@ -294,11 +295,46 @@ class Worker {
     core::Batch out = spec->fn(*it->second.instance, msg.batch, ctx);
     profiled.reset();
     for_kineto.reset();
+    if (keep_as) kept_ = KeptOutputs{*keep_as, model + "." + method, out, msg.batch.rows()};
     // The method's own time, so the controller can tell compute from
     // orchestration (bench_orchestration, timing_s vs compute_s).
     if (!out.meta().is_object()) out.meta() = Json::object();
     out.meta()["compute_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return out;
+  }
+
+  // The chaining keys of a call's meta (core/rpc/protocol.h), taken out
+  // before the method sees it. A call behind another gets that call's kept
+  // outputs as its input ports; a call marked to keep its outputs returns
+  // the token to keep them under. A call that is neither drops what was
+  // kept: the calls that could use it have run.
+  std::optional<std::string> take_kept_inputs(core::Batch& input, const std::string& method) {
+    Json& meta = input.meta();
+    std::optional<std::string> keep_as;
+    std::optional<Json> inputs_kept;
+    if (meta.is_object()) {
+      if (auto k = meta.find(core::kKeepOutputsKey); k != meta.end()) keep_as = k->get<std::string>();
+      if (auto k = meta.find(core::kInputsKeptKey); k != meta.end()) inputs_kept = *k;
+      meta.erase(core::kKeepOutputsKey);
+      meta.erase(core::kInputsKeptKey);
+    }
+    if (!inputs_kept) {
+      kept_.reset();
+      return keep_as;
+    }
+    const std::string token = inputs_kept->value("token", "");
+    if (!kept_ || kept_->token != token)
+      throw std::runtime_error(method + ": its inputs were to come from the call before it on this worker (" +
+                               token + "), which did not finish here");
+    if (kept_->outputs.rows() != kept_->input_rows)
+      throw std::runtime_error(method + ": its inputs were to come from " + kept_->call +
+                               ", which returned " + std::to_string(kept_->outputs.rows()) + " rows for " +
+                               std::to_string(kept_->input_rows) +
+                               " although it declares one row per input row (keeping_rows)");
+    const Json columns = inputs_kept->value("columns", Json::object());  // named: the loop reads it
+    for (auto& [port, from] : columns.items())
+      input.share_column(kept_->outputs, from.get<std::string>(), port);
+    return keep_as;
   }
 
   // kProfileMethod: configure the profiler, or hand over what it recorded;
@@ -329,6 +365,13 @@ class Worker {
     std::string role;
     std::unique_ptr<Role> instance;
   };
+  // The last call's outputs, kept for the calls sent right behind it
+  // (WorkerGroup::call_after): shared with the reply, no copy.
+  struct KeptOutputs {
+    std::string token, call;  // call: "model.method", for errors
+    core::Batch outputs;
+    int64_t input_rows = 0;
+  };
 
   const WorkerOptions& options_;
   // Set from the welcome (false until then: inline is always readable).
@@ -338,6 +381,7 @@ class Worker {
   std::unique_ptr<SpmdGroup> spmd_;
   profiler::KinetoSession kineto_;
   std::map<std::string, Hosted> models_;
+  std::optional<KeptOutputs> kept_;
   std::map<std::string, WorkerEnv> model_envs_;
 
   zmq::context_t context_{1};

@@ -133,11 +133,13 @@ bool GraphRunner::is_local(const NodeSpec& node) const {
 }
 
 GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state, int64_t step, bool profile,
-                                        Finished& finished_ref, size_t index, bool on_this_thread) {
+                                        Finished& finished_ref, size_t index, bool on_this_thread,
+                                        const std::string& keep_as) {
   Running running;
   running.start = seconds_since_start();
   running.input_rows = state.rows();
   Batch input = port_inputs(node, state);  // the callee sees its ports, not the graph's columns
+  if (!keep_as.empty()) WorkerGroup::keep_outputs(input, keep_as);
   WantedPorts wanted(wanted_out_ports(node));
   // Posts when the node's thread ends, also when it throws.
   struct PostWhenDone {
@@ -174,10 +176,61 @@ GraphRunner::Running GraphRunner::start(const NodeSpec& node, const Batch& state
   auto g = targets_.models.find(node.target);
   if (g == targets_.models.end())
     throw std::runtime_error("node '" + node.id + "' calls unknown model '" + node.target + "'");
+  running.call = g->second->call(node.method, input, call_context(node, step, profile), node.args);
+  return running;
+}
+
+nlohmann::json GraphRunner::call_context(const NodeSpec& node, int64_t step, bool profile) const {
   // The output ports the node binds travel with the call (CallContext::out).
-  nlohmann::json context = {{"run", run_id_}, {"step", step}, {"node", node.id}, {"out", *wanted.named()}};
+  nlohmann::json context = {{"run", run_id_},
+                            {"step", step},
+                            {"node", node.id},
+                            {"out", *WantedPorts(wanted_out_ports(node)).named()}};
   if (profile) context["profile"] = true;
-  running.call = g->second->call(node.method, input, context, node.args);
+  return context;
+}
+
+std::vector<size_t> GraphRunner::followers(const std::vector<NodeSpec>& nodes, size_t first,
+                                           const Batch& state, const std::map<size_t, Running>& running,
+                                           const std::set<size_t>& done) const {
+  std::vector<size_t> out;
+  const NodeSpec& p = nodes[first];
+  const auto& models = targets_.models;
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    const NodeSpec& n = nodes[j];
+    if (j == first || done.count(j) || running.count(j) || !models.count(n.target)) continue;
+    bool needs_first = false, ready_with_first = true;
+    for (const auto& col : n.in) {
+      const bool from_first = std::find(p.out.begin(), p.out.end(), col) != p.out.end();
+      needs_first = needs_first || from_first;
+      ready_with_first = ready_with_first && (from_first || state.has(col));
+    }
+    if (needs_first && ready_with_first &&
+        models.at(n.target)->can_follow(*models.at(p.target), p.method, n.method, state.rows()))
+      out.push_back(j);
+  }
+  return out;
+}
+
+GraphRunner::Running GraphRunner::start_after(const NodeSpec& first, const GroupCall& first_call,
+                                              const std::string& token, const NodeSpec& node,
+                                              const Batch& state, int64_t step, bool profile) {
+  Running running;
+  running.start = seconds_since_start();
+  running.input_rows = state.rows();
+  Batch input;  // the columns the controller has; the others stay on the workers
+  std::map<std::string, std::string> from_first;
+  for (size_t i = 0; i < node.in.size(); ++i) {
+    auto produced = std::find(first.out.begin(), first.out.end(), node.in[i]);
+    if (produced != first.out.end())
+      from_first[node.in_port(i)] = first.out_port(static_cast<size_t>(produced - first.out.begin()));
+    else
+      input.share_column(state, node.in[i], node.in_port(i));
+  }
+  input.meta() = state.meta();
+  running.call = targets_.models.at(node.target)
+                     ->call_after(first_call, token, from_first, node.method, std::move(input),
+                                  call_context(node, step, profile), node.args);
   return running;
 }
 
@@ -207,8 +260,16 @@ StepReport GraphRunner::run(const std::vector<NodeSpec>& nodes, Batch state, int
         ready_local.push_back(i);
         continue;
       }
-      running[i] = start(nodes[i], state, step, profile, *finished, i);
+      // Worker nodes waiting only for this one's columns, on the same
+      // workers, go right behind it (start_after).
+      std::vector<size_t> behind = followers(nodes, i, state, running, done);
+      const std::string token = nodes[i].id + "@" + std::to_string(step);
+      running[i] = start(nodes[i], state, step, profile, *finished, i, false, behind.empty() ? "" : token);
       running[i].call.on_ready([finished, i] { finished->post(i); });
+      for (size_t j : behind) {
+        running[j] = start_after(nodes[i], running[i].call, token, nodes[j], state, step, profile);
+        running[j].call.on_ready([finished, j] { finished->post(j); });
+      }
     }
     // Worker calls are sent first, then the local nodes start. A builtin
     // that no other local node runs beside (the advantages once the

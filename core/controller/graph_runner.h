@@ -21,6 +21,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <stop_token>
 #include <string>
@@ -88,8 +89,20 @@ class GraphRunner {
   bool is_local(const NodeSpec& node) const;
   // Starts `node`; a local node with `on_this_thread` runs to its end
   // before this returns.
+  // `keep_as`: the workers keep a worker node's outputs under this token
+  // for the nodes started behind it (start_after).
   Running start(const NodeSpec& node, const Batch& state, int64_t step, bool profile, Finished& finished,
-                size_t index, bool on_this_thread = false);
+                size_t index, bool on_this_thread = false, const std::string& keep_as = "");
+  // The worker nodes that may start right behind worker node `first`, before
+  // it ends: they wait for no column but `first`'s, and their workers keep
+  // `first`'s outputs for them (WorkerGroup::can_follow).
+  std::vector<size_t> followers(const std::vector<NodeSpec>& nodes, size_t first, const Batch& state,
+                                const std::map<size_t, Running>& running, const std::set<size_t>& done) const;
+  // Starts `node` behind `first` (started with keep_as = `token`): the
+  // columns `first` writes come from the workers' own copies of its outputs.
+  Running start_after(const NodeSpec& first, const GroupCall& first_call, const std::string& token,
+                      const NodeSpec& node, const Batch& state, int64_t step, bool profile);
+  nlohmann::json call_context(const NodeSpec& node, int64_t step, bool profile) const;
 
   NodeTargets& targets_;
   const Builtins& builtins_;

@@ -39,6 +39,14 @@ inline constexpr const char* kPingMethod = "__ping__";             // echoes its
 // the calls profiled since the last collect in the reply's meta "profile".
 inline constexpr const char* kProfileMethod = "__profile__";
 
+// A call's outputs kept on each rank for the calls sent right behind it
+// (WorkerGroup::call_after), in the input Batch's meta: the call's input
+// carries {kKeepOutputsKey: token}; a call behind it {kInputsKeptKey:
+// {"token": token, "columns": {its input port: the first call's output
+// port}}}. The worker takes both keys out before the method sees the meta.
+inline constexpr const char* kKeepOutputsKey = "keep_outputs_as";
+inline constexpr const char* kInputsKeptKey = "inputs_kept_as";
+
 // Where an error happened, as the worker reports it.
 struct RemoteErrorInfo {
   std::string group, host, model, method, message;

@@ -1,5 +1,7 @@
 #include "core/rpc/worker_group.h"
 
+#include "core/rpc/protocol.h"
+
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -76,6 +78,11 @@ void GroupCall::on_ready(std::function<void()> hook) {
   hook();
 }
 
+const DispatchPlan& GroupCall::plan() const {
+  if (!state_) throw std::logic_error("GroupCall::plan on an empty call");
+  return state_->plan;
+}
+
 GroupResult GroupCall::get() {
   if (!state_) throw std::logic_error("GroupCall::get on an empty call");
   auto state = std::move(state_);
@@ -126,30 +133,84 @@ std::vector<std::string> WorkerGroup::worker_ids() const {
   return ids;
 }
 
-const std::map<std::string, DispatchMode>& WorkerGroup::methods() const {
+const std::map<std::string, WorkerGroup::MethodInfo>& WorkerGroup::methods() const {
   if (!methods_.empty()) return methods_;
   auto info = rpc_.worker(worker_id(pool_, 0));
   if (!info)
     throw std::runtime_error("model '" + model_ + "': worker " + worker_id(pool_, 0) + " is not registered");
   if (!info->roles.contains(role_))
     throw std::runtime_error("model '" + model_ + "': the workers have no role '" + role_ + "'");
-  std::map<std::string, DispatchMode> methods;
-  for (auto& [name, mode] : info->roles[role_].items())
-    methods[name] = dispatch_mode_from_name(mode.get<std::string>());
+  std::map<std::string, MethodInfo> methods;
+  for (auto& [name, declared] : info->roles[role_].items())
+    methods[name] = MethodInfo{dispatch_mode_from_name(declared.at("mode").get<std::string>()),
+                               declared.value("keeps_rows", false)};
   methods_ = std::move(methods);
   return methods_;
 }
 
-DispatchMode WorkerGroup::dispatch_mode(const std::string& method) const {
+const WorkerGroup::MethodInfo& WorkerGroup::method_info(const std::string& method) const {
   const auto& table = methods();
   auto it = table.find(method);
   if (it == table.end()) {
     std::string known;
-    for (auto& [name, mode] : table) known += (known.empty() ? "" : ", ") + name;
+    for (auto& [name, info] : table) known += (known.empty() ? "" : ", ") + name;
     throw std::runtime_error("model '" + model_ + "' (role " + role_ + ") has no method '" + method +
                              "'; it has: " + known);
   }
   return it->second;
+}
+
+DispatchMode WorkerGroup::dispatch_mode(const std::string& method) const { return method_info(method).mode; }
+
+const Mesh& WorkerGroup::mesh_of(DispatchMode mode) const {
+  return mode == DispatchMode::split_generation_mesh ? generation_mesh_ : mesh_;
+}
+
+bool WorkerGroup::can_follow(const WorkerGroup& first, const std::string& first_method,
+                             const std::string& method, int64_t rows) const {
+  auto splits_rows = [](DispatchMode mode) {
+    return mode == DispatchMode::split_dp || mode == DispatchMode::split_dp_mesh ||
+           mode == DispatchMode::split_generation_mesh;
+  };
+  const MethodInfo& before = first.method_info(first_method);
+  const MethodInfo& after = method_info(method);
+  if (first.pool_ != pool_ || !before.keeps_rows || !splits_rows(before.mode) || !splits_rows(after.mode))
+    return false;
+  const Mesh& a = first.mesh_of(before.mode);
+  const Mesh& b = mesh_of(after.mode);
+  // Every rank a data-parallel rank of its own, rank r the r-th chunk on both sides.
+  return a == b && a.tp == 1 && a.pp == 1 && a.world() == first.mesh_.world() && a.world() == mesh_.world() &&
+         rows > 0 && rows % a.world() == 0;
+}
+
+void WorkerGroup::keep_outputs(Batch& input, const std::string& token) {
+  if (!input.meta().is_object()) input.meta() = nlohmann::json::object();
+  input.meta()[kKeepOutputsKey] = token;
+}
+
+GroupCall WorkerGroup::call_after(const GroupCall& first, const std::string& token,
+                                  const std::map<std::string, std::string>& from_first,
+                                  const std::string& method, Batch input, nlohmann::json context,
+                                  const nlohmann::json& args) {
+  const DispatchPlan& before = first.plan();
+  if (!input.empty() && input.rows() != before.input_rows)
+    throw std::invalid_argument("call_after: " + std::to_string(input.rows()) +
+                                " rows from the controller, but " + std::to_string(before.input_rows) +
+                                " went to the call before");
+  if (!input.meta().is_object()) input.meta() = nlohmann::json::object();
+  input.meta().erase(kKeepOutputsKey);
+  input.meta()[kInputsKeptKey] = {{"token", token}, {"columns", from_first}};
+  GroupCall call = run(dispatch_mode(method), method, input, {}, args, context);
+  // Each rank works on the first call's rows, whatever the controller sent.
+  std::vector<int64_t> rows;
+  {
+    std::lock_guard<std::mutex> lock(first.state_->mu);
+    rows = first.state_->timing.rows;
+  }
+  std::lock_guard<std::mutex> lock(call.state_->mu);
+  call.state_->plan.input_rows = before.input_rows;
+  call.state_->timing.rows = std::move(rows);
+  return call;
 }
 
 GroupCall WorkerGroup::call(const std::string& method, const Batch& input, nlohmann::json context,

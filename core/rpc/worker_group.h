@@ -49,6 +49,8 @@ class GroupCall {
   // Waits until ready; the merged result, or the first failed rank's
   // RemoteError. Call once.
   GroupResult get();
+  // How the call split its rows over the ranks (valid before get()).
+  const DispatchPlan& plan() const;
   // True when ready within `timeout`.
   bool wait_for(std::chrono::milliseconds timeout);
   // Calls `hook` once when ready (at once if it is): on the thread that
@@ -89,6 +91,29 @@ class WorkerGroup {
   GroupCall call(const std::string& method, const Batch& input,
                  nlohmann::json context = nlohmann::json::object(),
                  const nlohmann::json& args = nlohmann::json::object());
+  // Whether a call of `method` may go right behind a call of `first_method`
+  // on `first` with `rows` input rows, and take that call's outputs on each
+  // rank where they are (call_after): the same worker processes; both
+  // methods split rows over the same ranks, purely data-parallel (no tp or
+  // pp: every rank holds its rows' outputs); the rows split evenly (no
+  // padding); and `first_method` declared one output row per input row
+  // (workers/method_registry.h, keeps_rows).
+  bool can_follow(const WorkerGroup& first, const std::string& first_method, const std::string& method,
+                  int64_t rows) const;
+  // The meta a call's input carries so that each rank keeps the call's
+  // outputs under `token` for the calls sent behind it.
+  static void keep_outputs(Batch& input, const std::string& token);
+  // Sends `method` right behind `first` (a call whose input was marked with
+  // keep_outputs(token), allowed by can_follow), before `first` has
+  // replied: each rank runs it after `first`, on `first`'s outputs there --
+  // `from_first` maps this method's input port to `first`'s output port --
+  // together with `input`, the columns from the controller (the same rows
+  // as `first`'s input, or none). A rank where `first` failed fails this
+  // call too.
+  GroupCall call_after(const GroupCall& first, const std::string& token,
+                       const std::map<std::string, std::string>& from_first, const std::string& method,
+                       Batch input, nlohmann::json context = nlohmann::json::object(),
+                       const nlohmann::json& args = nlohmann::json::object());
   // all_to_all: one input per rank.
   GroupCall call_per_rank(const std::string& method, const std::vector<Batch>& inputs,
                           nlohmann::json context = nlohmann::json::object());
@@ -100,14 +125,21 @@ class WorkerGroup {
   GroupCall run(DispatchMode mode, const std::string& method, const Batch& input,
                 const std::vector<Batch>& per_rank, const nlohmann::json& args,
                 const nlohmann::json& context);
-  // The role's methods and their dispatch modes, from rank 0's register
+  struct MethodInfo {
+    DispatchMode mode = DispatchMode::split_dp;
+    bool keeps_rows = false;
+  };
+  // The role's methods as the workers declared them, from rank 0's register
   // message; read on first use (the workers have registered by then).
-  const std::map<std::string, DispatchMode>& methods() const;
+  const std::map<std::string, MethodInfo>& methods() const;
+  const MethodInfo& method_info(const std::string& method) const;  // throws for an unknown method
+  // The mesh a method of `mode` splits its rows over.
+  const Mesh& mesh_of(DispatchMode mode) const;
 
   RpcServer& rpc_;
   std::string model_, role_, pool_;
   Mesh mesh_, generation_mesh_;
-  mutable std::map<std::string, DispatchMode> methods_;
+  mutable std::map<std::string, MethodInfo> methods_;
 };
 
 }  // namespace rlwb::core

@@ -57,14 +57,14 @@ void register_demo_roles(RoleRegistry& registry) {
   };
   using D = DemoRole;
   spec.methods = {
-      method<D>("square", DispatchMode::split_dp, x_to("x_sq"),
-                [](D& r, const Batch& in, CallContext&) {
-                  simulate_work(r);
-                  auto x = in.tensor("x");
-                  Batch out;
-                  out.set_tensor("x_sq", x * x * r.factor);
-                  return out;
-                }),
+      keeping_rows(method<D>("square", DispatchMode::split_dp, x_to("x_sq"),
+                             [](D& r, const Batch& in, CallContext&) {
+                               simulate_work(r);
+                               auto x = in.tensor("x");
+                               Batch out;
+                               out.set_tensor("x_sq", x * x * r.factor);
+                               return out;
+                             })),
       method<D>("negate", DispatchMode::split_dp, x_to("x_neg"),
                 [](D& r, const Batch& in, CallContext&) {
                   simulate_work(r);

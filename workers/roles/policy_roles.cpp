@@ -381,9 +381,10 @@ void register_policy_roles(RoleRegistry& registry) {
   actor.description = "causal LM that generates rollouts and trains with PPO-style policy losses";
   actor.create = create_policy("actor");
   actor.methods = {
-      method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate),
-      method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
-                [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); }),
+      keeping_rows(method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate)),
+      keeping_rows(
+          method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
+                    [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); })),
       method<P>("update", DispatchMode::split_dp_mesh, update_ports(), update),
       method<P>("sft_update", DispatchMode::split_dp_mesh, sft_ports(), sft_update),
       method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
@@ -400,9 +401,10 @@ void register_policy_roles(RoleRegistry& registry) {
   reference.description = "frozen causal LM: log-probs of the reference policy";
   reference.create = create_policy("reference");
   reference.methods = {
-      method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("ref_log_probs"),
-                [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "ref_log_probs"); }),
-      method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate),
+      keeping_rows(
+          method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("ref_log_probs"),
+                    [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "ref_log_probs"); })),
+      keeping_rows(method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate)),
       method<P>("save_checkpoint", DispatchMode::broadcast, none, save),
       method<P>("load_checkpoint", DispatchMode::broadcast, none, load),
       method<P>("save_state", DispatchMode::broadcast, none, save_state),
@@ -417,9 +419,10 @@ void register_policy_roles(RoleRegistry& registry) {
       "it after every RL step (config.weight_stream)";
   rollout.create = create_policy("rollout");
   rollout.methods = {
-      method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate),
-      method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
-                [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); }),
+      keeping_rows(method<P>("generate", DispatchMode::split_generation_mesh, generate_ports(), generate)),
+      keeping_rows(
+          method<P>("log_prob", DispatchMode::split_dp_mesh, log_prob_ports("old_log_probs"),
+                    [](P& r, const Batch& in, CallContext&) { return log_prob(r, in, "old_log_probs"); })),
       method<P>(
           "stream_weights", DispatchMode::broadcast, none,
           [](P& r, const Batch&, CallContext& ctx) { return stream_weights(r, ctx, /*sender=*/false); }),

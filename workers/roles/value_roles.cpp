@@ -315,16 +315,16 @@ RoleSpec value_role(const std::string& name, const std::string& description, boo
     auto update_in = sequence_ports();
     update_in.push_back(core::required_port("values", "[B,R] the values at sampling"));
     update_in.push_back(core::required_port("returns", "[B,R] the targets"));
-    spec.methods.push_back(method<V>("values", DispatchMode::split_dp_mesh,
-                                     core::call_ports(sequence_ports(), {core::out_port("values", "[B,R]")}),
-                                     values));
+    spec.methods.push_back(keeping_rows(
+        method<V>("values", DispatchMode::split_dp_mesh,
+                  core::call_ports(sequence_ports(), {core::out_port("values", "[B,R]")}), values)));
     spec.methods.push_back(
         method<V>("update", DispatchMode::split_dp_mesh, core::call_ports(std::move(update_in), {}), update));
   } else {
-    spec.methods.push_back(method<V>(
+    spec.methods.push_back(keeping_rows(method<V>(
         "score", DispatchMode::split_dp_mesh,
         core::call_ports(sequence_ports(), {core::out_port(score_port, "[B,R] the score on the last token")}),
-        [score_port](V& r, const Batch& in, CallContext& ctx) { return score(r, in, ctx, score_port); }));
+        [score_port](V& r, const Batch& in, CallContext& ctx) { return score(r, in, ctx, score_port); })));
     const std::vector<core::PortSpec> pair_in = {
         core::required_port("prompts", "[B] the prompts (text or chat messages)"),
         core::required_port("chosen", "[B] the response that should score higher (text)"),

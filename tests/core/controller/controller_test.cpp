@@ -50,6 +50,65 @@ nodes:
   - {id: total, call: builtin.add, in: [x_sq, x_neg], out: {sum: total}}
 )";
 
+// Two demo models on the same two workers, each node 0.3 s; NODES is
+// filled in by each test.
+const char* kSharedWorkersGraph = R"(
+name: chain
+algorithm: demo
+pools:
+  a: {workers: 2}
+models:
+  sq: {role: demo, pool: a, parallel: {dp: 2}, config: {sleep_ms: 300}}
+  ng: {role: demo, pool: a, parallel: {dp: 2}, config: {sleep_ms: 300}}
+task: {name: toy_numbers, batch_size: 6}
+trainer: {steps: 2}
+nodes:
+NODES
+)";
+
+RunResult run_on_shared_workers(const std::string& nodes) {
+  std::string graph = kSharedWorkersGraph;
+  graph.replace(graph.find("NODES"), 5, nodes);
+  Controller controller(experiment(graph), options(), nullptr);
+  return controller.run();
+}
+
+std::map<std::string, NodeSpan> spans_of(const StepReport& step) {
+  std::map<std::string, NodeSpan> span;
+  for (auto& s : step.spans) span[s.node] = s;
+  return span;
+}
+
+// negate reads only square's output and square keeps one row per row:
+// negate goes out right behind square and takes x_sq on each rank.
+TEST(Controller, ANodeOnTheSameWorkersGoesRightBehindTheNodeItReadsFrom) {
+  RunResult result = run_on_shared_workers(
+      "  - {id: square, call: sq.square, in: [x], out: [x_sq]}\n"
+      "  - {id: negate, call: ng.negate, in: {x: x_sq}, out: [x_neg]}");
+  ASSERT_EQ(result.status, "finished") << result.error;
+  for (auto& step : result.steps) {
+    auto span = spans_of(step);
+    EXPECT_LT(span["negate"].start, span["square"].end) << "negate waited for square's reply";
+    auto x = torch::arange(6, torch::kFloat32) + static_cast<float>(step.step * 6);
+    EXPECT_TRUE(torch::equal(step.batch.tensor("x_neg"), -(x * x)));
+    EXPECT_TRUE(torch::equal(step.batch.tensor("x_sq"), x * x));
+  }
+}
+
+// negate does not declare keeping rows: square waits for its reply.
+TEST(Controller, ANodeBehindOneThatMayChangeItsRowsWaitsForTheReply) {
+  RunResult result = run_on_shared_workers(
+      "  - {id: negate, call: ng.negate, in: [x], out: [x_neg]}\n"
+      "  - {id: square, call: sq.square, in: {x: x_neg}, out: [x_sq]}");
+  ASSERT_EQ(result.status, "finished") << result.error;
+  for (auto& step : result.steps) {
+    auto span = spans_of(step);
+    EXPECT_GE(span["square"].start, span["negate"].end);
+    auto x = torch::arange(6, torch::kFloat32) + static_cast<float>(step.step * 6);
+    EXPECT_TRUE(torch::equal(step.batch.tensor("x_sq"), x * x));
+  }
+}
+
 TEST(Controller, ThreeNodeGraphRunsIndependentNodesAtTheSameTime) {
   std::string db = temp_db();
   TrackingWriter tracking(db);
