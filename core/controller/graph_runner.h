@@ -7,8 +7,10 @@
 // replies complete them: no thread waits per node); builtin and reward
 // nodes run in this process, on a thread each -- but a builtin with no
 // other local node beside it runs on the runner's own thread (worker calls
-// may be in flight). The runner wakes only when a node finishes or a stop
-// is requested.
+// may be in flight). A worker node that waits only for the columns of a
+// worker node on the same processes is sent right behind it and takes
+// those columns on the workers (followers, WorkerGroup::call_after). The
+// runner wakes only when a node finishes or a stop is requested.
 #pragma once
 
 #include "core/config/trainer_options.h"

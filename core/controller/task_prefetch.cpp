@@ -17,40 +17,37 @@ TaskPrefetch::~TaskPrefetch() {
 }
 
 void TaskPrefetch::prefetch(const tasks::TaskDraw& next) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    requested_ = next;
-    ready_draw_.reset();
-    ready_.reset();
-    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
-  }
+  // Never wait for the idle-priority thread: on a busy host it may sit
+  // preempted inside its few lines under the lock for a long while. When
+  // it holds the lock, this request is skipped and its step draws itself.
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;
+  requested_ = next;
+  ready_draw_.reset();
+  ready_.reset();
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  lock.unlock();
   cv_.notify_all();
 }
 
 Batch TaskPrefetch::take(const tasks::TaskDraw& draw) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (ready_draw_ == draw && ready_) {
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);  // as in prefetch()
+    if (lock.owns_lock() && ready_draw_ == draw && ready_) {
       Batch batch = std::move(*ready_);
       ready_draw_.reset();
       ready_.reset();
       ++prefetched_;
       return batch;
     }
-    ++drawn_here_;
   }
+  ++drawn_here_;
   return draw_(draw);
 }
 
-int64_t TaskPrefetch::prefetched() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return prefetched_;
-}
+int64_t TaskPrefetch::prefetched() const { return prefetched_; }
 
-int64_t TaskPrefetch::drawn_here() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return drawn_here_;
-}
+int64_t TaskPrefetch::drawn_here() const { return drawn_here_; }
 
 bool TaskPrefetch::wait_ready(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);

@@ -7,7 +7,7 @@
 // fill it costs them nothing. A draw that is not ready when its step starts
 // is drawn again on the caller's thread -- a draw is a pure function of the
 // TaskDraw and the task settings, so both give the same rows -- and the
-// step never waits for the background thread.
+// step never waits for the background thread, not even for its lock.
 //
 // The draw function runs on the background thread: it must not touch state
 // another thread changes (the task sources in core/tasks are safe so).
@@ -16,6 +16,7 @@
 #include "core/batch/batch.h"
 #include "core/tasks/task_source.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -62,7 +63,7 @@ class TaskPrefetch {
   std::optional<tasks::TaskDraw> ready_draw_;
   std::optional<Batch> ready_;  // ready_draw_'s batch (none when its draw failed)
   bool stopping_ = false;
-  int64_t prefetched_ = 0, drawn_here_ = 0;
+  std::atomic<int64_t> prefetched_{0}, drawn_here_{0};
   std::thread thread_;  // started by the first prefetch
 };
 
