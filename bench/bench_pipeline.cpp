@@ -141,8 +141,8 @@ int main(int argc, char** argv) {
         SpmdGroup pool(SpmdOptions{"127.0.0.1", port, rank, pp, std::chrono::milliseconds(120000)});
         const rlwb::core::Mesh mesh{1, pp, 1};
         std::shared_ptr<MeshGroups> groups = make_mesh_groups(pool, mesh, "bench");
-        one[rank]->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(rank), pp, 1});
-        many[rank]->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(rank), pp, micro_batches});
+        one[rank]->shard_pipeline_parallel(groups->pipeline_parallel(rank, 1));
+        many[rank]->shard_pipeline_parallel(groups->pipeline_parallel(rank, micro_batches));
         timed(one[rank], pool, ids, true, 1);  // warm-up: allocator, Gloo pairs
         timed(many[rank], pool, ids, true, 1);
         for (int r = 0; r < rounds; ++r) {

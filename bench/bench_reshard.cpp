@@ -32,12 +32,11 @@
 //                    training shard held all along)
 // The model: a Llama-shaped Transformer of about 124M parameters (8
 // layers, hidden 768, MLP 3072, vocabulary 32000), float32 on the CPU.
-// With --pp the ranks also hold pipeline stages, every stage with the
-// embedding and the head (model/pipeline_parallel.h): table 2 assumes
-// every parameter split over the stages, so (c) then moves and holds more
-// than its formula by what those shared tensors add; the line below the
-// table says how much. Way (d) streams from tensor-parallel senders only
-// and is left out at pp > 1.
+// With --pp the ranks also hold pipeline stages, each with its blocks and
+// its share of the embedding's and the head's rows (split over the
+// replica's p t ranks, model/pipeline_parallel.h), as table 2 assumes;
+// only the final norm (a vector) is on every stage. Way (d) streams from
+// tensor-parallel senders only and is left out at pp > 1.
 // The processes inherit the CPU affinity of the command: pin the run with
 // taskset to compare runs on the same cores.
 //
@@ -172,9 +171,9 @@ torch::Tensor flat_range(Transformer& net, int64_t from, int64_t count) {
 
 // (a) and (b): the whole model gathered from every member's flat parts --
 // a ZeRO-3 partition over the pool for DeepSpeed-Chat; for HybridFlow-V
-// the training shard over the TP group, and with stages the blocks over
-// the replica's TP x PP ranks and the embedding and heads (on every stage)
-// over the TP group only. Generation reads its shard of the whole; the own
+// the training shard over the TP group, and with stages the blocks and
+// the vocabulary's shares over the replica's TP x PP ranks and the final
+// norm (on every stage) over the TP group only. Generation reads its shard of the whole; the own
 // parts stay held beside it.
 struct FlatPart {
   torch::Tensor mine;
@@ -455,7 +454,8 @@ int rank_main(int rank, int port, const Settings& s) {
   if (rank >= colocated) return generation_pool_main(all, separate, s);
   SpmdGroup& pool = *colocated_group;
   const int64_t piece = s.piece_kib * 1024 / 4;
-  std::shared_ptr<MeshGroups> groups = rlwb::workers::make_mesh_groups(pool, layout.training_mesh(), "bench");
+  std::shared_ptr<MeshGroups> groups =
+      rlwb::workers::make_mesh_groups(pool, layout.training_mesh(), "bench", layout.generation_mesh());
   int64_t params = 0;
   std::unique_ptr<SpmdGroup> model_parallel;  // (b)'s group with stages
   std::vector<std::unique_ptr<Way>> ways;
@@ -467,16 +467,18 @@ int rank_main(int rank, int port, const Settings& s) {
     ways.push_back(std::make_unique<GatherWhole>(
         "(a) DeepSpeed-Chat", deepspeed_chat_cost(layout),
         std::vector<FlatPart>{{flat_range(net, rank * part, part), &pool}}, piece));
-    const rlwb::core::Mesh mesh = layout.training_mesh();
-    net->shard_tensor_parallel({groups->tp.get(), mesh.tp_index(rank), s.tp});
-    net->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(rank), s.pp});
+    net->shard_tensor_parallel(groups->tensor_parallel(rank));
+    net->shard_pipeline_parallel(groups->pipeline_parallel(rank));
     // HybridFlow-V gathers over the replica's model-parallel ranks: the TP
-    // group, and with stages the blocks over the TP x PP ranks
-    // (consecutive) and what every stage holds over the TP group.
+    // group, and with stages the blocks and the vocabulary's shares over
+    // the TP x PP ranks (consecutive) and what every stage holds (the
+    // final norm) over the TP group.
     std::vector<torch::Tensor> blocks, shared;
-    for (const auto& p : net->named_parameters())
-      (s.pp > 1 && rlwb::workers::model::layer_of_parameter(p.key()) < 0 ? shared : blocks)
-          .push_back(p.value().detach().reshape({-1}));
+    for (const auto& p : net->named_parameters()) {
+      const bool on_every_stage = rlwb::workers::model::layer_of_parameter(p.key()) < 0 &&
+                                  !rlwb::workers::model::is_vocab_parameter(p.key());
+      (s.pp > 1 && on_every_stage ? shared : blocks).push_back(p.value().detach().reshape({-1}));
+    }
     std::vector<FlatPart> parts{{torch::cat(blocks), groups->tp.get()}};
     if (s.pp > 1) {
       std::vector<int> replica;
@@ -541,17 +543,6 @@ int rank_main(int rank, int port, const Settings& s) {
                 ways[w]->name(), received[w] / kMiB, loopback[w] / kMiB, f.bytes_moved * M / kMiB,
                 generation[w] / kMiB, f.peak_memory * M / kMiB, redundant[w] / kMiB, f.redundancy * M / kMiB,
                 total[w] / kMiB, (f.peak_memory + f.redundancy) * M / kMiB, median(seconds[w]) * 1e3);
-  }
-  if (s.pp > 1) {
-    // The embedding and head every stage holds, which table 2 splits over the stages.
-    const TransformerConfig c = model_config(s.layers);
-    const double shared = (c.tie_word_embeddings ? 1.0 : 2.0) * c.vocab_size * c.hidden_size * 4.0;
-    const ReshardCost f = ways[2]->formula();
-    std::printf(
-        "with stages: the embedding and head (%.1f MiB) sit on every training stage (1/t each), where "
-        "table 2 splits them over the stages: of (c)'s formula, %.1f MiB received are already there, and "
-        "generating holds them at 1/t_g on each of the %d generation stage(s) (formula: 1/(t_g p_g))\n",
-        shared / kMiB, shared * f.bytes_moved / kMiB, s.gen_pp);
   }
   std::printf("\nper-round time ratios (interleaved rounds, same processes and cores):\n");
   for (size_t against : {size_t{0}, size_t{1}}) {

@@ -27,8 +27,37 @@ std::vector<int> data_parallel_ranks(const core::Mesh& mesh, int rank) {
   return ranks;
 }
 
+model::TensorParallel MeshGroups::tensor_parallel(int rank) const {
+  if (mesh.tp <= 1) return {};
+  return {tp.get(), mesh.tp_index(rank), mesh.tp};
+}
+
+model::PipelineParallel MeshGroups::pipeline_parallel(int rank, int micro_batches) const {
+  if (mesh.pp <= 1) return {};
+  return {
+      pp.get(), mesh.pp_index(rank), mesh.pp, micro_batches, {vocab.get(), vocab_index, mesh.pp * mesh.tp}};
+}
+
+int vocab_index(const core::Mesh& generation, int rank) {
+  const int fold = generation.fold();
+  return (generation.pp_index(rank) * generation.tp + generation.tp_index(rank)) * fold +
+         generation.dp_index(rank) % fold;
+}
+
+std::vector<int> vocab_parallel_ranks(const core::Mesh& training, const core::Mesh& generation, int rank) {
+  const int size = training.pp * training.tp, first = training.dp_index(rank) * size;
+  std::vector<int> ranks(size);
+  for (int r = first; r < first + size; ++r) ranks.at(vocab_index(generation, r)) = r;
+  return ranks;
+}
+
 std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& mesh,
                                              const std::string& model) {
+  return make_mesh_groups(pool, mesh, model, mesh);
+}
+
+std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& mesh,
+                                             const std::string& model, const core::Mesh& generation) {
   if (mesh.folded())
     throw std::invalid_argument(
         "make_mesh_groups: model '" + model +
@@ -50,6 +79,15 @@ std::shared_ptr<MeshGroups> make_mesh_groups(SpmdGroup& pool, const core::Mesh& 
     groups->dp = pool.subgroup(
         model + "/dp/" + std::to_string(mesh.pp_index(rank)) + "." + std::to_string(mesh.tp_index(rank)),
         data_parallel_ranks(mesh, rank));
+  if (generation.world() != mesh.world())
+    throw std::invalid_argument("make_mesh_groups: model '" + model + "': the generation mesh has " +
+                                std::to_string(generation.world()) + " ranks, the training mesh " +
+                                std::to_string(mesh.world()));
+  if (mesh.pp > 1) {
+    groups->vocab_index = vocab_index(generation, rank);
+    groups->vocab = pool.subgroup(model + "/vocab/" + std::to_string(mesh.dp_index(rank)),
+                                  vocab_parallel_ranks(mesh, generation, rank));
+  }
   return groups;
 }
 

@@ -186,18 +186,21 @@ void check_layouts(const Experiment& exp, const ExperimentOptions& o, ParseConte
             "choose a pp that divides the layers, or generate with the training stages (leave generate.pp "
             "out)");
     }
-    const int tp = model.parallel.tp;
-    if (tp <= 1) continue;
-    // The 3D-HybridEngine gathers equal shards: its vocabulary must divide.
+    // The 3D-HybridEngine gathers equal shards of the vocabulary, which is
+    // split over the pp * tp ranks of a replica: it must divide.
+    const int tp = model.parallel.tp, vocab_parts = model.parallel.pp * tp;
     const std::optional<int64_t> vocab =
         options->second.model ? options->second.model->vocab_size : std::nullopt;
-    if (model.parallel.micro_dp() > 1 && vocab && *vocab % tp != 0)
+    if (model.parallel.micro_dp() > 1 && vocab && *vocab % vocab_parts != 0)
       ctx.add("models." + name + ".config.model.vocab_size",
               "model '" + name +
                   "' generates with another layout than it trains (parallel.generate), and its "
                   "vocab_size = " +
-                  std::to_string(*vocab) + " does not divide by tp = " + std::to_string(tp),
-              "pad the vocabulary: vocab_size: " + std::to_string((*vocab + tp - 1) / tp * tp));
+                  std::to_string(*vocab) + " does not divide by " +
+                  (model.parallel.pp > 1 ? "pp * tp" : "tp") + " = " + std::to_string(vocab_parts),
+              "pad the vocabulary: vocab_size: " +
+                  std::to_string((*vocab + vocab_parts - 1) / vocab_parts * vocab_parts));
+    if (tp <= 1) continue;
     const std::optional<ModelShapeOptions> shape_or =
         options->second.model ? options->second.model : checkpoint_shape(options->second.checkpoint);
     if (!shape_or) continue;

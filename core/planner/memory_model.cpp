@@ -36,7 +36,8 @@ MemoryUse model_memory(const PlannedModel& model, const ModelLayout& layout, con
   const double rows_per_replica = std::ceil(double(workload.rows()) / layout.dp);
   const double micro = std::min<double>(model.micro_batch_size, rows_per_replica);
   const double layers_per_stage = double(s.num_layers) / layout.pp;
-  const double head_width = s.value_head ? 1.0 : double(s.vocab_size) / layout.tp;
+  // The head's rows are split over the tp ranks and the stages (model/pipeline_parallel.h).
+  const double head_width = s.value_head ? 1.0 : double(s.vocab_size) / (layout.tp * layout.pp);
   const double logits = micro * length * head_width * 4.0;  // fp32 logits
   if (model.trained) {
     const double micro_batches = std::ceil(rows_per_replica / micro);
@@ -56,7 +57,7 @@ MemoryUse model_memory(const PlannedModel& model, const ModelLayout& layout, con
     const double gathered = (s.parameters() * sw.peak_fraction - shard) * precision.parameter_bytes;
     const double rows = generation_rows_in_flight(model, layout, workload, precision, kv_budget);
     const double kv = rows * kv_bytes_per_row(model, layout, workload, precision);
-    const double step_logits = rows * double(s.vocab_size) / layout.generate_tp * 4.0;
+    const double step_logits = rows * double(s.vocab_size) / (layout.generate_tp * layout.generate_pp) * 4.0;
     use.transient = std::max(use.transient, std::max(0.0, gathered) + kv + step_logits);
   }
   return use;

@@ -22,16 +22,29 @@ struct GenerationLayoutModel::Step {
 GenerationLayoutModel::GenerationLayoutModel(const model::TransformerConfig& config,
                                              GenerationWeights weights, const model::TensorParallel& tp,
                                              const model::PipelineParallel& pp)
-    : config_(config), shard_config_(config), weights_(std::move(weights)), tp_(tp), pp_(pp) {
+    : config_(config),
+      shard_config_(config),
+      weights_(std::move(weights)),
+      tp_(tp),
+      pp_(pp),
+      vocab_parallel_(pp.active() ? pp.vocab : tp) {
   for (auto [setting, value] : {std::pair<const char*, int64_t>{"num_heads", config.num_heads},
                                 {"num_kv_heads", config.num_kv_heads},
-                                {"intermediate_size", config.intermediate_size},
-                                {"vocab_size", config.vocab_size}}) {
+                                {"intermediate_size", config.intermediate_size}}) {
     if (value % tp.size != 0)
       throw ModelError("GenerationLayoutModel: generation tp = " + std::to_string(tp.size) +
                        " must divide '" + setting + "' = " + std::to_string(value) +
                        "; choose a generation tp that divides it");
   }
+  if (pp.active() && pp.vocab.size != pp.stages * tp.size)
+    throw ModelError("GenerationLayoutModel: with " + std::to_string(pp.stages) +
+                     " generation stages the vocabulary is split over the replica's " +
+                     std::to_string(pp.stages * tp.size) + " ranks, but PipelineParallel::vocab has " +
+                     std::to_string(pp.vocab.size));
+  if (config.vocab_size % vocab_parallel_.size != 0)
+    throw ModelError("GenerationLayoutModel: 'vocab_size' = " + std::to_string(config.vocab_size) +
+                     " does not divide by the " + std::to_string(vocab_parallel_.size) +
+                     " ranks it is split over (generation pp * tp); pad the vocabulary");
   const model::Shard stage_layers = model::layers_of_stage(config.num_layers, pp.stage, pp.stages);
   if (static_cast<int64_t>(weights_.layers.size()) != stage_layers.size ||
       weights_.first_layer != stage_layers.start)
@@ -42,7 +55,7 @@ GenerationLayoutModel::GenerationLayoutModel(const model::TransformerConfig& con
         ", which holds layers [" + std::to_string(stage_layers.start) + ", " +
         std::to_string(stage_layers.start + stage_layers.size) +
         ") of 'num_layers' = " + std::to_string(config.num_layers));
-  vocab_ = model::shard_of(config.vocab_size, tp.rank, tp.size);
+  vocab_ = model::shard_of(config.vocab_size, vocab_parallel_.rank, vocab_parallel_.size);
   shard_config_.head_dim = config.resolved_head_dim();
   shard_config_.num_heads = config.num_heads / tp.size;
   shard_config_.num_kv_heads = config.num_kv_heads / tp.size;
@@ -56,11 +69,12 @@ GenerationLayoutModel::GenerationLayoutModel(const model::TransformerConfig& con
 // Vocab-parallel lookup (as the Transformer's): each rank looks up the ids
 // it holds, zero for the others, summed over the generation ranks.
 torch::Tensor GenerationLayoutModel::embed(const torch::Tensor& input_ids) {
-  if (!tp_.active()) return torch::embedding(weights_.tok_embeddings, input_ids);
+  if (!vocab_parallel_.active()) return torch::embedding(weights_.tok_embeddings, input_ids);
   torch::Tensor local = input_ids - vocab_.start;
   torch::Tensor held = (local >= 0).logical_and(local < vocab_.size);
   torch::Tensor rows = torch::embedding(weights_.tok_embeddings, local.clamp(0, vocab_.size - 1));
-  return model::reduce_from_tensor_parallel(rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0), tp_);
+  return model::reduce_from_tensor_parallel(rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0),
+                                            vocab_parallel_);
 }
 
 // x [..., d_g * k] times d_g column blocks [d_g, out, k]: the partial sum
@@ -177,7 +191,7 @@ model::GenerationResult GenerationLayoutModel::generate(const torch::Tensor& pro
   // As generate(): the tp ranks sample alike from `shared`, each adding the
   // noise of its own vocabulary columns from `own`.
   at::Generator shared = seeded_generator(options.seed);
-  at::Generator own = seeded_generator(options.seed * 1000003 + uint64_t{7919} * (tp_.rank + 1));
+  at::Generator own = seeded_generator(options.seed * 1000003 + uint64_t{7919} * (vocab_parallel_.rank + 1));
 
   model::GenerationResult result;
   result.responses = torch::full({batch, max_new}, pad, torch::kInt64);
@@ -192,8 +206,8 @@ model::GenerationResult GenerationLayoutModel::generate(const torch::Tensor& pro
   torch::Tensor local_logits = logits(hidden.select(1, prompt_len - 1));
   torch::Tensor finished = torch::zeros({batch}, torch::kBool);
   for (int64_t step = 0; step < max_new; ++step) {
-    model::NextTokens next = model::sample_vocab_parallel(local_logits, vocab_, config_.vocab_size, tp_,
-                                                          options.sampling, shared, own);
+    model::NextTokens next = model::sample_vocab_parallel(local_logits, vocab_, config_.vocab_size,
+                                                          vocab_parallel_, options.sampling, shared, own);
     torch::Tensor tokens = next.tokens.masked_fill(finished, pad);
     result.responses.select(1, step).copy_(tokens);
     result.log_probs.select(1, step).copy_(next.log_probs.masked_fill(finished, 0.0));

@@ -33,8 +33,10 @@
 // stages it is collective over the generation PP group too, as a
 // pipeline-parallel Transformer (model/pipeline_parallel.h): a stage holds
 // layers_of_stage(num_layers, stage, p_g) only, hands its output to the
-// next stage, and the last stage's goes to every stage, so every stage
-// computes the same logits and samples the same tokens.
+// next stage, and the last stage's goes to every stage; the vocabulary is
+// then split over the generation replica's p_g t_g ranks (pp.vocab), so
+// every stage computes its columns of the logits and samples the same
+// tokens.
 #pragma once
 
 #include <torch/types.h>
@@ -67,30 +69,35 @@ struct GenerationLayerWeights {
 };
 
 struct GenerationWeights {
-  torch::Tensor tok_embeddings;  // [V/t_g, E]
+  torch::Tensor tok_embeddings;  // [V/(p_g t_g), E]
   // This generation stage's layers, the first being block `first_layer`
   // of the model (every layer, from 0, without pipeline stages).
   int64_t first_layer = 0;
   std::vector<GenerationLayerWeights> layers;
   torch::Tensor norm;     // [E]
-  torch::Tensor lm_head;  // [V/t_g, E]; the embedding's tensor when tied
+  torch::Tensor lm_head;  // [V/(p_g t_g), E]; the embedding's tensor when tied
 };
 
 class GenerationLayoutModel {
  public:
   // `config` is the whole model's; `tp` this rank among the generation TP
-  // ranks, `pp` among the generation stages. Throws ModelError when t_g
-  // does not divide the heads, the key/value heads, the MLP width or the
-  // vocabulary, or when the weights are not the layers of this stage.
+  // ranks, `pp` among the generation stages (and pp.vocab among the
+  // replica's p_g t_g ranks). Throws ModelError when t_g does not divide
+  // the heads, the key/value heads or the MLP width, when p_g t_g does not
+  // divide the vocabulary, or when the weights are not the layers of this
+  // stage.
   GenerationLayoutModel(const model::TransformerConfig& config, GenerationWeights weights,
                         const model::TensorParallel& tp, const model::PipelineParallel& pp = {});
 
-  // This rank's token ids [start, start + V/t_g).
+  // This rank's token ids [start, start + V/(p_g t_g)).
   model::Shard vocab_shard() const { return vocab_; }
   // Its heads, width and vocabulary: what its KV cache is sized by.
   const model::TransformerConfig& shard_config() const { return shard_config_; }
   const model::TensorParallel& tensor_parallel() const { return tp_; }
   const model::PipelineParallel& pipeline_parallel() const { return pp_; }
+  // The ranks its vocabulary is split over: the generation TP group, or
+  // with stages the generation replica's p_g t_g ranks.
+  const model::TensorParallel& vocab_parallel() const { return vocab_parallel_; }
 
   // As Transformer::hidden_states without outputs_from: final-norm hidden
   // states [B, T, E]; key_mask [B, cache length + T] or undefined.
@@ -119,6 +126,7 @@ class GenerationLayoutModel {
   GenerationWeights weights_;
   model::TensorParallel tp_;
   model::PipelineParallel pp_;
+  model::TensorParallel vocab_parallel_;  // tp_, or pp_.vocab with stages
   model::Shard vocab_;
   torch::Tensor rope_cos_, rope_sin_;
 };

@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "workers/mesh_groups.h"
 #include "workers/spmd_group.h"
 
 namespace rlwb::workers::hybrid_engine {
@@ -45,10 +46,20 @@ void check_fits(const model::TransformerImpl& m, const SpmdGroup& pool, const Hy
                             std::to_string(pool.rank()) + " at tp rank " + std::to_string(at.tp_index) +
                             " of " + std::to_string(layout.train().tp) +
                             "; shard it with the layout's training TP group (make_mesh_groups) first");
-  if (m.config().vocab_size % layout.train().tp != 0)
+  const int vocab_parts = layout.train().pp * layout.train().tp;
+  if (m.config().vocab_size % vocab_parts != 0)
     throw HybridLayoutError(where + "'vocab_size' = " + std::to_string(m.config().vocab_size) +
-                            " does not divide by the training tp = " + std::to_string(layout.train().tp) +
-                            "; the engine gathers equal shards: pad the vocabulary to a multiple of tp");
+                            " does not divide by the training pp * tp = " + std::to_string(vocab_parts) +
+                            "; the engine gathers equal shards: pad the vocabulary to a multiple of it");
+  const int share = vocab_index(layout.generation_mesh(), pool.rank());
+  if (m.vocab_parallel().size != vocab_parts || m.vocab_parallel().rank != share)
+    throw HybridLayoutError(where + "the model holds vocabulary share " +
+                            std::to_string(m.vocab_parallel().rank) + " of " +
+                            std::to_string(m.vocab_parallel().size) +
+                            " but generating in this layout needs " + std::to_string(share) + " of " +
+                            std::to_string(vocab_parts) + " on pool rank " + std::to_string(pool.rank()) +
+                            "; make the mesh groups with the generation mesh (make_mesh_groups(..., "
+                            "layout.generation_mesh()))");
   if (m.config().head != model::Head::kLanguageModel)
     throw HybridLayoutError(where + "the model has a value head; only a language model generates");
   for (const auto& p : m.parameters())
@@ -70,21 +81,14 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
   if (options_.piece_bytes < static_cast<int64_t>(sizeof(float)))
     throw std::invalid_argument("HybridEngine: 'piece_bytes' = " + std::to_string(options_.piece_bytes) +
                                 " must hold at least one float");
-  // Every rank makes its groups in one order -- micro-DP, its same-stage
-  // part, generation TP, generation PP -- and each kind partitions the
+  // Every rank makes its groups in one order -- micro-DP, generation TP,
+  // generation PP, generation vocabulary -- and each kind partitions the
   // pool, so the members of every group meet without waiting on another.
   const int rank = pool.rank();
   const int stages_per = layout_.train().pp / layout_.generate().pp;
-  const int tps_per = layout_.train().tp / layout_.generate().tp;
   if (layout_.micro_dp_size() > 1) {
     const std::vector<int> ranks = layout_.micro_dp_ranks(rank);
     micro_dp_ = pool.subgroup(group_name(name, "micro_dp", ranks), ranks);
-    // Its members at this rank's training stage: slots [stage offset * ts, + ts).
-    if (stages_per > 1 && tps_per > 1) {
-      const int first = placement_.micro_dp_index / tps_per * tps_per;
-      const std::vector<int> same_stage(ranks.begin() + first, ranks.begin() + first + tps_per);
-      same_stage_ = pool.subgroup(group_name(name, "same_stage", same_stage), same_stage);
-    }
   }
   if (layout_.generate().tp > 1) {
     const std::vector<int> ranks = layout_.generation_tp_ranks(rank);
@@ -93,8 +97,9 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
   if (layout_.generate().pp > 1) {
     const std::vector<int> ranks = layout_.generation_pp_ranks(rank);
     generation_pp_ = pool.subgroup(group_name(name, "generation_pp", ranks), ranks);
+    const std::vector<int> vocab = layout_.generation_vocab_ranks(rank);
+    generation_vocab_ = pool.subgroup(group_name(name, "generation_vocab", vocab), vocab);
   }
-  SpmdGroup* same_stage = stages_per > 1 ? same_stage_.get() : micro_dp_.get();
   torch::NoGradGuard no_grad;
   for (auto& item : model_->named_parameters()) {
     torch::Tensor& p = item.value();
@@ -106,18 +111,17 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
       replicated_.push_back(p);
       continue;
     }
-    // A block's parameter is gathered over the whole micro-DP group (its
-    // slots: the group's stages' blocks at this position, each in its tp
-    // shards); the embedding and the heads, which every stage holds, only
-    // over the ranks of this stage (their tp shards).
-    SplitParameter split{
-        item.key(),
-        p,
-        dim,
-        from_other_stages ? stages_per : 1,
-        layer >= 0 ? micro_dp_.get() : same_stage,
-        GenerationBuffer(p.numel(), from_other_stages ? layout_.micro_dp_size() : tps_per,
-                         layer >= 0 ? placement_.micro_dp_index : placement_.micro_dp_index % tps_per)};
+    // Every split parameter is gathered over the whole micro-DP group: a
+    // block's slots are the group's stages' blocks at this position, each
+    // in its tp shards; the embedding's and the head's are the group's
+    // vocabulary shares, which make up this rank's generation share
+    // (mesh_groups.h, vocab_index).
+    SplitParameter split{item.key(),
+                         p,
+                         dim,
+                         from_other_stages ? stages_per : 1,
+                         micro_dp_.get(),
+                         GenerationBuffer(p.numel(), layout_.micro_dp_size(), placement_.micro_dp_index)};
     torch::Tensor own = split.buffer.own_slot().view(p.sizes());
     own.copy_(p.detach());
     p.set_data(own);  // the parameter's old storage is freed here
@@ -154,7 +158,15 @@ void HybridEngine::to_generation() {
     }
   }
   const model::TensorParallel tp{generation_tp_.get(), placement_.generation_tp_index, layout_.generate().tp};
-  const model::PipelineParallel pp{generation_pp_.get(), placement_.generation_stage, layout_.generate().pp};
+  const int generation_ranks = layout_.generate().pp * layout_.generate().tp;
+  const model::PipelineParallel pp{
+      generation_pp_.get(),
+      placement_.generation_stage,
+      layout_.generate().pp,
+      1,
+      {generation_vocab_.get(),
+       placement_.generation_stage * layout_.generate().tp + placement_.generation_tp_index,
+       generation_ranks}};
   generation_.emplace(model_->config(), gathered_weights(), tp, pp);
 }
 
@@ -210,6 +222,11 @@ GenerationWeights HybridEngine::gathered_weights() const {
       return r == replicated.end() ? torch::Tensor() : r->second;
     }
     const SplitParameter& s = *it->second;
+    if (model::is_vocab_parameter(name)) {  // the micro-DP group's shares: the generation share
+      std::vector<int64_t> rows = s.parameter.sizes().vec();
+      rows[0] *= s.buffer.slots();
+      return s.buffer.all_slots().view(rows);
+    }
     std::vector<int64_t> shape = s.parameter.sizes().vec();
     shape.insert(shape.begin(), {s.stage_parts, tps_per});
     torch::Tensor ours = s.buffer.all_slots().view(shape)[part];  // [ts, shard...]

@@ -16,8 +16,7 @@
 // parameter becomes a view of the buffer's own slot, and the gather fills
 // the other d_g - 1 slots around it. Per rank, parameter memory is M/(t p)
 // while training and M/(t_g p_g) while generating, plus the replicated
-// parameters (norms, row-parallel biases), which every layout holds whole,
-// and with pipeline stages the embedding and heads, which every stage holds.
+// parameters (norms, row-parallel biases), which every layout holds whole.
 // Bytes received per switch: (d_g - 1)/d_g of M/(t_g p_g) = (tp - t_g p_g)/(t_g p_g tp) M.
 //
 // The gather goes in pieces of options.piece_bytes of each rank's shard:
@@ -34,11 +33,12 @@
 // p; num_layers divisible by p when p_g < p). A micro-DP group then spans
 // p/p_g consecutive training stages: a block's buffer has a slot per
 // member, the member's block at the same position of its stage, so the
-// one all-gather brings the generation stage's layers; the embedding and
-// the heads, which every training stage holds (pipeline_parallel.h), are
-// gathered only among the members of the rank's own stage, and the norms
-// and row-parallel biases of the blocks from the other stages come as
-// t/t_g copies each (vectors of the hidden size). The generation model
+// one all-gather brings the generation stage's layers; the embedding's
+// and the head's rows, split over the replica's p t ranks in the order
+// mesh_groups.h's vocab_index gives for this layout, come back to back as
+// the generation share; the norms and row-parallel biases of the blocks
+// from the other stages come as t/t_g copies each (vectors of the hidden
+// size). The generation model
 // then runs p_g stages over the generation PP group. For generation on a
 // pool of its own, weight_stream.h streams the weights there instead.
 #pragma once
@@ -71,10 +71,10 @@ class HybridEngine {
   // none when t = 1) and shard_pipeline_parallel() with the training PP
   // group (none when p = 1), parameters float32 on the CPU. Throws
   // HybridLayoutError when the pool, the model's tensor or pipeline
-  // parallelism or the layout disagree, when p_g < p and the layers do not
-  // divide by p, or when the
-  // training tp does not divide the vocabulary (the engine needs equal
-  // shards; pad the vocabulary to a multiple of tp).
+  // parallelism or the layout disagree (its vocabulary share too: make the
+  // mesh groups with layout.generation_mesh()), when p_g < p and the layers
+  // do not divide by p, or when the training p t does not divide the
+  // vocabulary (the engine needs equal shards; pad the vocabulary).
   HybridEngine(model::Transformer model, SpmdGroup& pool, const HybridLayout& layout, const std::string& name,
                HybridEngineOptions options = {});
   ~HybridEngine();
@@ -122,11 +122,11 @@ class HybridEngine {
   HybridLayout layout_;
   HybridPlacement placement_;
   HybridEngineOptions options_;
-  std::unique_ptr<SpmdGroup> micro_dp_;  // null when d_g = 1
-  // The micro-DP ranks of this rank's training stage; null unless p_g < p and t_g < t.
-  std::unique_ptr<SpmdGroup> same_stage_;
+  std::unique_ptr<SpmdGroup> micro_dp_;       // null when d_g = 1
   std::unique_ptr<SpmdGroup> generation_tp_;  // null when t_g = 1
   std::unique_ptr<SpmdGroup> generation_pp_;  // null when p_g = 1
+  // The generation replica's p_g t_g ranks (its vocabulary); null when p_g = 1.
+  std::unique_ptr<SpmdGroup> generation_vocab_;
   std::vector<SplitParameter> split_;
   std::vector<torch::Tensor> replicated_;
   std::optional<GenerationLayoutModel> generation_;

@@ -94,6 +94,13 @@ std::vector<int> HybridLayout::generation_pp_ranks(int rank) const {
                   [&](int s) { return rank_at(at.replica, s, at.generation_tp_index, at.micro_dp_index); });
 }
 
+std::vector<int> HybridLayout::generation_vocab_ranks(int rank) const {
+  const HybridPlacement at = placement(rank);
+  return ranks_of(generate_.pp * generate_.tp, [&](int v) {
+    return rank_at(at.replica, v / generate_.tp, v % generate_.tp, at.micro_dp_index);
+  });
+}
+
 ReshardCost deepspeed_chat_cost(const HybridLayout& layout) {
   const double n = layout.world();
   return {(n - 1) / n, 1.0, 1.0 / n};

@@ -85,6 +85,9 @@ class HybridLayout {
   std::vector<int> micro_dp_ranks(int rank) const;
   std::vector<int> generation_tp_ranks(int rank) const;
   std::vector<int> generation_pp_ranks(int rank) const;
+  // The p_g t_g ranks of `rank`'s generation replica, over which its
+  // vocabulary is split, by generation stage, then generation tp index.
+  std::vector<int> generation_vocab_ranks(int rank) const;
 
  private:
   int rank_of(int replica, int stage, int tp_index) const;

@@ -73,13 +73,13 @@ GenerationResult generate(Transformer& model, const torch::Tensor& prompt_ids,
   auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
   torch::Tensor stop_ids = torch::tensor(stops, torch::kInt64).to(device);
   at::Generator generator = seeded_generator(device, options.seed);
-  // Tensor-parallel ranks sample alike from `generator`; each draws the
-  // noise of its own vocabulary columns from one seeded apart.
-  const TensorParallel& tp = model->tensor_parallel();
-  at::Generator own_noise = seeded_generator(device, options.seed * 1000003 + 7919 * (tp.rank + 1));
+  // The ranks the vocabulary is split over sample alike from `generator`;
+  // each draws the noise of its own vocabulary columns from one seeded apart.
+  const TensorParallel& vocab = model->vocab_parallel();
+  at::Generator own_noise = seeded_generator(device, options.seed * 1000003 + 7919 * (vocab.rank + 1));
   auto sample = [&](const torch::Tensor& local_logits) {
-    return sample_vocab_parallel(local_logits, model->vocab_shard(), config.vocab_size, tp, options.sampling,
-                                 generator, own_noise);
+    return sample_vocab_parallel(local_logits, model->vocab_shard(), config.vocab_size, vocab,
+                                 options.sampling, generator, own_noise);
   };
 
   GenerationResult result;

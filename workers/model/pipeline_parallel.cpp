@@ -98,6 +98,24 @@ struct ReceiveFromPreviousStage : torch::autograd::Function<ReceiveFromPreviousS
   }
 };
 
+// Forward: the sum over the replica's p t ranks. Backward: the gradient of
+// the sum is stage 0's (the others replaced the embedding by what they
+// received), summed over the stages so every rank has it.
+struct ReduceEmbeddingOverStages : torch::autograd::Function<ReduceEmbeddingOverStages> {
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x, int64_t vocab_group,
+                               int64_t stage_group) {
+    ctx->saved_data["group"] = stage_group;
+    torch::Tensor sum = x.contiguous().clone();
+    reinterpret_cast<SpmdGroup*>(vocab_group)->all_reduce_sum(sum);
+    return sum;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    torch::Tensor grad = grads[0].contiguous().clone();
+    reinterpret_cast<SpmdGroup*>(ctx->saved_data["group"].toInt())->all_reduce_sum(grad);
+    return {grad, torch::Tensor(), torch::Tensor()};
+  }
+};
+
 }  // namespace
 
 Shard layers_of_stage(int64_t layers, int stage, int stages) { return shard_of(layers, stage, stages); }
@@ -142,6 +160,18 @@ torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vec
     return out;
   }
   return x;
+}
+
+torch::Tensor reduce_embedding_over_stages(const torch::Tensor& x, const PipelineParallel& pp) {
+  if (!pp.active())
+    throw std::logic_error("reduce_embedding_over_stages: without stages there is no pp.vocab");
+  if (!torch::GradMode::is_enabled() || !x.requires_grad()) {
+    torch::Tensor sum = x.is_contiguous() ? x : x.contiguous();
+    pp.vocab.group->all_reduce_sum(sum);
+    return sum;
+  }
+  return ReduceEmbeddingOverStages::apply(x, reinterpret_cast<int64_t>(pp.vocab.group),
+                                          reinterpret_cast<int64_t>(pp.group));
 }
 
 }  // namespace rlwb::workers::model

@@ -2,15 +2,24 @@
 // (workers/spmd_group.h, core::Mesh's pp axis): the blocks are split into
 // `stages` contiguous runs, stage s holding layers_of_stage(s) only.
 //
-// A forward pass is collective over the stages. Every stage embeds the
-// tokens (a lookup, cheap) and then, for s = 0 .. stages-1, stage s runs
-// its blocks and pass_stage_output() hands the result on: to stage s + 1
-// alone (point to point), and from the last stage to every stage, so
-// that every stage has the final hidden states and the norm, the head and
-// everything after it (log-probs, the loss, sampling) are replicated over
-// the stages as they are over tensor-parallel ranks. That keeps the roles'
-// code the same at any pp and lets each stage's autograd graph reach its
-// blocks through the hand-overs:
+// The embedding and the language-model head are split by token id over
+// all p * t ranks of the replica (`PipelineParallel::vocab`), as they are
+// over the tp ranks without stages: every rank holds V/(p t) rows of
+// each, so a stage's parameters are its blocks' share and its share of
+// the vocabulary -- M/(p t) when the stages are alike (HybridFlow's table
+// 2 assumes it; a head held whole by a stage would be most of a small
+// model's stage).
+//
+// A forward pass is collective over the stages. Every rank looks up the
+// tokens its rows hold and the sum over the p t ranks is the embedding
+// (reduce_embedding_over_stages); then, for s = 0 .. stages-1, stage s
+// runs its blocks and pass_stage_output() hands the result on: to stage
+// s + 1 alone (point to point), and from the last stage to every stage,
+// so that every stage has the final hidden states and the norm, the
+// head's product with its rows and everything after it (log-probs over
+// the p t ranks, the loss, sampling) are computed alike as over
+// tensor-parallel ranks. That keeps the roles' code the same at any pp and
+// lets each stage's autograd graph reach its blocks through the hand-overs:
 //
 //   s -> s + 1   forward: s sends, s + 1 receives in place of its input
 //                (the other stages are not involved); backward: s + 1
@@ -18,12 +27,12 @@
 //   last -> all  forward: broadcast from the last stage; backward: the
 //                last stage keeps its own gradient (the loss behind it is
 //                the same on every stage), the others pass zero back
+//   embedding    forward: all-reduce over the p t ranks; backward: only
+//                stage 0 read it, so the gradient is summed over the
+//                stages (theirs zero) and each rank takes its rows' part
 //
-// Parameters outside the blocks (embedding, final norm, heads) are held
-// by every stage. The head's gradients are the same on every stage; the
-// embedding lookup's gradient is only stage 0's, so after backward the
-// trainer broadcasts the embedding's gradient from stage 0
-// (TrainState::step).
+// The final norm and a value head are held by every stage; their
+// gradients are the same on every stage.
 //
 // The schedule is GPipe's: a pass (forward, then its backward) splits its
 // rows into `micro_batches` pipeline micro-batches, and every stage runs
@@ -61,6 +70,10 @@ struct PipelineParallel {
   SpmdGroup* group = nullptr;  // the stages; null with one stage. Outlives the model.
   int stage = 0, stages = 1;
   int micro_batches = 1;  // per pass, when its rows allow (see above); a decoding step runs as one
+  // The replica's p * t ranks, over which the embedding's and the head's
+  // rows are split: group rank = this rank's share (make_mesh_groups'
+  // vocab group). Required with stages.
+  TensorParallel vocab;
   bool active() const { return stages > 1; }
   bool last() const { return stage == stages - 1; }
 };
@@ -74,7 +87,7 @@ int stage_of_layer(int64_t layer, int64_t layers, int stages);
 
 // The block a parameter of the Transformer belongs to (RLWB's names:
 // "layers.3.wq.weight" -> 3), or -1 for the embedding, the final norm and
-// the heads, which every stage holds.
+// the heads, which are not a block's.
 int64_t layer_of_parameter(const std::string& name);
 
 // Stage `from`'s `x` handed on (see above): with `replicated_after` (the
@@ -87,5 +100,13 @@ int64_t layer_of_parameter(const std::string& name);
 // waits for them with pp.group->wait_background_sends().
 torch::Tensor pass_stage_output(const torch::Tensor& x, int from, const std::vector<int64_t>& shape,
                                 const PipelineParallel& pp, bool replicated_after, int tag = 0);
+
+// The embedding: each rank's lookup of the ids it holds (zero rows for the
+// others) summed over pp.vocab. Backward sums the gradient over the stages
+// (only stage 0's is not zero) and gives it to every rank's lookup. Every
+// stage's graph must reach it (the hand-overs take it as their input), so
+// that every stage takes part in that sum. Without autograd it sums x in
+// place and returns it.
+torch::Tensor reduce_embedding_over_stages(const torch::Tensor& x, const PipelineParallel& pp);
 
 }  // namespace rlwb::workers::model

@@ -74,7 +74,7 @@ ResponseLogProbs response_log_probs(Transformer& model, const SequenceBatch& bat
   // With tensor parallelism, this rank's vocabulary columns only: reduced,
   // never gathered (vocab_parallel.h).
   VocabLogProbs lp =
-      vocab_log_probs(logits, targets, model->vocab_shard(), model->tensor_parallel(), with_entropy);
+      vocab_log_probs(logits, targets, model->vocab_shard(), model->vocab_parallel(), with_entropy);
   return {lp.log_probs, lp.entropy};
 }
 

@@ -86,8 +86,12 @@ int64_t tensor_parallel_dim(const std::string& name) {
                              ".ffn_gate.weight", ".ffn_gate.bias", ".ffn_up.weight", ".ffn_up.bias"})
     if (ends_with(name, column)) return 0;
   if (ends_with(name, ".wo.weight") || ends_with(name, ".ffn_down.weight")) return 1;
-  if (name == "tok_embeddings.weight" || name == "lm_head.weight") return 0;
+  if (is_vocab_parameter(name)) return 0;
   return -1;
+}
+
+bool is_vocab_parameter(const std::string& name) {
+  return name == "tok_embeddings.weight" || name == "lm_head.weight";
 }
 
 }  // namespace rlwb::workers::model

@@ -56,4 +56,9 @@ torch::Tensor gather_shards(const torch::Tensor& local, int64_t dim, int64_t tot
 // split: along dimension 0 or 1, or -1 when every tp rank holds all of it.
 int64_t tensor_parallel_dim(const std::string& parameter_name);
 
+// The embedding and the language-model head: split by token id, over the
+// tp ranks and, with pipeline stages, over the stages too
+// (pipeline_parallel.h).
+bool is_vocab_parameter(const std::string& parameter_name);
+
 }  // namespace rlwb::workers::model

@@ -270,17 +270,18 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
   }
   const torch::Tensor& weight = lm_head ? lm_head->weight : tok_embeddings->weight;
   if (!torch::GradMode::is_enabled()) return packed_head_(hidden, {weight}, {torch::Tensor()});
-  return linear(copy_to_tensor_parallel(hidden, tp_), weight, torch::Tensor());
+  return linear(copy_to_tensor_parallel(hidden, vocab_parallel_), weight, torch::Tensor());
 }
 
 // Vocab-parallel lookup: each rank looks up the ids it holds, zero for
 // the others, and the sum over the ranks is every id's row.
 torch::Tensor TransformerImpl::embed(const torch::Tensor& input_ids) {
-  if (!tp_.active()) return tok_embeddings(input_ids);
+  if (!vocab_parallel_.active()) return tok_embeddings(input_ids);
   torch::Tensor local = input_ids - vocab_.start;
   torch::Tensor held = (local >= 0).logical_and(local < vocab_.size);
   torch::Tensor rows = torch::embedding(tok_embeddings->weight, local.clamp(0, vocab_.size - 1));
-  return reduce_from_tensor_parallel(rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0), tp_);
+  rows = rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0);
+  return pp_.active() ? reduce_embedding_over_stages(rows, pp_) : reduce_from_tensor_parallel(rows, tp_);
 }
 
 void TransformerImpl::shard_tensor_parallel(const TensorParallel& tp) {
@@ -303,6 +304,7 @@ void TransformerImpl::shard_tensor_parallel(const TensorParallel& tp) {
   }
   for (auto& block : blocks_) block->use_tensor_parallel(tp);
   tp_ = tp;
+  vocab_parallel_ = tp;
   vocab_ = shard_of(config_.vocab_size, tp.rank, tp.size);
   shard_config_.head_dim = config_.resolved_head_dim();
   shard_config_.num_heads = config_.num_heads / tp.size;
@@ -326,6 +328,13 @@ void TransformerImpl::shard_pipeline_parallel(const PipelineParallel& pp) {
   if (pp.micro_batches < 1)
     throw ModelError("Transformer: 'pipeline_micro_batches' = " + std::to_string(pp.micro_batches) +
                      " must be at least 1");
+  if (pp.vocab.group == nullptr || pp.vocab.size != pp.stages * tp_.size || pp.vocab.rank < 0 ||
+      pp.vocab.rank >= pp.vocab.size)
+    throw ModelError("Transformer: with " + std::to_string(pp.stages) + " pipeline stages of " +
+                     std::to_string(tp_.size) +
+                     " tp ranks the vocabulary is split over the replica's pp * tp ranks, but "
+                     "PipelineParallel::vocab has " +
+                     std::to_string(pp.vocab.size) + "; pass make_mesh_groups' vocab group");
   pp_ = pp;
   stage_layers_ = layers_of_stage(config_.num_layers, pp.stage, pp.stages);
   torch::NoGradGuard no_grad;
@@ -336,6 +345,17 @@ void TransformerImpl::shard_pipeline_parallel(const PipelineParallel& pp) {
       p.set_requires_grad(false);
     }
   }
+  // The embedding's and the head's rows: this rank's share of the p * t.
+  const Shard rows = shard_of(config_.vocab_size, pp.vocab.rank, pp.vocab.size);
+  for (auto& item : named_parameters()) {
+    if (!is_vocab_parameter(item.key())) continue;
+    torch::Tensor& p = item.value();
+    const torch::Tensor whole = gather_shards(p.detach(), 0, config_.vocab_size, tp_);
+    p.set_data(whole.narrow(0, rows.start, rows.size).clone());
+  }
+  vocab_parallel_ = pp.vocab;
+  vocab_ = rows;
+  shard_config_.vocab_size = rows.size;
 }
 
 std::shared_ptr<TransformerImpl> TransformerImpl::unsharded_copy() {
@@ -354,7 +374,9 @@ std::shared_ptr<TransformerImpl> TransformerImpl::unsharded_copy() {
     const int64_t layer = layer_of_parameter(item.key());
     const bool held = layer < 0 || holds_layer(layer);
     torch::Tensor value;
-    if (held) {
+    if (held && is_vocab_parameter(item.key())) {
+      value = gather_shards(item.value(), 0, target.size(0), vocab_parallel_);
+    } else if (held) {
       const int64_t dim = tp_.active() ? tensor_parallel_dim(item.key()) : -1;
       value = dim < 0 ? item.value().detach() : gather_shards(item.value(), dim, target.size(dim), tp_);
     }

@@ -32,9 +32,11 @@
 // sequence_scores.h and generation.h reduce over them without gathering.
 //
 // Pipeline parallelism (pipeline_parallel.h): shard_pipeline_parallel()
-// keeps only this stage's blocks (the others' parameters become empty), and
-// a forward pass hands each stage's output to the next; every stage ends
-// with the same final hidden states, so heads and losses are replicated.
+// keeps only this stage's blocks (the others' parameters become empty) and
+// splits the vocabulary over all p * t ranks of the replica; a forward
+// pass hands each stage's output to the next; every stage ends with the
+// same final hidden states, and the head's columns, log-probs and losses
+// reduce over the p * t ranks as over tp ranks without stages.
 #pragma once
 
 #include <torch/nn/module.h>
@@ -118,14 +120,20 @@ class TransformerImpl : public torch::nn::Module {
   const TensorParallel& tensor_parallel() const { return tp_; }
   // Keeps this stage's blocks only (layers_of_stage); the other blocks'
   // parameters become empty and frozen, so optimizers and gradient sums
-  // skip them. Call once, on every stage with the same weights, before an
-  // optimizer takes the parameters. Throws ModelError naming the setting
-  // when there are more stages than layers.
+  // skip them; the embedding and head keep the rows of pp.vocab's share.
+  // Call once, after shard_tensor_parallel(), on every stage with the same
+  // weights, before an optimizer takes the parameters (collective over the
+  // tp ranks). Throws ModelError naming the setting when there are more
+  // stages than layers, and when pp.vocab is not the replica's p * t ranks.
   void shard_pipeline_parallel(const PipelineParallel& pp);
   const PipelineParallel& pipeline_parallel() const { return pp_; }
+  // The ranks the vocabulary is split over: the tp ranks, or with stages
+  // the replica's p * t ranks (pp.vocab). What vocab_log_probs and
+  // sample_vocab_parallel (vocab_parallel.h) reduce over.
+  const TensorParallel& vocab_parallel() const { return vocab_parallel_; }
   // Whether this stage runs block `layer`.
   bool holds_layer(int64_t layer) const;
-  // This rank's token ids: all of them without tensor parallelism.
+  // This rank's token ids: all of them without tensor or pipeline parallelism.
   Shard vocab_shard() const { return vocab_; }
   // The config of this rank's share (its heads, width and vocabulary):
   // what a KV cache of this rank is sized by. config() without tp.
@@ -175,7 +183,8 @@ class TransformerImpl : public torch::nn::Module {
   TransformerConfig config_, shard_config_;
   TensorParallel tp_;
   PipelineParallel pp_;
-  Shard stage_layers_;  // the blocks this stage runs: all without pipeline parallelism
+  TensorParallel vocab_parallel_;  // tp_, or pp_.vocab with stages
+  Shard stage_layers_;             // the blocks this stage runs: all without pipeline parallelism
   Shard vocab_;
   PackedLinear packed_head_;              // no-grad copy of lm_head (or the tied embedding)
   std::vector<TransformerBlock> blocks_;  // the same modules as `layers`, typed

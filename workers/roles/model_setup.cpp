@@ -102,7 +102,7 @@ model::TensorParallel tensor_parallel_of(const WorkerEnv& env) {
   if (env.mesh.tp <= 1) return {};
   if (!env.mesh_groups || !env.mesh_groups->tp)
     throw std::logic_error("tensor_parallel_of: the mesh groups of model '" + env.model + "' were not made");
-  return {env.mesh_groups->tp.get(), env.mesh.tp_index(env.rank), env.mesh.tp};
+  return env.mesh_groups->tensor_parallel(env.rank);
 }
 
 model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env, int64_t micro_batches) {
@@ -110,8 +110,7 @@ model::PipelineParallel pipeline_parallel_of(const WorkerEnv& env, int64_t micro
   if (!env.mesh_groups || !env.mesh_groups->pp)
     throw std::logic_error("pipeline_parallel_of: the mesh groups of model '" + env.model +
                            "' were not made");
-  return {env.mesh_groups->pp.get(), env.mesh.pp_index(env.rank), env.mesh.pp,
-          static_cast<int>(micro_batches)};
+  return env.mesh_groups->pipeline_parallel(env.rank, static_cast<int>(micro_batches));
 }
 
 torch::Device model_device(const WorkerEnv& env) {
@@ -187,7 +186,7 @@ void ModelRole::init(const std::string& role, const nlohmann::json& role_config,
   net = make_model(options, *tokenizer, head, where);
   broadcast_parameters(net, env);
   if (env.world > 1 && (env.mesh.tp > 1 || env.mesh.pp > 1))
-    env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model);
+    env.mesh_groups = make_mesh_groups(env.spmd(), env.mesh, env.model, env.generation());
   shard(env);
   device = model_device(env);
   net->to(device);
@@ -260,26 +259,18 @@ TrainState::TrainState(model::Transformer& model, OptimOptions settings, model::
       pp_(model->pipeline_parallel()) {
   for (auto& p : model->named_parameters()) {
     if (!p.value().requires_grad()) continue;
-    if (p.key() == "tok_embeddings.weight") embedding_ = static_cast<int>(replicated_.size());
     replicated_.push_back(model::tensor_parallel_dim(p.key()) < 0);
-    on_every_stage_.push_back(model::layer_of_parameter(p.key()) < 0);
+    on_every_stage_.push_back(model::layer_of_parameter(p.key()) < 0 && !model::is_vocab_parameter(p.key()));
   }
-}
-
-void TrainState::share_embedding_gradient() {
-  if (!pp_.active() || embedding_ < 0) return;
-  torch::Tensor& gradients = optimizer_.flat_gradients();
-  torch::Tensor part =
-      gradients.narrow(0, optimizer_.offsets()[embedding_], optimizer_.parameters()[embedding_].numel());
-  pp_.group->broadcast(part, 0);
 }
 
 // The norm of the whole model's gradient: with tensor parallelism each rank
 // holds a part of the split parameters' gradients and all of the
 // replicated ones', so the squares of the replicated count 1/tp on each rank
 // before the sum over the tp ranks; with pipeline parallelism each stage
-// holds its blocks' and all of the rest, which counts 1/pp before the sum
-// over the stages.
+// holds its blocks' and its share of the vocabulary's, and all of the rest
+// (the final norm, a value head), which counts 1/pp before the sum over the
+// stages.
 double TrainState::gradient_norm() {
   torch::Tensor& gradients = optimizer_.flat_gradients();
   if (!tp_.active() && !pp_.active()) return gradients.norm().item<double>();
@@ -355,7 +346,6 @@ void TrainState::sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along)
 std::pair<double, double> TrainState::step(WorkerEnv& env, std::vector<double>* ride_along,
                                            bool divide_by_first) {
   sum_over_ranks(env, ride_along);
-  share_embedding_gradient();
   torch::Tensor& gradients = optimizer_.flat_gradients();
   if (divide_by_first && ride_along != nullptr && !ride_along->empty())
     gradients.div_(std::max(1.0, ride_along->front()));

@@ -163,15 +163,10 @@ class TrainState {
   void sum_over_ranks(WorkerEnv& env, std::vector<double>* ride_along);
   double gradient_norm();
 
-  // With pipeline parallelism the embedding's lookup gradient is stage 0's
-  // alone; every stage takes stage 0's whole gradient (model/pipeline_parallel.h).
-  void share_embedding_gradient();
-
   model::TensorParallel tp_;
   model::PipelineParallel pp_;
   std::vector<bool> replicated_;      // per optimizer parameter: whole on every tp rank
   std::vector<bool> on_every_stage_;  // per optimizer parameter: held by every pipeline stage
-  int embedding_ = -1;                // the optimizer parameter that is the token embedding
   OptimOptions settings_;
   model::FlatAdamW optimizer_;
   std::optional<bool> overlap_pays_;                   // decided at the first call

@@ -22,6 +22,15 @@ const char* const kStateKeys[] = {"exp_avg", "exp_avg_sq", "adam_steps", "schedu
 const char* const kConfigFile = "config.json";
 const char* const kTokenizerNote = "rlwb_tokenizer.json";
 
+// With pipeline stages: which share of the vocabulary's rows this rank's
+// embedding and head hold, [share, shares] (model/pipeline_parallel.h).
+const char* const kVocabShareKey = "vocab/share";
+
+torch::Tensor vocab_share_of(const model::TransformerImpl& net) {
+  const model::TensorParallel& vocab = net.vocab_parallel();
+  return torch::tensor({int64_t{vocab.rank}, int64_t{vocab.size}}, torch::kInt64);
+}
+
 std::string shape_text(const torch::Tensor& t) {
   std::string text = "[";
   for (int64_t i = 0; i < t.dim(); ++i) text += (i ? ", " : "") + std::to_string(t.size(i));
@@ -41,6 +50,7 @@ void save_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
   torch::serialize::OutputArchive archive;
   for (const auto& p : role.net->named_parameters())
     archive.write("param/" + p.key(), p.value().detach().to(torch::kCPU));
+  if (role.net->pipeline_parallel().active()) archive.write(kVocabShareKey, vocab_share_of(*role.net));
   for (const auto& slot : slots) {
     if (!*slot.state) continue;
     for (auto& [key, value] : (*slot.state)->state())
@@ -71,6 +81,20 @@ void load_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
   torch::serialize::InputArchive archive;
   archive.load_from(file);
   const std::string where = "models." + env.model + " rank " + std::to_string(env.rank) + ": " + file;
+  if (role.net->pipeline_parallel().active()) {
+    torch::Tensor saved;
+    const torch::Tensor now = vocab_share_of(*role.net);
+    if (!archive.try_read(kVocabShareKey, saved) || !torch::equal(saved, now))
+      throw std::runtime_error(
+          where + " holds " +
+          (saved.defined() ? "vocabulary share " + std::to_string(saved[0].item<int64_t>()) + " of " +
+                                 std::to_string(saved[1].item<int64_t>())
+                           : std::string("no vocabulary share (an older checkpoint: the embedding whole on "
+                                         "every stage)")) +
+          " but this rank holds share " + std::to_string(now[0].item<int64_t>()) + " of " +
+          std::to_string(now[1].item<int64_t>()) +
+          "; resume with the graph file the run was started with (parallel and parallel.generate)");
+  }
   {
     torch::NoGradGuard no_grad;
     for (auto& p : role.net->named_parameters()) {
@@ -154,7 +178,43 @@ void export_role_state(const std::string& dir, int tp, int pp, const std::string
   cpu.set_state(generator_state);
   {
     torch::NoGradGuard no_grad;
+    // With stages the embedding's and the head's rows are split over every
+    // rank file, each saying which share it holds.
+    std::vector<int> by_share;
+    if (pp > 1) {
+      by_share.assign(static_cast<size_t>(ranks), -1);
+      for (int r = 0; r < ranks; ++r) {
+        torch::Tensor share;
+        if (!shards[r].try_read(kVocabShareKey, share)) {
+          by_share.clear();  // an older checkpoint: the embedding whole on every stage
+          break;
+        }
+        const int64_t index = share[0].item<int64_t>();
+        if (share[1].item<int64_t>() != ranks || index < 0 || index >= ranks || by_share[index] >= 0)
+          throw std::runtime_error(files[r] + ": vocabulary share " + std::to_string(index) + " of " +
+                                   std::to_string(share[1].item<int64_t>()) + " does not fit " +
+                                   std::to_string(ranks) + " rank files, or another file holds it");
+        by_share[index] = r;
+      }
+    }
     for (auto& p : whole->named_parameters()) {
+      if (!by_share.empty() && model::is_vocab_parameter(p.key())) {
+        std::vector<torch::Tensor> parts;
+        for (int r : by_share) {
+          torch::Tensor part;
+          if (!shards[r].try_read("param/" + p.key(), part))
+            throw std::runtime_error(files[r] + " has no tensor '" + p.key() + "', which " +
+                                     config_path.string() + " implies");
+          parts.push_back(part);
+        }
+        torch::Tensor joined = torch::cat(parts, 0);
+        if (joined.sizes() != p.value().sizes())
+          throw std::runtime_error(dir + ": tensor '" + p.key() + "' is " + shape_text(joined) + " over " +
+                                   std::to_string(ranks) + " rank files but " + shape_text(p.value()) +
+                                   " by " + config_path.string());
+        p.value().copy_(joined);
+        continue;
+      }
       const int64_t dim = tp > 1 ? model::tensor_parallel_dim(p.key()) : -1;
       const int64_t layer = model::layer_of_parameter(p.key());
       const int stage = layer < 0 ? 0 : model::stage_of_layer(layer, config.num_layers, pp);

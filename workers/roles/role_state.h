@@ -13,7 +13,9 @@
 //
 // Loading checks every tensor against the model as it is now and throws
 // naming the tensor, its saved shape and its shape now, so a changed model
-// is an error rather than a silent partial load.
+// is an error rather than a silent partial load; with pipeline stages also
+// the share of the vocabulary the rank's embedding and head rows are
+// (saved as "vocab/share"), which a changed generation layout reorders.
 #pragma once
 
 #include "workers/roles/model_setup.h"
@@ -41,9 +43,11 @@ void load_role_state(ModelRole& role, const std::vector<TrainStateSlot>& slots, 
 // The whole model of a checkpoint's <model> folder, in the Hugging Face
 // layout (model/hf_checkpoint.h) in `out`, for `rlwb export`: from the
 // first data-parallel group (pool ranks 0..pp*tp-1, rank = stage*tp + t),
-// each block from the pipeline stage that holds it and every other tensor
-// from stage 0, the tensor-parallel shards joined along the dimension they
-// were split on; config.json and the tokenizer note as saved. Reads only
+// each block from the pipeline stage that holds it, with stages the
+// embedding's and the head's rows from every rank file in the order of the
+// vocabulary share each records, every other tensor from stage 0, the
+// tensor-parallel shards joined along the dimension they were split on;
+// config.json and the tokenizer note as saved. Reads only
 // files; throws std::runtime_error naming the file, and the tensor where
 // there is one.
 void export_role_state(const std::string& dir, int tp, int pp, const std::string& out, torch::Dtype dtype);

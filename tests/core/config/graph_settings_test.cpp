@@ -174,6 +174,18 @@ TEST(GraphSettings, AGenerationLayoutNeedsAVocabularyThatDividesByTheTrainingTp)
   EXPECT_THAT(issue.hint, HasSubstr("vocab_size: 20"));
 }
 
+// With stages the vocabulary is split over the pp * tp ranks of a replica.
+TEST(GraphSettings, AGenerationLayoutWithFewerStagesNeedsAVocabularyThatDividesByPpTimesTp) {
+  const std::string model = "model: {hidden_size: 32, num_layers: 1, num_heads: 4, num_kv_heads: 2}";
+  auto issues = validate_with("parallel: {dp: 2}\n    config:\n      " + model,
+                              "parallel: {pp: 2, dp: 1, generate: {pp: 1}}\n    config:\n      "
+                              "model: {hidden_size: 32, num_layers: 2, num_heads: 4, num_kv_heads: 2, "
+                              "vocab_size: 19}");
+  GraphIssue issue = issue_with(issues, "vocab_size = 19 does not divide by pp * tp = 2");
+  EXPECT_EQ(issue.line, 10);
+  EXPECT_THAT(issue.hint, HasSubstr("vocab_size: 20"));
+}
+
 TEST(GraphSettings, AStepsRowsMustDivideOverTheDataParallelRanks) {
   auto issue = issue_with(
       validate_with("batch_size: 8, samples_per_prompt: 4", "batch_size: 3, samples_per_prompt: 3"),

@@ -58,9 +58,9 @@ std::vector<Transformer> seeded_per_rank(const TransformerConfig& c, int ranks) 
 Transformer training_shard(Transformer net, SpmdGroup& pool, const HybridLayout& layout,
                            std::shared_ptr<MeshGroups>& groups) {
   const core::Mesh mesh = layout.training_mesh();
-  groups = make_mesh_groups(pool, mesh, "actor");
-  net->shard_tensor_parallel({groups->tp.get(), mesh.tp_index(pool.rank()), mesh.tp});
-  net->shard_pipeline_parallel({groups->pp.get(), mesh.pp_index(pool.rank()), mesh.pp});
+  groups = make_mesh_groups(pool, mesh, "actor", layout.generation_mesh());
+  net->shard_tensor_parallel(groups->tensor_parallel(pool.rank()));
+  net->shard_pipeline_parallel(groups->pipeline_parallel(pool.rank()));
   return net;
 }
 
@@ -114,8 +114,9 @@ TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
     EXPECT_EQ(tp.size, layout.generate().tp);
     EXPECT_EQ(net.pipeline_parallel().stages, layout.generate().pp);
     torch::Tensor local = net.forward(prompts.ids, prompts.mask);
-    EXPECT_EQ(local.size(-1), c.vocab_size / layout.generate().tp);
-    expect_close(model::gather_shards(local, 2, c.vocab_size, tp), want_logits, 1e-5, "logits");
+    EXPECT_EQ(local.size(-1), c.vocab_size / (layout.generate().tp * layout.generate().pp));
+    expect_close(model::gather_shards(local, 2, c.vocab_size, net.vocab_parallel()), want_logits, 1e-5,
+                 "logits");
     const model::GenerationResult got = net.generate(prompts.ids, prompts.mask, greedy());
     EXPECT_TRUE(torch::equal(got.responses, want.responses)) << "rank " << rank;
     EXPECT_TRUE(torch::equal(got.response_mask, want.response_mask)) << "rank " << rank;
@@ -154,7 +155,7 @@ torch::Tensor loss_of(Transformer& net, const Prompts& p) {
 torch::Tensor whole_logits(Transformer& net, const Prompts& p) {
   torch::NoGradGuard no_grad;
   return model::gather_shards(net->forward(p.ids, p.mask), 2, net->config().vocab_size,
-                              net->tensor_parallel());
+                              net->vocab_parallel());
 }
 
 TEST(HybridEngine, SwitchingBackLeavesTheTrainingShardsBitwiseInPlaceAndTrainingGoesOn) {
@@ -332,6 +333,42 @@ TEST(HybridEngine, GathersTheOtherStagesLayersAndGivesThemBack) {
   });
 }
 
+// p = 4 generating at p_g = 2 (d_g = 2): each rank holds its stage's
+// blocks and a quarter of the embedding's and the head's rows, so it
+// receives a quarter of the model and generates with half of it --
+// HybridFlow's table 2 for this layout, (tp - t_g p_g)/(t_g p_g tp) M and
+// M/(t_g p_g) -- up to the final norm, which every stage holds.
+TEST(HybridEngine, AtFourStagesGeneratingAtTwoEachRankReceivesAndHoldsTable2sShare) {
+  const HybridLayout layout({.pp = 4}, {.pp = 2});
+  TransformerConfig c = config_of(/*hidden=*/256, /*width=*/1024, /*vocab=*/1024);
+  c.num_layers = 4;
+  int64_t whole_bytes = 0, every_stage_bytes = 0;
+  {
+    Transformer whole = seeded(c);
+    for (auto& p : whole->named_parameters()) {
+      whole_bytes += static_cast<int64_t>(p.value().nbytes());
+      if (model::layer_of_parameter(p.key()) < 0 && !model::is_vocab_parameter(p.key()))
+        every_stage_bytes += static_cast<int64_t>(p.value().nbytes());
+    }
+  }
+  const int64_t split_bytes = whole_bytes - every_stage_bytes;
+  const ReshardCost table2 = hybrid_engine_cost(layout);
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    EXPECT_EQ(net->tok_embeddings->weight.size(0), c.vocab_size / 4);
+    HybridEngine engine(net, pool, layout, "actor");
+    engine.to_generation();
+    EXPECT_EQ(engine.bytes_received(), static_cast<int64_t>(table2.bytes_moved * split_bytes));
+    const int64_t page = 4096, slack = 2 * page * static_cast<int64_t>(net->parameters().size());
+    const auto held = static_cast<int64_t>(table2.peak_memory * split_bytes) + every_stage_bytes;
+    EXPECT_GE(engine.resident_parameter_bytes(), held - slack);
+    EXPECT_LE(engine.resident_parameter_bytes(), held + slack) << "generation holds M/(t_g p_g)";
+    engine.to_training();
+  });
+}
+
 // On two ranks, a model of config `c` sharded as `layout` says: making
 // the engine must throw a HybridLayoutError that contains `expected`.
 void expect_engine_refused(const TransformerConfig& c, const HybridLayout& layout,
@@ -374,7 +411,7 @@ TEST(HybridEngine, RefusesAModelShardedOtherwiseThanTheLayoutSays) {
 
 TEST(HybridEngine, RefusesAVocabularyThatDoesNotSplitEvenly) {
   expect_engine_refused(config_of(32, 80, /*vocab=*/63), HybridLayout({.tp = 2}, {.tp = 1}),
-                        "pad the vocabulary to a multiple of tp");
+                        "'vocab_size' = 63 does not divide by the training pp * tp = 2");
 }
 
 }  // namespace

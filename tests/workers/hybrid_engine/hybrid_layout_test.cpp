@@ -9,6 +9,7 @@
 
 #include "core/rpc/dispatch.h"
 #include "workers/hybrid_engine/hybrid_layout.h"
+#include "workers/mesh_groups.h"
 #include "workers/model/tensor_parallel.h"
 
 namespace rlwb::workers::hybrid_engine {
@@ -87,10 +88,35 @@ TEST_P(EveryHybridLayout, MicroDpGroupsTileEachGenerationShardWithTheirTrainingS
   }
 }
 
+// The embedding's and the head's rows are split over a training
+// replica's p t ranks in vocab_index order (mesh_groups.h): the shares of
+// a micro-DP group, in slot order, must be its generation replica's share
+// of p_g t_g, back to back -- what the engine's one all-gather yields.
+TEST_P(EveryHybridLayout, AMicroDpGroupsVocabularySharesAreItsGenerationShareInSlotOrder) {
+  const HybridLayout layout(GetParam().train, GetParam().generate);
+  const core::Mesh training = layout.training_mesh(), generation = layout.generation_mesh();
+  const int parts = layout.train().pp * layout.train().tp;
+  const int generation_parts = layout.generate().pp * layout.generate().tp;
+  const int64_t vocab = 12 * parts;
+  for (int r = 0; r < layout.world(); ++r) {
+    const HybridPlacement at = layout.placement(r);
+    const std::vector<int> replica = vocab_parallel_ranks(training, generation, r);
+    ASSERT_EQ(static_cast<int>(replica.size()), parts);
+    EXPECT_EQ(replica.at(vocab_index(generation, r)), r) << "rank " << r << " sits at its share";
+    const int generation_share = at.generation_stage * layout.generate().tp + at.generation_tp_index;
+    EXPECT_EQ(layout.generation_vocab_ranks(r).at(generation_share), r) << "rank " << r;
+    std::vector<int64_t> gathered;
+    for (int member : layout.micro_dp_ranks(r))
+      for (int64_t v : items_of(vocab, vocab_index(generation, member), parts)) gathered.push_back(v);
+    const std::set<int64_t> want = items_of(vocab, generation_share, generation_parts);
+    EXPECT_EQ(gathered, std::vector<int64_t>(want.begin(), want.end())) << "rank " << r;
+  }
+}
+
 TEST_P(EveryHybridLayout, GroupsPartitionThePoolAndAgreeOnTheirMembers) {
   const HybridLayout layout(GetParam().train, GetParam().generate);
   for (auto members : {&HybridLayout::micro_dp_ranks, &HybridLayout::generation_tp_ranks,
-                       &HybridLayout::generation_pp_ranks}) {
+                       &HybridLayout::generation_pp_ranks, &HybridLayout::generation_vocab_ranks}) {
     std::multiset<int> covered;
     for (const auto& group : groups_of(layout, members)) {
       for (int r : group) {

@@ -50,9 +50,8 @@ void on_mesh(int pp, int tp, const TransformerConfig& c,
   for (int r = 0; r < mesh.world(); ++r) nets.push_back(seeded(c));
   on_ranks(mesh.world(), [&](int rank, SpmdGroup& pool) {
     std::shared_ptr<MeshGroups> groups = make_mesh_groups(pool, mesh, "m");
-    const TensorParallel tpp =
-        tp > 1 ? TensorParallel{groups->tp.get(), mesh.tp_index(rank), tp} : TensorParallel{};
-    const PipelineParallel ppp{groups->pp.get(), mesh.pp_index(rank), pp, micro_batches};
+    const TensorParallel tpp = groups->tensor_parallel(rank);
+    const PipelineParallel ppp = groups->pipeline_parallel(rank, micro_batches);
     nets[rank]->shard_tensor_parallel(tpp);
     nets[rank]->shard_pipeline_parallel(ppp);
     body(nets[rank], tpp, ppp);
@@ -98,8 +97,14 @@ TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
         const Shard held = layers_of_stage(3, ppp.stage, pp);
         for (int64_t layer = 0; layer < 3; ++layer)
           EXPECT_EQ(net->holds_layer(layer), layer >= held.start && layer < held.start + held.size) << where;
+        // The embedding's and the head's rows are split over all pp * tp ranks.
+        const Shard tokens = shard_of(c.vocab_size, ppp.vocab.rank, pp * tp);
+        EXPECT_EQ(net->vocab_shard().start, tokens.start) << where;
+        EXPECT_EQ(net->tok_embeddings->weight.size(0), tokens.size) << where;
         torch::Tensor local = net->forward(rows.input_ids, rows.attention_mask);
-        expect_close(gather_shards(local, 2, c.vocab_size, tpp), want_logits, 1e-5, "logits on " + where);
+        EXPECT_EQ(local.size(2), tokens.size) << where;
+        expect_close(gather_shards(local, 2, c.vocab_size, ppp.vocab), want_logits, 1e-5,
+                     "logits on " + where);
         {
           c10::InferenceMode inference;
           ResponseLogProbs lp = response_log_probs(net, rows, 0.8, true);
@@ -116,12 +121,13 @@ TEST_P(PipelineParallelModel, ComputesWhatTheOneProcessModelComputes) {
             continue;
           }
           ASSERT_TRUE(p.value().grad().defined()) << p.key() << " on " << where;
-          // The embedding's lookup gradient is stage 0's alone (the trainer
-          // shares it, roles/model_setup.h); every other gradient is whole on
-          // every stage that holds the parameter.
-          if (p.key() == "tok_embeddings.weight" && ppp.stage != 0) continue;
-          expect_close(p.value().grad(), slice_of(want_grads[p.key()], p.key(), tpp.rank, tp),
-                       kGradientTolerance, "gradient of " + p.key() + " on " + where);
+          // Every stage's share of the embedding gets its rows of the lookup's
+          // gradient, which only stage 0's blocks read.
+          const torch::Tensor want_grad = is_vocab_parameter(p.key())
+                                              ? want_grads[p.key()].narrow(0, tokens.start, tokens.size)
+                                              : slice_of(want_grads[p.key()], p.key(), tpp.rank, tp);
+          expect_close(p.value().grad(), want_grad, kGradientTolerance,
+                       "gradient of " + p.key() + " on " + where);
         }
       },
       micro_batches);

@@ -182,6 +182,38 @@ TEST(PipelineParallelRoles, SavedStateResumesTheSameTrainingAndACheckpointLoadsI
                single.call("log_prob", in).tensor("old_log_probs"), "log-probs of a loaded checkpoint");
 }
 
+// With stages the embedding's and the head's rows are split over the
+// replica's ranks in the order its generation layout needs
+// (workers/mesh_groups.h): at pp 2 x tp 2, generating at pp 1 x tp 2
+// swaps ranks 1's and 2's shares. A state saved in one order is refused by
+// ranks holding the other (same shapes: it would load into the wrong rows).
+TEST(PipelineParallelRoles, AStateSavedForAnotherVocabularyOrderIsRefused) {
+  auto config = config_for_pp("actor");
+  config["model"]["num_layers"] = 4;   // the engine gathers equal runs of layers...
+  config["model"]["vocab_size"] = 20;  // ...and equal shares of the vocabulary
+  const Mesh mesh{1, 2, 2};
+  workers::model::testing::ScratchDir dir("pp-share");
+  const std::string state = (dir.path() / "state").string();
+  {
+    MeshRanks ranks("actor", config, mesh);
+    ranks.call("save_state", Batch{}, {}, {{"dir", state}});
+  }
+  MeshRanks generating("actor", config, mesh, "cpu", core::generation_mesh(mesh, 1, 2));
+  try {
+    generating.call("load_state", Batch{}, {}, {{"dir", state}});
+    FAIL() << "a state of another vocabulary order was loaded";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank 1: models.m rank 1: " + state +
+                        "/rank-1.pt holds vocabulary share 1 of 4 but "
+                        "this rank holds share 2 of 4"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("resume with the graph file the run was started with"), std::string::npos) << what;
+    EXPECT_EQ(what.find("rank 0:"), std::string::npos) << "rank 0 keeps its share: " << what;
+  }
+}
+
 TEST(PipelineParallelRoles, CriticUpdateEqualsOneRank) {
   expect_critic_equals_one_rank(config_for_pp("critic"), {Mesh{1, 2, 1}, Mesh{1, 2, 2}});
 }
