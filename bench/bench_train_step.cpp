@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench/bench_model_common.h"
+#include "bench/served_peer.h"
 #include "bench/bench_record.h"
 #include "core/common/command_line.h"
 #include "workers/model/flat_adamw.h"

@@ -94,9 +94,9 @@ Batch Trainer::task_batch(const tasks::TaskDraw& draw) const {
   return task->second.make(settings_.task, draw, exp_.seed);
 }
 
-Batch Trainer::step_batch(const tasks::TaskDraw& draw, const std::optional<tasks::TaskDraw>& next) {
-  Batch batch = prefetch_.take(draw);
-  if (next) prefetch_.prefetch(*next);
+Batch Trainer::step_batch(const std::function<tasks::TaskDraw(int64_t)>& draw_of, int64_t step, bool last) {
+  Batch batch = prefetch_.take(draw_of(step));
+  if (!last) prefetch_.prefetch(draw_of(step + 1));
   return batch;
 }
 
@@ -105,7 +105,7 @@ StepReport Trainer::rl_step(int64_t step, bool last) {
   auto draw_of = [this](int64_t s) {
     return tasks::TaskDraw{s, false, settings_.task.batch_size, settings_.task.samples_per_prompt};
   };
-  Batch batch = step_batch(draw_of(step), last ? std::nullopt : std::optional(draw_of(step + 1)));
+  Batch batch = step_batch(draw_of, step, last);
   const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
   StepReport report = runner_.run(exp_.nodes, std::move(batch), step, profiler_ && profiler_->profiles(step));
   report.metrics["timing_s/task_draw"] = waited;  // ~0 when the batch was prefetched
@@ -128,12 +128,12 @@ StepReport Trainer::rl_step(int64_t step, bool last) {
 void Trainer::warm_start() {
   const auto& ws = settings_.trainer.warm_start;
   if (!ws.enabled) return;
+  // Warm start and evaluation take one sample per prompt.
+  auto draw_of = [&](int64_t step) {
+    return tasks::TaskDraw{step, false, ws.batch_size.value_or(settings_.task.batch_size), 1};
+  };
   for (int64_t s = 1; s <= ws.steps; ++s) {
-    // Warm start and evaluation take one sample per prompt.
-    auto draw_of = [&](int64_t step) {
-      return tasks::TaskDraw{step, false, ws.batch_size.value_or(settings_.task.batch_size), 1};
-    };
-    Batch batch = step_batch(draw_of(s), s == ws.steps ? std::nullopt : std::optional(draw_of(s + 1)));
+    Batch batch = step_batch(draw_of, s, s == ws.steps);
     StepReport r = runner_.run(warm_start_nodes_, std::move(batch), s);
     log_metrics(r.metrics, s, "warm_start/");
     if (hooks_.warm_start_step) hooks_.warm_start_step(s, ws.steps, r.metrics);

@@ -99,8 +99,9 @@ class Trainer {
   void save_resume_checkpoint(int64_t step);
 
   Batch task_batch(const tasks::TaskDraw& draw) const;
-  // `draw`'s batch (prefetched when it is ready), and `next` prefetched.
-  Batch step_batch(const tasks::TaskDraw& draw, const std::optional<tasks::TaskDraw>& next);
+  // Step `step`'s batch (prefetched when it is ready), and unless it is the
+  // last step the next one's prefetched; `draw_of` gives a step's draw.
+  Batch step_batch(const std::function<tasks::TaskDraw(int64_t)>& draw_of, int64_t step, bool last);
   WorkerGroup& model(const std::string& name, const std::string& where);
   void log_metrics(const std::map<std::string, double>& metrics, int64_t step,
                    const std::string& prefix = "");

@@ -200,17 +200,7 @@ GroupCall WorkerGroup::call_after(const GroupCall& first, const std::string& tok
   if (!input.meta().is_object()) input.meta() = nlohmann::json::object();
   input.meta().erase(kKeepOutputsKey);
   input.meta()[kInputsKeptKey] = {{"token", token}, {"columns", from_first}};
-  GroupCall call = run(dispatch_mode(method), method, input, {}, args, context);
-  // Each rank works on the first call's rows, whatever the controller sent.
-  std::vector<int64_t> rows;
-  {
-    std::lock_guard<std::mutex> lock(first.state_->mu);
-    rows = first.state_->timing.rows;
-  }
-  std::lock_guard<std::mutex> lock(call.state_->mu);
-  call.state_->plan.input_rows = before.input_rows;
-  call.state_->timing.rows = std::move(rows);
-  return call;
+  return run(dispatch_mode(method), method, input, {}, args, context, &first);
 }
 
 GroupCall WorkerGroup::call(const std::string& method, const Batch& input, nlohmann::json context,
@@ -242,7 +232,7 @@ void WorkerGroup::init(const nlohmann::json& config) {
 
 GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const Batch& input,
                            const std::vector<Batch>& per_rank, const nlohmann::json& args,
-                           const nlohmann::json& context) {
+                           const nlohmann::json& context, const GroupCall* after) {
   auto state = std::make_shared<CallState>();
   state->mode = mode;
   state->mesh = mode == DispatchMode::split_generation_mesh ? generation_mesh_ : mesh_;
@@ -261,6 +251,11 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
     inputs.push_back(std::move(*state->plan.inputs[r]));
     ranks.push_back(r);
     state->plan.inputs[r].reset();  // moved: the call owns it now
+  }
+  if (after != nullptr) {  // each rank works on the first call's rows
+    std::lock_guard<std::mutex> lock(after->state_->mu);
+    state->plan.input_rows = after->state_->plan.input_rows;
+    state->timing.rows = after->state_->timing.rows;
   }
   std::vector<ReplyFuture> sent = rpc_.call_each(workers, model_, method, std::move(inputs), args, context);
   state->replies.resize(static_cast<size_t>(mesh_.world()));

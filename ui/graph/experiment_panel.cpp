@@ -132,18 +132,18 @@ void draw_pool(GraphEditor& ed, const std::string& name) {
   ImGui::PushID(("pool/" + name).c_str());
   if (name_field(ed, "pools", name, rename_pool)) return ImGui::PopID();
   core::PoolSpec& pool = doc.experiment().pools.at(name);
-  int workers = pool.workers;
-  labelled("workers");
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputInt("##workers", &workers, 0))
-    doc.begin_gesture(), doc.experiment().pools[name].workers = workers;
-  items().record_last_item("field/pools/" + name + "/workers");
-  int threads = pool.threads;
-  labelled("threads");
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::InputInt("##threads", &threads, 0))
-    doc.begin_gesture(), doc.experiment().pools[name].threads = threads;
-  items().record_last_item("field/pools/" + name + "/threads");
+  // An integer field of the pool: edited as one gesture, found by tests
+  // under field/pools/<name>/<key>.
+  auto int_field = [&](const char* key, int core::PoolSpec::*member) {
+    int value = pool.*member;
+    labelled(key);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputInt((std::string("##") + key).c_str(), &value, 0))
+      doc.begin_gesture(), doc.experiment().pools[name].*member = value;
+    items().record_last_item("field/pools/" + name + "/" + key);
+  };
+  int_field("workers", &core::PoolSpec::workers);
+  int_field("threads", &core::PoolSpec::threads);
   std::string device = pool.device;
   labelled("device");
   if (choice_combo("pools/" + name + "/device", device, kDevices)) {

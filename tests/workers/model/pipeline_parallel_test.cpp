@@ -189,6 +189,20 @@ TEST(PipelineParallelModel, RefusesMoreStagesThanLayers) {
   }
 }
 
+// Stages split the vocabulary over the replica's pp * tp ranks: a
+// PipelineParallel without that group is refused, naming what to pass.
+TEST(PipelineParallelModel, RefusesStagesWithoutTheVocabularyGroup) {
+  Transformer net(config_for(false));
+  try {
+    net->shard_pipeline_parallel({nullptr, 0, 2, 1});
+    FAIL() << "stages without a vocab group were accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("PipelineParallel::vocab has 1; pass make_mesh_groups' vocab group"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PipelineParallelModel, RefusesFewerThanOneMicroBatch) {
   Transformer net(config_for(false));
   try {

@@ -143,8 +143,9 @@ TEST(PipelineParallelRoles, ActorUpdateRolloutAndCheckpointEqualOneRankInEveryLa
   expect_actor_equals_one_rank(config_for_pp("actor"), {Mesh{1, 2, 1}, Mesh{1, 2, 2}, Mesh{2, 2, 1}});
 }
 
-// A tied head reads the embedding on every stage, but only stage 0's
-// lookup has its gradient: every stage must step with stage 0's.
+// A tied head: every rank's rows of the embedding are also its columns of
+// the head, whose gradient every stage has, while only stage 0 reads the
+// lookup: each rank's rows must step with both parts.
 TEST(PipelineParallelRoles, ATiedEmbeddingStepsAlikeOnEveryStage) {
   expect_actor_equals_one_rank(config_for_pp("actor", /*tied=*/true), {Mesh{1, 2, 1}});
 }
