@@ -126,8 +126,8 @@ class WorkerGroup {
   // (call_after); each rank works on its rows, so its plan's rows stand
   // for this call's whatever the controller sends.
   GroupCall run(DispatchMode mode, const std::string& method, const Batch& input,
-                const std::vector<Batch>& per_rank, const nlohmann::json& args,
-                const nlohmann::json& context, const GroupCall* after = nullptr);
+                const std::vector<Batch>& per_rank, const nlohmann::json& args, const nlohmann::json& context,
+                const GroupCall* after = nullptr);
   struct MethodInfo {
     DispatchMode mode = DispatchMode::split_dp;
     bool keeps_rows = false;
