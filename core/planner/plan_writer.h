@@ -19,8 +19,9 @@ namespace rlwb::core::planner {
 std::string pool_device_of(const DeviceProfile& profile);
 
 // Whether plans on `profile` give the actor a generation layout of its own
-// unasked: on a CPU profile only, as the 3D-HybridEngine runs on CPU pools
-// so far (the validator refuses it on cuda ones).
+// unasked: on a CPU profile only. The 3D-HybridEngine runs on cuda pools
+// too (allocated buffers, NCCL), but that path has not yet run on a GPU
+// (scripts/device_check.sh), so a GPU plan uses it only when asked.
 bool plans_generation_layouts(const DeviceProfile& profile);
 
 // `pool_device`: "cpu" or "cuda" (pool_device_of the profile).

@@ -94,12 +94,6 @@ void check_generation_layout(IssueList& out, const ModelSpec& model, const Metho
                 "): each rank's generation shard is then a union of training shards, gathered without a "
                 "second copy (docs/model.md, 3D-HybridEngine)");
   }
-  auto pool = out.exp().pools.find(model.pool);
-  if (sizes_ok && p.micro_dp() > 1 && pool != out.exp().pools.end() && pool->second.device == "cuda")
-    out.add(out.line(at), "",
-            "model '" + model.name + "' generates with another layout than it trains, on cuda pool '" +
-                model.pool + "'",
-            "the 3D-HybridEngine runs on CPU pools only so far: leave parallel.generate out on a cuda pool");
   if (sizes_ok && p.generate_dp != 0 && p.generate_dp != p.generation_replicas())
     out.add(out.line(at + ".dp"), "",
             "model '" + model.name + "' has generate.dp = " + std::to_string(p.generate_dp) + ", but " +

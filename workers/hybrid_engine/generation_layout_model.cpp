@@ -157,14 +157,16 @@ torch::Tensor GenerationLayoutModel::logits(const torch::Tensor& hidden) {
 
 torch::Tensor GenerationLayoutModel::forward(const torch::Tensor& input_ids,
                                              const torch::Tensor& attention_mask) {
-  torch::Tensor mask = attention_mask.defined() ? attention_mask : torch::ones_like(input_ids);
-  return logits(hidden_states(input_ids, model::position_ids_from_mask(mask), mask));
+  const torch::Device device = weights_.norm.device();
+  const torch::Tensor ids = input_ids.to(device);
+  const torch::Tensor mask = attention_mask.defined() ? attention_mask.to(device) : torch::ones_like(ids);
+  return logits(hidden_states(ids, model::position_ids_from_mask(mask), mask));
 }
 
 namespace {
 
-at::Generator seeded_generator(uint64_t seed) {
-  at::Generator generator = at::globalContext().defaultGenerator(torch::kCPU).clone();
+at::Generator seeded_generator(const torch::Device& device, uint64_t seed) {
+  at::Generator generator = at::globalContext().defaultGenerator(device).clone();
   std::lock_guard<std::mutex> lock(generator.mutex());
   generator.set_current_seed(seed);
   return generator;
@@ -187,24 +189,29 @@ model::GenerationResult GenerationLayoutModel::generate(const torch::Tensor& pro
     if (pad < 0) pad = fallback;
   std::vector<int64_t> stops = options.stop_token_ids;
   if (stops.empty() && config_.eos_token_id >= 0) stops.push_back(config_.eos_token_id);
-  const torch::Tensor stop_ids = torch::tensor(stops, torch::kInt64);
+  // Everything on the weights' device (the prompts come from the host).
+  const torch::Device device = weights_.norm.device();
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  const torch::Tensor stop_ids = torch::tensor(stops, torch::kInt64).to(device);
   // As generate(): the tp ranks sample alike from `shared`, each adding the
   // noise of its own vocabulary columns from `own`.
-  at::Generator shared = seeded_generator(options.seed);
-  at::Generator own = seeded_generator(options.seed * 1000003 + uint64_t{7919} * (vocab_parallel_.rank + 1));
+  at::Generator shared = seeded_generator(device, options.seed);
+  at::Generator own =
+      seeded_generator(device, options.seed * 1000003 + uint64_t{7919} * (vocab_parallel_.rank + 1));
 
   model::GenerationResult result;
-  result.responses = torch::full({batch, max_new}, pad, torch::kInt64);
-  result.response_mask = torch::zeros({batch, max_new}, torch::kInt64);
-  result.log_probs = torch::zeros({batch, max_new}, torch::kFloat32);
-  torch::Tensor key_mask = torch::zeros({batch, prompt_len + max_new}, torch::kInt64);
+  result.responses = torch::full({batch, max_new}, pad, i64);
+  result.response_mask = torch::zeros({batch, max_new}, i64);
+  result.log_probs = torch::zeros({batch, max_new}, i64.dtype(torch::kFloat32));
+  torch::Tensor key_mask = torch::zeros({batch, prompt_len + max_new}, i64);
   key_mask.narrow(1, 0, prompt_len).copy_(prompt_mask);
   model::KVCache cache(shard_config_, batch, prompt_len + max_new, weights_.norm.options());
-  torch::Tensor positions = model::position_ids_from_mask(prompt_mask);
+  torch::Tensor positions = model::position_ids_from_mask(prompt_mask.to(device));
   torch::Tensor next_position = positions.select(1, prompt_len - 1) + 1;
-  torch::Tensor hidden = hidden_states(prompt_ids, positions, key_mask.narrow(1, 0, prompt_len), &cache);
+  torch::Tensor hidden =
+      hidden_states(prompt_ids.to(device), positions, key_mask.narrow(1, 0, prompt_len), &cache);
   torch::Tensor local_logits = logits(hidden.select(1, prompt_len - 1));
-  torch::Tensor finished = torch::zeros({batch}, torch::kBool);
+  torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
   for (int64_t step = 0; step < max_new; ++step) {
     model::NextTokens next = model::sample_vocab_parallel(local_logits, vocab_, config_.vocab_size,
                                                           vocab_parallel_, options.sampling, shared, own);

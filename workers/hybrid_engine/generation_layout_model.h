@@ -105,12 +105,14 @@ class GenerationLayoutModel {
                               const torch::Tensor& key_mask, model::KVCache* cache = nullptr);
   // This rank's vocabulary columns of the logits of hidden [..., E].
   torch::Tensor logits(const torch::Tensor& hidden);
-  // Logits (this rank's columns) of a left-padded batch.
+  // Logits (this rank's columns) of a left-padded batch, on the weights'
+  // device (the ids and mask may be on the host).
   torch::Tensor forward(const torch::Tensor& input_ids, const torch::Tensor& attention_mask);
 
   // As model::generate(): the same options, checks and result, and greedy
   // decoding gives its tokens; every generation TP rank calls it with the
-  // same prompts and seed. (It keeps finished rows in the batch; generate()
+  // same prompts and seed; the result is on the weights' device, as
+  // generate()'s on its model's. (It keeps finished rows in the batch; generate()
   // drops them, so sampled tokens differ from generate()'s once a row stops.)
   model::GenerationResult generate(const torch::Tensor& prompt_ids, const torch::Tensor& prompt_mask,
                                    const model::GenerationOptions& options);

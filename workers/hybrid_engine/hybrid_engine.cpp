@@ -62,11 +62,13 @@ void check_fits(const model::TransformerImpl& m, const SpmdGroup& pool, const Hy
                             "layout.generation_mesh()))");
   if (m.config().head != model::Head::kLanguageModel)
     throw HybridLayoutError(where + "the model has a value head; only a language model generates");
+  const torch::Device device = m.tok_embeddings->weight.device();
   for (const auto& p : m.parameters())
-    if (p.scalar_type() != torch::kFloat32 || !p.device().is_cpu())
+    if (p.scalar_type() != torch::kFloat32 || p.device() != device)
       throw HybridLayoutError(where +
-                              "parameters must be float32 on the CPU (the buffers are host memory); "
-                              "cast the model with ->to(torch::kCPU, torch::kFloat32)");
+                              "parameters must be float32 on one device (the buffers hold float32 "
+                              "shards); cast the model with ->to(" +
+                              device.str() + ", torch::kFloat32)");
 }
 
 }  // namespace
@@ -100,6 +102,9 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
     const std::vector<int> vocab = layout_.generation_vocab_ranks(rank);
     generation_vocab_ = pool.subgroup(group_name(name, "generation_vocab", vocab), vocab);
   }
+  const torch::Device device = model_->tok_embeddings->weight.device();
+  const BufferBacking backing =
+      options_.backing.value_or(device.is_cpu() ? BufferBacking::kMapped : BufferBacking::kAllocated);
   torch::NoGradGuard no_grad;
   for (auto& item : model_->named_parameters()) {
     torch::Tensor& p = item.value();
@@ -116,12 +121,13 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
     // in its tp shards; the embedding's and the head's are the group's
     // vocabulary shares, which make up this rank's generation share
     // (mesh_groups.h, vocab_index).
-    SplitParameter split{item.key(),
-                         p,
-                         dim,
-                         from_other_stages ? stages_per : 1,
-                         micro_dp_.get(),
-                         GenerationBuffer(p.numel(), layout_.micro_dp_size(), placement_.micro_dp_index)};
+    SplitParameter split{
+        item.key(),
+        p,
+        dim,
+        from_other_stages ? stages_per : 1,
+        micro_dp_.get(),
+        GenerationBuffer(p.numel(), layout_.micro_dp_size(), placement_.micro_dp_index, backing, p.device())};
     torch::Tensor own = split.buffer.own_slot().view(p.sizes());
     own.copy_(p.detach());
     p.set_data(own);  // the parameter's old storage is freed here
@@ -132,10 +138,22 @@ HybridEngine::HybridEngine(model::Transformer model, SpmdGroup& pool, const Hybr
 HybridEngine::~HybridEngine() {
   generation_.reset();
   // The training parameters keep their buffers alive; only the gathered
-  // pages go (a failed madvise leaves them resident, nothing worse).
+  // memory goes (a failed madvise leaves it resident, nothing worse).
   try {
-    for (auto& s : split_) s.buffer.release_other_slots();
+    release_gathered_slots();
   } catch (const std::exception&) {
+  }
+}
+
+void HybridEngine::view_own_slot(SplitParameter& s) {
+  if (s.buffer.backing() == BufferBacking::kAllocated)
+    s.parameter.set_data(s.buffer.own_slot().view(s.parameter.sizes()));
+}
+
+void HybridEngine::release_gathered_slots() {
+  for (auto& s : split_) {
+    s.buffer.release_other_slots();
+    view_own_slot(s);  // an allocated buffer's whole shard goes here
   }
 }
 
@@ -147,6 +165,8 @@ void HybridEngine::to_generation() {
   for (auto& s : split_) {
     const int slots = s.buffer.slots(), own = s.buffer.own_slot_index();
     if (slots == 1) continue;
+    s.buffer.hold_all_slots();
+    view_own_slot(s);  // an allocated buffer's old own slot goes here
     const torch::Tensor mine = s.buffer.own_slot();
     const int64_t n = s.buffer.slot_numel();
     for (int64_t start = 0; start < n; start += piece) {
@@ -173,7 +193,7 @@ void HybridEngine::to_generation() {
 void HybridEngine::to_training() {
   if (!generating()) return;
   generation_.reset();
-  for (auto& s : split_) s.buffer.release_other_slots();
+  release_gathered_slots();
 }
 
 GenerationLayoutModel& HybridEngine::generation_model() {

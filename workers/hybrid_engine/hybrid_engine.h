@@ -17,6 +17,11 @@
 // the other d_g - 1 slots around it. Per rank, parameter memory is M/(t p)
 // while training and M/(t_g p_g) while generating, plus the replicated
 // parameters (norms, row-parallel biases), which every layout holds whole.
+// On the CPU the own slot never moves (a mapped buffer); on a GPU
+// (allocated buffers) each switch moves it into the gathered shard and
+// back, one parameter at a time, and the training parameter follows it
+// (set_data: the same parameter object, so an optimizer holding it steps
+// the moved weights; its data_ptr changes).
 // Bytes received per switch: (d_g - 1)/d_g of M/(t_g p_g) = (tp - t_g p_g)/(t_g p_g tp) M.
 //
 // The gather goes in pieces of options.piece_bytes of each rank's shard:
@@ -61,6 +66,9 @@ namespace rlwb::workers::hybrid_engine {
 
 struct HybridEngineOptions {
   int64_t piece_bytes = int64_t{1} << 20;  // of one rank's shard per all-gather
+  // How the buffers hold the slots (generation_buffer.h); by default
+  // mapped on the CPU, allocated on a GPU.
+  std::optional<BufferBacking> backing;
 };
 
 class HybridEngine {
@@ -69,7 +77,8 @@ class HybridEngine {
   // keeps two engines' sub-groups apart). `model` is this rank's training
   // shard: shard_tensor_parallel() done with the training TP group (or
   // none when t = 1) and shard_pipeline_parallel() with the training PP
-  // group (none when p = 1), parameters float32 on the CPU. Throws
+  // group (none when p = 1), parameters float32 on one device (the CPU,
+  // or this rank's GPU with the pool's collectives over NCCL). Throws
   // HybridLayoutError when the pool, the model's tensor or pipeline
   // parallelism or the layout disagree (its vocabulary share too: make the
   // mesh groups with layout.generation_mesh()), when p_g < p and the layers
@@ -117,6 +126,10 @@ class HybridEngine {
     GenerationBuffer buffer;
   };
   GenerationWeights gathered_weights() const;
+  // The training parameter views its buffer's own slot again (after an
+  // allocated buffer moved it).
+  static void view_own_slot(SplitParameter& s);
+  void release_gathered_slots();
 
   model::Transformer model_;
   HybridLayout layout_;

@@ -60,11 +60,6 @@ struct PolicyRole : ModelRole {
     const core::Mesh& train = env.mesh;
     const core::Mesh& generate = env.generation();
     if (!generate.folded()) return;
-    if (device.is_cuda())
-      throw RoleConfigError(
-          "models." + env.model +
-          ".parallel.generate: the 3D-HybridEngine runs on CPU pools only so far; on a cuda "
-          "pool generate with the training layout (leave parallel.generate out)");
     hybrid_engine::HybridLayout layout({.pp = train.pp, .tp = train.tp, .dp = train.dp},
                                        {.pp = generate.pp, .tp = generate.tp});
     if (layout.generation_mesh() != generate)

@@ -94,10 +94,10 @@ std::string name_of(const Case& c) {
 }
 void PrintTo(const Case& c, std::ostream* os) { *os << name_of(c); }
 
-class HybridEngineLayouts : public ::testing::TestWithParam<Case> {};
-
-TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
-  const HybridLayout layout(GetParam().train, GetParam().generate);
+// The generation model of `layout` (buffers backed as `options` says)
+// computes the unsharded model's logits and greedy tokens.
+void expect_generates_what_the_unsharded_model_computes(const HybridLayout& layout,
+                                                        const HybridEngineOptions& options) {
   const TransformerConfig c = config_of();
   const Prompts prompts = prompts_for(c.vocab_size);
   Transformer reference = seeded(c);
@@ -107,7 +107,7 @@ TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
   std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
   on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
     std::shared_ptr<MeshGroups> groups;
-    HybridEngine engine(training_shard(nets[rank], pool, layout, groups), pool, layout, "actor");
+    HybridEngine engine(training_shard(nets[rank], pool, layout, groups), pool, layout, "actor", options);
     engine.to_generation();
     GenerationLayoutModel& net = engine.generation_model();
     const model::TensorParallel& tp = net.tensor_parallel();
@@ -124,6 +124,28 @@ TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
     engine.to_training();
   });
 }
+
+class HybridEngineLayouts : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HybridEngineLayouts, GeneratesWhatTheUnshardedModelComputes) {
+  expect_generates_what_the_unsharded_model_computes(HybridLayout(GetParam().train, GetParam().generate), {});
+}
+
+// The buffers a GPU gets (generation_buffer.h's kAllocated), run on the
+// CPU: the same generation model over slots that moved.
+class HybridEngineAllocatedLayouts : public ::testing::TestWithParam<Case> {};
+
+TEST_P(HybridEngineAllocatedLayouts, GeneratesWhatTheUnshardedModelComputes) {
+  expect_generates_what_the_unsharded_model_computes(HybridLayout(GetParam().train, GetParam().generate),
+                                                     {.backing = BufferBacking::kAllocated});
+}
+
+INSTANTIATE_TEST_SUITE_P(AllocatedLayouts, HybridEngineAllocatedLayouts,
+                         ::testing::Values(Case{{.tp = 2, .dp = 2}, {.tp = 1}},
+                                           Case{{.tp = 2}, {.tp = 2}},  // one slot: nothing moves
+                                           Case{{.pp = 2, .tp = 2}, {.pp = 1, .tp = 1}},
+                                           Case{{.pp = 4}, {.pp = 2}}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return name_of(info.param); });
 
 INSTANTIATE_TEST_SUITE_P(Layouts, HybridEngineLayouts,
                          ::testing::Values(Case{{.tp = 2}, {.tp = 1}},           // 2 micro-DP ranks
@@ -290,6 +312,86 @@ TEST(HybridEngine, HoldsNoSecondCopyOfTheTrainingShard) {
     }
     engine.to_training();
     EXPECT_LE(split_bytes(), shard_bytes + slack) << "the gathered parts are given back";
+  });
+}
+
+// Allocated buffers (a GPU's, here on the CPU): each switch moves the
+// training shard into the gathered shard and back, the parameter follows
+// it and the old storage is freed -- no second copy is left behind -- so
+// the engine holds exactly M/t while training and M/t_g while generating,
+// the weights come back bitwise, and an optimizer holding the parameters
+// steps the moved weights.
+TEST(HybridEngine, AllocatedBuffersMoveTheShardAndFreeTheOldCopyAtEachSwitch) {
+  const HybridLayout layout({.tp = 4}, {.tp = 2});  // d_g = 2
+  const TransformerConfig c = config_of();
+  const Prompts prompts = prompts_for(c.vocab_size);
+  std::vector<Transformer> nets = seeded_per_rank(c, layout.world());
+  on_ranks(layout.world(), [&](int rank, SpmdGroup& pool) {
+    std::shared_ptr<MeshGroups> groups;
+    Transformer net = training_shard(nets[rank], pool, layout, groups);
+    int64_t shard_bytes = 0, replicated_bytes = 0;
+    std::map<std::string, torch::Tensor> before;
+    for (auto& p : net->named_parameters()) {
+      (model::tensor_parallel_dim(p.key()) >= 0 ? shard_bytes : replicated_bytes) +=
+          static_cast<int64_t>(p.value().nbytes());
+      before[p.key()] = p.value().detach().clone();
+    }
+    HybridEngine engine(net, pool, layout, "actor", {.backing = BufferBacking::kAllocated});
+    auto split_bytes = [&] { return engine.resident_parameter_bytes() - replicated_bytes; };
+    EXPECT_EQ(split_bytes(), shard_bytes) << "training holds the shard once";
+    // Every split parameter, as its buffer's own slot; weak references to
+    // the storages it leaves.
+    auto own_storages = [&] {
+      std::map<std::string, c10::weak_intrusive_ptr<c10::StorageImpl>> storages;
+      for (auto& p : net->named_parameters()) {
+        if (model::tensor_parallel_dim(p.key()) < 0) continue;
+        EXPECT_EQ(p.value().data_ptr(), engine.buffer_of(p.key()).own_slot().data_ptr()) << p.key();
+        storages.emplace(p.key(), p.value().storage().getWeakStorageImpl());
+      }
+      return storages;
+    };
+    auto expect_freed = [](const auto& storages, const char* when) {
+      for (const auto& [name, storage] : storages) EXPECT_TRUE(storage.expired()) << name << " " << when;
+    };
+    auto expect_unchanged = [&](const char* when) {
+      for (auto& p : net->named_parameters())
+        EXPECT_TRUE(torch::equal(p.value(), before[p.key()])) << p.key() << " " << when;
+    };
+    auto training = own_storages();
+    engine.to_generation();
+    expect_freed(training, "still held while generating");
+    EXPECT_EQ(split_bytes(), 2 * shard_bytes) << "generation holds M/t_g, the shard inside it";
+    expect_unchanged("after the switch to generation");
+    for (auto& p : net->named_parameters()) {
+      if (model::tensor_parallel_dim(p.key()) < 0) continue;
+      const GenerationBuffer& buffer = engine.buffer_of(p.key());
+      const auto* own = static_cast<const char*>(buffer.all_slots().data_ptr()) +
+                        buffer.own_slot_index() * buffer.slot_numel() * static_cast<int64_t>(sizeof(float));
+      EXPECT_EQ(p.value().data_ptr(), own) << p.key() << " is not its slot of the generation shard";
+    }
+    auto generating = own_storages();
+    engine.generation_model().generate(prompts.ids, prompts.mask, greedy());
+    engine.to_training();
+    expect_freed(generating, "(the generation shard) still held after the switch back");
+    EXPECT_EQ(split_bytes(), shard_bytes) << "the gathered parts are given back";
+    expect_unchanged("after the switch back");
+    own_storages();
+
+    model::FlatAdamW optimizer(net->parameters(), model::AdamWSettings{}, model::ParameterStorage::kInPlace);
+    loss_of(net, prompts).backward();
+    optimizer.step(1e-2);
+    const torch::Tensor trained_logits = whole_logits(net, prompts);
+    engine.to_generation();
+    GenerationLayoutModel& generation = engine.generation_model();
+    expect_close(model::gather_shards(generation.forward(prompts.ids, prompts.mask), 2, c.vocab_size,
+                                      generation.vocab_parallel()),
+                 trained_logits, 1e-5, "generation logits after the update, rank " + std::to_string(rank));
+    engine.to_training();
+    // And the optimizer steps the weights where they are now.
+    const torch::Tensor stepped = net->tok_embeddings->weight.detach().clone();
+    loss_of(net, prompts).backward();
+    optimizer.step(1e-2);
+    EXPECT_FALSE(torch::equal(net->tok_embeddings->weight, stepped)) << "a moved parameter was not stepped";
   });
 }
 
