@@ -235,7 +235,7 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
                            const nlohmann::json& context, const GroupCall* after) {
   auto state = std::make_shared<CallState>();
   state->mode = mode;
-  state->mesh = mode == DispatchMode::split_generation_mesh ? generation_mesh_ : mesh_;
+  state->mesh = mesh_of(mode);
   state->plan = plan_dispatch(mode, state->mesh, input, per_rank);
   state->timing.reply_s.assign(mesh_.world(), -1.0);
   state->timing.rows.assign(mesh_.world(), 0);
@@ -253,7 +253,8 @@ GroupCall WorkerGroup::run(DispatchMode mode, const std::string& method, const B
     state->plan.inputs[r].reset();  // moved: the call owns it now
   }
   if (after != nullptr) {  // each rank works on the first call's rows
-    std::lock_guard<std::mutex> lock(after->state_->mu);
+    // The first call's plan and rows are set before run() returns it and
+    // never change after (call_after reads them too).
     state->plan.input_rows = after->state_->plan.input_rows;
     state->timing.rows = after->state_->timing.rows;
   }

@@ -70,11 +70,8 @@ GenerationLayoutModel::GenerationLayoutModel(const model::TransformerConfig& con
 // it holds, zero for the others, summed over the generation ranks.
 torch::Tensor GenerationLayoutModel::embed(const torch::Tensor& input_ids) {
   if (!vocab_parallel_.active()) return torch::embedding(weights_.tok_embeddings, input_ids);
-  torch::Tensor local = input_ids - vocab_.start;
-  torch::Tensor held = (local >= 0).logical_and(local < vocab_.size);
-  torch::Tensor rows = torch::embedding(weights_.tok_embeddings, local.clamp(0, vocab_.size - 1));
-  return model::reduce_from_tensor_parallel(rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0),
-                                            vocab_parallel_);
+  return model::reduce_from_tensor_parallel(
+      model::held_embedding_rows(weights_.tok_embeddings, input_ids, vocab_), vocab_parallel_);
 }
 
 // x [..., d_g * k] times d_g column blocks [d_g, out, k]: the partial sum

@@ -60,7 +60,9 @@ struct RmsNormFunction : torch::autograd::Function<RmsNormFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, double eps) {
     torch::Tensor y, r;
-    if (rms_norm_kernel_fits(x, weight)) {
+    const bool kernel = rms_norm_kernel_fits(x, weight);
+    ctx->saved_data["kernel"] = kernel;  // the backward takes the same path
+    if (kernel) {
       const torch::Tensor in = x.contiguous();
       std::vector<int64_t> row_shape = x.sizes().vec();
       row_shape.back() = 1;
@@ -79,7 +81,7 @@ struct RmsNormFunction : torch::autograd::Function<RmsNormFunction> {
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const torch::Tensor &x = saved[0], &r = saved[1], &weight = saved[2];
-    if (!rms_norm_kernel_fits(x, weight)) {
+    if (!ctx->saved_data["kernel"].toBool()) {
       const torch::Tensor& dy = grads[0];
       torch::Tensor normed = x * r, g = dy * weight;
       torch::Tensor dx = r * (g - normed * (g * normed).mean(-1, /*keepdim=*/true));

@@ -4,6 +4,7 @@
 
 #include "workers/model/layers.h"
 #include "workers/model/model_error.h"
+#include "workers/model/vocab_parallel.h"
 #include "workers/spmd_group.h"
 
 namespace rlwb::workers::model {
@@ -277,10 +278,7 @@ torch::Tensor TransformerImpl::logits(const torch::Tensor& hidden) {
 // the others, and the sum over the ranks is every id's row.
 torch::Tensor TransformerImpl::embed(const torch::Tensor& input_ids) {
   if (!vocab_parallel_.active()) return tok_embeddings(input_ids);
-  torch::Tensor local = input_ids - vocab_.start;
-  torch::Tensor held = (local >= 0).logical_and(local < vocab_.size);
-  torch::Tensor rows = torch::embedding(tok_embeddings->weight, local.clamp(0, vocab_.size - 1));
-  rows = rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0);
+  const torch::Tensor rows = held_embedding_rows(tok_embeddings->weight, input_ids, vocab_);
   return pp_.active() ? reduce_embedding_over_stages(rows, pp_) : reduce_from_tensor_parallel(rows, tp_);
 }
 

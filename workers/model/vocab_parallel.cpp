@@ -81,6 +81,13 @@ NextTokens sample_top_k_over_ranks(const torch::Tensor& scores, const SamplingOp
 
 }  // namespace
 
+torch::Tensor held_embedding_rows(const torch::Tensor& weight, const torch::Tensor& input_ids, Shard vocab) {
+  torch::Tensor local = input_ids - vocab.start;
+  torch::Tensor held = (local >= 0).logical_and(local < vocab.size);
+  torch::Tensor rows = torch::embedding(weight, local.clamp(0, vocab.size - 1));
+  return rows.masked_fill(held.logical_not().unsqueeze(-1), 0.0);
+}
+
 VocabLogProbs vocab_log_probs(const torch::Tensor& local, const torch::Tensor& targets, Shard vocab,
                               const TensorParallel& tp, bool with_entropy) {
   VocabLogProbs out;

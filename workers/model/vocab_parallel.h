@@ -28,6 +28,12 @@
 
 namespace rlwb::workers::model {
 
+// The embedding lookup of ids [...] (global) in this rank's rows `weight`
+// [vocab.size, E]: each id's row where the rank holds it, zeros for the
+// others -- summed over the ranks the vocabulary is split over, every id's
+// row. (The sum is the caller's: over tp, or over the stages too.)
+torch::Tensor held_embedding_rows(const torch::Tensor& weight, const torch::Tensor& input_ids, Shard vocab);
+
 // Log-probs of tokens `targets` [...] (global ids) under softmax(logits)
 // from local [..., Vr], and the entropy when asked (else undefined). Two
 // collectives: the max, then S, the chosen logit and T in one sum.

@@ -198,29 +198,23 @@ void export_role_state(const std::string& dir, int tp, int pp, const std::string
       }
     }
     for (auto& p : whole->named_parameters()) {
+      // The rank files that hold p's parts, in order, and the dimension
+      // the parts join along (-1: one file holds it whole).
+      std::vector<int> holders;
+      int64_t dim = 0;
+      std::string over;
       if (!by_share.empty() && model::is_vocab_parameter(p.key())) {
-        std::vector<torch::Tensor> parts;
-        for (int r : by_share) {
-          torch::Tensor part;
-          if (!shards[r].try_read("param/" + p.key(), part))
-            throw std::runtime_error(files[r] + " has no tensor '" + p.key() + "', which " +
-                                     config_path.string() + " implies");
-          parts.push_back(part);
-        }
-        torch::Tensor joined = torch::cat(parts, 0);
-        if (joined.sizes() != p.value().sizes())
-          throw std::runtime_error(dir + ": tensor '" + p.key() + "' is " + shape_text(joined) + " over " +
-                                   std::to_string(ranks) + " rank files but " + shape_text(p.value()) +
-                                   " by " + config_path.string());
-        p.value().copy_(joined);
-        continue;
+        holders = by_share;
+        over = std::to_string(ranks) + " rank files";
+      } else {
+        dim = tp > 1 ? model::tensor_parallel_dim(p.key()) : -1;
+        const int64_t layer = model::layer_of_parameter(p.key());
+        const int stage = layer < 0 ? 0 : model::stage_of_layer(layer, config.num_layers, pp);
+        for (int t = 0; t < (dim < 0 ? 1 : tp); ++t) holders.push_back(stage * tp + t);
+        over = std::to_string(holders.size()) + " rank file(s) of stage " + std::to_string(stage);
       }
-      const int64_t dim = tp > 1 ? model::tensor_parallel_dim(p.key()) : -1;
-      const int64_t layer = model::layer_of_parameter(p.key());
-      const int stage = layer < 0 ? 0 : model::stage_of_layer(layer, config.num_layers, pp);
       std::vector<torch::Tensor> parts;
-      for (int t = 0; t < (dim < 0 ? 1 : tp); ++t) {
-        const int r = stage * tp + t;
+      for (int r : holders) {
         torch::Tensor part;
         if (!shards[r].try_read("param/" + p.key(), part))
           throw std::runtime_error(files[r] + " has no tensor '" + p.key() + "', which " +
@@ -230,9 +224,7 @@ void export_role_state(const std::string& dir, int tp, int pp, const std::string
       torch::Tensor joined = dim < 0 ? parts[0] : torch::cat(parts, dim);
       if (joined.sizes() != p.value().sizes())
         throw std::runtime_error(dir + ": tensor '" + p.key() + "' is " + shape_text(joined) + " over " +
-                                 std::to_string(dim < 0 ? 1 : tp) + " rank file(s) of stage " +
-                                 std::to_string(stage) + " but " + shape_text(p.value()) + " by " +
-                                 config_path.string());
+                                 over + " but " + shape_text(p.value()) + " by " + config_path.string());
       p.value().copy_(joined);
     }
   }
