@@ -16,6 +16,7 @@
 #include <exception>
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 
 namespace rlwb::workers {
@@ -65,6 +66,22 @@ void settle(c10d::Backend& gloo, int world, std::chrono::milliseconds timeout) {
   if (world > 1) gloo.barrier()->wait(timeout);
 }
 
+// Whether two ranks of the group compute on one GPU: each writes its host
+// and device index into the group's store and reads everyone's (the
+// store's get waits, bounded by its timeout, for a rank not there yet).
+bool devices_shared(c10d::Store& store, int rank, int world, int device) {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string mine = std::string(host) + "/" + std::to_string(device);
+  store.set("cuda_device/" + std::to_string(rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  std::set<std::string> seen;
+  for (int r = 0; r < world; ++r) {
+    const std::vector<uint8_t> theirs = store.get("cuda_device/" + std::to_string(r));
+    if (!seen.insert(std::string(theirs.begin(), theirs.end())).second) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 struct SpmdGroup::Impl {
@@ -74,9 +91,29 @@ struct SpmdGroup::Impl {
   c10::intrusive_ptr<c10d::Backend> nccl;  // created on the first CUDA collective
   std::mutex background_mutex;             // a backward pass may send from another thread
   std::vector<c10::intrusive_ptr<c10d::Work>> background_sends;
+  // CUDA tensors' path, settled by the first CUDA collective: NCCL, or --
+  // where two ranks share a GPU, which NCCL refuses -- a host copy over Gloo.
+  enum class CudaPath { kUndecided, kNccl, kHost };
+  CudaPath cuda_path = CudaPath::kUndecided;
+  std::mutex cuda_mutex;
 
+  // Whether a collective of `t` goes through the host (a CUDA tensor whose
+  // ranks share a GPU). Every rank's first CUDA collective settles it.
+  bool via_host(const torch::Tensor& t) {
+    if (!t.is_cuda()) return false;
+    std::lock_guard<std::mutex> lock(cuda_mutex);
+    if (cuda_path == CudaPath::kUndecided)
+      cuda_path = options.world > 1 && devices_shared(*store, options.rank, options.world, t.device().index())
+                      ? CudaPath::kHost
+                      : CudaPath::kNccl;
+    return cuda_path == CudaPath::kHost;
+  }
+
+  // Gloo for CPU tensors, NCCL for CUDA ones (callers send a CUDA tensor
+  // of a host-path group through the host first).
   c10d::Backend& backend_for(const torch::Tensor& t) {
     if (!t.is_cuda()) return *gloo;
+    std::lock_guard<std::mutex> lock(cuda_mutex);
     if (!nccl) nccl = make_nccl_backend(store, options.rank, options.world, options.timeout);
     return *nccl;
   }
@@ -163,19 +200,37 @@ std::unique_ptr<SpmdGroup> SpmdGroup::subgroup(const std::string& name, const st
   return std::unique_ptr<SpmdGroup>(new SpmdGroup(std::move(impl)));
 }
 
+bool SpmdGroup::ranks_share_a_gpu(int device_index) {
+  return devices_shared(*impl_->store, rank(), world(), device_index);
+}
+
 int SpmdGroup::rank() const { return impl_->options.rank; }
 int SpmdGroup::world() const { return impl_->options.world; }
 
 // Each collective is a user scope (c10d::<name>), so a profiled call's tree
 // shows its wait -- for the data and for the slowest rank -- as a frame
 // (the analyzer's collective-not-overlapped rule reads c10d::allreduce).
+// A CUDA tensor of a group whose ranks share a GPU takes each collective
+// as a host copy (the copies show as their own operators in a profile).
 void SpmdGroup::all_reduce_sum(torch::Tensor& tensor) {
+  if (impl_->via_host(tensor)) {
+    torch::Tensor host = tensor.cpu();
+    all_reduce_sum(host);
+    tensor.copy_(host);
+    return;
+  }
   RECORD_USER_SCOPE("c10d::allreduce");
   std::vector<at::Tensor> tensors{tensor};
   impl_->backend_for(tensor).allreduce(tensors)->wait(impl_->options.timeout);
 }
 
 void SpmdGroup::all_reduce_max(torch::Tensor& tensor) {
+  if (impl_->via_host(tensor)) {
+    torch::Tensor host = tensor.cpu();
+    all_reduce_max(host);
+    tensor.copy_(host);
+    return;
+  }
   RECORD_USER_SCOPE("c10d::allreduce");
   std::vector<at::Tensor> tensors{tensor};
   c10d::AllreduceOptions opts;
@@ -203,14 +258,24 @@ void PendingCollective::wait() {
 }
 
 PendingCollective SpmdGroup::start_all_reduce_sum(torch::Tensor& tensor) {
-  std::vector<at::Tensor> tensors{tensor};
   PendingCollective pending;
+  if (impl_->via_host(tensor)) {  // done now: nothing left to wait for
+    all_reduce_sum(tensor);
+    return pending;
+  }
+  std::vector<at::Tensor> tensors{tensor};
   pending.state_ = std::make_unique<PendingCollective::State>(
       PendingCollective::State{impl_->backend_for(tensor).allreduce(tensors), impl_->options.timeout});
   return pending;
 }
 
 void SpmdGroup::broadcast(torch::Tensor& tensor, int root) {
+  if (impl_->via_host(tensor)) {
+    torch::Tensor host = tensor.cpu();
+    broadcast(host, root);
+    tensor.copy_(host);
+    return;
+  }
   RECORD_USER_SCOPE("c10d::broadcast");
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions opts;
@@ -219,20 +284,28 @@ void SpmdGroup::broadcast(torch::Tensor& tensor, int root) {
 }
 
 void SpmdGroup::send(const torch::Tensor& tensor, int to, int tag) {
+  if (impl_->via_host(tensor)) return send(tensor.cpu(), to, tag);
   RECORD_USER_SCOPE("c10d::send");
   std::vector<at::Tensor> tensors{tensor.contiguous()};
   impl_->backend_for(tensor).send(tensors, to, tag)->wait(impl_->options.timeout);
 }
 
 void SpmdGroup::recv(torch::Tensor& tensor, int from, int tag) {
-  RECORD_USER_SCOPE("c10d::recv");
   if (!tensor.is_contiguous()) throw std::invalid_argument("SpmdGroup::recv: the tensor must be contiguous");
+  if (impl_->via_host(tensor)) {
+    torch::Tensor host = torch::empty_like(tensor, torch::TensorOptions().device(torch::kCPU));
+    recv(host, from, tag);
+    tensor.copy_(host);
+    return;
+  }
+  RECORD_USER_SCOPE("c10d::recv");
   std::vector<at::Tensor> tensors{tensor};
   impl_->backend_for(tensor).recv(tensors, from, tag)->wait(impl_->options.timeout);
 }
 
 // The work holds the tensor (c10d's send keeps it for the transfer).
 void SpmdGroup::send_in_background(const torch::Tensor& tensor, int to, int tag) {
+  if (impl_->via_host(tensor)) return send_in_background(tensor.cpu(), to, tag);  // the work keeps the copy
   std::vector<at::Tensor> tensors{tensor.contiguous()};
   c10::intrusive_ptr<c10d::Work> work = impl_->backend_for(tensor).send(tensors, to, tag);
   std::lock_guard<std::mutex> lock(impl_->background_mutex);
@@ -259,6 +332,11 @@ void SpmdGroup::wait_background_sends() {
 }
 
 std::vector<torch::Tensor> SpmdGroup::all_gather(const torch::Tensor& tensor) {
+  if (impl_->via_host(tensor)) {
+    std::vector<torch::Tensor> parts = all_gather(tensor.cpu());
+    for (auto& part : parts) part = part.to(tensor.device());
+    return parts;
+  }
   RECORD_USER_SCOPE("c10d::allgather");
   std::vector<std::vector<at::Tensor>> outputs(1);
   for (int r = 0; r < world(); ++r) outputs[0].push_back(torch::empty_like(tensor));

@@ -1,5 +1,9 @@
 // The SPMD side of a worker group: the ranks of one resource pool form a
-// torch c10d process group (Gloo for CPU tensors, NCCL for CUDA tensors),
+// torch c10d process group (Gloo for CPU tensors, NCCL for CUDA tensors --
+// or, where two ranks of the group compute on one GPU, which NCCL refuses,
+// a host copy of the CUDA tensor over Gloo, at the copies' cost: ranks
+// sharing a GPU run, as in the one-GPU tests, though the validator still
+// asks a cuda pool for a GPU per worker),
 // rendezvousing through a c10d TCPStore (served by rank 0, or by the
 // controller when serve_store is false). Gloo's sockets use the interface
 // that routes to the store's host, so ranks on several hosts find each
@@ -68,7 +72,7 @@ class SpmdGroup {
   // member or a member is out of range.
   std::unique_ptr<SpmdGroup> subgroup(const std::string& name, const std::vector<int>& members);
 
-  // In place; tensors on CPU use Gloo, on CUDA use NCCL.
+  // In place; tensors on CPU use Gloo, on CUDA use NCCL (or the host, above).
   void all_reduce_sum(torch::Tensor& tensor);
   void all_reduce_max(torch::Tensor& tensor);
   // The same, started and left running: the caller goes on (a backward
@@ -93,6 +97,12 @@ class SpmdGroup {
   // Returns world() tensors shaped like `tensor`.
   std::vector<torch::Tensor> all_gather(const torch::Tensor& tensor);
   void barrier();
+
+  // Whether two ranks compute on one GPU: each passes its device index
+  // (host and index compared). Collective over the group's store, bounded
+  // by its timeout; a group's first CUDA collective asks it, once, to
+  // choose between NCCL and the host.
+  bool ranks_share_a_gpu(int device_index);
 
  private:
   struct Impl;

@@ -34,14 +34,6 @@ void check_link(const Experiment& exp, const std::map<std::string, ModelOptions>
             "put it on another pool, or let the actor generate itself in another layout "
             "(models." +
                 source + ".parallel.generate, the 3D-HybridEngine)");
-  for (const auto* spec : {&actor, &rollout}) {
-    auto pool = exp.pools.find(spec->pool);
-    if (pool != exp.pools.end() && pool->second.device != "cpu")
-      ctx.add("pools." + pool->first + ".device",
-              "weights stream between CPU pools only so far; pool '" + pool->first + "' has device " +
-                  pool->second.device,
-              "run both pools on cpu, or let the actor generate in its own layout (parallel.generate)");
-  }
   if (actor.parallel.pp > 1)
     ctx.add("models." + source + ".parallel.pp",
             "'" + source + "' streams its weights to '" + name +

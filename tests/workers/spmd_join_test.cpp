@@ -1,7 +1,8 @@
 // SpmdGroup joins (workers/spmd_group.h): when a member leaves a group the
 // moment it has joined -- a worker refusing its layout right after making
 // its groups -- the other members still finish joining, and do not fail
-// with "Connection closed by peer" inside Gloo's connectFullMesh.
+// with "Connection closed by peer" inside Gloo's connectFullMesh. And
+// how a group tells whether its ranks share a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,6 +38,23 @@ TEST(SpmdJoin, AMemberLeavingTheMomentItJoinedDoesNotBreakTheOthersJoin) {
   });
   done = true;
   for (auto& t : spinners) t.join();
+}
+
+// How a group chooses NCCL or the host for CUDA tensors (NCCL refuses two
+// ranks on one GPU): ranks on one host naming the same device share it;
+// each sub-group decides over its own members.
+TEST(SpmdDevices, RanksNamingOneDeviceShareAGpuAndOthersDoNot) {
+  testing::on_ranks(4, [&](int rank, SpmdGroup& pool) {
+    const int devices[] = {0, 0, 1, 2};  // ranks 0 and 1 share GPU 0
+    EXPECT_TRUE(pool.ranks_share_a_gpu(devices[rank]));
+    if (rank >= 2) {
+      std::unique_ptr<SpmdGroup> apart = pool.subgroup("apart", {2, 3});
+      EXPECT_FALSE(apart->ranks_share_a_gpu(rank));
+    } else {
+      std::unique_ptr<SpmdGroup> together = pool.subgroup("together", {0, 1});
+      EXPECT_TRUE(together->ranks_share_a_gpu(0));
+    }
+  });
 }
 
 }  // namespace

@@ -24,6 +24,11 @@
 // fixed, a LoRA base) are skipped; a one-byte-per-tensor header, broadcast
 // first, tells every rank which go. The first stream sends everything.
 //
+// Buckets are host memory and travel over Gloo whatever the parameters'
+// device: a side on a GPU copies each segment out of or into its
+// parameters (so a CPU actor may feed a GPU rollout, and GPUs shared
+// between the pools are no matter).
+//
 // Per stream, bytes received by each generation rank: the whole model M
 // (or the changed part of it); sent by training rank s: its shard's part
 // (M/t, plus the replicated tensors on rank 0) once per broadcast -- Gloo

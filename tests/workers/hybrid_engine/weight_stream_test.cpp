@@ -3,7 +3,8 @@
 // enough that tensors span several, to generation ranks that start from
 // other weights; afterwards every generation rank holds the trained model
 // bitwise. With only_changed, a stream after one tensor moved sends that
-// tensor alone.
+// tensor alone. On a GPU (skipped without one) the weights go from device
+// to device through the host buckets.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -132,6 +133,30 @@ TEST_P(WeightStream, GenerationRanksHoldTheTrainedWeightsBitwiseAndOnlyChangedSe
     const StreamStats after_load = stream.stream();
     EXPECT_EQ(after_load.tensors, static_cast<int64_t>(reference->parameters().size()));
     if (!training) expect_bitwise_equal(nets[rank], reference, "generation rank after a rebind");
+  });
+}
+
+// Buckets travel on the host (Gloo), each side copying from and into its
+// parameters' device: a model on a GPU streams to a model on a GPU (one
+// GPU shared by both ranks, or two) and arrives bitwise.
+TEST(WeightStreamCuda, AGpuModelStreamsToAGpuModelBitwiseThroughHostBuckets) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no GPU on this machine";
+  const TransformerConfig c = config_of();
+  Transformer want = trained(c);
+  std::vector<Transformer> nets{seeded(c, 11), seeded(c, 99)};
+  const auto gpus = static_cast<int>(torch::cuda::device_count());
+  on_ranks(2, [&](int rank, SpmdGroup& group) {
+    if (rank == 0) load_shard(nets[0], want, 0, 1);
+    nets[rank]->to(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(rank % gpus)));
+    WeightStreamer stream(nets[rank], group, /*training_ranks=*/1, "actor", {.bucket_bytes = 4096});
+    const StreamStats stats = stream.stream();
+    if (rank == 0) return;
+    EXPECT_EQ(stats.bytes_received, parameter_bytes(want));
+    auto wanted = want->named_parameters();
+    for (auto& p : nets[rank]->named_parameters()) {
+      EXPECT_TRUE(p.value().is_cuda()) << p.key() << " left the GPU";
+      EXPECT_TRUE(torch::equal(p.value().cpu(), wanted[p.key()])) << p.key();
+    }
   });
 }
 

@@ -1,7 +1,9 @@
 // The model roles on a GPU (a pool with device: cuda): the model, its
 // optimizer state and the batches live there, and an actor computes what
-// it computes on the CPU; with two GPUs, tensor parallelism over NCCL and
-// the 3D-HybridEngine match one GPU. Skipped, with the reason, where LibTorch sees no GPU;
+// it computes on the CPU; tensor parallelism and the 3D-HybridEngine over
+// two ranks match one rank -- over NCCL with two GPUs, through host copies
+// over Gloo where the two ranks share one GPU (spmd_group.h). Skipped, with
+// the reason, where LibTorch sees no GPU;
 // scripts/device_check.sh runs them where one is.
 #include "tests/workers/roles/rl_test_support.h"
 
@@ -61,10 +63,14 @@ TEST(CudaRoles, AnActorOnAGpuComputesWhatItComputesOnTheCpu) {
   EXPECT_EQ(greedy.tensor("responses").size(0), 16);
 }
 
-TEST(CudaRoles, TensorParallelOverNcclMatchesOneGpu) {
-  if (torch::cuda::device_count() < 2)
-    GTEST_SKIP() << "NCCL tensor parallelism needs two GPUs; this machine has "
-                 << torch::cuda::device_count();
+// The collectives' path, for the test's name in the log.
+std::string collectives_path() {
+  return torch::cuda::device_count() >= 2 ? "NCCL (two GPUs)" : "host copies over Gloo (one GPU, shared)";
+}
+
+TEST(CudaRoles, TensorParallelOnGpusMatchesOneGpu) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no GPU on this machine";
+  RecordProperty("collectives", collectives_path());
   auto config = tiny_actor_config(1e-2);
   config["model"]["num_heads"] = 4;
   config["model"]["num_kv_heads"] = 2;
@@ -80,13 +86,13 @@ TEST(CudaRoles, TensorParallelOverNcclMatchesOneGpu) {
                one.call("log_prob", in).tensor("old_log_probs"), 1e-4, "log-probs after the update");
 }
 
-// The 3D-HybridEngine on GPUs (allocated buffers, the gather over NCCL):
-// an actor training at tp = 2 and generating at tp = 1 (two micro-DP
-// ranks) greedily generates what one GPU does, before and after an update.
-TEST(CudaRoles, TheHybridEngineOnTwoGpusGeneratesAsOneGpuBeforeAndAfterAnUpdate) {
-  if (torch::cuda::device_count() < 2)
-    GTEST_SKIP() << "the engine's NCCL groups need two GPUs; this machine has "
-                 << torch::cuda::device_count();
+// The 3D-HybridEngine on GPUs (allocated buffers, the gather over NCCL or
+// the host): an actor training at tp = 2 and generating at tp = 1 (two
+// micro-DP ranks) greedily generates what one rank does, before and after
+// an update.
+TEST(CudaRoles, TheHybridEngineOnGpusGeneratesAsOneGpuBeforeAndAfterAnUpdate) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "LibTorch sees no GPU on this machine";
+  RecordProperty("collectives", collectives_path());
   auto config = tiny_actor_config(1e-2);
   config["model"]["num_heads"] = 4;
   config["model"]["num_kv_heads"] = 2;
