@@ -8,7 +8,8 @@
 #      were skipped, i.e. if LibTorch saw no GPU;
 #   3. the model roles on the GPU (workers_tests, CudaRoles.*), tensor
 #      parallelism and the 3D-HybridEngine on two ranks among them: over
-#      NCCL with two GPUs, through the host where they share one;
+#      NCCL with two GPUs, through the host where they share one; and
+#      weight streaming between models on GPUs (WeightStreamCuda.*);
 #   4. where the rlwb command is built: a short profiled GRPO run on
 #      pools.train.device=cuda (one worker: one GPU), and `rlwb profile
 #      show` of it plus each stored tree's kernel frames, so a reader
@@ -56,11 +57,17 @@ rm -f "$log"
 run_gpu_tests 'CudaRoles.*' "CUDA role tests" AnActorOnAGpuComputesWhatItComputesOnTheCpu \
   "an actor on the GPU computes what it computes on the CPU"
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-if [ "${gpus:-0}" -ge 2 ]; then
+if grep -q 'SKIPPED.*TensorParallelOnGpus' "$log"; then
+  say "skipped: tensor parallelism and the engine on two ranks (no GPU)"
+elif [ "${gpus:-0}" -ge 2 ]; then
   say "tensor parallelism and the engine ran over NCCL ($gpus GPUs)"
 else
   say "tensor parallelism and the engine ran with both ranks on one GPU (host copies over Gloo); NCCL needs two GPUs"
 fi
+rm -f "$log"
+# Weight streaming from a model on a GPU to one on a GPU (host buckets).
+run_gpu_tests 'WeightStreamCuda.*' "CUDA weight-stream test" AGpuModelStreamsToAGpuModelBitwiseThroughHostBuckets \
+  "weights stream from a GPU model to a GPU model bitwise"
 rm -f "$log"
 
 cli="$build/app/rlwb"
